@@ -1,0 +1,448 @@
+//! The incremental marker parser: text streams in, display text and completed markers stream out.
+
+use memchr::{memchr, memchr3};
+
+use super::line::{LineStart, classify};
+use super::registry::{MarkerId, MarkerRegistry};
+use super::values::{Outcome, json_marker, line_marker};
+use super::{Diagnostic, DiagnosticCode, Event, Parsed};
+
+/// Longest marker line, in bytes; a longer one is dropped with a diagnostic.
+pub const MAX_LINE_LEN: usize = 64 * 1024;
+/// Largest JSON body, in bytes; a larger one is dropped with a diagnostic.
+pub const MAX_PAYLOAD_LEN: usize = 256 * 1024;
+
+/// Where in the grammar the parser stands between two bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// At the start of a line, holding the undecided prefix.
+    LineStart,
+    /// Inside a display line.
+    Text,
+    /// Collecting a one-line marker's value up to the line break.
+    LineValue(MarkerId),
+    /// After a JSON marker's colon, before its `{` or `[` (which may come on the next line).
+    AwaitBody { id: MarkerId, crossed_line: bool },
+    /// Inside a JSON body; `overflow` once it outgrew the limit and is being skipped.
+    Body { id: MarkerId, overflow: bool },
+    /// After a JSON body's close, up to the line break (dropped).
+    AfterBody { reported: bool },
+    /// Dropping the rest of an over-long marker line.
+    SkipLine,
+}
+
+/// Bracket depth and string state of a JSON body, enough to find its balanced close.
+#[derive(Debug, Clone, Copy, Default)]
+struct JsonScan {
+    depth: u32,
+    in_string: bool,
+    escaped: bool,
+}
+
+/// Incremental parser of marker lines in streamed model output.
+///
+/// Feed it chunks as they arrive; it returns display text (marker lines removed) and each marker
+/// as soon as it is complete. The same text split at any points yields the same markers,
+/// diagnostics and concatenated text, and the total work is linear in the input.
+///
+/// ```
+/// use stepwise_core::markers::{Event, Marker, MarkerParser};
+/// let mut parser = MarkerParser::new();
+/// let mut shown = String::new();
+/// for chunk in ["Pick one:\nSUGG", "ESTIONS: competitive, regulatory\n"] {
+///     for event in parser.feed(chunk) {
+///         if let Event::Text { text } = event { shown.push_str(&text) }
+///     }
+/// }
+/// let parsed = parser.finish();
+/// assert_eq!(shown, "Pick one:\n");
+/// assert_eq!(parsed.suggestions, ["competitive", "regulatory"]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct MarkerParser {
+    registry: MarkerRegistry,
+    mode: Mode,
+    prefix: String,
+    value: String,
+    line: u32,
+    marker_line: u32,
+    json: JsonScan,
+    events: Vec<Event>,
+    parsed: Parsed,
+    ended: bool,
+}
+
+impl Default for MarkerParser {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MarkerParser {
+    /// A parser for the built-in markers.
+    pub fn new() -> Self {
+        Self::with_registry(MarkerRegistry::new())
+    }
+
+    /// A parser for the built-in markers plus the registry's payload markers.
+    pub fn with_registry(registry: MarkerRegistry) -> Self {
+        MarkerParser {
+            registry,
+            mode: Mode::LineStart,
+            prefix: String::new(),
+            value: String::new(),
+            line: 1,
+            marker_line: 1,
+            json: JsonScan::default(),
+            events: Vec::new(),
+            parsed: Parsed::default(),
+            ended: false,
+        }
+    }
+
+    /// The markers this parser recognizes besides the built-in ones.
+    pub fn registry(&self) -> &MarkerRegistry {
+        &self.registry
+    }
+
+    /// The parse so far (message untrimmed; a marker still being collected is not in it).
+    pub fn parsed(&self) -> &Parsed {
+        &self.parsed
+    }
+
+    /// Parses the next chunk and returns the events it completed.
+    pub fn feed(&mut self, chunk: &str) -> std::vec::Drain<'_, Event> {
+        if self.ended {
+            let message = "text fed after the end of the stream was ignored".to_owned();
+            self.diagnostic_at(DiagnosticCode::FeedAfterEnd, message, self.line);
+            return self.events.drain(..);
+        }
+        let mut at = 0;
+        while at < chunk.len() {
+            at = match self.mode {
+                Mode::LineStart => self.line_start(chunk, at),
+                Mode::Text => self.text(chunk, at),
+                Mode::LineValue(id) => self.line_value(chunk, at, id),
+                Mode::AwaitBody { id, crossed_line } => {
+                    self.await_body(chunk, at, id, crossed_line)
+                }
+                Mode::Body { id, overflow } => self.body(chunk, at, id, overflow),
+                Mode::AfterBody { reported } => self.after_body(chunk, at, reported),
+                Mode::SkipLine => self.skip_line(chunk, at),
+            };
+        }
+        self.events.drain(..)
+    }
+
+    /// Ends the stream: releases held text and completes a marker cut short by the end.
+    /// Calling it again returns nothing.
+    pub fn end(&mut self) -> std::vec::Drain<'_, Event> {
+        if !self.ended {
+            self.ended = true;
+            match self.mode {
+                Mode::LineStart => {
+                    let held = std::mem::take(&mut self.prefix);
+                    self.emit_text(&held);
+                }
+                Mode::LineValue(id) => self.complete(line_marker(id, &self.value)),
+                Mode::AwaitBody { .. } => self.diagnostic(
+                    DiagnosticCode::MissingPayloadBody,
+                    "the stream ended before the marker's JSON body".into(),
+                ),
+                Mode::Body {
+                    overflow: false, ..
+                } => self.diagnostic(
+                    DiagnosticCode::UnterminatedPayload,
+                    "the stream ended inside a JSON body".into(),
+                ),
+                Mode::Body { overflow: true, .. }
+                | Mode::Text
+                | Mode::AfterBody { .. }
+                | Mode::SkipLine => {}
+            }
+            self.value = String::new();
+            self.mode = Mode::LineStart;
+        }
+        self.events.drain(..)
+    }
+
+    /// Ends the stream and returns the whole parse.
+    pub fn finish(mut self) -> Parsed {
+        self.end();
+        let mut parsed = self.parsed;
+        let trimmed = parsed.message.trim();
+        if trimmed.len() != parsed.message.len() {
+            parsed.message = trimmed.to_owned();
+        }
+        parsed
+    }
+
+    fn line_start(&mut self, chunk: &str, at: usize) -> usize {
+        let ch = chunk[at..]
+            .chars()
+            .next()
+            .expect("at < chunk.len() on a char boundary");
+        if ch == '\n' {
+            let mut held = std::mem::take(&mut self.prefix);
+            held.push('\n');
+            self.emit_text(&held);
+            self.line += 1;
+            return at + 1;
+        }
+        self.prefix.push(ch);
+        match classify(&self.prefix, &self.registry) {
+            LineStart::Undecided => {}
+            LineStart::Text => {
+                let held = std::mem::take(&mut self.prefix);
+                self.emit_text(&held);
+                self.mode = Mode::Text;
+            }
+            LineStart::Marker(id) => {
+                self.prefix.clear();
+                self.value.clear();
+                self.marker_line = self.line;
+                self.mode = if id.takes_json_body() {
+                    Mode::AwaitBody {
+                        id,
+                        crossed_line: false,
+                    }
+                } else {
+                    Mode::LineValue(id)
+                };
+            }
+        }
+        at + ch.len_utf8()
+    }
+
+    fn text(&mut self, chunk: &str, at: usize) -> usize {
+        match memchr(b'\n', &chunk.as_bytes()[at..]) {
+            Some(offset) => {
+                let end = at + offset + 1;
+                self.emit_text(&chunk[at..end]);
+                self.line += 1;
+                self.mode = Mode::LineStart;
+                end
+            }
+            None => {
+                self.emit_text(&chunk[at..]);
+                chunk.len()
+            }
+        }
+    }
+
+    fn line_value(&mut self, chunk: &str, at: usize, id: MarkerId) -> usize {
+        let newline = memchr(b'\n', &chunk.as_bytes()[at..]).map(|offset| at + offset);
+        let segment = &chunk[at..newline.unwrap_or(chunk.len())];
+        if self.value.len() + segment.len() > MAX_LINE_LEN {
+            self.diagnostic(
+                DiagnosticCode::LineTooLong,
+                format!("a marker line longer than {MAX_LINE_LEN} bytes was dropped"),
+            );
+            self.value = String::new();
+            self.mode = Mode::SkipLine;
+            return at;
+        }
+        self.value.push_str(segment);
+        match newline {
+            Some(end) => {
+                self.complete(line_marker(id, &self.value));
+                self.value.clear();
+                self.line += 1;
+                self.mode = Mode::LineStart;
+                end + 1
+            }
+            None => chunk.len(),
+        }
+    }
+
+    fn await_body(&mut self, chunk: &str, at: usize, id: MarkerId, crossed_line: bool) -> usize {
+        match chunk.as_bytes()[at] {
+            b' ' | b'\t' | b'\r' => at + 1,
+            b'*' | b'_' if !crossed_line => at + 1,
+            b'\n' if crossed_line => {
+                self.diagnostic(
+                    DiagnosticCode::MissingPayloadBody,
+                    "the marker has no JSON body".into(),
+                );
+                self.line += 1;
+                self.mode = Mode::LineStart;
+                at + 1
+            }
+            b'\n' => {
+                self.line += 1;
+                self.mode = Mode::AwaitBody {
+                    id,
+                    crossed_line: true,
+                };
+                at + 1
+            }
+            b'{' | b'[' => {
+                self.json = JsonScan::default();
+                self.value.clear();
+                self.mode = Mode::Body {
+                    id,
+                    overflow: false,
+                };
+                at
+            }
+            _ => {
+                self.diagnostic(
+                    DiagnosticCode::MissingPayloadBody,
+                    "the marker's body must start with `{` or `[`".into(),
+                );
+                // On a later line the text is ordinary output; on the marker's own line it is dropped.
+                self.mode = if crossed_line {
+                    Mode::LineStart
+                } else {
+                    Mode::SkipLine
+                };
+                at
+            }
+        }
+    }
+
+    fn body(&mut self, chunk: &str, at: usize, id: MarkerId, mut overflow: bool) -> usize {
+        let bytes = chunk.as_bytes();
+        let mut end = at;
+        let mut closed = false;
+        while end < bytes.len() {
+            let json = &mut self.json;
+            if json.escaped {
+                json.escaped = false;
+                end += 1;
+                continue;
+            }
+            if json.in_string {
+                let Some(offset) = memchr3(b'"', b'\\', b'\n', &bytes[end..]) else {
+                    end = bytes.len();
+                    break;
+                };
+                end += offset;
+                match bytes[end] {
+                    b'"' => json.in_string = false,
+                    b'\\' => json.escaped = true,
+                    _ => self.line += 1,
+                }
+                end += 1;
+                continue;
+            }
+            match bytes[end] {
+                b'"' => json.in_string = true,
+                b'{' | b'[' => json.depth += 1,
+                b'}' | b']' => {
+                    json.depth = json.depth.saturating_sub(1);
+                    if json.depth == 0 {
+                        closed = true;
+                        end += 1;
+                        break;
+                    }
+                }
+                b'\n' => self.line += 1,
+                _ => {}
+            }
+            end += 1;
+        }
+        let segment = &chunk[at..end];
+        if !overflow && self.value.len() + segment.len() > MAX_PAYLOAD_LEN {
+            overflow = true;
+            self.value = String::new();
+            self.diagnostic(
+                DiagnosticCode::PayloadTooLarge,
+                format!("a JSON body larger than {MAX_PAYLOAD_LEN} bytes was dropped"),
+            );
+        }
+        if !overflow {
+            self.value.push_str(segment);
+        }
+        if closed {
+            if !overflow {
+                self.complete(json_marker(id, &self.value, &self.registry));
+            }
+            self.value.clear();
+            self.mode = Mode::AfterBody { reported: false };
+        } else {
+            self.mode = Mode::Body { id, overflow };
+        }
+        end
+    }
+
+    fn after_body(&mut self, chunk: &str, at: usize, mut reported: bool) -> usize {
+        let newline = memchr(b'\n', &chunk.as_bytes()[at..]).map(|offset| at + offset);
+        let segment = &chunk[at..newline.unwrap_or(chunk.len())];
+        if !reported
+            && segment
+                .bytes()
+                .any(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'*' | b'_' | b',' | b'.' | b'`'))
+        {
+            reported = true;
+            self.diagnostic(
+                DiagnosticCode::TrailingText,
+                "text after a JSON body on its line was dropped".into(),
+            );
+        }
+        match newline {
+            Some(end) => {
+                self.line += 1;
+                self.mode = Mode::LineStart;
+                end + 1
+            }
+            None => {
+                self.mode = Mode::AfterBody { reported };
+                chunk.len()
+            }
+        }
+    }
+
+    fn skip_line(&mut self, chunk: &str, at: usize) -> usize {
+        match memchr(b'\n', &chunk.as_bytes()[at..]) {
+            Some(offset) => {
+                self.line += 1;
+                self.mode = Mode::LineStart;
+                at + offset + 1
+            }
+            None => chunk.len(),
+        }
+    }
+
+    fn complete(&mut self, outcome: Outcome) {
+        match outcome {
+            Ok((marker, note)) => {
+                self.push(Event::Marker(marker));
+                if let Some((code, message)) = note {
+                    self.diagnostic(code, message);
+                }
+            }
+            Err((code, message)) => self.diagnostic(code, message),
+        }
+    }
+
+    fn diagnostic(&mut self, code: DiagnosticCode, message: String) {
+        self.diagnostic_at(code, message, self.marker_line);
+    }
+
+    fn diagnostic_at(&mut self, code: DiagnosticCode, message: String, line: u32) {
+        self.push(Event::Diagnostic(Diagnostic {
+            code,
+            message,
+            line,
+        }));
+    }
+
+    fn emit_text(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        self.parsed.message.push_str(text);
+        match self.events.last_mut() {
+            Some(Event::Text { text: last }) => last.push_str(text),
+            _ => self.events.push(Event::Text {
+                text: text.to_owned(),
+            }),
+        }
+    }
+
+    fn push(&mut self, event: Event) {
+        self.parsed.absorb(&event);
+        self.events.push(event);
+    }
+}

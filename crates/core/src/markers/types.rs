@@ -1,0 +1,186 @@
+//! Data produced by the marker parser: streaming events, markers, diagnostics and the whole parse.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One event of a streamed parse. Adjacent `Text` events may be split differently for different
+/// chunkings; their concatenation, and every other event, is the same for any chunking.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// Display text, with marker lines removed.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// A completed marker.
+    Marker(Marker),
+    /// Something malformed was met and dropped; the parse went on.
+    Diagnostic(Diagnostic),
+}
+
+/// A completed marker with its parsed value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum Marker {
+    /// `SUGGESTIONS: a, b, c`: single-select chips.
+    Suggestions(Vec<String>),
+    /// `OPTIONS: A|B|C`: multi-select checkboxes.
+    Options(Vec<String>),
+    /// `EXTRACTED_DATA: field=value`: one extracted field.
+    ExtractedData(ExtractedField),
+    /// `PROPOSED_MESSAGE: text`: the label of the Continue button.
+    ProposedMessage(String),
+    /// `TARGET_FIELD: field`: the field the model is asking about.
+    TargetField(String),
+    /// `SUGGESTED_VALUES: [{"label","value"}]`: chips that send a prepared message.
+    SuggestedValues(Vec<SuggestedValue>),
+    /// `SUGGESTED_ACTIONS: [{"label","action","handler"}]`: action buttons.
+    SuggestedActions(Vec<SuggestedAction>),
+    /// A registered payload marker such as `SCHEMA_PROPOSAL: {...}`.
+    Payload(Payload),
+}
+
+/// One `field=value` pair of an `EXTRACTED_DATA` marker, as the model wrote it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExtractedField {
+    /// The field name.
+    pub field: String,
+    /// The raw value (lists are comma-separated or a JSON array).
+    pub value: String,
+}
+
+/// A chip that sends `value` as the user's next message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuggestedValue {
+    /// Text on the chip.
+    pub label: String,
+    /// Message sent when clicked.
+    pub value: String,
+}
+
+/// Who handles a suggested action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionHandler {
+    /// The browser (navigation, UI changes).
+    Client,
+    /// The server (sent back as an action request).
+    Server,
+}
+
+/// A button that triggers a named action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuggestedAction {
+    /// Text on the button.
+    pub label: String,
+    /// The action's name.
+    pub action: String,
+    /// Who runs it.
+    pub handler: ActionHandler,
+}
+
+/// A registered payload: its type (the marker name in snake_case) and its JSON body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Payload {
+    /// Payload type, e.g. `schema_proposal` for `SCHEMA_PROPOSAL:`.
+    #[serde(rename = "type")]
+    pub payload_type: String,
+    /// The parsed JSON body.
+    pub data: Value,
+}
+
+/// Something malformed in the stream, dropped with a reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// Stable machine code (see [`DiagnosticCode`]).
+    pub code: DiagnosticCode,
+    /// Human explanation.
+    pub message: String,
+    /// 1-based line of the stream where the marker started.
+    pub line: u32,
+}
+
+/// Stable codes of parser diagnostics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum DiagnosticCode {
+    /// A marker's value does not have the marker's form (e.g. `EXTRACTED_DATA` without `=`).
+    MalformedMarker,
+    /// A JSON body is not valid JSON.
+    MalformedJson,
+    /// A JSON body is valid JSON of the wrong shape.
+    InvalidShape,
+    /// A marker line is longer than 64 KiB.
+    LineTooLong,
+    /// A JSON body is larger than 256 KiB.
+    PayloadTooLarge,
+    /// The stream ended inside a JSON body.
+    UnterminatedPayload,
+    /// A JSON marker was not followed by `{` or `[`.
+    MissingPayloadBody,
+    /// Text after a JSON body on the same line was dropped.
+    TrailingText,
+    /// A list marker had more items than allowed; the rest were dropped.
+    TooManyItems,
+    /// `feed` was called after `end`.
+    FeedAfterEnd,
+}
+
+/// The whole parse of a reply.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Parsed {
+    /// Display text with marker lines removed, trimmed.
+    pub message: String,
+    /// Chips from `SUGGESTIONS` lines, in order, without repeats.
+    pub suggestions: Vec<String>,
+    /// Checkboxes from `OPTIONS` lines, in order, without repeats.
+    pub options: Vec<String>,
+    /// Every `EXTRACTED_DATA` pair, in order (a later pair for the same field wins when applied).
+    pub extracted: Vec<ExtractedField>,
+    /// The last `PROPOSED_MESSAGE`.
+    pub proposed_message: Option<String>,
+    /// The last `TARGET_FIELD`.
+    pub target_field: Option<String>,
+    /// Every `SUGGESTED_VALUES` entry, in order.
+    pub suggested_values: Vec<SuggestedValue>,
+    /// Every `SUGGESTED_ACTIONS` entry, in order.
+    pub suggested_actions: Vec<SuggestedAction>,
+    /// Every registered payload, in order.
+    pub payloads: Vec<Payload>,
+    /// Every diagnostic, in order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Parsed {
+    /// Folds one event into the parse.
+    pub(crate) fn absorb(&mut self, event: &Event) {
+        match event {
+            Event::Text { text } => self.message.push_str(text),
+            Event::Diagnostic(d) => self.diagnostics.push(d.clone()),
+            Event::Marker(marker) => match marker {
+                Marker::Suggestions(items) => extend_unique(&mut self.suggestions, items),
+                Marker::Options(items) => extend_unique(&mut self.options, items),
+                Marker::ExtractedData(pair) => self.extracted.push(pair.clone()),
+                Marker::ProposedMessage(text) => self.proposed_message = Some(text.clone()),
+                Marker::TargetField(field) => self.target_field = Some(field.clone()),
+                Marker::SuggestedValues(values) => self.suggested_values.extend_from_slice(values),
+                Marker::SuggestedActions(actions) => {
+                    self.suggested_actions.extend_from_slice(actions)
+                }
+                Marker::Payload(payload) => self.payloads.push(payload.clone()),
+            },
+        }
+    }
+}
+
+fn extend_unique(list: &mut Vec<String>, items: &[String]) {
+    for item in items {
+        if !list.contains(item) {
+            list.push(item.clone());
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! Turning a completed marker's raw value (the rest of its line, or its JSON body) into a marker.
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::registry::{MarkerId, MarkerRegistry};
+use super::{DiagnosticCode, ExtractedField, Marker, Payload};
+
+/// Most items a `SUGGESTIONS` or `OPTIONS` line may carry; the rest are dropped.
+pub const MAX_LIST_ITEMS: usize = 50;
+
+/// A marker, or why its value was dropped.
+pub(crate) type Outcome =
+    Result<(Marker, Option<(DiagnosticCode, String)>), (DiagnosticCode, String)>;
+
+/// Parses the value of a one-line marker (everything after its colon).
+pub(crate) fn line_marker(id: MarkerId, raw: &str) -> Outcome {
+    let value = clean(raw);
+    match id {
+        MarkerId::Suggestions => Ok(list(value, ',', Marker::Suggestions)),
+        MarkerId::Options => Ok(list(value, '|', Marker::Options)),
+        MarkerId::ProposedMessage => Ok((Marker::ProposedMessage(unquote(value).to_owned()), None)),
+        MarkerId::TargetField => {
+            let field = unquote(value);
+            if is_field_name(field) {
+                Ok((Marker::TargetField(field.to_owned()), None))
+            } else {
+                Err((
+                    DiagnosticCode::MalformedMarker,
+                    format!("TARGET_FIELD `{field}` is not a field name"),
+                ))
+            }
+        }
+        MarkerId::ExtractedData => {
+            let Some((field, value)) = value.split_once('=') else {
+                return Err((
+                    DiagnosticCode::MalformedMarker,
+                    "EXTRACTED_DATA needs `field=value`".into(),
+                ));
+            };
+            let (field, value) = (unquote(field.trim()), unquote(value.trim()));
+            if !is_field_name(field) {
+                return Err((
+                    DiagnosticCode::MalformedMarker,
+                    format!("EXTRACTED_DATA field `{field}` is not a field name"),
+                ));
+            }
+            if value.is_empty() {
+                return Err((
+                    DiagnosticCode::MalformedMarker,
+                    format!("EXTRACTED_DATA `{field}` has no value"),
+                ));
+            }
+            Ok((
+                Marker::ExtractedData(ExtractedField {
+                    field: field.to_owned(),
+                    value: value.to_owned(),
+                }),
+                None,
+            ))
+        }
+        MarkerId::SuggestedValues | MarkerId::SuggestedActions | MarkerId::Payload(_) => {
+            unreachable!("JSON-body markers are completed by json_marker")
+        }
+    }
+}
+
+/// Parses the JSON body of a JSON marker.
+pub(crate) fn json_marker(id: MarkerId, body: &str, registry: &MarkerRegistry) -> Outcome {
+    match id {
+        MarkerId::SuggestedValues => typed(body, "SUGGESTED_VALUES", "[{\"label\", \"value\"}]")
+            .map(|v| (Marker::SuggestedValues(v), None)),
+        MarkerId::SuggestedActions => typed(
+            body,
+            "SUGGESTED_ACTIONS",
+            "[{\"label\", \"action\", \"handler\": \"client\"|\"server\"}]",
+        )
+        .map(|v| (Marker::SuggestedActions(v), None)),
+        MarkerId::Payload(index) => {
+            let data: Value = serde_json::from_str(body).map_err(|e| {
+                (
+                    DiagnosticCode::MalformedJson,
+                    format!("payload is not valid JSON: {e}"),
+                )
+            })?;
+            Ok((
+                Marker::Payload(Payload {
+                    payload_type: registry.payload_type(index),
+                    data,
+                }),
+                None,
+            ))
+        }
+        _ => unreachable!("line markers are completed by line_marker"),
+    }
+}
+
+fn typed<T: DeserializeOwned>(
+    body: &str,
+    name: &str,
+    shape: &str,
+) -> Result<T, (DiagnosticCode, String)> {
+    let value: Value = serde_json::from_str(body).map_err(|e| {
+        (
+            DiagnosticCode::MalformedJson,
+            format!("{name} is not valid JSON: {e}"),
+        )
+    })?;
+    serde_json::from_value(value).map_err(|e| {
+        (
+            DiagnosticCode::InvalidShape,
+            format!("{name} must be {shape}: {e}"),
+        )
+    })
+}
+
+fn list(
+    value: &str,
+    separator: char,
+    make: fn(Vec<String>) -> Marker,
+) -> (Marker, Option<(DiagnosticCode, String)>) {
+    let mut items: Vec<String> = Vec::new();
+    let mut dropped = 0usize;
+    for item in value
+        .split(separator)
+        .map(|i| unquote(i.trim()))
+        .filter(|i| !i.is_empty())
+    {
+        if items.iter().any(|seen| seen == item) {
+            continue;
+        }
+        if items.len() == MAX_LIST_ITEMS {
+            dropped += 1;
+        } else {
+            items.push(item.to_owned());
+        }
+    }
+    let note = (dropped > 0).then(|| {
+        (
+            DiagnosticCode::TooManyItems,
+            format!("{dropped} items past the first {MAX_LIST_ITEMS} were dropped"),
+        )
+    });
+    (make(items), note)
+}
+
+/// Trims the value and the bold closing (`**NAME:** value`) models put after the colon.
+fn clean(raw: &str) -> &str {
+    let value = raw.trim();
+    value
+        .strip_prefix("**")
+        .or_else(|| value.strip_prefix("__"))
+        .unwrap_or(value)
+        .trim()
+}
+
+/// Drops one pair of matching quotes around a value.
+fn unquote(value: &str) -> &str {
+    for quote in ['"', '\'', '`', '“'] {
+        let close = if quote == '“' { '”' } else { quote };
+        if let Some(inner) = value
+            .strip_prefix(quote)
+            .and_then(|v| v.strip_suffix(close))
+        {
+            return inner.trim();
+        }
+    }
+    value
+}
+
+fn is_field_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}

@@ -1,0 +1,197 @@
+//! Wire types shared by the browser, the Worker and tests: chat requests, responses and SSE events.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::markers::{Payload, SuggestedAction, SuggestedValue};
+use crate::workflow::{Config, UserAction};
+
+/// Who wrote a message of the conversation. Clients cannot send system messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The person.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One message of the conversation history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChatMessage {
+    /// Who wrote it.
+    pub role: Role,
+    /// What was written.
+    pub content: String,
+}
+
+/// A chat turn as the browser sends it (guided-workflow.md §1, plus `skipped` for recovery).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChatRequest {
+    /// The conversation this turn belongs to (absent on the first turn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
+    /// The workflow id (default `research_stream`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow: Option<String>,
+    /// What the user typed or the label of what they clicked.
+    #[serde(default)]
+    pub message: String,
+    /// The step from the last response's `next_step`; inferred from the config when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_step: Option<String>,
+    /// The fields collected so far.
+    #[serde(default)]
+    pub current_config: Config,
+    /// The conversation so far, oldest first.
+    #[serde(default)]
+    pub conversation_history: Vec<ChatMessage>,
+    /// What the user did; absent means `text_input` (spec §9, migration path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_action: Option<UserAction>,
+    /// Optional fields the user skipped (from the last response).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
+}
+
+/// One checkbox of a multi-select question.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckboxOption {
+    /// Text shown.
+    pub label: String,
+    /// Value sent in `selected_values`.
+    pub value: String,
+    /// Whether the value is already in the config.
+    pub checked: bool,
+}
+
+/// A machine code and a human message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// Stable machine code.
+    pub code: String,
+    /// Human explanation.
+    pub message: String,
+}
+
+/// The answer to a chat turn (guided-workflow.md §5).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ChatResponse {
+    /// The assistant's message, marker lines removed.
+    pub message: String,
+    /// The step the next request must use.
+    pub next_step: String,
+    /// The config after this turn.
+    pub updated_config: Config,
+    /// The field the next question is about (absent at review and when done).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_field: Option<String>,
+    /// Single-select chips (send `option_selected`).
+    #[serde(default)]
+    pub suggestions: Vec<String>,
+    /// Multi-select checkboxes (send `options_selected`).
+    #[serde(default)]
+    pub options: Vec<CheckboxOption>,
+    /// Label of the Continue button for the checkboxes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposed_message: Option<String>,
+    /// Why the turn was rejected; nothing changed when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorBody>,
+    /// Optional fields the user skipped.
+    #[serde(default)]
+    pub skipped: Vec<String>,
+    /// Chips that send a prepared message (chat-architecture.md §4).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suggested_values: Vec<SuggestedValue>,
+    /// Action buttons (chat-architecture.md §4).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suggested_actions: Vec<SuggestedAction>,
+    /// Registered payloads the model produced (chat-architecture.md §3).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub payloads: Vec<Payload>,
+    /// The conversation id, set by the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
+}
+
+/// Server-Sent Events of a streamed turn (chat-architecture.md §5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StreamEvent {
+    /// Progress note, e.g. "Thinking...".
+    Status {
+        /// The note.
+        message: String,
+    },
+    /// Display text (never marker syntax).
+    TextDelta {
+        /// The text.
+        text: String,
+    },
+    /// A tool started.
+    ToolStart {
+        /// Tool name.
+        tool: String,
+        /// Its input.
+        input: Value,
+    },
+    /// A tool reports progress.
+    ToolProgress {
+        /// Tool name.
+        tool: String,
+        /// Stage name.
+        stage: String,
+        /// 0.0 to 1.0.
+        progress: f64,
+    },
+    /// A tool finished.
+    ToolComplete {
+        /// Tool name.
+        tool: String,
+        /// Index of the call within the turn.
+        index: u32,
+    },
+    /// The turn's authoritative response.
+    Complete {
+        /// The response.
+        payload: Box<ChatResponse>,
+    },
+    /// The turn failed.
+    Error {
+        /// Stable machine code.
+        code: String,
+        /// Human explanation.
+        message: String,
+    },
+}
+
+impl StreamEvent {
+    /// The event's `type` name, used as the SSE `event:` field.
+    pub fn name(&self) -> &'static str {
+        match self {
+            StreamEvent::Status { .. } => "status",
+            StreamEvent::TextDelta { .. } => "text_delta",
+            StreamEvent::ToolStart { .. } => "tool_start",
+            StreamEvent::ToolProgress { .. } => "tool_progress",
+            StreamEvent::ToolComplete { .. } => "tool_complete",
+            StreamEvent::Complete { .. } => "complete",
+            StreamEvent::Error { .. } => "error",
+        }
+    }
+
+    /// The event as one SSE frame: `id`, `event` and a one-line JSON `data`.
+    ///
+    /// ```
+    /// use stepwise_core::protocol::StreamEvent;
+    /// let frame = StreamEvent::TextDelta { text: "Hi\n".into() }.to_sse(3);
+    /// assert_eq!(frame, "id: 3\nevent: text_delta\ndata: {\"type\":\"text_delta\",\"text\":\"Hi\\n\"}\n\n");
+    /// ```
+    pub fn to_sse(&self, id: u64) -> String {
+        // serde_json escapes line breaks inside strings, so `data` is always one line.
+        let data = serde_json::to_string(self).expect("stream events serialize");
+        format!("id: {id}\nevent: {}\ndata: {data}\n\n", self.name())
+    }
+}

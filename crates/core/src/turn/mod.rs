@@ -1,0 +1,145 @@
+//! One chat turn as a sans-IO machine (guided-workflow.md §3): [`begin`] processes the user's
+//! action before any model call; the driver calls the model and parses its reply; [`finish`]
+//! applies what the model extracted and decides the next step.
+
+mod finish;
+mod prompt;
+
+use serde::{Deserialize, Serialize};
+
+pub use finish::{TurnNote, TurnOutcome, finish};
+
+use crate::protocol::{ChatMessage, ChatRequest, ChatResponse, ErrorBody, Role};
+use crate::workflow::{ActionEffect, ActionError, UserAction, WorkflowSpec, WorkflowState};
+
+/// Default budget of conversation history sent to the model, in characters.
+pub const DEFAULT_HISTORY_BUDGET: usize = 24_000;
+
+/// Tunables of a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurnOptions {
+    /// Most characters of earlier messages sent to the model; the oldest are dropped first.
+    pub history_budget: usize,
+}
+
+impl Default for TurnOptions {
+    fn default() -> Self {
+        TurnOptions {
+            history_budget: DEFAULT_HISTORY_BUDGET,
+        }
+    }
+}
+
+/// What to do after [`begin`].
+#[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)] // returned once per turn, never stored in bulk
+pub enum TurnStart {
+    /// Answer at once, with no model call: a rejected action (`error` set) or an inline edit.
+    Respond(ChatResponse),
+    /// Call the model as planned, then [`finish`].
+    CallModel(TurnPlan),
+}
+
+/// The model call a turn needs, and what [`finish`] needs to complete it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnPlan {
+    /// The step whose context the model gets (already advanced past a completed selection).
+    pub step: String,
+    /// The state after the user's action.
+    pub state: WorkflowState,
+    /// What the user's action did.
+    pub effect: ActionEffect,
+    /// The system prompt: step guidance, config so far and marker instructions.
+    pub system_prompt: String,
+    /// The messages to send: trimmed history, then the user's message.
+    pub messages: Vec<ChatMessage>,
+    /// The conversation id from the request.
+    pub conversation_id: Option<String>,
+}
+
+/// Starts a turn with default options.
+pub fn begin(spec: &WorkflowSpec, request: &ChatRequest) -> TurnStart {
+    begin_with(spec, request, TurnOptions::default())
+}
+
+/// Starts a turn: validates the carried state and the action (absent = `text_input`), applies it
+/// and returns the response to send at once or the model call to make.
+pub fn begin_with(spec: &WorkflowSpec, request: &ChatRequest, options: TurnOptions) -> TurnStart {
+    let state = request_state(spec, request);
+    let action = request.user_action.clone().unwrap_or(UserAction::TextInput);
+    match spec.apply_action(&state, &action) {
+        Err(error) => TurnStart::Respond(reject(request, &state.current_step, &error)),
+        Ok((state, ActionEffect::FieldEdited { .. })) => TurnStart::Respond(ChatResponse {
+            next_step: state.current_step,
+            updated_config: state.config,
+            skipped: state.skipped,
+            conversation_id: request.conversation_id.clone(),
+            ..ChatResponse::default()
+        }),
+        Ok((state, effect)) => {
+            let system_prompt = prompt::system_prompt(spec, &state, &effect, &action);
+            let mut messages = trim_history(&request.conversation_history, options.history_budget);
+            let content = if request.message.trim().is_empty() {
+                prompt::describe_action(&effect)
+            } else {
+                request.message.clone()
+            };
+            messages.push(ChatMessage {
+                role: Role::User,
+                content,
+            });
+            TurnStart::CallModel(TurnPlan {
+                step: state.current_step.clone(),
+                state,
+                effect,
+                system_prompt,
+                messages,
+                conversation_id: request.conversation_id.clone(),
+            })
+        }
+    }
+}
+
+/// The state a request carries; a missing `current_step` is inferred from the config.
+fn request_state(spec: &WorkflowSpec, request: &ChatRequest) -> WorkflowState {
+    let current_step = match &request.current_step {
+        Some(step) => step.clone(),
+        None => spec
+            .infer_step(&request.current_config, &request.skipped, false)
+            .to_owned(),
+    };
+    WorkflowState {
+        current_step,
+        config: request.current_config.clone(),
+        skipped: request.skipped.clone(),
+    }
+}
+
+/// The response to a rejected request: the error, and the state exactly as it came.
+pub fn reject(request: &ChatRequest, current_step: &str, error: &ActionError) -> ChatResponse {
+    ChatResponse {
+        next_step: current_step.to_owned(),
+        updated_config: request.current_config.clone(),
+        skipped: request.skipped.clone(),
+        error: Some(ErrorBody {
+            code: error.code().to_owned(),
+            message: error.to_string(),
+        }),
+        conversation_id: request.conversation_id.clone(),
+        ..ChatResponse::default()
+    }
+}
+
+/// The most recent messages whose contents fit in `budget` characters, oldest first.
+pub fn trim_history(history: &[ChatMessage], budget: usize) -> Vec<ChatMessage> {
+    let mut used = 0usize;
+    let keep = history
+        .iter()
+        .rev()
+        .take_while(|m| {
+            used += m.content.chars().count();
+            used <= budget
+        })
+        .count();
+    history[history.len() - keep..].to_vec()
+}

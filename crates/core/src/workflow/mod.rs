@@ -1,0 +1,15 @@
+//! Guided workflows (guided-workflow.md): specs, collected config, step inference and user actions.
+
+mod action;
+mod config;
+mod error;
+mod spec;
+mod state;
+
+pub use action::{ActionEffect, UserAction};
+pub use config::{
+    Config, DEFAULT_MAX_ITEM_LEN, DEFAULT_MAX_ITEMS, DEFAULT_MAX_TEXT_LEN, FieldValue,
+};
+pub use error::{ActionError, SpecError};
+pub use spec::{DONE_STEP, MAX_CHOICES, MAX_NAME_LEN, MAX_STEPS, StepKind, StepSpec, WorkflowSpec};
+pub use state::WorkflowState;
