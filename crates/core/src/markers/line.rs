@@ -7,10 +7,10 @@
 use super::registry::{MarkerId, MarkerRegistry};
 
 /// Most indentation before a marker, in spaces or tabs.
-const MAX_INDENT: usize = 12;
-/// A line start still undecided after this many bytes is display text. No accepted prefix
-/// (indent, bullet, bold, name, bold, colon) comes close.
-pub(crate) const MAX_PREFIX_LEN: usize = 96;
+const MAX_INDENT: usize = 64;
+/// A line start still undecided after this many bytes is display text: it bounds what is held
+/// back. Any accepted prefix (indent, bullet and its spaces, bold, name, bold, colon) fits.
+pub(crate) const MAX_PREFIX_LEN: usize = 256;
 
 /// What the start of a line is, as far as it has been seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

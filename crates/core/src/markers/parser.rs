@@ -2,9 +2,9 @@
 
 use memchr::{memchr, memchr3};
 
-use super::line::{LineStart, classify};
+use super::line::{LineStart, MAX_PREFIX_LEN, classify};
 use super::registry::{MarkerId, MarkerRegistry};
-use super::values::{Outcome, json_marker, line_marker};
+use super::values::{MAX_LIST_ITEMS, Outcome, json_marker, line_marker};
 use super::{Diagnostic, DiagnosticCode, Event, Parsed};
 
 /// Longest marker line, in bytes; a longer one is dropped with a diagnostic.
@@ -21,12 +21,26 @@ enum Mode {
     Text,
     /// Collecting a one-line marker's value up to the line break.
     LineValue(MarkerId),
-    /// After a JSON marker's colon, before its `{` or `[` (which may come on the next line).
-    AwaitBody { id: MarkerId, crossed_line: bool },
+    /// After a JSON marker's colon, before its `{` or `[` (which may come on the next line,
+    /// possibly after a code fence line such as ```` ```json ````).
+    AwaitBody {
+        id: MarkerId,
+        crossed_line: bool,
+        fenced: bool,
+    },
+    /// Dropping the rest of a code fence line that opens a JSON body.
+    FenceOpen(MarkerId),
     /// Inside a JSON body; `overflow` once it outgrew the limit and is being skipped.
-    Body { id: MarkerId, overflow: bool },
+    Body {
+        id: MarkerId,
+        overflow: bool,
+        fenced: bool,
+    },
     /// After a JSON body's close, up to the line break (dropped).
-    AfterBody { reported: bool },
+    AfterBody { reported: bool, fenced: bool },
+    /// At the start of the line after a fenced body, holding the prefix: a closing fence is
+    /// dropped, anything else is an ordinary line.
+    FenceClose,
     /// Dropping the rest of an over-long marker line.
     SkipLine,
 }
@@ -120,14 +134,23 @@ impl MarkerParser {
         let mut at = 0;
         while at < chunk.len() {
             at = match self.mode {
-                Mode::LineStart => self.line_start(chunk, at),
+                Mode::LineStart | Mode::FenceClose => self.line_start(chunk, at),
                 Mode::Text => self.text(chunk, at),
                 Mode::LineValue(id) => self.line_value(chunk, at, id),
-                Mode::AwaitBody { id, crossed_line } => {
-                    self.await_body(chunk, at, id, crossed_line)
+                Mode::AwaitBody {
+                    id,
+                    crossed_line,
+                    fenced,
+                } => self.await_body(chunk, at, id, crossed_line, fenced),
+                Mode::FenceOpen(id) => self.fence_open(chunk, at, id),
+                Mode::Body {
+                    id,
+                    overflow,
+                    fenced,
+                } => self.body(chunk, at, id, overflow, fenced),
+                Mode::AfterBody { reported, fenced } => {
+                    self.after_body(chunk, at, reported, fenced)
                 }
-                Mode::Body { id, overflow } => self.body(chunk, at, id, overflow),
-                Mode::AfterBody { reported } => self.after_body(chunk, at, reported),
                 Mode::SkipLine => self.skip_line(chunk, at),
             };
         }
@@ -140,12 +163,12 @@ impl MarkerParser {
         if !self.ended {
             self.ended = true;
             match self.mode {
-                Mode::LineStart => {
+                Mode::LineStart | Mode::FenceClose => {
                     let held = std::mem::take(&mut self.prefix);
                     self.emit_text(&held);
                 }
                 Mode::LineValue(id) => self.complete(line_marker(id, &self.value)),
-                Mode::AwaitBody { .. } => self.diagnostic(
+                Mode::AwaitBody { .. } | Mode::FenceOpen(_) => self.diagnostic(
                     DiagnosticCode::MissingPayloadBody,
                     "the stream ended before the marker's JSON body".into(),
                 ),
@@ -177,6 +200,7 @@ impl MarkerParser {
         parsed
     }
 
+    /// One character at the start of a line (or of the line after a fenced body).
     fn line_start(&mut self, chunk: &str, at: usize) -> usize {
         let ch = chunk[at..]
             .chars()
@@ -187,9 +211,22 @@ impl MarkerParser {
             held.push('\n');
             self.emit_text(&held);
             self.line += 1;
+            self.mode = Mode::LineStart;
             return at + 1;
         }
         self.prefix.push(ch);
+        if self.mode == Mode::FenceClose {
+            let rest = self.prefix.trim_start_matches([' ', '\t']);
+            if rest.starts_with("```") {
+                self.prefix.clear();
+                self.mode = Mode::SkipLine;
+                return at + ch.len_utf8();
+            }
+            if "```".starts_with(rest) && self.prefix.len() <= MAX_PREFIX_LEN {
+                return at + ch.len_utf8();
+            }
+            self.mode = Mode::LineStart;
+        }
         match classify(&self.prefix, &self.registry) {
             LineStart::Undecided => {}
             LineStart::Text => {
@@ -205,6 +242,7 @@ impl MarkerParser {
                     Mode::AwaitBody {
                         id,
                         crossed_line: false,
+                        fenced: false,
                     }
                 } else {
                     Mode::LineValue(id)
@@ -234,10 +272,8 @@ impl MarkerParser {
         let newline = memchr(b'\n', &chunk.as_bytes()[at..]).map(|offset| at + offset);
         let segment = &chunk[at..newline.unwrap_or(chunk.len())];
         if self.value.len() + segment.len() > MAX_LINE_LEN {
-            self.diagnostic(
-                DiagnosticCode::LineTooLong,
-                format!("a marker line longer than {MAX_LINE_LEN} bytes was dropped"),
-            );
+            let message = format!("a marker line longer than {MAX_LINE_LEN} bytes was dropped");
+            self.diagnostic(DiagnosticCode::LineTooLong, message);
             self.value = String::new();
             self.mode = Mode::SkipLine;
             return at;
@@ -255,15 +291,26 @@ impl MarkerParser {
         }
     }
 
-    fn await_body(&mut self, chunk: &str, at: usize, id: MarkerId, crossed_line: bool) -> usize {
+    fn await_body(
+        &mut self,
+        chunk: &str,
+        at: usize,
+        id: MarkerId,
+        crossed_line: bool,
+        fenced: bool,
+    ) -> usize {
         match chunk.as_bytes()[at] {
             b' ' | b'\t' | b'\r' => at + 1,
             b'*' | b'_' if !crossed_line => at + 1,
+            b'`' if crossed_line && !fenced => {
+                self.mode = Mode::FenceOpen(id);
+                at + 1
+            }
             b'\n' if crossed_line => {
-                self.diagnostic(
-                    DiagnosticCode::MissingPayloadBody,
-                    "the marker has no JSON body".into(),
-                );
+                // A blank line: the marker has no body. The blank line stays in the text.
+                let message = "the marker has no JSON body".into();
+                self.diagnostic(DiagnosticCode::MissingPayloadBody, message);
+                self.emit_text("\n");
                 self.line += 1;
                 self.mode = Mode::LineStart;
                 at + 1
@@ -273,6 +320,7 @@ impl MarkerParser {
                 self.mode = Mode::AwaitBody {
                     id,
                     crossed_line: true,
+                    fenced,
                 };
                 at + 1
             }
@@ -282,14 +330,13 @@ impl MarkerParser {
                 self.mode = Mode::Body {
                     id,
                     overflow: false,
+                    fenced,
                 };
                 at
             }
             _ => {
-                self.diagnostic(
-                    DiagnosticCode::MissingPayloadBody,
-                    "the marker's body must start with `{` or `[`".into(),
-                );
+                let message = "the marker's body must start with `{` or `[`".into();
+                self.diagnostic(DiagnosticCode::MissingPayloadBody, message);
                 // On a later line the text is ordinary output; on the marker's own line it is dropped.
                 self.mode = if crossed_line {
                     Mode::LineStart
@@ -301,7 +348,29 @@ impl MarkerParser {
         }
     }
 
-    fn body(&mut self, chunk: &str, at: usize, id: MarkerId, mut overflow: bool) -> usize {
+    fn fence_open(&mut self, chunk: &str, at: usize, id: MarkerId) -> usize {
+        match memchr(b'\n', &chunk.as_bytes()[at..]) {
+            Some(offset) => {
+                self.line += 1;
+                self.mode = Mode::AwaitBody {
+                    id,
+                    crossed_line: true,
+                    fenced: true,
+                };
+                at + offset + 1
+            }
+            None => chunk.len(),
+        }
+    }
+
+    fn body(
+        &mut self,
+        chunk: &str,
+        at: usize,
+        id: MarkerId,
+        mut overflow: bool,
+        fenced: bool,
+    ) -> usize {
         let bytes = chunk.as_bytes();
         let mut end = at;
         let mut closed = false;
@@ -309,6 +378,9 @@ impl MarkerParser {
             let json = &mut self.json;
             if json.escaped {
                 json.escaped = false;
+                if bytes[end] == b'\n' {
+                    self.line += 1;
+                }
                 end += 1;
                 continue;
             }
@@ -346,10 +418,8 @@ impl MarkerParser {
         if !overflow && self.value.len() + segment.len() > MAX_PAYLOAD_LEN {
             overflow = true;
             self.value = String::new();
-            self.diagnostic(
-                DiagnosticCode::PayloadTooLarge,
-                format!("a JSON body larger than {MAX_PAYLOAD_LEN} bytes was dropped"),
-            );
+            let message = format!("a JSON body larger than {MAX_PAYLOAD_LEN} bytes was dropped");
+            self.diagnostic(DiagnosticCode::PayloadTooLarge, message);
         }
         if !overflow {
             self.value.push_str(segment);
@@ -359,35 +429,43 @@ impl MarkerParser {
                 self.complete(json_marker(id, &self.value, &self.registry));
             }
             self.value.clear();
-            self.mode = Mode::AfterBody { reported: false };
+            self.mode = Mode::AfterBody {
+                reported: false,
+                fenced,
+            };
         } else {
-            self.mode = Mode::Body { id, overflow };
+            self.mode = Mode::Body {
+                id,
+                overflow,
+                fenced,
+            };
         }
         end
     }
 
-    fn after_body(&mut self, chunk: &str, at: usize, mut reported: bool) -> usize {
+    fn after_body(&mut self, chunk: &str, at: usize, mut reported: bool, fenced: bool) -> usize {
         let newline = memchr(b'\n', &chunk.as_bytes()[at..]).map(|offset| at + offset);
         let segment = &chunk[at..newline.unwrap_or(chunk.len())];
-        if !reported
-            && segment
-                .bytes()
-                .any(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'*' | b'_' | b',' | b'.' | b'`'))
-        {
+        let trailing = segment
+            .bytes()
+            .any(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'*' | b'_' | b',' | b'.' | b'`'));
+        if !reported && trailing {
             reported = true;
-            self.diagnostic(
-                DiagnosticCode::TrailingText,
-                "text after a JSON body on its line was dropped".into(),
-            );
+            let message = "text after a JSON body on its line was dropped".into();
+            self.diagnostic(DiagnosticCode::TrailingText, message);
         }
         match newline {
             Some(end) => {
                 self.line += 1;
-                self.mode = Mode::LineStart;
+                self.mode = if fenced {
+                    Mode::FenceClose
+                } else {
+                    Mode::LineStart
+                };
                 end + 1
             }
             None => {
-                self.mode = Mode::AfterBody { reported };
+                self.mode = Mode::AfterBody { reported, fenced };
                 chunk.len()
             }
         }
@@ -442,7 +520,13 @@ impl MarkerParser {
     }
 
     fn push(&mut self, event: Event) {
-        self.parsed.absorb(&event);
+        let dropped = self.parsed.absorb(&event);
         self.events.push(event);
+        if dropped > 0 {
+            let message = format!(
+                "{dropped} items past the first {MAX_LIST_ITEMS} of the reply were dropped"
+            );
+            self.diagnostic(DiagnosticCode::TooManyItems, message);
+        }
     }
 }

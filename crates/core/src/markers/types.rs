@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::MAX_LIST_ITEMS;
+
 /// One event of a streamed parse. Adjacent `Text` events may be split differently for different
 /// chunkings; their concatenation, and every other event, is the same for any chunking.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -135,9 +137,9 @@ pub enum DiagnosticCode {
 pub struct Parsed {
     /// Display text with marker lines removed, trimmed.
     pub message: String,
-    /// Chips from `SUGGESTIONS` lines, in order, without repeats.
+    /// Chips from `SUGGESTIONS` lines, in order, without repeats, at most [`MAX_LIST_ITEMS`].
     pub suggestions: Vec<String>,
-    /// Checkboxes from `OPTIONS` lines, in order, without repeats.
+    /// Checkboxes from `OPTIONS` lines, in order, without repeats, at most [`MAX_LIST_ITEMS`].
     pub options: Vec<String>,
     /// Every `EXTRACTED_DATA` pair, in order (a later pair for the same field wins when applied).
     pub extracted: Vec<ExtractedField>,
@@ -156,14 +158,15 @@ pub struct Parsed {
 }
 
 impl Parsed {
-    /// Folds one event into the parse.
-    pub(crate) fn absorb(&mut self, event: &Event) {
+    /// Folds one event into the parse; returns how many chips or checkboxes were dropped
+    /// because the parse already held [`MAX_LIST_ITEMS`] of them.
+    pub(crate) fn absorb(&mut self, event: &Event) -> usize {
         match event {
             Event::Text { text } => self.message.push_str(text),
             Event::Diagnostic(d) => self.diagnostics.push(d.clone()),
             Event::Marker(marker) => match marker {
-                Marker::Suggestions(items) => extend_unique(&mut self.suggestions, items),
-                Marker::Options(items) => extend_unique(&mut self.options, items),
+                Marker::Suggestions(items) => return extend_unique(&mut self.suggestions, items),
+                Marker::Options(items) => return extend_unique(&mut self.options, items),
                 Marker::ExtractedData(pair) => self.extracted.push(pair.clone()),
                 Marker::ProposedMessage(text) => self.proposed_message = Some(text.clone()),
                 Marker::TargetField(field) => self.target_field = Some(field.clone()),
@@ -174,13 +177,23 @@ impl Parsed {
                 Marker::Payload(payload) => self.payloads.push(payload.clone()),
             },
         }
+        0
     }
 }
 
-fn extend_unique(list: &mut Vec<String>, items: &[String]) {
+/// Appends the new items, keeping the list at most [`MAX_LIST_ITEMS`] long so that the
+/// repeat check stays bounded (linear total work); returns how many new items did not fit.
+fn extend_unique(list: &mut Vec<String>, items: &[String]) -> usize {
+    let mut dropped = 0;
     for item in items {
-        if !list.contains(item) {
+        if list.contains(item) {
+            continue;
+        }
+        if list.len() < MAX_LIST_ITEMS {
             list.push(item.clone());
+        } else {
+            dropped += 1;
         }
     }
+    dropped
 }

@@ -49,12 +49,19 @@ pub fn finish(spec: &WorkflowSpec, plan: &TurnPlan, parsed: Parsed) -> TurnOutco
         })
         .collect();
     let mut state = plan.state.clone();
-    apply_extracted(spec, &mut state, &parsed.extracted, &mut notes);
+    let applied = apply_extracted(spec, &mut state, &parsed.extracted, &mut notes);
 
+    // Advance only when this reply completed the step (Scenario 3); a step revisited with
+    // go_to_step stays open until the model extracts a new value for it.
+    let completed = |field: &String| applied.contains(field);
     let next_step = match spec.step(&plan.step) {
-        Some(step) if step.field.is_some() && spec.is_filled(step, &state.config) => spec
-            .next_step_after(&plan.step, &state.config, &state.skipped)
-            .to_owned(),
+        Some(step)
+            if step.field.as_ref().is_some_and(completed)
+                && spec.is_filled(step, &state.config) =>
+        {
+            spec.next_step_after(&plan.step, &state.config, &state.skipped)
+                .to_owned()
+        }
         _ => plan.step.clone(),
     };
     let target = spec.step(&next_step).filter(|s| s.field.is_some());
@@ -68,10 +75,10 @@ pub fn finish(spec: &WorkflowSpec, plan: &TurnPlan, parsed: Parsed) -> TurnOutco
         ));
     }
     let suggestions = target
-        .map(|step| suggestions_for(step, &parsed.suggestions, &mut notes))
+        .map(|step| suggestions_for(spec, step, &parsed.suggestions, &mut notes))
         .unwrap_or_default();
     let options = target
-        .map(|step| options_for(step, &state, &parsed.options, &mut notes))
+        .map(|step| options_for(spec, step, &state, &parsed.options, &mut notes))
         .unwrap_or_default();
     let proposed_message = match (&parsed.proposed_message, options.is_empty()) {
         (_, true) => None,
@@ -112,34 +119,36 @@ fn apply_extracted(
     state: &mut WorkflowState,
     extracted: &[ExtractedField],
     notes: &mut Vec<TurnNote>,
-) {
-    for (index, pair) in extracted.iter().enumerate() {
-        // A later line for the same field replaces an earlier one (the model sends full lists).
-        if extracted[index + 1..]
-            .iter()
-            .any(|later| later.field == pair.field)
-        {
+) -> Vec<String> {
+    // The last valid value for a field wins (the model sends full lists); an invalid later
+    // value does not erase an earlier valid one. Scanning from the end keeps this linear:
+    // `applied` holds at most one entry per field of the spec.
+    let mut applied: Vec<String> = Vec::new();
+    let mut dropped: Vec<TurnNote> = Vec::new();
+    for pair in extracted.iter().rev() {
+        if applied.contains(&pair.field) {
             continue;
         }
         let Some(step) = spec.step_for_field(&pair.field) else {
-            notes.push(note(
-                "unknown_field",
-                format!("extracted field `{}` is not in the workflow", pair.field),
-            ));
+            let message = format!("extracted field `{}` is not in the workflow", pair.field);
+            dropped.push(note("unknown_field", message));
             continue;
         };
         match spec.normalize_value(step, &field_value(step.kind, &pair.value)) {
             Ok(value) if !value.is_empty() => {
                 state.skipped.retain(|f| *f != pair.field);
                 state.config.insert(pair.field.clone(), value);
+                applied.push(pair.field.clone());
             }
-            Ok(_) => notes.push(note(
+            Ok(_) => dropped.push(note(
                 "invalid_value",
                 format!("extracted `{}` is empty", pair.field),
             )),
-            Err(error) => notes.push(note(error.code(), error.to_string())),
+            Err(error) => dropped.push(note(error.code(), error.to_string())),
         }
     }
+    notes.extend(dropped.into_iter().rev());
+    applied
 }
 
 /// Reads a raw extracted value for a field kind: list kinds take a JSON array of strings or a
@@ -156,32 +165,35 @@ fn field_value(kind: StepKind, raw: &str) -> FieldValue {
     FieldValue::List(raw.split(',').map(|item| item.trim().to_owned()).collect())
 }
 
-fn suggestions_for(step: &StepSpec, proposed: &[String], notes: &mut Vec<TurnNote>) -> Vec<String> {
-    if step.kind == StepKind::SingleChoice && !step.open {
-        let mut kept: Vec<String> = Vec::new();
-        for value in proposed {
-            match step.choices.iter().find(|c| c.eq_ignore_ascii_case(value)) {
-                Some(choice) if !kept.contains(choice) => kept.push(choice.clone()),
-                Some(_) => {}
-                None => notes.push(note(
-                    "invalid_suggestion",
-                    format!("suggestion `{value}` is not a choice of `{}`", step.id),
-                )),
-            }
+/// The chips of the step the response leads to: the model's suggestions the step accepts, in
+/// the spec's spelling; the choices of a single-choice step when none is usable.
+fn suggestions_for(
+    spec: &WorkflowSpec,
+    step: &StepSpec,
+    proposed: &[String],
+    notes: &mut Vec<TurnNote>,
+) -> Vec<String> {
+    let mut kept: Vec<String> = Vec::new();
+    for value in proposed {
+        match spec.normalize_item(step, value) {
+            Ok(item) if !kept.contains(&item) => kept.push(item),
+            Ok(_) => {}
+            Err(error) => notes.push(note(
+                "invalid_suggestion",
+                format!("suggestion dropped: {error}"),
+            )),
         }
-        if kept.is_empty() {
-            step.choices.clone()
-        } else {
-            kept
-        }
-    } else if proposed.is_empty() && step.kind == StepKind::SingleChoice {
-        step.choices.clone()
-    } else {
-        proposed.to_vec()
     }
+    if kept.is_empty() && step.kind == StepKind::SingleChoice {
+        return step.choices.clone();
+    }
+    kept
 }
 
+/// The checkboxes of a list step: the model's options the step accepts (the choices of a
+/// multi-choice step when none is usable), plus every value already selected, checked.
 fn options_for(
+    spec: &WorkflowSpec,
     step: &StepSpec,
     state: &WorkflowState,
     proposed: &[String],
@@ -189,22 +201,18 @@ fn options_for(
 ) -> Vec<CheckboxOption> {
     if !step.kind.is_list() {
         if !proposed.is_empty() {
-            notes.push(note(
-                "invalid_suggestion",
-                format!("`{}` takes one value; its OPTIONS were dropped", step.id),
-            ));
+            let message = format!("`{}` takes one value; its OPTIONS were dropped", step.id);
+            notes.push(note("invalid_suggestion", message));
         }
         return Vec::new();
     }
     let mut values: Vec<String> = Vec::new();
     for value in proposed {
-        let canonical = step.choices.iter().find(|c| c.eq_ignore_ascii_case(value));
-        match canonical {
-            Some(choice) => values.push(choice.clone()),
-            None if step.open || step.kind == StepKind::List => values.push(value.clone()),
-            None => notes.push(note(
+        match spec.normalize_item(step, value) {
+            Ok(item) => values.push(item),
+            Err(error) => notes.push(note(
                 "invalid_suggestion",
-                format!("option `{value}` is not a choice of `{}`", step.id),
+                format!("option dropped: {error}"),
             )),
         }
     }
@@ -216,25 +224,20 @@ fn options_for(
         _ => &[],
     };
     // Values already chosen stay visible and checked, so Continue never drops them (Scenario 6).
-    for item in selected {
-        if !values.iter().any(|v| v.eq_ignore_ascii_case(item)) {
-            values.push(item.clone());
+    values.extend(selected.iter().cloned());
+    let mut options: Vec<CheckboxOption> = Vec::new();
+    for value in values {
+        if options.iter().any(|o| o.value.eq_ignore_ascii_case(&value)) {
+            continue;
         }
-    }
-    let mut seen: Vec<String> = Vec::new();
-    values
-        .into_iter()
-        .filter(|v| {
-            let fresh = !seen.iter().any(|s| s.eq_ignore_ascii_case(v));
-            seen.push(v.clone());
-            fresh
-        })
-        .map(|value| CheckboxOption {
-            checked: selected.iter().any(|s| s.eq_ignore_ascii_case(&value)),
+        let checked = selected.iter().any(|s| s.eq_ignore_ascii_case(&value));
+        options.push(CheckboxOption {
             label: value.clone(),
             value,
-        })
-        .collect()
+            checked,
+        });
+    }
+    options
 }
 
 fn note(code: &str, message: String) -> TurnNote {

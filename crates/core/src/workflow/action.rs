@@ -176,6 +176,8 @@ impl WorkflowSpec {
                 if step.required {
                     return Err(ActionError::StepRequired(step.id.clone()));
                 }
+                // Spec §3: a skipped field is left empty.
+                state.config.remove(target_field);
                 mark_skipped(&mut state, target_field);
                 self.advance(
                     &mut state,

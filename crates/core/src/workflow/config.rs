@@ -67,25 +67,17 @@ impl WorkflowSpec {
                     .map_err(invalid)
             }
             (StepKind::List | StepKind::MultiChoice, FieldValue::List(items)) => {
-                let mut out: Vec<String> = Vec::with_capacity(items.len());
-                for item in items.iter().map(|i| i.trim()).filter(|i| !i.is_empty()) {
-                    let item = if step.kind == StepKind::MultiChoice {
-                        canonical_choice(step, item).map_err(&invalid)?
-                    } else {
-                        check_len(item, step.max_len.unwrap_or(DEFAULT_MAX_ITEM_LEN))
-                            .map_err(&invalid)?;
-                        item.to_owned()
-                    };
+                let max = step.max_items.unwrap_or(DEFAULT_MAX_ITEMS);
+                let mut out: Vec<String> = Vec::with_capacity(items.len().min(max + 1));
+                for item in items.iter().filter(|i| !i.trim().is_empty()) {
+                    let item = self.normalize_item(step, item)?;
                     if !out.iter().any(|o| o.eq_ignore_ascii_case(&item)) {
                         out.push(item);
                     }
-                }
-                let max = step.max_items.unwrap_or(DEFAULT_MAX_ITEMS);
-                if out.len() > max {
-                    return Err(invalid(format!(
-                        "at most {max} items are allowed, got {}",
-                        out.len()
-                    )));
+                    // Stop early: the repeat check above stays bounded by the limit.
+                    if out.len() > max {
+                        return Err(invalid(format!("at most {max} items are allowed")));
+                    }
                 }
                 let min = step.min_items.unwrap_or(0);
                 if !out.is_empty() && out.len() < min {
@@ -102,6 +94,35 @@ impl WorkflowSpec {
             (StepKind::List | StepKind::MultiChoice, FieldValue::Text(_)) => {
                 Err(invalid("expects a list of strings".into()))
             }
+        }
+    }
+
+    /// Checks one value as an item of a step (a list item or a choice, trimmed and spelled as
+    /// the spec spells it), without the list-level limits. Used for list items and for the
+    /// chips and checkboxes offered to the user.
+    pub fn normalize_item(&self, step: &StepSpec, item: &str) -> Result<String, ActionError> {
+        let field = step.field.as_deref().unwrap_or(&step.id);
+        let invalid = |reason: String| ActionError::InvalidValue {
+            field: field.to_owned(),
+            reason,
+        };
+        let item = item.trim();
+        if item.is_empty() {
+            return Err(invalid("a value is required".into()));
+        }
+        match step.kind {
+            StepKind::SingleChoice | StepKind::MultiChoice => {
+                canonical_choice(step, item).map_err(invalid)
+            }
+            StepKind::Text => {
+                check_len(item, step.max_len.unwrap_or(DEFAULT_MAX_TEXT_LEN)).map_err(invalid)?;
+                Ok(item.to_owned())
+            }
+            StepKind::List => {
+                check_len(item, step.max_len.unwrap_or(DEFAULT_MAX_ITEM_LEN)).map_err(invalid)?;
+                Ok(item.to_owned())
+            }
+            StepKind::Confirm => Err(invalid("a confirm step holds no value".into())),
         }
     }
 

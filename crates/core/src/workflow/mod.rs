@@ -11,5 +11,8 @@ pub use config::{
     Config, DEFAULT_MAX_ITEM_LEN, DEFAULT_MAX_ITEMS, DEFAULT_MAX_TEXT_LEN, FieldValue,
 };
 pub use error::{ActionError, SpecError};
-pub use spec::{DONE_STEP, MAX_CHOICES, MAX_NAME_LEN, MAX_STEPS, StepKind, StepSpec, WorkflowSpec};
+pub use spec::{
+    DONE_STEP, MAX_CHOICES, MAX_ITEMS_LIMIT, MAX_NAME_LEN, MAX_STEPS, StepKind, StepSpec,
+    WorkflowSpec,
+};
 pub use state::WorkflowState;

@@ -10,6 +10,8 @@ pub const MAX_NAME_LEN: usize = 64;
 pub const MAX_STEPS: usize = 64;
 /// Most choices a step may declare.
 pub const MAX_CHOICES: usize = 64;
+/// Highest `max_items` a step may declare.
+pub const MAX_ITEMS_LIMIT: usize = 1000;
 /// The pseudo-step a workflow reaches once its review is confirmed.
 pub const DONE_STEP: &str = "done";
 
@@ -104,8 +106,16 @@ impl WorkflowSpec {
     /// assert_eq!(spec.steps.len(), 2);
     /// ```
     pub fn from_json(json: &str) -> Result<Self, SpecError> {
-        let spec: WorkflowSpec =
+        let value: serde_json::Value =
             serde_json::from_str(json).map_err(|e| SpecError::Json(e.to_string()))?;
+        Self::from_value(value)
+    }
+
+    /// Reads a spec from a JSON value and validates it. Typed data is always read through
+    /// `serde_json::Value`, so the wasm build carries one deserializer per type, not several.
+    pub fn from_value(value: serde_json::Value) -> Result<Self, SpecError> {
+        let spec: WorkflowSpec =
+            serde_json::from_value(value).map_err(|e| SpecError::Json(e.to_string()))?;
         spec.validate()?;
         Ok(spec)
     }
@@ -219,6 +229,26 @@ fn check_step(step: &StepSpec, is_last: bool) -> Result<(), SpecError> {
         return Err(SpecError::InvalidLimits {
             step: id(),
             reason: "min_items is greater than max_items",
+        });
+    }
+    if step.max_items.is_some_and(|max| max > MAX_ITEMS_LIMIT) {
+        return Err(SpecError::InvalidLimits {
+            step: id(),
+            reason: "max_items must be at most 1000",
+        });
+    }
+    let effective_max = step.max_items.unwrap_or(super::DEFAULT_MAX_ITEMS);
+    if step.min_items.is_some_and(|min| min > effective_max) {
+        return Err(SpecError::InvalidLimits {
+            step: id(),
+            reason: "min_items is greater than the most items allowed",
+        });
+    }
+    let closed_multi = step.kind == StepKind::MultiChoice && !step.open;
+    if closed_multi && step.min_items.is_some_and(|min| min > step.choices.len()) {
+        return Err(SpecError::InvalidLimits {
+            step: id(),
+            reason: "min_items is greater than the number of choices",
         });
     }
     if step.max_items == Some(0) {

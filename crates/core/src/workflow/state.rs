@@ -69,6 +69,15 @@ impl WorkflowSpec {
             return Err(ActionError::UnknownStep(state.current_step.clone()));
         }
         let config = self.normalize_config(&state.config)?;
+        let incomplete = state.current_step == DONE_STEP
+            && self
+                .first_open_step(0, &config, &state.skipped, true)
+                .is_some();
+        if incomplete {
+            return Err(ActionError::InvalidConfig(
+                "a workflow can only be done with every required field complete".into(),
+            ));
+        }
         let mut skipped = Vec::with_capacity(state.skipped.len());
         for field in &state.skipped {
             match self.step_for_field(field) {

@@ -1,0 +1,229 @@
+//! Property tests: chunk invariance of the marker parser over random texts and splits, no marker
+//! syntax in display text, and turn invariants (a rejected action changes nothing).
+
+mod common;
+
+use common::{display_text, parse_chunks, registry, split_at_offsets};
+use proptest::prelude::*;
+use stepwise_core::protocol::ChatRequest;
+use stepwise_core::turn::{self, TurnStart};
+use stepwise_core::workflow::{Config, DONE_STEP, FieldValue, UserAction, WorkflowSpec};
+
+const NAMES: [&str; 8] = [
+    "SUGGESTIONS",
+    "OPTIONS",
+    "EXTRACTED_DATA",
+    "PROPOSED_MESSAGE",
+    "TARGET_FIELD",
+    "SUGGESTED_VALUES",
+    "SUGGESTED_ACTIONS",
+    "SCHEMA_PROPOSAL",
+];
+
+fn fragment() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("\n".to_owned()),
+        Just("\r\n".to_owned()),
+        Just("SUGGESTIONS: a, b".to_owned()),
+        Just("  - **OPTIONS**: X|Y|Z".to_owned()),
+        Just("__EXTRACTED_DATA__: purpose=Track é rivals".to_owned()),
+        Just("PROPOSED_MESSAGE: \"Go\"".to_owned()),
+        Just("TARGET_FIELD: focus_areas".to_owned()),
+        Just("SUGGESTED_VALUES: [{\"label\": \"Y\", \"value\": \"y\\u00e9\"}]".to_owned()),
+        Just(
+            "SUGGESTED_ACTIONS: [{\"label\": \"A\", \"action\": \"a\", \"handler\": \"server\"}]"
+                .to_owned()
+        ),
+        Just("SCHEMA_PROPOSAL: {\"a\": \"}{\\\"\", \"b\": [1, {\"c\": null}]}".to_owned()),
+        Just("SCHEMA_PROPOSAL:\n{\n \"x\": \"😀\"\n}".to_owned()),
+        Just("SCHEMA_PROPOSAL: {\"open\": [".to_owned()),
+        Just("• ".to_owned()),
+        Just("**".to_owned()),
+        Just("1. ".to_owned()),
+        Just("SUGGEST".to_owned()),
+        "[a-zA-Z0-9 ,.:|=*_\\-{}\\[\\]\"\\\\éü😀•\t]{0,24}",
+    ]
+}
+
+fn text() -> impl Strategy<Value = String> {
+    prop::collection::vec(fragment(), 0..14).prop_map(|parts| parts.concat())
+}
+
+/// Whether a display line still reads as a marker line (decoration stripped).
+fn looks_like_marker(line: &str) -> bool {
+    let mut rest = line.trim_start_matches([' ', '\t']);
+    for bullet in ["- ", "* ", "+ ", "• "] {
+        if let Some(after) = rest.strip_prefix(bullet) {
+            rest = after.trim_start();
+        }
+    }
+    rest = rest
+        .strip_prefix("**")
+        .or_else(|| rest.strip_prefix("__"))
+        .unwrap_or(rest);
+    NAMES.iter().any(|name| {
+        rest.strip_prefix(name).is_some_and(|after| {
+            after.starts_with(':') || after.starts_with("**:") || after.starts_with("__:")
+        })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_split_of_any_text_gives_the_same_events_and_parse(text in text(), offsets in prop::collection::vec(any::<usize>(), 0..24)) {
+        let names = vec!["SCHEMA_PROPOSAL".to_owned()];
+        let offsets: Vec<usize> = offsets.iter().map(|o| o % (text.len() + 1)).collect();
+        let (whole_events, whole) = parse_chunks(registry(&names), &[&text]);
+        let (events, parsed) = parse_chunks(registry(&names), &split_at_offsets(&text, &offsets));
+        prop_assert_eq!(events, whole_events);
+        prop_assert_eq!(parsed, whole);
+    }
+
+    #[test]
+    fn one_char_at_a_time_gives_the_same_events_and_parse(text in text()) {
+        let names = vec!["SCHEMA_PROPOSAL".to_owned()];
+        let chars: Vec<&str> = text.char_indices().map(|(i, c)| &text[i..i + c.len_utf8()]).collect();
+        let (whole_events, whole) = parse_chunks(registry(&names), &[&text]);
+        let (events, parsed) = parse_chunks(registry(&names), &chars);
+        prop_assert_eq!(events, whole_events);
+        prop_assert_eq!(parsed, whole);
+    }
+
+    #[test]
+    fn display_text_never_contains_a_marker_line(text in text()) {
+        let names = vec!["SCHEMA_PROPOSAL".to_owned()];
+        let (events, _) = parse_chunks(registry(&names), &[&text]);
+        for line in display_text(&events).split('\n') {
+            prop_assert!(!looks_like_marker(line), "marker line shown: {:?}", line);
+        }
+    }
+}
+
+fn field_value() -> impl Strategy<Value = FieldValue> {
+    let word = prop_oneof![
+        Just("competitive".to_owned()),
+        Just("Oncology".to_owned()),
+        Just("banana".to_owned()),
+        Just(String::new()),
+        Just("  ".to_owned()),
+        "[a-zA-Z ]{1,12}",
+    ];
+    prop_oneof![
+        word.clone().prop_map(FieldValue::Text),
+        prop::collection::vec(word, 0..4).prop_map(FieldValue::List),
+    ]
+}
+
+fn field() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "purpose",
+        "business_goals",
+        "stream_type",
+        "focus_areas",
+        "competitors",
+        "keywords",
+        "colour",
+    ])
+    .prop_map(str::to_owned)
+}
+
+fn config() -> impl Strategy<Value = Config> {
+    prop::collection::btree_map(field(), field_value(), 0..7)
+}
+
+fn action() -> impl Strategy<Value = Option<UserAction>> {
+    let value = prop_oneof![
+        Just("competitive".to_owned()),
+        Just("Oncology".to_owned()),
+        Just("banana".to_owned()),
+        Just(String::new())
+    ];
+    prop_oneof![
+        Just(None),
+        Just(Some(UserAction::TextInput)),
+        Just(Some(UserAction::Confirm)),
+        (field(), value.clone()).prop_map(|(target_field, selected_value)| Some(
+            UserAction::OptionSelected {
+                target_field,
+                selected_value
+            }
+        )),
+        (field(), prop::collection::vec(value, 0..3)).prop_map(
+            |(target_field, selected_values)| Some(UserAction::OptionsSelected {
+                target_field,
+                selected_values
+            })
+        ),
+        field().prop_map(|target_field| Some(UserAction::SkipStep { target_field })),
+        (field(), field_value()).prop_map(|(target_field, value)| Some(UserAction::FieldEdit {
+            target_field,
+            value
+        })),
+        prop::sample::select(vec!["purpose", "keywords", "review", "done", "nowhere"])
+            .prop_map(|s| Some(UserAction::GoToStep { step: s.to_owned() })),
+    ]
+}
+
+fn request() -> impl Strategy<Value = ChatRequest> {
+    let step = prop::sample::select(vec![
+        "purpose",
+        "business_goals",
+        "stream_type",
+        "focus_areas",
+        "competitors",
+        "keywords",
+        "review",
+        "done",
+        "bogus",
+    ]);
+    let skipped = prop::collection::vec(
+        prop::sample::select(vec!["competitors", "keywords", "colour"]).prop_map(str::to_owned),
+        0..2,
+    );
+    (prop::option::of(step), config(), action(), skipped).prop_map(
+        |(step, current_config, user_action, skipped)| ChatRequest {
+            message: "hello".into(),
+            current_step: step.map(str::to_owned),
+            current_config,
+            user_action,
+            skipped,
+            ..ChatRequest::default()
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_rejected_action_changes_nothing_and_an_accepted_one_leaves_a_valid_state(request in request()) {
+        let spec = WorkflowSpec::builtin("research_stream").unwrap();
+        let current = request.current_step.clone()
+            .unwrap_or_else(|| spec.infer_step(&request.current_config, &request.skipped, false).to_owned());
+        match turn::begin(&spec, &request) {
+            TurnStart::Respond(response) if response.error.is_some() => {
+                prop_assert_eq!(&response.updated_config, &request.current_config);
+                prop_assert_eq!(&response.skipped, &request.skipped);
+                prop_assert_eq!(&response.next_step, &current);
+                prop_assert!(response.message.is_empty() && response.suggestions.is_empty() && response.options.is_empty());
+            }
+            TurnStart::Respond(response) => {
+                // Only an inline edit answers without the model: the step never changes.
+                let is_edit = matches!(request.user_action, Some(UserAction::FieldEdit { .. }));
+                prop_assert!(is_edit);
+                prop_assert_eq!(&response.next_step, &current);
+                prop_assert!(spec.normalize_config(&response.updated_config).is_ok());
+            }
+            TurnStart::CallModel(plan) => {
+                let checked = spec.normalize_state(&plan.state);
+                prop_assert!(checked.is_ok(), "invalid state after action: {:?}", plan.state);
+                prop_assert!(plan.step == DONE_STEP || spec.step(&plan.step).is_some());
+                for field in &plan.state.skipped {
+                    prop_assert!(!spec.step_for_field(field).unwrap().required);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! Browser bindings of stepwise-core: the exact code the Worker runs, compiled to wasm.
+//!
+//! Thin wrappers only: [`Workflow`] (spec, step inference, action validation) and
+//! [`MarkerStream`] (incremental marker parsing). Plain data crosses the boundary with
+//! serde-wasm-bindgen in the wire's snake_case shape; errors are JS `Error`s with a `code`.
+//!
+//! ```js
+//! import init, { Workflow, MarkerStream } from "stepwise-wasm";
+//! await init();
+//! const workflow = Workflow.builtin("research_stream");
+//! workflow.inferStep({ purpose: "Track rivals" }, []);           // "business_goals"
+//! const stream = new MarkerStream(["SCHEMA_PROPOSAL"]);
+//! stream.feed("Pick:\nSUGGESTIONS: a, b\n");                   // [{type:"text",...}, {type:"marker",...}]
+//! ```
+
+mod error;
+mod marker_stream;
+mod types;
+mod workflow;
+
+pub use marker_stream::MarkerStream;
+pub use workflow::Workflow;
