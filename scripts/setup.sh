@@ -4,6 +4,7 @@
 # Usage: scripts/setup.sh [core|wasm|browser|worker|fuzz|all]...   (default: all)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
 . "$here/versions.sh"
 mkdir -p "$TOOLS"
 log() { printf '[setup] %s\n' "$*" >&2; }
@@ -49,6 +50,17 @@ setup_chromium() {
   fi
 }
 
+setup_npm() {
+  # The repository's own JS tooling (TypeScript, benchmark baselines), from package-lock.json.
+  local stamp="$root/node_modules/.stepwise-lock" want
+  want="$(sha256sum "$root/package-lock.json" | cut -d' ' -f1)"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    log "installing npm dev dependencies (npm ci)"
+    (cd "$root" && PATH="$NODE_DIR/bin:$PATH" npm ci --silent --no-audit --no-fund >/dev/null)
+    echo "$want" >"$stamp"
+  fi
+}
+
 setup_worker_build() {
   if [ "$("$WORKER_BUILD_DIR/bin/worker-build" --version 2>/dev/null | awk '{print $2}')" != "$WORKER_BUILD_VERSION" ]; then
     log "installing worker-build $WORKER_BUILD_VERSION (several minutes, once)"
@@ -68,11 +80,11 @@ targets=("$@"); [ ${#targets[@]} -eq 0 ] && targets=(all)
 for t in "${targets[@]}"; do
   case "$t" in
     core) setup_core ;;
-    wasm) setup_core; setup_wasm_bindgen; setup_node; setup_binaryen ;;
+    wasm) setup_core; setup_wasm_bindgen; setup_node; setup_binaryen; setup_npm ;;
     browser) setup_chromium ;;
     worker) setup_core; setup_node; setup_worker_build; setup_binaryen ;;
     fuzz) setup_fuzz ;;
-    all) setup_core; setup_wasm_bindgen; setup_node; setup_binaryen; setup_chromium ;;
+    all) setup_core; setup_wasm_bindgen; setup_node; setup_binaryen; setup_npm; setup_chromium ;;
     *) log "unknown target: $t"; exit 2 ;;
   esac
 done

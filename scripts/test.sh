@@ -3,21 +3,35 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
+. scripts/versions.sh
 step() { printf '\n== %s\n' "$*"; }
 
-step "setup (pinned tools, cached under ~/.cache/stepwise)"
-scripts/setup.sh core
+step "setup (pinned tools, cached under ${STEPWISE_CACHE})"
+scripts/setup.sh all
+export PATH="$NODE_DIR/bin:$WASM_BINDGEN_DIR/bin:$PATH"
 
 step "format"
 cargo fmt --all -- --check
 
-step "lint"
+step "lint (native and wasm32)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy -p stepwise-wasm --target wasm32-unknown-unknown --all-targets --locked -- -D warnings
 
-step "tests (unit, vectors, properties, doctests)"
+step "core: unit, vector, property and doc tests"
 cargo test --workspace --locked
 
 step "core builds for wasm32-unknown-unknown"
 cargo build -p stepwise-core --target wasm32-unknown-unknown --release --locked
+
+step "wasm suites in node and headless Chromium (shared vectors)"
+CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+  cargo test -p stepwise-wasm --target wasm32-unknown-unknown --locked
+
+step "browser package: build and size report"
+scripts/build-wasm.sh
+
+step "browser package: JS API tests and TypeScript declarations"
+node --test crates/wasm/js-tests/*.test.mjs
+npx --no-install tsc -p crates/wasm/js-tests/tsconfig.json
 
 step "all checks passed"

@@ -40,6 +40,7 @@
 //! ```
 
 pub mod markers;
+pub mod offline;
 pub mod protocol;
 pub mod turn;
 pub mod workflow;

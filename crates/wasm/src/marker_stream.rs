@@ -1,7 +1,6 @@
 //! `MarkerStream`: the incremental marker parser for tokens streaming into the browser.
 
-use serde::Serializer as _;
-use stepwise_core::markers::{MarkerParser, MarkerRegistry};
+use stepwise_core::markers::{Event, Marker, MarkerParser, MarkerRegistry};
 use wasm_bindgen::prelude::*;
 
 use crate::error::{coded_error, to_js};
@@ -19,7 +18,14 @@ use crate::error::{coded_error, to_js};
 /// const parsed = stream.finish(); // { message, suggestions, options, extracted, ... }
 /// ```
 #[wasm_bindgen]
-pub struct MarkerStream(MarkerParser);
+pub struct MarkerStream {
+    parser: MarkerParser,
+    /// A UTF-16 high surrogate that ended the last chunk, waiting for its low half: JS strings
+    /// may be split inside a surrogate pair, Rust strings may not.
+    pending_high: Option<js_sys::JsString>,
+    /// The JS form of every payload emitted so far, reused by `finish`.
+    payloads: Vec<JsValue>,
+}
 
 #[wasm_bindgen]
 impl MarkerStream {
@@ -34,18 +40,33 @@ impl MarkerStream {
                 .register_payload(&name)
                 .map_err(|e| coded_error(e.code(), &e.to_string()))?;
         }
-        Ok(MarkerStream(MarkerParser::with_registry(registry)))
+        Ok(MarkerStream {
+            parser: MarkerParser::with_registry(registry),
+            pending_high: None,
+            payloads: Vec::new(),
+        })
     }
 
     /// Parses the next chunk; returns the events it completed (display text, markers,
-    /// diagnostics).
+    /// diagnostics). Chunks may be split anywhere, even inside a surrogate pair.
     ///
     /// ```js
     /// stream.feed("Hello\nSUGG"); // [{ type: "text", text: "Hello\n" }]
     /// ```
     #[wasm_bindgen(unchecked_return_type = "MarkerEvent[]")]
-    pub fn feed(&mut self, chunk: &str) -> JsValue {
-        serialize_events(self.0.feed(chunk))
+    pub fn feed(&mut self, chunk: js_sys::JsString) -> JsValue {
+        let mut chunk = match self.pending_high.take() {
+            Some(high) => high.concat(&chunk),
+            None => chunk,
+        };
+        let len = chunk.length();
+        if len > 0 && (0xD800..0xDC00).contains(&(chunk.char_code_at(len - 1) as u32)) {
+            self.pending_high = Some(chunk.slice(len - 1, len));
+            chunk = chunk.slice(0, len - 1);
+        }
+        let text = String::from(&chunk);
+        let events = self.parser.feed(&text);
+        events_to_js(events, Some((&text, &chunk)), &mut self.payloads).into()
     }
 
     /// Ends the stream and returns the last events (held text, a final marker).
@@ -55,7 +76,12 @@ impl MarkerStream {
     /// ```
     #[wasm_bindgen(unchecked_return_type = "MarkerEvent[]")]
     pub fn end(&mut self) -> JsValue {
-        serialize_events(self.0.end())
+        if let Some(high) = self.pending_high.take() {
+            // A lone high surrogate at the very end is not text; it becomes U+FFFD.
+            self.parser.feed(&String::from(high));
+        }
+        let events = self.parser.end();
+        events_to_js(events, None, &mut self.payloads).into()
     }
 
     /// Ends the stream and returns the whole parse; the stream cannot be used afterwards.
@@ -64,13 +90,70 @@ impl MarkerStream {
     /// const { message, suggestions, options, extracted } = stream.finish();
     /// ```
     #[wasm_bindgen(unchecked_return_type = "Parsed")]
-    pub fn finish(self) -> JsValue {
-        to_js(&self.0.finish())
+    pub fn finish(mut self) -> JsValue {
+        self.end();
+        let mut parsed = self.parser.finish();
+        parsed.payloads.clear(); // already converted, in order, as their events were emitted
+        let object = to_js(&parsed);
+        let payloads: js_sys::Array = self.payloads.iter().collect();
+        // Setting a property on a plain object just created cannot fail.
+        let _ = js_sys::Reflect::set(&object, &JsValue::from_str("payloads"), &payloads);
+        object
     }
 }
 
-fn serialize_events(events: std::vec::Drain<'_, stepwise_core::markers::Event>) -> JsValue {
-    serde_wasm_bindgen::Serializer::json_compatible()
-        .collect_seq(events)
-        .expect("events serialize to JS")
+/// Builds events in one call each: far cheaper than creating the objects field by field across
+/// the boundary, which dominates the cost of small deltas and large payloads.
+#[wasm_bindgen(
+    inline_js = "export function textEvent(text) { return { type: 'text', text }; }
+export function oneEvent(event) { return [event]; }
+export function payloadValue(type, json) { return { type, data: JSON.parse(json) }; }
+export function payloadEvent(value) { return { type: 'marker', kind: 'payload', value }; }"
+)]
+extern "C" {
+    #[wasm_bindgen(js_name = textEvent)]
+    fn text_event(text: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = oneEvent)]
+    fn one_event(event: &JsValue) -> js_sys::Array;
+    #[wasm_bindgen(js_name = payloadValue)]
+    fn payload_value(payload_type: &str, json: &str) -> JsValue;
+    #[wasm_bindgen(js_name = payloadEvent)]
+    fn payload_event(value: &JsValue) -> JsValue;
+}
+
+/// The events as a JS array. A text event whose text is exactly the chunk just fed (the
+/// common case for small deltas) reuses the caller's string instead of copying it back. A
+/// payload, already validated by the core's JSON parser, is handed to the engine's
+/// `JSON.parse`, which builds a large object many times faster than field-by-field
+/// conversion; its JS value is kept in `payloads` for `finish`.
+fn events_to_js(
+    events: std::vec::Drain<'_, Event>,
+    fed: Option<(&str, &js_sys::JsString)>,
+    payloads: &mut Vec<JsValue>,
+) -> js_sys::Array {
+    let mut convert = |event: Event| match event {
+        Event::Text { text } => match fed {
+            Some((rust, js)) if rust == text => text_event(js),
+            _ => text_event(&JsValue::from_str(&text)),
+        },
+        Event::Marker(Marker::Payload(payload)) => {
+            let json = serde_json::to_string(&payload.data).expect("a JSON value serializes");
+            let value = payload_value(&payload.payload_type, &json);
+            payloads.push(value.clone());
+            payload_event(&value)
+        }
+        other => to_js(&other),
+    };
+    let mut events = events;
+    match (events.next(), events.len()) {
+        (None, _) => js_sys::Array::new(),
+        (Some(first), 0) => one_event(&convert(first)),
+        (Some(first), _) => {
+            let array = js_sys::Array::of1(&convert(first));
+            for event in events {
+                array.push(&convert(event));
+            }
+            array
+        }
+    }
 }

@@ -1,0 +1,101 @@
+// The wasm package through its JS API: chunk invariance under arbitrary splits (UTF-16 code
+// units, surrogate pairs included), coded errors, and the shapes of validate/apply results.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Workflow, MarkerStream, repoFile } from "./load.mjs";
+
+const markerCases = JSON.parse(repoFile("vectors/markers.json")).cases;
+const texts = [
+  ...markerCases.map((c) => ({ name: c.name, text: c.text, payloads: c.payload_markers })),
+  { name: "reply-2k fixture", text: repoFile("fixtures/reply-2k.txt") },
+  { name: "schema-64k fixture", text: repoFile("fixtures/schema-64k.txt"), payloads: ["SCHEMA_PROPOSAL"] },
+  { name: "emoji at every split", text: "😀😀 SUGGESTIONS: 😀, é\nOPTIONS: 日本|😀\n😀" },
+];
+
+/** A small deterministic PRNG (mulberry32), so failures replay. */
+function prng(seed) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Parses `chunks`; returns events with adjacent text merged, and the final parse. */
+function parse(chunks, payloads) {
+  const stream = new MarkerStream(payloads);
+  const events = [];
+  const push = (event) => {
+    const last = events.at(-1);
+    if (event.type === "text" && last?.type === "text") last.text += event.text;
+    else events.push(event);
+  };
+  for (const chunk of chunks) stream.feed(chunk).forEach(push);
+  stream.end().forEach(push);
+  return { events, parsed: stream.finish() };
+}
+
+/** Splits at random UTF-16 offsets: surrogate pairs may be cut, as a careless caller would. */
+function randomSplit(text, random, maxChunk) {
+  const chunks = [];
+  for (let at = 0; at < text.length; ) {
+    const size = 1 + Math.floor(random() * maxChunk);
+    chunks.push(text.slice(at, at + size));
+    at += size;
+  }
+  return chunks;
+}
+
+test("random splits through the JS API give the same events and parse", () => {
+  const random = prng(20261122);
+  for (const { name, text, payloads } of texts) {
+    const whole = parse([text], payloads);
+    const rounds = text.length > 10000 ? 5 : 60;
+    for (let round = 0; round < rounds; round++) {
+      const chunks = randomSplit(text, random, round % 2 ? 4 : 64);
+      assert.deepEqual(parse(chunks, payloads), whole, `${name}, round ${round}`);
+    }
+    assert.deepEqual(parse([...text], payloads), whole, `${name}, one code point at a time`);
+  }
+});
+
+test("a surrogate pair split across chunks is reassembled", () => {
+  const [high, low] = ["😀"[0], "😀"[1]];
+  const { parsed } = parse(["Hi ", high, low + " there"]);
+  assert.equal(parsed.message, "Hi 😀 there");
+});
+
+test("errors are real Error objects carrying a code", () => {
+  assert.throws(() => Workflow.builtin("nope"), (e) => e instanceof Error && e.code === "unknown_workflow");
+  assert.throws(() => new Workflow({ id: "x", title: "X", steps: [] }), (e) => e instanceof Error && e.code === "invalid_spec");
+  assert.throws(() => new MarkerStream(["bad name"]), (e) => e instanceof Error && e.code === "invalid_marker_name");
+  const workflow = Workflow.builtin("research_stream");
+  assert.throws(
+    () => workflow.applyAction({ current_step: "purpose", config: {} }, { type: "skip_step", target_field: "purpose" }),
+    (e) => e instanceof Error && e.code === "step_required" && /required/.test(e.message),
+  );
+});
+
+test("validateAction answers ok or a coded error without throwing", () => {
+  const workflow = Workflow.builtin("research_stream");
+  const state = { current_step: "focus_areas", config: {}, skipped: [] };
+  assert.deepEqual(workflow.validateAction(state, { type: "text_input" }), { ok: true });
+  const empty = workflow.validateAction(state, { type: "options_selected", target_field: "focus_areas", selected_values: [] });
+  assert.equal(empty.ok, false);
+  assert.equal(empty.error.code, "selection_required");
+  assert.equal(empty.error.message, "At least one selection required for `focus_areas`");
+  assert.equal(workflow.validateAction(null, { type: "confirm" }).error.code, "invalid_input");
+});
+
+test("applyAction returns the new state and steps() lists the workflow", () => {
+  const workflow = Workflow.builtin("research_stream");
+  const next = workflow.applyAction(
+    { current_step: "stream_type", config: { purpose: "P", business_goals: ["G"] } },
+    { type: "option_selected", target_field: "stream_type", selected_value: "Clinical" },
+  );
+  assert.deepEqual(next, { current_step: "focus_areas", config: { purpose: "P", business_goals: ["G"], stream_type: "clinical" }, skipped: [] });
+  assert.deepEqual(workflow.steps().map((s) => s.id), ["purpose", "business_goals", "stream_type", "focus_areas", "competitors", "keywords", "review"]);
+  assert.equal(workflow.inferStep(next.config, []), "focus_areas");
+  assert.equal(workflow.inferStep(next.config), "focus_areas");
+});

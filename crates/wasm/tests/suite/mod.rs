@@ -1,0 +1,230 @@
+//! The wasm test suite, shared by the node and the browser runs: it replays the shared JSON
+//! vectors of `tests/vectors/` through the exported API, as a browser calls it.
+
+use serde_json::{Value, json};
+use stepwise_wasm::{MarkerStream, Workflow};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_test::wasm_bindgen_test;
+
+const MARKERS: &str = include_str!("../../../../tests/vectors/markers.json");
+const GUIDED: &str = include_str!("../../../../tests/vectors/guided_workflow.json");
+const INFER: &str = include_str!("../../../../tests/vectors/infer_step.json");
+const SPECS: &str = include_str!("../../../../tests/vectors/workflow_specs.json");
+
+fn cases(file: &str) -> Vec<Value> {
+    let value: Value = serde_json::from_str(file).expect("vector file is JSON");
+    value["cases"].as_array().expect("a cases array").clone()
+}
+
+fn js(value: &Value) -> JsValue {
+    use serde::Serialize;
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .unwrap()
+}
+
+fn rust(value: JsValue) -> Value {
+    serde_wasm_bindgen::from_value(value).unwrap()
+}
+
+/// The `code` property of a thrown error, which must be a real `Error`.
+fn error_code(error: JsValue) -> (String, String) {
+    let error: js_sys::Error = error.dyn_into().expect("thrown value is an Error");
+    let code = js_sys::Reflect::get(&error, &"code".into())
+        .unwrap()
+        .as_string()
+        .expect("Error has a string code");
+    (code, error.message().into())
+}
+
+fn chunkings(text: &str) -> Vec<Vec<&str>> {
+    let chars: Vec<&str> = text
+        .char_indices()
+        .map(|(i, c)| &text[i..i + c.len_utf8()])
+        .collect();
+    let mut out = vec![vec![text], chars];
+    for size in [3usize, 16] {
+        let mut chunks = Vec::new();
+        let mut start = 0;
+        while start < text.len() {
+            let mut end = (start + size).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            chunks.push(&text[start..end]);
+            start = end;
+        }
+        out.push(chunks);
+    }
+    out
+}
+
+fn with_defaults(defaults: Value, expect: &Value) -> Value {
+    let mut merged = defaults;
+    for (key, value) in expect.as_object().unwrap() {
+        merged[key] = value.clone();
+    }
+    merged
+}
+
+#[wasm_bindgen_test]
+fn marker_vectors_parse_in_wasm_as_natively_at_every_chunking() {
+    let defaults = json!({"message": "", "suggestions": [], "options": [], "extracted": [], "proposed_message": null,
+        "target_field": null, "suggested_values": [], "suggested_actions": [], "payloads": [], "diagnostics": []});
+    for case in cases(MARKERS) {
+        let name = case["name"].as_str().unwrap();
+        let text = case["text"].as_str().unwrap();
+        let names: Option<Vec<String>> = case
+            .get("payload_markers")
+            .map(|v| serde_json::from_value(v.clone()).unwrap());
+        let expected = with_defaults(defaults.clone(), &case["expect"]);
+        for chunks in chunkings(text) {
+            let mut stream = MarkerStream::new(names.clone()).unwrap();
+            let mut display = String::new();
+            for chunk in &chunks {
+                for event in rust(stream.feed(js_sys::JsString::from(*chunk)))
+                    .as_array()
+                    .unwrap()
+                {
+                    if event["type"] == "text" {
+                        display.push_str(event["text"].as_str().unwrap());
+                    }
+                }
+            }
+            for event in rust(stream.end()).as_array().unwrap() {
+                if event["type"] == "text" {
+                    display.push_str(event["text"].as_str().unwrap());
+                }
+            }
+            let mut parsed = rust(stream.finish());
+            let codes: Vec<Value> = parsed["diagnostics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d["code"].clone())
+                .collect();
+            parsed["diagnostics"] = Value::Array(codes);
+            assert_eq!(parsed, expected, "{name} ({} chunks)", chunks.len());
+            if let Some(want) = case.get("display") {
+                assert_eq!(display, want.as_str().unwrap(), "{name}: display");
+            }
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn guided_workflow_vectors_validate_and_apply_actions_in_wasm() {
+    let workflow = Workflow::builtin("research_stream").unwrap();
+    for case in cases(GUIDED) {
+        let name = case["name"].as_str().unwrap();
+        let request = &case["request"];
+        let response = &case["expect"]["response"];
+        let skipped = request.get("skipped").cloned().unwrap_or(json!([]));
+        let step = match request.get("current_step") {
+            Some(step) => step.clone(),
+            None => Value::String(
+                workflow
+                    .infer_step(js(&request["current_config"]), js(&skipped), None)
+                    .unwrap(),
+            ),
+        };
+        let state =
+            json!({"current_step": step, "config": request["current_config"], "skipped": skipped});
+        let action = request
+            .get("user_action")
+            .cloned()
+            .unwrap_or(json!({"type": "text_input"}));
+        let validation = rust(workflow.validate_action(js(&state), js(&action)));
+        match response.get("error") {
+            Some(error) => {
+                assert_eq!(validation, json!({"ok": false, "error": error}), "{name}");
+                let (code, message) =
+                    error_code(workflow.apply_action(js(&state), js(&action)).unwrap_err());
+                assert_eq!(
+                    (code.as_str(), message.as_str()),
+                    (
+                        error["code"].as_str().unwrap(),
+                        error["message"].as_str().unwrap()
+                    ),
+                    "{name}"
+                );
+            }
+            None => {
+                assert_eq!(validation, json!({"ok": true}), "{name}");
+                let next = rust(workflow.apply_action(js(&state), js(&action)).unwrap());
+                match case["expect"].get("context_step") {
+                    // The model is called at the step the action led to.
+                    Some(context) => assert_eq!(&next["current_step"], context, "{name}"),
+                    // An inline edit answers at once: the state is the response's.
+                    None => {
+                        assert_eq!(next["current_step"], response["next_step"], "{name}");
+                        assert_eq!(next["config"], response["updated_config"], "{name}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn infer_step_vectors_give_the_same_step_in_wasm() {
+    let workflow = Workflow::builtin("research_stream").unwrap();
+    for case in cases(INFER) {
+        let step = workflow
+            .infer_step(
+                js(&case["config"]),
+                js(&case["skipped"]),
+                case["confirmed"].as_bool(),
+            )
+            .unwrap();
+        assert_eq!(step, case["expect"].as_str().unwrap(), "{}", case["name"]);
+    }
+}
+
+#[wasm_bindgen_test]
+fn workflow_spec_vectors_load_or_throw_coded_errors_in_wasm() {
+    for case in cases(SPECS) {
+        let name = case["name"].as_str().unwrap();
+        match (Workflow::new(js(&case["spec"])), case["error"].as_object()) {
+            (Ok(workflow), None) => {
+                assert_eq!(rust(workflow.to_json())["id"], case["spec"]["id"], "{name}")
+            }
+            (Err(error), Some(expected)) => {
+                let (code, message) = error_code(error);
+                assert_eq!(code, expected["code"].as_str().unwrap(), "{name}");
+                if let Some(want) = expected["message"].as_str() {
+                    assert_eq!(message, want, "{name}");
+                }
+            }
+            (Ok(_), Some(_)) => panic!("{name}: expected an error"),
+            (Err(error), None) => panic!("{name}: unexpected error {:?}", error_code(error)),
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn bad_inputs_throw_errors_with_codes() {
+    let workflow = Workflow::builtin("research_stream").unwrap();
+    assert_eq!(
+        error_code(Workflow::builtin("nope").err().unwrap()).0,
+        "unknown_workflow"
+    );
+    assert_eq!(
+        error_code(
+            workflow
+                .infer_step(JsValue::from(42), JsValue::UNDEFINED, None)
+                .unwrap_err()
+        )
+        .0,
+        "invalid_input"
+    );
+    let bad_action = json!({"type": "teleport"});
+    let validation =
+        rust(workflow.validate_action(js(&json!({"current_step": "purpose"})), js(&bad_action)));
+    assert_eq!(validation["ok"], false);
+    assert_eq!(validation["error"]["code"], "invalid_input");
+    assert_eq!(
+        error_code(MarkerStream::new(Some(vec!["lower".into()])).err().unwrap()).0,
+        "invalid_marker_name"
+    );
+}
