@@ -42,5 +42,6 @@
 pub mod markers;
 pub mod offline;
 pub mod protocol;
+pub mod sse;
 pub mod turn;
 pub mod workflow;

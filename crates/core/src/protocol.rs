@@ -182,7 +182,9 @@ impl StreamEvent {
         }
     }
 
-    /// The event as one SSE frame: `id`, `event` and a one-line JSON `data`.
+    /// The event as one SSE frame: `id`, `event`, and its JSON as `data`. A payload's JSON
+    /// text may span lines; each line becomes its own `data:` line, which an SSE client joins
+    /// back with `\n` (still the same JSON).
     ///
     /// ```
     /// use stepwise_core::protocol::StreamEvent;
@@ -190,8 +192,51 @@ impl StreamEvent {
     /// assert_eq!(frame, "id: 3\nevent: text_delta\ndata: {\"type\":\"text_delta\",\"text\":\"Hi\\n\"}\n\n");
     /// ```
     pub fn to_sse(&self, id: u64) -> String {
-        // serde_json escapes line breaks inside strings, so `data` is always one line.
         let data = serde_json::to_string(self).expect("stream events serialize");
-        format!("id: {id}\nevent: {}\ndata: {data}\n\n", self.name())
+        let mut frame = format!("id: {id}\nevent: {}\n", self.name());
+        // Line breaks can only be JSON whitespace here (serde_json escapes them in strings);
+        // SSE ends lines at CR, LF or CRLF, so each piece gets its own `data:` line.
+        for line in data.split(['\r', '\n']) {
+            frame.push_str("data: ");
+            frame.push_str(line);
+            frame.push('\n');
+        }
+        frame.push('\n');
+        frame
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::markers::MarkerParser;
+    use crate::markers::MarkerRegistry;
+
+    #[test]
+    fn a_multi_line_payload_is_framed_as_several_data_lines_that_rejoin_to_the_same_json() {
+        let mut registry = MarkerRegistry::new();
+        registry.register_payload("SCHEMA_PROPOSAL").unwrap();
+        let mut parser = MarkerParser::with_registry(registry);
+        parser.feed("SCHEMA_PROPOSAL: {\r\n \"a\": [1,\r 2],\n \"b\": \"x\\ny\"\n}\n");
+        let payloads = parser.finish().payloads;
+        let response = ChatResponse {
+            payloads,
+            ..ChatResponse::default()
+        };
+        let event = StreamEvent::Complete {
+            payload: Box::new(response),
+        };
+        let frame = event.to_sse(7);
+        let data: Vec<&str> = frame
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .collect();
+        assert!(data.len() > 1);
+        assert!(frame.ends_with("\n\n") && !frame[..frame.len() - 2].contains("\n\n"));
+        let rejoined: serde_json::Value = serde_json::from_str(&data.join("\n")).unwrap();
+        assert_eq!(
+            rejoined["payload"]["payloads"][0]["data"],
+            serde_json::json!({"a": [1, 2], "b": "x\ny"})
+        );
     }
 }

@@ -29,11 +29,9 @@ pub(crate) fn read_js<T: DeserializeOwned>(value: JsValue) -> Result<T, String> 
     serde_json::from_value(value).map_err(|e| e.to_string())
 }
 
-/// Writes a core value as plain JS data (objects, not Maps; `None` as `null`). Like `read_js`,
-/// it goes through `serde_json::Value`, so serde-wasm-bindgen is instantiated for one type.
+/// Writes a core value as plain JS data (objects, not Maps; `None` as `null`).
 pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
-    let value = serde_json::to_value(value).expect("core types serialize to JSON values");
     value
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .expect("JSON values serialize to JS")
+        .expect("core types serialize to JS")
 }

@@ -123,9 +123,9 @@ extern "C" {
 
 /// The events as a JS array. A text event whose text is exactly the chunk just fed (the
 /// common case for small deltas) reuses the caller's string instead of copying it back. A
-/// payload, already validated by the core's JSON parser, is handed to the engine's
-/// `JSON.parse`, which builds a large object many times faster than field-by-field
-/// conversion; its JS value is kept in `payloads` for `finish`.
+/// payload's JSON text, already validated by the core, is handed to the engine's `JSON.parse`,
+/// which builds a large object many times faster than field-by-field conversion; its JS value
+/// is kept in `payloads` for `finish`.
 fn events_to_js(
     events: std::vec::Drain<'_, Event>,
     fed: Option<(&str, &js_sys::JsString)>,
@@ -137,8 +137,7 @@ fn events_to_js(
             _ => text_event(&JsValue::from_str(&text)),
         },
         Event::Marker(Marker::Payload(payload)) => {
-            let json = serde_json::to_string(&payload.data).expect("a JSON value serializes");
-            let value = payload_value(&payload.payload_type, &json);
+            let value = payload_value(&payload.payload_type, payload.data.get());
             payloads.push(value.clone());
             payload_event(&value)
         }

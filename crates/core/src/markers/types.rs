@@ -1,7 +1,7 @@
 //! Data produced by the marker parser: streaming events, markers, diagnostics and the whole parse.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::MAX_LIST_ITEMS;
 
@@ -85,13 +85,22 @@ pub struct SuggestedAction {
 }
 
 /// A registered payload: its type (the marker name in snake_case) and its JSON body.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// The body is kept as validated JSON text: it is checked once while streaming and never
+/// rebuilt, so a large payload costs one pass. Read it with `serde_json::from_str(data.get())`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Payload {
     /// Payload type, e.g. `schema_proposal` for `SCHEMA_PROPOSAL:`.
     #[serde(rename = "type")]
     pub payload_type: String,
-    /// The parsed JSON body.
-    pub data: Value,
+    /// The JSON body, validated, exactly as the model wrote it.
+    pub data: Box<RawValue>,
+}
+
+impl PartialEq for Payload {
+    fn eq(&self, other: &Self) -> bool {
+        self.payload_type == other.payload_type && self.data.get() == other.data.get()
+    }
 }
 
 /// Something malformed in the stream, dropped with a reason.

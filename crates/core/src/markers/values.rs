@@ -2,6 +2,7 @@
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::registry::{MarkerId, MarkerRegistry};
 use super::{DiagnosticCode, ExtractedField, Marker, Payload};
@@ -77,19 +78,14 @@ pub(crate) fn json_marker(id: MarkerId, body: &str, registry: &MarkerRegistry) -
         )
         .map(|v| (Marker::SuggestedActions(v), None)),
         MarkerId::Payload(index) => {
-            let data: Value = serde_json::from_str(body).map_err(|e| {
+            let data = RawValue::from_string(body.to_owned()).map_err(|e| {
                 (
                     DiagnosticCode::MalformedJson,
                     format!("payload is not valid JSON: {e}"),
                 )
             })?;
-            Ok((
-                Marker::Payload(Payload {
-                    payload_type: registry.payload_type(index),
-                    data,
-                }),
-                None,
-            ))
+            let payload_type = registry.payload_type(index);
+            Ok((Marker::Payload(Payload { payload_type, data }), None))
         }
         _ => unreachable!("line markers are completed by line_marker"),
     }
