@@ -39,6 +39,7 @@
 //! assert_eq!(response.message, "Got it.\nWhich business goals matter?");
 //! ```
 
+pub mod llm;
 pub mod markers;
 pub mod offline;
 pub mod protocol;

@@ -1,0 +1,192 @@
+//! Decoders of streamed model answers: provider bytes in; text deltas, the end, or a
+//! normalized error out. Byte-split invariant: SSE lines (and, for the offline provider, UTF-8
+//! characters) are only decoded once complete.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{ErrorCode, ProviderError, ProviderKind};
+use crate::sse::{SseDecoder, SseEvent};
+
+/// What a stream produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StreamItem {
+    /// Generated text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// The answer is complete.
+    Finished {
+        /// The provider's stop reason (`stop`, `end_turn`, `STOP`, `max_tokens`...).
+        reason: Option<String>,
+    },
+    /// The stream failed; nothing more follows.
+    Failed(ProviderError),
+}
+
+/// Incremental decoder of one provider answer.
+///
+/// ```
+/// use stepwise_core::llm::{ProviderKind, StreamDecoder, StreamItem};
+/// let mut decoder = StreamDecoder::new(ProviderKind::OpenAi);
+/// let items = decoder.feed(b"data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"},\"finish_reason\":null}]}\n\ndata: [DONE]\n\n");
+/// assert_eq!(items, [StreamItem::Text { text: "Hi".into() }, StreamItem::Finished { reason: None }]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct StreamDecoder {
+    kind: ProviderKind,
+    sse: SseDecoder,
+    /// Bytes of an incomplete UTF-8 character (offline provider only).
+    partial_char: Vec<u8>,
+    finish_reason: Option<String>,
+    ended: bool,
+}
+
+impl StreamDecoder {
+    /// A decoder for one answer of a provider of this kind.
+    pub fn new(kind: ProviderKind) -> Self {
+        StreamDecoder {
+            kind,
+            sse: SseDecoder::new(),
+            partial_char: Vec::new(),
+            finish_reason: None,
+            ended: false,
+        }
+    }
+
+    /// Whether the answer ended (finished or failed): later bytes are ignored.
+    pub fn is_ended(&self) -> bool {
+        self.ended
+    }
+
+    /// Decodes the next bytes of the response body.
+    pub fn feed(&mut self, bytes: &[u8]) -> Vec<StreamItem> {
+        let mut items = Vec::new();
+        if self.ended {
+            return items;
+        }
+        if self.kind == ProviderKind::Offline {
+            self.feed_plain_text(bytes, &mut items);
+            return items;
+        }
+        for event in self.sse.feed(bytes) {
+            self.event(&event, &mut items);
+            if self.ended {
+                break;
+            }
+        }
+        items
+    }
+
+    /// Ends the body: the answer is finished if the provider said so (a stop reason counts,
+    /// for servers that omit their end event), otherwise it failed with `bad_stream`.
+    pub fn finish(&mut self) -> Vec<StreamItem> {
+        let mut items = Vec::new();
+        if self.ended {
+            return items;
+        }
+        self.sse.finish();
+        if self.kind == ProviderKind::Offline {
+            if !self.partial_char.is_empty() {
+                items.push(StreamItem::Text {
+                    text: String::from_utf8_lossy(&self.partial_char).into_owned(),
+                });
+                self.partial_char.clear();
+            }
+            self.end(&mut items, Ok(()));
+        } else if self.finish_reason.is_some() {
+            self.end(&mut items, Ok(()));
+        } else {
+            let error = ProviderError::new(
+                ErrorCode::BadStream,
+                "the stream ended before the answer was complete",
+            );
+            self.end(&mut items, Err(error));
+        }
+        items
+    }
+
+    fn event(&mut self, event: &SseEvent, items: &mut Vec<StreamItem>) {
+        let data = event.data.trim();
+        if self.kind == ProviderKind::OpenAi && data == "[DONE]" {
+            return self.end(items, Ok(()));
+        }
+        let Ok(value) = serde_json::from_str::<Value>(data) else {
+            let error = ProviderError::new(ErrorCode::BadStream, "a stream event is not JSON");
+            return self.end(items, Err(error));
+        };
+        if let Some(error) = value.get("error").filter(|e| e.is_object()) {
+            return self.end(items, Err(ProviderError::from_stream_error(error)));
+        }
+        match self.kind {
+            ProviderKind::OpenAi => {
+                let choice = &value["choices"][0];
+                push_text(items, choice["delta"]["content"].as_str());
+                self.note_reason(choice["finish_reason"].as_str());
+            }
+            ProviderKind::Anthropic => match value["type"].as_str().unwrap_or(&event.event) {
+                "content_block_delta" if value["delta"]["type"] == "text_delta" => {
+                    push_text(items, value["delta"]["text"].as_str());
+                }
+                "message_delta" => self.note_reason(value["delta"]["stop_reason"].as_str()),
+                "message_stop" => self.end(items, Ok(())),
+                _ => {} // message_start, content_block_start/stop, ping, and unknown events
+            },
+            ProviderKind::Gemini => {
+                if let Some(reason) = value["promptFeedback"]["blockReason"].as_str() {
+                    let error = ProviderError::new(
+                        ErrorCode::UpstreamError,
+                        format!("the prompt was blocked ({reason})"),
+                    );
+                    return self.end(items, Err(error));
+                }
+                let candidate = &value["candidates"][0];
+                if let Some(parts) = candidate["content"]["parts"].as_array() {
+                    let text: String = parts.iter().filter_map(|p| p["text"].as_str()).collect();
+                    push_text(items, Some(&text));
+                }
+                self.note_reason(candidate["finishReason"].as_str());
+            }
+            ProviderKind::Offline => unreachable!("offline answers are plain text"),
+        }
+    }
+
+    fn feed_plain_text(&mut self, bytes: &[u8], items: &mut Vec<StreamItem>) {
+        self.partial_char.extend_from_slice(bytes);
+        let valid = match std::str::from_utf8(&self.partial_char) {
+            Ok(_) => self.partial_char.len(),
+            // An incomplete character at the end waits for the next bytes; invalid bytes are replaced.
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => self.partial_char.len(),
+        };
+        let text = String::from_utf8_lossy(&self.partial_char[..valid]).into_owned();
+        self.partial_char.drain(..valid);
+        push_text(items, Some(&text));
+    }
+
+    fn note_reason(&mut self, reason: Option<&str>) {
+        if let Some(reason) = reason {
+            self.finish_reason = Some(reason.to_owned());
+        }
+    }
+
+    fn end(&mut self, items: &mut Vec<StreamItem>, outcome: Result<(), ProviderError>) {
+        self.ended = true;
+        items.push(match outcome {
+            Ok(()) => StreamItem::Finished {
+                reason: self.finish_reason.clone(),
+            },
+            Err(error) => StreamItem::Failed(error),
+        });
+    }
+}
+
+fn push_text(items: &mut Vec<StreamItem>, text: Option<&str>) {
+    if let Some(text) = text.filter(|t| !t.is_empty()) {
+        items.push(StreamItem::Text {
+            text: text.to_owned(),
+        });
+    }
+}

@@ -1,0 +1,113 @@
+//! Normalized provider errors: every upstream failure maps to one of five stable codes.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The stable code of an upstream failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The provider did not answer (or finish) in time.
+    Timeout,
+    /// The provider refused for rate or quota limits.
+    RateLimited,
+    /// The provider refused the credentials.
+    Auth,
+    /// The provider failed or is overloaded.
+    UpstreamError,
+    /// The stream was malformed or ended before completion.
+    BadStream,
+}
+
+impl ErrorCode {
+    /// The code as sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::Timeout => "timeout",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::Auth => "auth",
+            ErrorCode::UpstreamError => "upstream_error",
+            ErrorCode::BadStream => "bad_stream",
+        }
+    }
+}
+
+/// An upstream failure: a code and a message safe to show (it never contains request headers).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderError {
+    /// The normalized code.
+    pub code: ErrorCode,
+    /// What went wrong, from the provider's error body where it had one.
+    pub message: String,
+}
+
+/// Longest provider message kept, in characters.
+const MAX_MESSAGE_CHARS: usize = 300;
+
+impl ProviderError {
+    /// A new error.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        let message: String = message.into();
+        let message = if message.chars().count() > MAX_MESSAGE_CHARS {
+            message.chars().take(MAX_MESSAGE_CHARS).collect::<String>() + "…"
+        } else {
+            message
+        };
+        ProviderError { code, message }
+    }
+
+    /// The error for a non-success HTTP status and its body (any provider's error JSON, or text).
+    ///
+    /// ```
+    /// use stepwise_core::llm::{ErrorCode, ProviderError};
+    /// let e = ProviderError::from_status(429, r#"{"error":{"message":"Slow down","type":"rate_limit_error"}}"#);
+    /// assert_eq!((e.code, e.message.as_str()), (ErrorCode::RateLimited, "Slow down"));
+    /// ```
+    pub fn from_status(status: u16, body: &str) -> Self {
+        let json: Option<Value> = serde_json::from_str(body).ok();
+        let error = json.as_ref().map(|v| v.get("error").unwrap_or(v));
+        let message = error
+            .and_then(|e| e.get("message"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| format!("the provider answered HTTP {status}"));
+        let code = match status {
+            401 | 403 => ErrorCode::Auth,
+            429 => ErrorCode::RateLimited,
+            408 | 504 => ErrorCode::Timeout,
+            // Gemini answers an invalid key with 400 INVALID_ARGUMENT.
+            400 if message.contains("API key") => ErrorCode::Auth,
+            _ => ErrorCode::UpstreamError,
+        };
+        ProviderError::new(code, message)
+    }
+
+    /// The error for an error object that arrived inside a stream (`{"error": {...}}` or an
+    /// Anthropic `error` event).
+    pub(crate) fn from_stream_error(error: &Value) -> Self {
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("the provider reported an error");
+        let kind = error
+            .get("type")
+            .or_else(|| error.get("status"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let status = error.get("code").and_then(Value::as_u64).unwrap_or(0);
+        let code = match (kind, status) {
+            ("rate_limit_error" | "RESOURCE_EXHAUSTED", _) | (_, 429) => ErrorCode::RateLimited,
+            (
+                "authentication_error"
+                | "permission_error"
+                | "PERMISSION_DENIED"
+                | "UNAUTHENTICATED",
+                _,
+            )
+            | (_, 401 | 403) => ErrorCode::Auth,
+            ("DEADLINE_EXCEEDED", _) | (_, 408 | 504) => ErrorCode::Timeout,
+            _ => ErrorCode::UpstreamError,
+        };
+        ProviderError::new(code, message)
+    }
+}

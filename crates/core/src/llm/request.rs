@@ -1,0 +1,144 @@
+//! The HTTP request of a streamed model call, for each provider protocol.
+
+use serde_json::{Value, json};
+
+use super::{ProviderConfig, ProviderKind};
+use crate::protocol::{ChatMessage, Role};
+
+/// A model call: the system prompt and the conversation, oldest first, ending with the user.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelCall<'a> {
+    /// Instructions for the model.
+    pub system: &'a str,
+    /// The conversation.
+    pub messages: &'a [ChatMessage],
+    /// Most tokens to generate.
+    pub max_tokens: u32,
+}
+
+/// An HTTP request to perform: always a POST of a JSON body that asks for a streamed answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpRequest {
+    /// Full URL.
+    pub url: String,
+    /// Headers, the key's among them when one was given. Never log these.
+    pub headers: Vec<(String, String)>,
+    /// JSON body.
+    pub body: String,
+}
+
+/// Builds the streamed request for a provider; `None` for the offline provider, which needs no
+/// request. `api_key` goes into the protocol's auth header only.
+///
+/// ```
+/// use stepwise_core::llm::{build_request, ModelCall, ProviderConfig, ProviderKind};
+/// use stepwise_core::protocol::{ChatMessage, Role};
+/// let provider = ProviderConfig { name: "claude".into(), kind: ProviderKind::Anthropic,
+///     base_url: Some("http://127.0.0.1:9000/v1".into()), model: "m".into(), api_key_secret: None };
+/// let messages = [ChatMessage { role: Role::User, content: "Hi".into() }];
+/// let request = build_request(&provider, Some("k"), &ModelCall { system: "Be brief", messages: &messages, max_tokens: 512 }).unwrap();
+/// assert_eq!(request.url, "http://127.0.0.1:9000/v1/messages");
+/// assert!(request.headers.contains(&("x-api-key".into(), "k".into())));
+/// ```
+pub fn build_request(
+    provider: &ProviderConfig,
+    api_key: Option<&str>,
+    call: &ModelCall<'_>,
+) -> Option<HttpRequest> {
+    let base = |default: &str| {
+        provider
+            .base_url
+            .as_deref()
+            .unwrap_or(default)
+            .trim_end_matches('/')
+            .to_owned()
+    };
+    let mut headers = vec![
+        ("content-type".to_owned(), "application/json".to_owned()),
+        ("accept".to_owned(), "text/event-stream".to_owned()),
+    ];
+    let (url, body) = match provider.kind {
+        ProviderKind::Offline => return None,
+        ProviderKind::OpenAi => {
+            if let Some(key) = api_key {
+                headers.push(("authorization".into(), format!("Bearer {key}")));
+            }
+            let mut messages = vec![json!({"role": "system", "content": call.system})];
+            messages.extend(
+                call.messages
+                    .iter()
+                    .map(|m| json!({"role": role_name(m.role, "assistant"), "content": m.content})),
+            );
+            let body = json!({"model": provider.model, "stream": true, "max_tokens": call.max_tokens, "messages": messages});
+            (
+                format!("{}/chat/completions", base("https://api.openai.com/v1")),
+                body,
+            )
+        }
+        ProviderKind::Anthropic => {
+            if let Some(key) = api_key {
+                headers.push(("x-api-key".into(), key.to_owned()));
+            }
+            headers.push(("anthropic-version".into(), "2023-06-01".into()));
+            let messages: Vec<Value> = alternating(call.messages)
+                .into_iter()
+                .map(|(role, content)| json!({"role": role_name(role, "assistant"), "content": content}))
+                .collect();
+            let body = json!({"model": provider.model, "stream": true, "max_tokens": call.max_tokens, "system": call.system, "messages": messages});
+            (
+                format!("{}/messages", base("https://api.anthropic.com/v1")),
+                body,
+            )
+        }
+        ProviderKind::Gemini => {
+            if let Some(key) = api_key {
+                headers.push(("x-goog-api-key".into(), key.to_owned()));
+            }
+            let contents: Vec<Value> = alternating(call.messages)
+                .into_iter()
+                .map(|(role, content)| json!({"role": role_name(role, "model"), "parts": [{"text": content}]}))
+                .collect();
+            let body = json!({
+                "systemInstruction": {"parts": [{"text": call.system}]},
+                "contents": contents,
+                "generationConfig": {"maxOutputTokens": call.max_tokens},
+            });
+            let base = base("https://generativelanguage.googleapis.com/v1beta");
+            (
+                format!(
+                    "{base}/models/{}:streamGenerateContent?alt=sse",
+                    provider.model
+                ),
+                body,
+            )
+        }
+    };
+    Some(HttpRequest {
+        url,
+        headers,
+        body: body.to_string(),
+    })
+}
+
+fn role_name(role: Role, assistant: &'static str) -> &'static str {
+    match role {
+        Role::User => "user",
+        Role::Assistant => assistant,
+    }
+}
+
+/// The conversation as these APIs want it: starting with the user, roles alternating (leading
+/// assistant messages dropped, consecutive messages of one role joined).
+fn alternating(messages: &[ChatMessage]) -> Vec<(Role, String)> {
+    let mut out: Vec<(Role, String)> = Vec::with_capacity(messages.len());
+    for message in messages.iter().skip_while(|m| m.role == Role::Assistant) {
+        match out.last_mut() {
+            Some((role, content)) if *role == message.role => {
+                content.push_str("\n\n");
+                content.push_str(&message.content);
+            }
+            _ => out.push((message.role, message.content.clone())),
+        }
+    }
+    out
+}

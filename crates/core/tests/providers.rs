@@ -1,0 +1,272 @@
+//! Provider protocols: stream decoding replayed from `tests/vectors/provider_streams.json` at
+//! every byte split, error normalization, request bodies, and provider settings.
+
+mod common;
+
+use common::vectors;
+use serde_json::{Value, json};
+use stepwise_core::llm::{
+    ErrorCode, ModelCall, ProviderConfig, ProviderError, ProviderKind, ProviderSettings,
+    StreamDecoder, StreamItem, build_request,
+};
+use stepwise_core::protocol::{ChatMessage, Role};
+
+fn kind(name: &str) -> ProviderKind {
+    serde_json::from_value(Value::String(name.into())).unwrap()
+}
+
+/// Decodes the chunks and merges adjacent text items (the only chunking-dependent part).
+fn decode(kind: ProviderKind, chunks: &[&[u8]]) -> Vec<StreamItem> {
+    let mut decoder = StreamDecoder::new(kind);
+    let mut items: Vec<StreamItem> = Vec::new();
+    let all = chunks
+        .iter()
+        .flat_map(|c| decoder.feed(c))
+        .collect::<Vec<_>>();
+    for item in all.into_iter().chain(decoder.finish()) {
+        match (items.last_mut(), item) {
+            (Some(StreamItem::Text { text: last }), StreamItem::Text { text }) => {
+                last.push_str(&text)
+            }
+            (_, item) => items.push(item),
+        }
+    }
+    items
+}
+
+#[test]
+fn provider_streams_decode_identically_at_every_byte_split() {
+    let file = vectors("provider_streams.json");
+    for case in file["cases"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let kind = kind(case["provider"].as_str().unwrap());
+        let stream = case["stream"].as_str().unwrap().as_bytes();
+        let expected: Vec<StreamItem> = serde_json::from_value(case["expect"].clone()).unwrap();
+        assert_eq!(decode(kind, &[stream]), expected, "{name}");
+        for cut in 0..=stream.len() {
+            assert_eq!(
+                decode(kind, &[&stream[..cut], &stream[cut..]]),
+                expected,
+                "{name}: cut at {cut}"
+            );
+        }
+        let bytes: Vec<&[u8]> = stream.chunks(1).collect();
+        assert_eq!(decode(kind, &bytes), expected, "{name}: byte by byte");
+    }
+}
+
+#[test]
+fn http_error_statuses_map_to_stable_codes() {
+    let file = vectors("provider_streams.json");
+    for case in file["statuses"].as_array().unwrap() {
+        let error = ProviderError::from_status(
+            case["status"].as_u64().unwrap() as u16,
+            case["body"].as_str().unwrap(),
+        );
+        assert_eq!(
+            serde_json::to_value(&error).unwrap(),
+            case["expect"],
+            "status {}",
+            case["status"]
+        );
+    }
+}
+
+#[test]
+fn nothing_is_decoded_after_the_end() {
+    let mut decoder = StreamDecoder::new(ProviderKind::OpenAi);
+    decoder.feed(b"data: [DONE]\n\n");
+    assert!(decoder.is_ended());
+    assert!(
+        decoder
+            .feed(b"data: {\"choices\":[{\"delta\":{\"content\":\"late\"}}]}\n\n")
+            .is_empty()
+    );
+    assert!(decoder.finish().is_empty());
+}
+
+fn call_messages() -> Vec<ChatMessage> {
+    vec![
+        ChatMessage {
+            role: Role::Assistant,
+            content: "Welcome!".into(),
+        },
+        ChatMessage {
+            role: Role::User,
+            content: "Hi".into(),
+        },
+        ChatMessage {
+            role: Role::User,
+            content: "Track rivals".into(),
+        },
+        ChatMessage {
+            role: Role::Assistant,
+            content: "Noted.".into(),
+        },
+        ChatMessage {
+            role: Role::User,
+            content: "Next".into(),
+        },
+    ]
+}
+
+fn provider(kind: ProviderKind) -> ProviderConfig {
+    ProviderConfig {
+        name: "p".into(),
+        kind,
+        base_url: Some("http://127.0.0.1:9/v1/".into()),
+        model: "m1".into(),
+        api_key_secret: None,
+    }
+}
+
+fn body(kind: ProviderKind, key: Option<&str>) -> (String, Vec<(String, String)>, Value) {
+    let messages = call_messages();
+    let call = ModelCall {
+        system: "SYS",
+        messages: &messages,
+        max_tokens: 256,
+    };
+    let request = build_request(&provider(kind), key, &call).unwrap();
+    (
+        request.url,
+        request.headers,
+        serde_json::from_str(&request.body).unwrap(),
+    )
+}
+
+#[test]
+fn openai_requests_put_the_system_prompt_first_and_keep_every_message() {
+    let (url, headers, body) = body(ProviderKind::OpenAi, Some("sk-test"));
+    assert_eq!(url, "http://127.0.0.1:9/v1/chat/completions");
+    assert!(headers.contains(&("authorization".into(), "Bearer sk-test".into())));
+    assert_eq!(body["stream"], true);
+    assert_eq!(
+        body["messages"][0],
+        json!({"role": "system", "content": "SYS"})
+    );
+    assert_eq!(body["messages"].as_array().unwrap().len(), 6);
+}
+
+#[test]
+fn anthropic_requests_alternate_roles_starting_with_the_user() {
+    let (url, headers, body) = body(ProviderKind::Anthropic, Some("ak"));
+    assert_eq!(url, "http://127.0.0.1:9/v1/messages");
+    assert!(headers.contains(&("x-api-key".into(), "ak".into())));
+    assert!(headers.contains(&("anthropic-version".into(), "2023-06-01".into())));
+    assert_eq!(body["system"], "SYS");
+    assert_eq!(body["max_tokens"], 256);
+    assert_eq!(
+        body["messages"],
+        json!([{"role": "user", "content": "Hi\n\nTrack rivals"}, {"role": "assistant", "content": "Noted."}, {"role": "user", "content": "Next"}])
+    );
+}
+
+#[test]
+fn gemini_requests_use_system_instruction_and_model_roles() {
+    let (url, headers, body) = body(ProviderKind::Gemini, Some("gk"));
+    assert_eq!(
+        url,
+        "http://127.0.0.1:9/v1/models/m1:streamGenerateContent?alt=sse"
+    );
+    assert!(headers.contains(&("x-goog-api-key".into(), "gk".into())));
+    assert_eq!(body["systemInstruction"]["parts"][0]["text"], "SYS");
+    assert_eq!(
+        body["contents"][1],
+        json!({"role": "model", "parts": [{"text": "Noted."}]})
+    );
+}
+
+#[test]
+fn without_a_key_no_auth_header_is_sent_and_offline_needs_no_request() {
+    let (_, headers, _) = body(ProviderKind::OpenAi, None);
+    assert!(headers.iter().all(|(name, _)| name != "authorization"));
+    let messages = call_messages();
+    let call = ModelCall {
+        system: "",
+        messages: &messages,
+        max_tokens: 1,
+    };
+    assert!(build_request(&provider(ProviderKind::Offline), None, &call).is_none());
+}
+
+#[test]
+fn settings_default_to_offline_and_accept_the_list_or_the_shorthand() {
+    let default = ProviderSettings::resolve(None, None, None, None).unwrap();
+    assert_eq!(default.chat_provider().kind, ProviderKind::Offline);
+
+    let list = r#"[{"name":"fast","kind":"openai","base_url":"http://127.0.0.1:1/v1","model":"a","api_key_secret":"FAST_KEY"},
+                   {"name":"claude","kind":"anthropic","model":"c","api_key_secret":"CLAUDE_KEY"},
+                   {"name":"offline-a","kind":"offline"}]"#;
+    let settings = ProviderSettings::resolve(Some(list), Some("claude"), None, None).unwrap();
+    assert_eq!(settings.chat, "claude");
+    assert_eq!(settings.providers.len(), 3);
+    assert_eq!(
+        ProviderSettings::resolve(Some(list), None, None, None)
+            .unwrap()
+            .chat,
+        "fast"
+    );
+
+    let shorthand =
+        ProviderSettings::resolve(Some(" "), Some("gemini"), None, Some("gemini-2.5-flash"))
+            .unwrap();
+    assert_eq!(shorthand.chat_provider().model, "gemini-2.5-flash");
+}
+
+#[test]
+fn invalid_settings_are_refused_with_a_reason() {
+    let cases = [
+        (
+            Some("not json"),
+            None,
+            "LLM_PROVIDERS is not a JSON array of providers",
+        ),
+        (Some("[]"), None, "the list is empty"),
+        (
+            Some(r#"[{"name":"A","kind":"openai","model":"m"}]"#),
+            None,
+            "the name must be",
+        ),
+        (
+            Some(r#"[{"name":"a","kind":"openai"}]"#),
+            None,
+            "a model is required",
+        ),
+        (
+            Some(r#"[{"name":"a","kind":"openai","model":"m","base_url":"ftp://x"}]"#),
+            None,
+            "base_url must be",
+        ),
+        (
+            Some(r#"[{"name":"a","kind":"offline"},{"name":"a","kind":"offline"}]"#),
+            None,
+            "used twice",
+        ),
+        (
+            Some(r#"[{"name":"a","kind":"offline"}]"#),
+            Some("b"),
+            "LLM_PROVIDER `b` is not a configured provider",
+        ),
+        (
+            None,
+            Some("mistral"),
+            "LLM_PROVIDER `mistral` is not a configured provider",
+        ),
+        (None, Some("openai"), "a model is required"),
+    ];
+    for (list, chosen, expected) in cases {
+        let error = ProviderSettings::resolve(list, chosen, None, None).unwrap_err();
+        assert!(
+            error.to_string().contains(expected),
+            "{list:?} {chosen:?}: {error}"
+        );
+        assert_eq!(error.code(), "invalid_provider_settings");
+    }
+}
+
+#[test]
+fn long_provider_messages_are_cut() {
+    let error = ProviderError::new(ErrorCode::UpstreamError, "x".repeat(1000));
+    assert!(error.message.chars().count() <= 301);
+}
