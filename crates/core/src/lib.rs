@@ -43,6 +43,7 @@ pub mod llm;
 pub mod markers;
 pub mod offline;
 pub mod protocol;
+pub mod research;
 pub mod sse;
 pub mod turn;
 pub mod workflow;

@@ -1,0 +1,263 @@
+//! Research job data: statuses, per-provider results, effects, events and errors.
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// Retries of failed providers allowed after a partial failure.
+pub const MAX_RETRIES: u32 = 2;
+
+/// Where a research job stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResearchStatus {
+    /// Created, not started.
+    Draft,
+    /// Provider calls are running.
+    Processing,
+    /// The synthesis call is running.
+    Synthesizing,
+    /// Some providers failed; the user decides (proceed, retry, cancel).
+    AwaitingConfirmation,
+    /// Failed providers are being called again.
+    Retrying,
+    /// Done, with or without a synthesis.
+    Completed,
+    /// Done with an error (see `error`).
+    Failed,
+}
+
+/// Where one provider's call stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LlmStatus {
+    /// Sent, not started.
+    Pending,
+    /// The provider is being called.
+    Processing,
+    /// The provider answered.
+    Completed,
+    /// The call failed.
+    Failed,
+}
+
+/// One provider's result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LlmResult {
+    /// Provider name (from `LLM_PROVIDERS`).
+    pub provider: String,
+    /// Its state.
+    pub status: LlmStatus,
+    /// The current attempt, from 1; results of other attempts are ignored.
+    pub attempt: u32,
+    /// When the current attempt was sent (ms since the epoch).
+    pub dispatched_at: u64,
+    /// The report, when completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    /// The error code and message, when failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<crate::protocol::ErrorBody>,
+    /// When the attempt ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<u64>,
+}
+
+/// A report the user supplied as extra context for the synthesis.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExternalReport {
+    /// Its title.
+    pub title: String,
+    /// Its text.
+    pub content: String,
+}
+
+/// What a partial failure left behind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartialFailure {
+    /// Providers whose calls failed.
+    pub failed_providers: Vec<String>,
+    /// When it was detected.
+    pub detected_at: u64,
+    /// Retries already made.
+    pub retry_count: u32,
+}
+
+/// Where the shareable report lives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShareInfo {
+    /// The share id.
+    pub share_id: String,
+    /// The public URL.
+    pub url: String,
+}
+
+/// A research job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Research {
+    /// Job id.
+    pub id: String,
+    /// Title (generated from the prompt).
+    pub title: String,
+    /// The research prompt.
+    pub prompt: String,
+    /// Providers to ask.
+    pub selected_llms: Vec<String>,
+    /// Provider that writes the synthesis.
+    pub synthesis_llm: String,
+    /// Extra context reports.
+    #[serde(default)]
+    pub external_reports: Vec<ExternalReport>,
+    /// The job's state.
+    pub status: ResearchStatus,
+    /// Creation time.
+    pub created_at: u64,
+    /// Start time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<u64>,
+    /// Completion (or failure) time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<u64>,
+    /// One result per selected provider.
+    #[serde(default)]
+    pub llm_results: Vec<LlmResult>,
+    /// Set while (and after) some providers failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial_failure: Option<PartialFailure>,
+    /// Retries of failed providers made so far.
+    #[serde(default)]
+    pub retry_count: u32,
+    /// The synthesis, when one was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synthesized_result: Option<String>,
+    /// Why the last synthesis failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synthesis_error: Option<String>,
+    /// The current synthesis attempt (0 before any).
+    #[serde(default)]
+    pub synthesis_attempt: u32,
+    /// When the current synthesis attempt was sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synthesis_dispatched_at: Option<u64>,
+    /// Why the job failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The shareable report, once published.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share_info: Option<ShareInfo>,
+}
+
+/// The user's answer to a partial failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfirmAction {
+    /// Synthesize with the successful results only.
+    Proceed,
+    /// Call the failed providers again.
+    Retry,
+    /// Give up.
+    Cancel,
+}
+
+/// How one provider (or synthesis) call ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum ProviderOutcome {
+    /// The text it produced.
+    Completed {
+        /// The text.
+        text: String,
+    },
+    /// Why it failed.
+    Failed {
+        /// Stable code (`timeout`, `rate_limited`, `auth`, `upstream_error`, `bad_stream`).
+        code: String,
+        /// Human message.
+        message: String,
+    },
+}
+
+/// A lifecycle event, for the events stream and the `research-events` queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ResearchEvent {
+    /// The job's status changed.
+    StatusChanged {
+        /// Job id.
+        research_id: String,
+        /// New status.
+        status: ResearchStatus,
+        /// When.
+        at: u64,
+    },
+    /// A provider's call changed state.
+    ProviderChanged {
+        /// Job id.
+        research_id: String,
+        /// Provider name.
+        provider: String,
+        /// New state.
+        status: LlmStatus,
+        /// Attempt number.
+        attempt: u32,
+        /// When.
+        at: u64,
+    },
+}
+
+/// Something the driver must do after a transition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "effect", rename_all = "snake_case")]
+pub enum Effect {
+    /// Call a provider (one queue message per provider and attempt).
+    CallProvider {
+        /// Provider name.
+        provider: String,
+        /// Attempt number (the idempotency key with the job id and provider).
+        attempt: u32,
+    },
+    /// Call the synthesis provider.
+    RunSynthesis {
+        /// Synthesis attempt number.
+        attempt: u32,
+    },
+    /// Publish a lifecycle event.
+    Emit(ResearchEvent),
+    /// The job completed: publish the share page and notify.
+    Publish,
+}
+
+/// Why a research request was refused. Nothing changes on refusal.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum ResearchError {
+    /// The action is not possible in the job's status.
+    #[error("cannot {action} a research job that is {status:?}")]
+    Conflict {
+        /// What was attempted.
+        action: &'static str,
+        /// The job's status.
+        status: ResearchStatus,
+    },
+    /// No provider was selected.
+    #[error("select at least one provider")]
+    NoProvidersSelected,
+    /// A selected provider is not configured.
+    #[error("provider `{0}` is not configured")]
+    ProviderNotConfigured(String),
+    /// The draft is invalid (empty prompt, too long, ...).
+    #[error("invalid research draft: {0}")]
+    InvalidDraft(String),
+}
+
+impl ResearchError {
+    /// Stable machine code (`conflict` answers HTTP 409; the others 422).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ResearchError::Conflict { .. } => "conflict",
+            ResearchError::NoProvidersSelected => "no_providers_selected",
+            ResearchError::ProviderNotConfigured(_) => "provider_not_configured",
+            ResearchError::InvalidDraft(_) => "invalid_draft",
+        }
+    }
+}
