@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-#! Sets up everything (idempotent) and runs Stepwise. This is the README's run command.
-#! Until the Worker exists (issue 4) it runs the guided workflow in the terminal with the
-#! offline provider: real turns through the core, no network, no API key.
+#! Sets up everything (idempotent), builds the Worker and runs Stepwise locally: `wrangler dev`
+#! on http://127.0.0.1:8787 (PORT to change it) with local KV under .wrangler/state and, unless
+#! .dev.vars configures a provider, the built-in offline provider. This is the README's run command.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-scripts/setup.sh core >&2
-exec cargo run --quiet --locked -p stepwise-core --example guided_cli
+. scripts/versions.sh
+scripts/setup.sh worker >&2
+export PATH="$NODE_DIR/bin:$PATH" WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
+unset CLOUDFLARE_API_TOKEN CLOUDFLARE_ACCOUNT_ID
+exec npx --no-install wrangler dev --local --ip 127.0.0.1 --port "${PORT:-8787}" --persist-to .wrangler/state

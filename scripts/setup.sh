@@ -55,14 +55,16 @@ setup_npm() {
   local stamp="$root/node_modules/.stepwise-lock" want
   want="$(sha256sum "$root/package-lock.json" | cut -d' ' -f1)"
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    log "installing npm dev dependencies (npm ci)"
-    (cd "$root" && PATH="$NODE_DIR/bin:$PATH" npm ci --silent --no-audit --no-fund >/dev/null)
+    log "installing npm dev dependencies (pinned by package-lock.json)"
+    # `npm ci` is not usable: this registry mirror lists workerd's other-platform optional
+    # packages without versions, which `npm ci` rejects; `npm install` follows the same lock.
+    (cd "$root" && PATH="$NODE_DIR/bin:$PATH" npm install --silent --no-audit --no-fund >/dev/null)
     echo "$want" >"$stamp"
   fi
 }
 
 setup_worker_build() {
-  if [ "$("$WORKER_BUILD_DIR/bin/worker-build" --version 2>/dev/null | awk '{print $2}')" != "$WORKER_BUILD_VERSION" ]; then
+  if [ "$("$WORKER_BUILD_DIR/bin/worker-build" --version 2>/dev/null | awk '{print $NF}')" != "$WORKER_BUILD_VERSION" ]; then
     log "installing worker-build $WORKER_BUILD_VERSION (several minutes, once)"
     cargo install --quiet --root "$WORKER_BUILD_DIR" worker-build --version "$WORKER_BUILD_VERSION"
   fi
@@ -82,9 +84,9 @@ for t in "${targets[@]}"; do
     core) setup_core ;;
     wasm) setup_core; setup_wasm_bindgen; setup_node; setup_binaryen; setup_npm ;;
     browser) setup_chromium ;;
-    worker) setup_core; setup_node; setup_worker_build; setup_binaryen ;;
+    worker) setup_core; setup_wasm_bindgen; setup_node; setup_worker_build; setup_binaryen; setup_npm ;;
     fuzz) setup_fuzz ;;
-    all) setup_core; setup_wasm_bindgen; setup_node; setup_binaryen; setup_npm; setup_chromium ;;
+    all) setup_core; setup_wasm_bindgen; setup_node; setup_binaryen; setup_npm; setup_worker_build; setup_chromium ;;
     *) log "unknown target: $t"; exit 2 ;;
   esac
 done

@@ -36,6 +36,9 @@ pub struct ChatRequest {
     /// The workflow id (default `research_stream`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow: Option<String>,
+    /// A configured provider's name to answer this turn (default: the server's `LLM_PROVIDER`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
     /// What the user typed or the label of what they clicked.
     #[serde(default)]
     pub message: String,
@@ -115,6 +118,9 @@ pub struct ChatResponse {
     /// The conversation id, set by the server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_id: Option<String>,
+    /// The conversation's access token, sent once, on its first turn (`X-Conversation-Token`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_token: Option<String>,
 }
 
 /// Server-Sent Events of a streamed turn (chat-architecture.md §5).

@@ -137,19 +137,20 @@ fn research_vectors_follow_every_table_row_of_the_spec() {
                 "{name}: effects"
             );
         }
+        let result = |provider: &str| {
+            job.llm_results
+                .iter()
+                .find(|r| r.provider == provider)
+                .unwrap()
+        };
         for (provider, status) in expect
             .get("llm")
             .and_then(Value::as_object)
             .into_iter()
             .flatten()
         {
-            let result = job
-                .llm_results
-                .iter()
-                .find(|r| r.provider == *provider)
-                .unwrap();
             assert_eq!(
-                serde_json::to_value(result.status).unwrap(),
+                serde_json::to_value(result(provider).status).unwrap(),
                 *status,
                 "{name}: {provider}"
             );
@@ -160,15 +161,10 @@ fn research_vectors_follow_every_table_row_of_the_spec() {
             .into_iter()
             .flatten()
         {
-            let result = job
-                .llm_results
-                .iter()
-                .find(|r| r.provider == *provider)
-                .unwrap();
-            assert_eq!(result.status, LlmStatus::Failed, "{name}: {provider}");
+            let error = result(provider).error.as_ref().map(|e| e.code.as_str());
             assert_eq!(
-                result.error.as_ref().map(|e| e.code.as_str()),
-                code.as_str(),
+                (result(provider).status, error),
+                (LlmStatus::Failed, code.as_str()),
                 "{name}: {provider}"
             );
         }

@@ -118,6 +118,8 @@ export interface ChatMessage { role: "user" | "assistant"; content: string }
 export interface ChatRequest {
   conversation_id?: string;
   workflow?: string;
+  /** A configured provider's name; the server's default when absent. */
+  provider?: string;
   message: string;
   current_step?: string;
   current_config: Config;
@@ -143,6 +145,8 @@ export interface ChatResponse {
   suggested_actions?: SuggestedAction[];
   payloads?: Payload[];
   conversation_id?: string;
+  /** Sent once, on the first turn: send it back as the `X-Conversation-Token` header. */
+  conversation_token?: string;
 }
 
 /** Server-Sent Events of a streamed chat turn. */

@@ -110,6 +110,7 @@ pub fn finish(spec: &WorkflowSpec, plan: &TurnPlan, parsed: Parsed) -> TurnOutco
         suggested_actions: parsed.suggested_actions,
         payloads: parsed.payloads,
         conversation_id: plan.conversation_id.clone(),
+        conversation_token: None,
     };
     TurnOutcome { response, notes }
 }

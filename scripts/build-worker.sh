@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+#! Builds the Worker (worker/build) offline with worker-build, pointing it at the pinned
+#! wasm-bindgen, wasm-opt (npm binaryen) and esbuild (npm) so it downloads nothing, then prints
+#! the bundle's raw and gzip sizes. wrangler.toml runs it as the build command.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$root/scripts/versions.sh"
+"$root/scripts/setup.sh" worker >&2
+export WASM_BINDGEN_BIN="$WASM_BINDGEN_DIR/bin/wasm-bindgen"
+export WASM_OPT_BIN="$BINARYEN_DIR/node_modules/.bin/wasm-opt"
+export ESBUILD_BIN="$root/node_modules/.bin/esbuild"
+export PATH="$NODE_DIR/bin:$PATH"
+cd "$root/worker"
+"$WORKER_BUILD_DIR/bin/worker-build" --release >&2
+size() { wc -c <"$1" | tr -d ' '; }
+gz() { gzip -9 -n -c "$1" | wc -c | tr -d ' '; }
+total_raw=0; total_gz=0
+for file in build/index.js build/*.wasm; do
+  [ -f "$file" ] || continue
+  printf '  %-28s %8d B raw %8d B gzip\n' "$file" "$(size "$file")" "$(gz "$file")" >&2
+  total_raw=$((total_raw + $(size "$file"))); total_gz=$((total_gz + $(gz "$file")))
+done
+printf '  Worker bundle total %d B raw, %d B gzip (budget 358400 B gzip)\n' "$total_raw" "$total_gz" >&2

@@ -1,0 +1,40 @@
+//! CORS: same-origin by default; origins listed in `ALLOWED_ORIGINS` may call cross-origin.
+
+use worker::{Response, Result};
+
+const ALLOWED_METHODS: &str = "GET, POST, PUT, OPTIONS";
+const ALLOWED_HEADERS: &str = "content-type, accept, authorization, x-conversation-token";
+
+fn is_allowed(origin: Option<&str>, allowed: &str) -> Option<String> {
+    let origin = origin?;
+    allowed
+        .split(',')
+        .map(str::trim)
+        .any(|o| !o.is_empty() && o == origin)
+        .then(|| origin.to_owned())
+}
+
+/// The answer to a preflight: the allowlisted origin gets the CORS headers, others a bare 204.
+pub fn preflight(origin: Option<&str>, allowed: &str) -> Result<Response> {
+    let mut response = Response::empty()?.with_status(204);
+    if let Some(origin) = is_allowed(origin, allowed) {
+        let headers = response.headers_mut();
+        headers.set("access-control-allow-origin", &origin)?;
+        headers.set("access-control-allow-methods", ALLOWED_METHODS)?;
+        headers.set("access-control-allow-headers", ALLOWED_HEADERS)?;
+        headers.set("access-control-max-age", "600")?;
+        headers.set("vary", "origin")?;
+    }
+    Ok(response)
+}
+
+/// Adds the CORS headers to a response for an allowlisted origin.
+pub fn decorate(response: &mut Response, origin: Option<&str>, allowed: &str) -> Result<()> {
+    if let Some(origin) = is_allowed(origin, allowed) {
+        let headers = response.headers_mut();
+        headers.set("access-control-allow-origin", &origin)?;
+        headers.set("access-control-expose-headers", "x-stepwise-persisted")?;
+        headers.set("vary", "origin")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,27 @@
+//! Random identifiers: conversation ids and access tokens, 128 bits from the platform's CSPRNG.
+
+use crate::error::{AppError, AppResult};
+
+/// 128 random bits as 32 lowercase hex digits.
+pub fn random_id() -> AppResult<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(AppError::internal)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Whether a string looks like an id made by [`random_id`].
+pub fn is_id(value: &str) -> bool {
+    value.len() == 32
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+}
+
+/// Compares secrets without stopping at the first difference.
+pub fn same_secret(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
