@@ -11,7 +11,13 @@ export WASM_OPT_BIN="$BINARYEN_DIR/node_modules/.bin/wasm-opt"
 export ESBUILD_BIN="$root/node_modules/.bin/esbuild"
 export PATH="$NODE_DIR/bin:$PATH"
 cd "$root/worker"
-"$WORKER_BUILD_DIR/bin/worker-build" --release >&2
+# wrangler runs this on every start: rebuild only when a source is newer than the build.
+stale="$(find src Cargo.toml ../crates/core/src ../crates/core/Cargo.toml ../Cargo.lock -newer build/index_bg.wasm 2>/dev/null | head -1 || true)"
+if [ -f build/index_bg.wasm ] && [ -f build/index.js ] && [ -z "$stale" ]; then
+  echo "  worker build is up to date" >&2
+else
+  "$WORKER_BUILD_DIR/bin/worker-build" --release >&2
+fi
 size() { wc -c <"$1" | tr -d ' '; }
 gz() { gzip -9 -n -c "$1" | wc -c | tr -d ' '; }
 total_raw=0; total_gz=0

@@ -16,6 +16,7 @@ cargo fmt --all -- --check
 step "lint (native and wasm32)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo clippy -p stepwise-wasm --target wasm32-unknown-unknown --all-targets --locked -- -D warnings
+cargo clippy -p stepwise-worker --target wasm32-unknown-unknown --locked -- -D warnings
 
 step "core: unit, vector, property and doc tests"
 cargo test --workspace --locked
@@ -33,5 +34,12 @@ scripts/build-wasm.sh
 step "browser package: JS API tests and TypeScript declarations"
 node --test crates/wasm/js-tests/*.test.mjs
 npx --no-install tsc -p crates/wasm/js-tests/tsconfig.json
+
+step "Worker: build (worker-build, offline) and bundle size"
+scripts/build-worker.sh
+
+step "Worker end to end: wrangler dev + fake provider (OpenAI, Anthropic, Gemini formats, faults)"
+export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
+node --test --test-concurrency=1 tests/e2e/*.test.mjs
 
 step "all checks passed"

@@ -295,11 +295,7 @@ impl Job {
             }
         };
         let mut parser = MarkerParser::new();
-        loop {
-            let items = stream.next().await;
-            if items.is_empty() {
-                break;
-            }
+        while let Some(items) = stream.next().await {
             for item in items {
                 match item {
                     StreamItem::Text { text } => {

@@ -105,11 +105,19 @@ impl ModelStream {
         })
     }
 
-    /// The next items of the answer; empty once it has ended (after `Finished` or `Failed`).
-    pub async fn next(&mut self) -> Vec<StreamItem> {
-        if self.done {
-            return Vec::new();
+    /// The next items of the answer; `None` once it has ended (after `Finished` or `Failed`).
+    /// Reads on until a chunk completes something: a chunk may hold only part of a line.
+    pub async fn next(&mut self) -> Option<Vec<StreamItem>> {
+        while !self.done {
+            let items = self.read().await;
+            if !items.is_empty() {
+                return Some(items);
+            }
         }
+        None
+    }
+
+    async fn read(&mut self) -> Vec<StreamItem> {
         let mut items = match &mut self.source {
             Source::Text { text, at } => {
                 if *at >= text.len() {

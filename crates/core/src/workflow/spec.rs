@@ -73,10 +73,10 @@ pub struct StepSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_len: Option<usize>,
     /// The question shown to the user for this step.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub question: String,
     /// Instructions for the model while the conversation is on this step.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub guidance: String,
 }
 

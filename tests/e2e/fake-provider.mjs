@@ -1,0 +1,122 @@
+// A fake LLM provider on 127.0.0.1 that speaks the real streaming wire formats of OpenAI chat
+// completions, Anthropic Messages and Gemini streamGenerateContent (SSE), splits its bytes at
+// awkward points (inside marker names, UTF-8 characters and JSON escapes), and injects faults.
+import http from "node:http";
+
+const MARKER_NAMES = ["SUGGESTIONS", "OPTIONS", "EXTRACTED_DATA", "PROPOSED_MESSAGE", "TARGET_FIELD"];
+
+/** Splits the reply text into content deltas of about 7 characters (so markers straddle them). */
+function deltas(text) {
+  const pieces = [];
+  const chars = [...text];
+  for (let i = 0; i < chars.length; i += 7) pieces.push(chars.slice(i, i + 7).join(""));
+  return pieces.length ? pieces : [""];
+}
+
+/** The raw response body of a successful stream, in a provider's wire format. */
+export function encodeStream(kind, reply) {
+  if (kind === "openai") {
+    const chunk = (delta, finish = null) =>
+      `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "fake", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+    // Escape non-ASCII as \uXXXX, as some servers do, so splits land inside escapes too.
+    const ascii = (s) => s.replace(/[\u0080-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+    return (
+      chunk({ role: "assistant", content: "" }) +
+      deltas(reply).map((t) => ascii(chunk({ content: t }))).join("") +
+      chunk({}, "stop") +
+      `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } })}\n\n` +
+      "data: [DONE]\n\n"
+    );
+  }
+  if (kind === "anthropic") {
+    const event = (name, data) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+    return (
+      event("message_start", { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", content: [], model: "fake", stop_reason: null, usage: { input_tokens: 1, output_tokens: 1 } } }) +
+      event("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }) +
+      event("ping", { type: "ping" }) +
+      deltas(reply).map((t) => event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: t } })).join("") +
+      event("content_block_stop", { type: "content_block_stop", index: 0 }) +
+      event("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 5 } }) +
+      event("message_stop", { type: "message_stop" })
+    );
+  }
+  const pieces = deltas(reply);
+  return pieces
+    .map((t, i) => {
+      const candidate = { content: { parts: [{ text: t }], role: "model" }, index: 0 };
+      if (i === pieces.length - 1) candidate.finishReason = "STOP";
+      return `data: ${JSON.stringify({ candidates: [candidate], usageMetadata: { promptTokenCount: 1 } })}\r\n\r\n`;
+    })
+    .join("");
+}
+
+/** Cut points: inside every marker name, inside every multi-byte character and escape, and every 5 bytes. */
+export function awkwardCuts(bytes) {
+  const text = bytes.toString("latin1");
+  const cuts = new Set();
+  for (const name of MARKER_NAMES) for (let at = text.indexOf(name); at >= 0; at = text.indexOf(name, at + 1)) cuts.add(at + 3);
+  for (let i = 0; i < bytes.length; i++) {
+    if (bytes[i] >= 0xc0) cuts.add(i + 1); // inside a UTF-8 sequence
+    if (bytes[i] === 0x5c) cuts.add(i + 1); // after a backslash: inside a JSON escape
+    if (i % 5 === 0) cuts.add(i);
+  }
+  return [...cuts].filter((c) => c > 0 && c < bytes.length).sort((a, b) => a - b);
+}
+
+function errorBody(kind, status) {
+  const message = status === 429 ? "Rate limit reached" : status === 401 ? "Incorrect API key provided" : "The server had an error";
+  if (kind === "anthropic") return { type: "error", error: { type: status === 429 ? "rate_limit_error" : "api_error", message } };
+  if (kind === "gemini") return { error: { code: status, message, status: status === 429 ? "RESOURCE_EXHAUSTED" : "INTERNAL" } };
+  return { error: { message, type: "server_error", param: null, code: null } };
+}
+
+/** Starts the fake provider. `script(next)` sets how the next answers behave. */
+export async function startFakeProvider() {
+  const requests = [];
+  const sockets = new Set();
+  let script = { reply: "Hello." };
+  const server = http.createServer(async (req, res) => {
+    let body = "";
+    for await (const chunk of req) body += chunk;
+    const kind = ["openai", "anthropic", "gemini"].find((k) => req.url.startsWith(`/${k}/`));
+    requests.push({ kind, url: req.url, headers: req.headers, body: body ? JSON.parse(body) : null });
+    const { reply = "", fault, status, delayMs = 0 } = script;
+    if (fault === "hang_before_headers") return; // never answers; closed when the server closes
+    if (status) {
+      res.writeHead(status, { "content-type": "application/json" });
+      return res.end(JSON.stringify(errorBody(kind, status)));
+    }
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    let bytes = Buffer.from(fault === "malformed" ? "data: {not json\n\n" : encodeStream(kind, reply), "utf8");
+    if (fault === "cut" || fault === "hang") bytes = bytes.subarray(0, Math.floor(bytes.length / 2));
+    let previous = 0;
+    for (const cut of [...awkwardCuts(bytes), bytes.length]) {
+      res.write(bytes.subarray(previous, cut));
+      previous = cut;
+      if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+    }
+    if (fault === "cut") {
+      // Let the head and the first half arrive, then drop the connection mid-stream.
+      await new Promise((r) => setTimeout(r, 150));
+      return res.socket.destroy();
+    }
+    if (fault === "hang") return; // headers and half a stream, then silence
+    res.end();
+  });
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    requests,
+    script(next) {
+      script = next;
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}

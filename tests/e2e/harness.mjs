@@ -1,0 +1,100 @@
+// Starts the stack for end-to-end tests: the fake provider and `wrangler dev` (workerd, local KV)
+// on free loopback ports, configured with three fake providers; stops both cleanly.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startFakeProvider } from "./fake-provider.mjs";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+/** The secret the Worker holds; it must never come back in a response, an event or a log line. */
+export const SECRET_KEY = "sk-test-9f8e7d6c5b4a39281706";
+export const ADMIN_TOKEN = "admin-test-token-1234";
+export const TIMEOUT_MS = 1500;
+
+async function freePort() {
+  const server = net.createServer();
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export async function startStack() {
+  const fake = await startFakeProvider();
+  const port = await freePort();
+  const state = mkdtempSync(join(tmpdir(), "stepwise-e2e-"));
+  const providers = ["openai", "anthropic", "gemini"].map((kind) => ({
+    name: `fake-${kind}`,
+    kind,
+    base_url: kind === "gemini" ? `${fake.url}/gemini/v1beta` : `${fake.url}/${kind}/v1`,
+    model: "fake-model",
+    api_key_secret: "FAKE_KEY",
+  }));
+  providers.push({ name: "offline", kind: "offline" });
+  const vars = {
+    LLM_PROVIDERS: JSON.stringify(providers),
+    LLM_PROVIDER: "fake-openai",
+    FAKE_KEY: SECRET_KEY,
+    ADMIN_TOKEN,
+    LLM_TIMEOUT_MS: String(TIMEOUT_MS),
+    ALLOWED_ORIGINS: "http://allowed.example",
+  };
+  const args = ["--no-install", "wrangler", "dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--show-interactive-dev-session=false"];
+  for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
+  const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "true" };
+  delete env.CLOUDFLARE_API_TOKEN;
+  delete env.CLOUDFLARE_ACCOUNT_ID;
+  const wrangler = spawn("npx", args, { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  let log = "";
+  wrangler.stdout.on("data", (d) => (log += d));
+  wrangler.stderr.on("data", (d) => (log += d));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (wrangler.exitCode !== null) throw new Error(`wrangler exited early:\n${log}`);
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) break;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`wrangler did not start:\n${log}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return {
+    base,
+    fake,
+    log: () => log,
+    async stop() {
+      try {
+        process.kill(-wrangler.pid, "SIGINT");
+      } catch {}
+      const exited = new Promise((resolve) => wrangler.once("exit", resolve));
+      const timer = setTimeout(() => {
+        try {
+          process.kill(-wrangler.pid, "SIGKILL");
+        } catch {}
+      }, 5000);
+      await exited;
+      clearTimeout(timer);
+      await fake.close();
+      rmSync(state, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Parses an SSE body into events `{id, event, data}` (data parsed as JSON). */
+export function parseSse(text) {
+  return text
+    .split(/\r?\n\r?\n/)
+    .filter((block) => block.trim())
+    .map((block) => {
+      const fields = { data: [] };
+      for (const line of block.split(/\r?\n/)) {
+        const [name, ...rest] = line.split(":");
+        const value = rest.join(":").replace(/^ /, "");
+        if (name === "data") fields.data.push(value);
+        else fields[name] = value;
+      }
+      return { id: Number(fields.id), event: fields.event, data: JSON.parse(fields.data.join("\n")) };
+    });
+}
