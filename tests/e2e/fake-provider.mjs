@@ -5,8 +5,10 @@ import http from "node:http";
 
 const MARKER_NAMES = ["SUGGESTIONS", "OPTIONS", "EXTRACTED_DATA", "PROPOSED_MESSAGE", "TARGET_FIELD"];
 
-/** Splits the reply text into content deltas of about 7 characters (so markers straddle them). */
-function deltas(text) {
+/** Splits the reply text into content deltas of about 7 characters (so markers straddle them),
+ * or one per line when `byLine`. */
+function deltas(text, byLine = false) {
+  if (byLine) return text.match(/[^\n]*\n|[^\n]+$/g) ?? [""];
   const pieces = [];
   const chars = [...text];
   for (let i = 0; i < chars.length; i += 7) pieces.push(chars.slice(i, i + 7).join(""));
@@ -14,7 +16,7 @@ function deltas(text) {
 }
 
 /** The raw response body of a successful stream, in a provider's wire format. */
-export function encodeStream(kind, reply) {
+export function encodeStream(kind, reply, byLine = false) {
   if (kind === "openai") {
     const chunk = (delta, finish = null) =>
       `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "fake", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
@@ -22,7 +24,7 @@ export function encodeStream(kind, reply) {
     const ascii = (s) => s.replace(/[\u0080-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
     return (
       chunk({ role: "assistant", content: "" }) +
-      deltas(reply).map((t) => ascii(chunk({ content: t }))).join("") +
+      deltas(reply, byLine).map((t) => ascii(chunk({ content: t }))).join("") +
       chunk({}, "stop") +
       `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } })}\n\n` +
       "data: [DONE]\n\n"
@@ -34,13 +36,13 @@ export function encodeStream(kind, reply) {
       event("message_start", { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", content: [], model: "fake", stop_reason: null, usage: { input_tokens: 1, output_tokens: 1 } } }) +
       event("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }) +
       event("ping", { type: "ping" }) +
-      deltas(reply).map((t) => event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: t } })).join("") +
+      deltas(reply, byLine).map((t) => event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: t } })).join("") +
       event("content_block_stop", { type: "content_block_stop", index: 0 }) +
       event("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 5 } }) +
       event("message_stop", { type: "message_stop" })
     );
   }
-  const pieces = deltas(reply);
+  const pieces = deltas(reply, byLine);
   return pieces
     .map((t, i) => {
       const candidate = { content: { parts: [{ text: t }], role: "model" }, index: 0 };
@@ -63,6 +65,15 @@ export function awkwardCuts(bytes) {
   return [...cuts].filter((c) => c > 0 && c < bytes.length).sort((a, b) => a - b);
 }
 
+/** The end offsets of the SSE events in a body. */
+function eventEnds(bytes) {
+  const text = bytes.toString("latin1");
+  const ends = [];
+  for (let at = text.indexOf("\n\n"); at >= 0; at = text.indexOf("\n\n", at + 2)) ends.push(at + 2);
+  if (ends.at(-1) !== bytes.length) ends.push(bytes.length);
+  return ends;
+}
+
 function errorBody(kind, status) {
   const message = status === 429 ? "Rate limit reached" : status === 401 ? "Incorrect API key provided" : "The server had an error";
   if (kind === "anthropic") return { type: "error", error: { type: status === 429 ? "rate_limit_error" : "api_error", message } };
@@ -73,6 +84,7 @@ function errorBody(kind, status) {
 /** Starts the fake provider. `script(next)` sets how the next answers behave. */
 export async function startFakeProvider() {
   const requests = [];
+  const writes = [];
   const sockets = new Set();
   let script = { reply: "Hello." };
   const server = http.createServer(async (req, res) => {
@@ -87,11 +99,15 @@ export async function startFakeProvider() {
       return res.end(JSON.stringify(errorBody(kind, status)));
     }
     res.writeHead(200, { "content-type": "text/event-stream" });
-    let bytes = Buffer.from(fault === "malformed" ? "data: {not json\n\n" : encodeStream(kind, reply), "utf8");
+    let bytes = Buffer.from(fault === "malformed" ? "data: {not json\n\n" : encodeStream(kind, reply, script.paced), "utf8");
     if (fault === "cut" || fault === "hang") bytes = bytes.subarray(0, Math.floor(bytes.length / 2));
+    // `paced`: one write per SSE event, `delayMs` apart, each write's time recorded (benchmarks);
+    // otherwise writes cut at awkward points.
+    const cuts = script.paced ? eventEnds(bytes) : [...awkwardCuts(bytes), bytes.length];
     let previous = 0;
-    for (const cut of [...awkwardCuts(bytes), bytes.length]) {
+    for (const cut of cuts) {
       res.write(bytes.subarray(previous, cut));
+      writes.push({ at: performance.now(), text: bytes.subarray(previous, cut).toString("utf8") });
       previous = cut;
       if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
     }
@@ -111,6 +127,7 @@ export async function startFakeProvider() {
   return {
     url: `http://127.0.0.1:${server.address().port}`,
     requests,
+    writes,
     script(next) {
       script = next;
     },
