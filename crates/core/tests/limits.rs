@@ -10,6 +10,16 @@ fn codes(diagnostics: &[stepwise_core::markers::Diagnostic]) -> Vec<DiagnosticCo
     diagnostics.iter().map(|d| d.code).collect()
 }
 
+/// Each diagnostic's code and line.
+fn lines(text: &str, payloads: &[String]) -> Vec<(DiagnosticCode, u32)> {
+    let (_, parsed) = parse_chunks(registry(payloads), &[text]);
+    parsed
+        .diagnostics
+        .iter()
+        .map(|d| (d.code, d.line))
+        .collect()
+}
+
 fn every_kib(text: &str) -> Vec<&str> {
     split_at_offsets(
         text,
@@ -81,35 +91,19 @@ fn feeding_after_the_end_is_ignored_with_a_diagnostic() {
 #[test]
 fn diagnostics_report_the_line_where_the_marker_started() {
     let text = "one\ntwo\nSCHEMA_PROPOSAL: {\n\"a\": 1,\n}\nEXTRACTED_DATA: nothing\n";
-    let (_, parsed) = parse_chunks(registry(&["SCHEMA_PROPOSAL".to_owned()]), &[text]);
-    let lines: Vec<(DiagnosticCode, u32)> = parsed
-        .diagnostics
-        .iter()
-        .map(|d| (d.code, d.line))
-        .collect();
-    assert_eq!(
-        lines,
-        [
-            (DiagnosticCode::MalformedJson, 3),
-            (DiagnosticCode::MalformedMarker, 6)
-        ]
-    );
+    let expected = [
+        (DiagnosticCode::MalformedJson, 3),
+        (DiagnosticCode::MalformedMarker, 6),
+    ];
+    assert_eq!(lines(text, &["SCHEMA_PROPOSAL".to_owned()]), expected);
 }
 
 #[test]
 fn an_escaped_line_break_inside_a_json_string_counts_as_a_line() {
     let text = "SUGGESTED_VALUES: [\"a\\\n\"]\nEXTRACTED_DATA: nope\n";
-    let (_, parsed) = parse_chunks(registry(&[]), &[text]);
-    let lines: Vec<(DiagnosticCode, u32)> = parsed
-        .diagnostics
-        .iter()
-        .map(|d| (d.code, d.line))
-        .collect();
-    assert_eq!(
-        lines,
-        [
-            (DiagnosticCode::MalformedJson, 1),
-            (DiagnosticCode::MalformedMarker, 3)
-        ]
-    );
+    let expected = [
+        (DiagnosticCode::MalformedJson, 1),
+        (DiagnosticCode::MalformedMarker, 3),
+    ];
+    assert_eq!(lines(text, &[]), expected);
 }

@@ -36,6 +36,23 @@ fn outcome(step: &Value) -> ProviderOutcome {
     }
 }
 
+/// Checks the keys a step and a case's final expectation share: status, error, effects.
+fn check_common(job: &Research, expect: &Value, last_effects: &[Effect], at: &str) {
+    if let Some(status) = expect.get("status") {
+        assert_eq!(status_name(job), status.as_str().unwrap(), "{at}: status");
+    }
+    if let Some(error) = expect.get("error") {
+        assert_eq!(job.error.as_deref(), error.as_str(), "{at}: error");
+    }
+    if let Some(effects) = expect.get("effects") {
+        assert_eq!(
+            serde_json::to_value(effects_summary(last_effects)).unwrap(),
+            *effects,
+            "{at}: effects"
+        );
+    }
+}
+
 fn status_name(job: &Research) -> String {
     serde_json::to_value(job.status)
         .unwrap()
@@ -107,36 +124,14 @@ fn research_vectors_follow_every_table_row_of_the_spec() {
                 (Ok(_), Some(code)) => panic!("{at}: expected error {code}"),
                 (Err(error), None) => panic!("{at}: unexpected error {error}"),
             }
-            if let Some(status) = step.get("status") {
-                assert_eq!(status_name(&job), status.as_str().unwrap(), "{at}: status");
-            }
-            if let Some(error) = step.get("error") {
-                assert_eq!(job.error.as_deref(), error.as_str(), "{at}: error");
-            }
-            if let Some(effects) = step.get("effects") {
-                assert_eq!(
-                    serde_json::to_value(effects_summary(&last)).unwrap(),
-                    *effects,
-                    "{at}: effects"
-                );
-            }
+            check_common(&job, step, &last, &at);
         }
         let expect = &case["expect"];
-        assert_eq!(
-            status_name(&job),
-            expect["status"].as_str().unwrap(),
-            "{name}: status"
+        assert!(
+            expect.get("status").is_some(),
+            "{name}: a case must state the final status"
         );
-        if let Some(error) = expect.get("error") {
-            assert_eq!(job.error.as_deref(), error.as_str(), "{name}: error");
-        }
-        if let Some(effects) = expect.get("effects") {
-            assert_eq!(
-                serde_json::to_value(effects_summary(&last)).unwrap(),
-                *effects,
-                "{name}: effects"
-            );
-        }
+        check_common(&job, expect, &last, name);
         let result = |provider: &str| {
             job.llm_results
                 .iter()
