@@ -21,7 +21,12 @@ async function freePort() {
   return port;
 }
 
-export async function startStack() {
+/**
+ * Starts the fake provider and the Worker. `runtime`: "wrangler" (`wrangler dev`, as the run
+ * command does) or "miniflare" (miniflare 4 driving workerd directly, without wrangler's local
+ * proxy; used by the latency benchmark to separate the Worker from that proxy).
+ */
+export async function startStack({ runtime = "wrangler", overrides = {} } = {}) {
   const fake = await startFakeProvider();
   const port = await freePort();
   const state = mkdtempSync(join(tmpdir(), "stepwise-e2e-"));
@@ -40,7 +45,9 @@ export async function startStack() {
     ADMIN_TOKEN,
     LLM_TIMEOUT_MS: String(TIMEOUT_MS),
     ALLOWED_ORIGINS: "http://allowed.example",
+    ...overrides,
   };
+  if (runtime === "miniflare") return startMiniflare(fake, vars);
   const args = ["--no-install", "wrangler", "dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--show-interactive-dev-session=false"];
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "true" };
@@ -78,6 +85,32 @@ export async function startStack() {
       clearTimeout(timer);
       await fake.close();
       rmSync(state, { recursive: true, force: true });
+    },
+  };
+}
+
+async function startMiniflare(fake, vars) {
+  const { Miniflare } = await import("miniflare4");
+  const build = join(ROOT, "worker/build");
+  const mf = new Miniflare({
+    modules: true,
+    scriptPath: join(build, "index.js"),
+    modulesRoot: build,
+    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+    compatibilityDate: "2026-08-01", // the newest miniflare 4's workerd supports
+    kvNamespaces: ["STEPWISE_KV"],
+    bindings: vars,
+    host: "127.0.0.1",
+    port: 0,
+  });
+  const url = await mf.ready;
+  return {
+    base: url.origin,
+    fake,
+    log: () => "",
+    async stop() {
+      await mf.dispose();
+      await fake.close();
     },
   };
 }
