@@ -3,6 +3,9 @@
 //! Turns are stateless at the edge (the browser carries the state); a snapshot is written after
 //! each turn for refresh recovery, keyed by conversation id, and never read back within a turn.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 use stepwise_core::protocol::ChatMessage;
 use stepwise_core::workflow::{Config as FieldConfig, WorkflowSpec};
@@ -48,28 +51,46 @@ impl Store {
     }
 
     /// A workflow spec: the KV override, else the built-in one; 404 `unknown_workflow` otherwise.
+    /// Kept per isolate for [`SPEC_CACHE_MS`]: every turn needs it, and KV reads are the slowest
+    /// step of a turn's setup (KV itself only promises eventual consistency, up to a minute).
     pub async fn workflow(&self, id: &str) -> AppResult<WorkflowSpec> {
+        let now = worker::js_sys::Date::now();
+        let cached = SPECS.with(|specs| {
+            specs
+                .borrow()
+                .get(id)
+                .filter(|(_, at)| now - at < SPEC_CACHE_MS)
+                .map(|(spec, _)| spec.clone())
+        });
+        if let Some(spec) = cached {
+            return Ok(spec);
+        }
         let stored = self
             .kv
             .get(&workflow_key(id))
             .text()
             .await
             .map_err(AppError::internal)?;
-        if let Some(json) = stored {
-            return WorkflowSpec::from_json(&json).map_err(AppError::internal);
-        }
-        WorkflowSpec::builtin(id)
-            .ok_or_else(|| AppError::new(404, "unknown_workflow", format!("no workflow `{id}`")))
+        let spec = match stored {
+            Some(json) => WorkflowSpec::from_json(&json).map_err(AppError::internal)?,
+            None => WorkflowSpec::builtin(id).ok_or_else(|| {
+                AppError::new(404, "unknown_workflow", format!("no workflow `{id}`"))
+            })?,
+        };
+        remember(&spec, now);
+        Ok(spec)
     }
 
-    /// Stores a validated spec override.
+    /// Stores a validated spec override (and serves it at once from this isolate).
     pub async fn put_workflow(&self, spec: &WorkflowSpec) -> AppResult<()> {
         let json = serde_json::to_string(spec).map_err(AppError::internal)?;
         let put = self
             .kv
             .put(&workflow_key(&spec.id), json)
             .map_err(AppError::internal)?;
-        put.execute().await.map_err(AppError::internal)
+        put.execute().await.map_err(AppError::internal)?;
+        remember(spec, worker::js_sys::Date::now());
+        Ok(())
     }
 
     /// A conversation's snapshot.
@@ -93,6 +114,22 @@ impl Store {
             .await
             .map_err(|e| e.to_string())
     }
+}
+
+/// How long an isolate serves a workflow spec without reading KV again.
+const SPEC_CACHE_MS: f64 = 30_000.0;
+
+thread_local! {
+    /// Workflow specs by id, with the time they were read (an isolate runs one thread).
+    static SPECS: RefCell<HashMap<String, (WorkflowSpec, f64)>> = RefCell::new(HashMap::new());
+}
+
+fn remember(spec: &WorkflowSpec, at: f64) {
+    SPECS.with(|specs| {
+        specs
+            .borrow_mut()
+            .insert(spec.id.clone(), (spec.clone(), at))
+    });
 }
 
 fn workflow_key(id: &str) -> String {
