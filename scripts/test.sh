@@ -32,7 +32,7 @@ step "browser package: build and size report"
 scripts/build-wasm.sh
 
 step "browser package: JS API tests and TypeScript declarations"
-node --test crates/wasm/js-tests/*.test.mjs
+node --test --test-timeout=300000 crates/wasm/js-tests/*.test.mjs
 npx --no-install tsc -p crates/wasm/js-tests/tsconfig.json
 
 step "Worker: build (worker-build, offline) and bundle size"
@@ -40,6 +40,6 @@ scripts/build-worker.sh
 
 step "Worker end to end: wrangler dev + fake provider (OpenAI, Anthropic, Gemini formats, faults)"
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
-node --test --test-concurrency=1 tests/e2e/*.test.mjs
+node --test --test-concurrency=1 --test-timeout=600000 tests/e2e/*.test.mjs
 
 step "all checks passed"

@@ -198,6 +198,36 @@ describe("upstream faults", () => {
   });
 });
 
+describe("review findings", () => {
+  test("an unknown conversation id cannot be claimed with a token of one's own", async () => {
+    const claim = await chatJson({ conversation_id: "ab".repeat(16), message: "x", current_config: {} }, { "x-conversation-token": "cd".repeat(16) });
+    assert.deepEqual([claim.status, JSON.parse(claim.text).error.code], [404, "conversation_not_found"]);
+  });
+
+  test("an overlong workflow id is a 404, not a server error", async () => {
+    assert.equal((await call("GET", `/api/workflows/${"a".repeat(600)}`)).status, 404);
+    const turn = await chatJson({ workflow: "a".repeat(600), message: "x", current_config: {} });
+    assert.deepEqual([turn.status, JSON.parse(turn.text).error.code], [404, "unknown_workflow"]);
+  });
+
+  test("Accept q-values are honoured", async () => {
+    stack.fake.script({ reply: "Hi.\n" });
+    const json = await call("POST", "/api/chat", { body: { message: "x", current_config: {} }, headers: { accept: "text/event-stream;q=0, application/json" } });
+    assert.match(json.headers.get("content-type"), /application\/json/);
+    const sse = await call("POST", "/api/chat", { body: { message: "x", current_config: {} }, headers: { accept: "application/json;q=0.5, text/event-stream" } });
+    assert.match(sse.headers.get("content-type"), /text\/event-stream/);
+  });
+
+  test("a key echoed at the cut-off point of a long upstream message is still scrubbed", async () => {
+    for (const padding of [285, 290, 295, 299]) {
+      stack.fake.script({ status: 400, message: `${"y".repeat(padding)}${SECRET_KEY} and more` });
+      const response = await chatJson({ message: "x", current_step: "purpose", current_config: {} });
+      assert.equal(response.status, 502);
+      assert.ok(!response.text.includes(SECRET_KEY.slice(0, 8)), `padding ${padding}: ${response.text.slice(-80)}`);
+    }
+  });
+});
+
 describe("keys and origins", () => {
   test("the key reaches the provider in its auth header", () => {
     const seen = stack.fake.requests.filter((r) => r.kind);

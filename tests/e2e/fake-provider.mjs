@@ -74,8 +74,8 @@ function eventEnds(bytes) {
   return ends;
 }
 
-function errorBody(kind, status) {
-  const message = status === 429 ? "Rate limit reached" : status === 401 ? "Incorrect API key provided" : "The server had an error";
+function errorBody(kind, status, custom) {
+  const message = custom ?? (status === 429 ? "Rate limit reached" : status === 401 ? "Incorrect API key provided" : "The server had an error");
   if (kind === "anthropic") return { type: "error", error: { type: status === 429 ? "rate_limit_error" : "api_error", message } };
   if (kind === "gemini") return { error: { code: status, message, status: status === 429 ? "RESOURCE_EXHAUSTED" : "INTERNAL" } };
   return { error: { message, type: "server_error", param: null, code: null } };
@@ -92,11 +92,11 @@ export async function startFakeProvider() {
     for await (const chunk of req) body += chunk;
     const kind = ["openai", "anthropic", "gemini"].find((k) => req.url.startsWith(`/${k}/`));
     requests.push({ kind, url: req.url, headers: req.headers, body: body ? JSON.parse(body) : null });
-    const { reply = "", fault, status, delayMs = 0 } = script;
+    const { reply = "", fault, status, message, delayMs = 0 } = script;
     if (fault === "hang_before_headers") return; // never answers; closed when the server closes
     if (status) {
       res.writeHead(status, { "content-type": "application/json" });
-      return res.end(JSON.stringify(errorBody(kind, status)));
+      return res.end(JSON.stringify(errorBody(kind, status, message)));
     }
     res.writeHead(200, { "content-type": "text/event-stream" });
     let bytes = Buffer.from(fault === "malformed" ? "data: {not json\n\n" : encodeStream(kind, reply, script.paced), "utf8");

@@ -26,7 +26,17 @@ async function freePort() {
  * command does) or "miniflare" (miniflare 4 driving workerd directly, without wrangler's local
  * proxy; used by the latency benchmark to separate the Worker from that proxy).
  */
-export async function startStack({ runtime = "wrangler", overrides = {} } = {}) {
+export async function startStack(options = {}) {
+  // One retry: the free port found may be taken before wrangler binds it.
+  try {
+    return await startOnce(options);
+  } catch (error) {
+    console.error(`stack start failed, retrying once: ${error.message.slice(0, 300)}`);
+    return startOnce(options);
+  }
+}
+
+async function startOnce({ runtime = "wrangler", overrides = {} } = {}) {
   const fake = await startFakeProvider();
   const port = await freePort();
   const state = mkdtempSync(join(tmpdir(), "stepwise-e2e-"));
@@ -47,7 +57,14 @@ export async function startStack({ runtime = "wrangler", overrides = {} } = {}) 
     ALLOWED_ORIGINS: "http://allowed.example",
     ...overrides,
   };
-  if (runtime === "miniflare") return startMiniflare(fake, vars);
+  if (runtime === "miniflare") {
+    try {
+      return await startMiniflare(fake, vars);
+    } catch (error) {
+      await fake.close();
+      throw error;
+    }
+  }
   const args = ["--no-install", "wrangler", "dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--show-interactive-dev-session=false"];
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "true" };
@@ -58,24 +75,12 @@ export async function startStack({ runtime = "wrangler", overrides = {} } = {}) 
   wrangler.stdout.on("data", (d) => (log += d));
   wrangler.stderr.on("data", (d) => (log += d));
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (wrangler.exitCode !== null) throw new Error(`wrangler exited early:\n${log}`);
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) break;
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`wrangler did not start:\n${log}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return {
-    base,
-    fake,
-    log: () => log,
-    async stop() {
+  const exited = new Promise((resolve) => wrangler.once("exit", resolve));
+  const kill = async () => {
+    if (wrangler.exitCode === null && wrangler.signalCode === null) {
       try {
         process.kill(-wrangler.pid, "SIGINT");
       } catch {}
-      const exited = new Promise((resolve) => wrangler.once("exit", resolve));
       const timer = setTimeout(() => {
         try {
           process.kill(-wrangler.pid, "SIGKILL");
@@ -83,6 +88,30 @@ export async function startStack({ runtime = "wrangler", overrides = {} } = {}) 
       }, 5000);
       await exited;
       clearTimeout(timer);
+    }
+  };
+  const deadline = Date.now() + 120_000;
+  try {
+    for (;;) {
+      if (wrangler.exitCode !== null) throw new Error(`wrangler exited early:\n${log}`);
+      try {
+        if ((await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2000) })).ok) break;
+      } catch {}
+      if (Date.now() > deadline) throw new Error(`wrangler did not start:\n${log}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  } catch (error) {
+    await kill();
+    await fake.close();
+    rmSync(state, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    base,
+    fake,
+    log: () => log,
+    async stop() {
+      await kill();
       await fake.close();
       rmSync(state, { recursive: true, force: true });
     },

@@ -136,6 +136,10 @@ pub async fn update_field(mut req: Request, env: Env) -> AppResult<Response> {
     if let Some(id) = body.conversation_id.as_deref() {
         let conversation = Conversation::open(&store, Some(id), token).await?;
         if let Some(mut snapshot) = store.conversation(id).await? {
+            if snapshot.workflow != spec.id {
+                let message = format!("conversation `{id}` uses workflow `{}`", snapshot.workflow);
+                return Err(AppError::new(422, "workflow_mismatch", message));
+            }
             snapshot.current_config = state.config.clone();
             if let Err(error) = store.put_conversation(&conversation.id, &snapshot).await {
                 console_error!("update-field: the snapshot was not stored: {error}");
@@ -156,8 +160,7 @@ struct Conversation {
 }
 
 impl Conversation {
-    /// A new conversation, or an existing one whose token matches. A snapshot not found is
-    /// accepted with the given token: KV does not promise to read back the last turn's write.
+    /// A new conversation, or an existing one whose token matches.
     async fn open(
         store: &Store,
         id: Option<&str>,
@@ -185,17 +188,24 @@ impl Conversation {
                 "this conversation needs its token in the X-Conversation-Token header",
             )
         })?;
-        let turns = match store.conversation(id).await? {
-            Some(snapshot) if !ids::same_secret(&snapshot.token, &token) => {
-                return Err(AppError::new(
-                    403,
-                    "forbidden",
-                    "the conversation token does not match",
-                ));
-            }
-            Some(snapshot) => snapshot.turns,
-            None => 0,
-        };
+        // Only a stored conversation can be continued: accepting an unknown id would let anyone
+        // claim it with a token of their own. The previous turn's write is read back where it was
+        // made, which is where the same client's next turn lands.
+        let snapshot = store.conversation(id).await?.ok_or_else(|| {
+            AppError::new(
+                404,
+                "conversation_not_found",
+                "no such conversation; start a new one without conversation_id",
+            )
+        })?;
+        if !ids::same_secret(&snapshot.token, &token) {
+            return Err(AppError::new(
+                403,
+                "forbidden",
+                "the conversation token does not match",
+            ));
+        }
+        let turns = snapshot.turns;
         Ok(Conversation {
             id: id.to_owned(),
             token,
@@ -427,7 +437,34 @@ impl Output {
     }
 }
 
+/// Whether the client prefers one JSON response to an event stream (`Accept`, with q-values).
 fn wants_json(req: &Request) -> AppResult<bool> {
-    let accept = req.headers().get("accept")?.unwrap_or_default();
-    Ok(accept.contains("application/json") && !accept.contains("text/event-stream"))
+    let accept = req
+        .headers()
+        .get("accept")?
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let quality = |wanted: &str| {
+        accept
+            .split(',')
+            .filter_map(|range| {
+                let mut parts = range.split(';').map(str::trim);
+                let media = parts.next()?;
+                let q = parts
+                    .find_map(|p| p.strip_prefix("q="))
+                    .and_then(|q| q.parse::<f32>().ok())
+                    .unwrap_or(1.0);
+                (media == wanted).then_some(q)
+            })
+            .fold(None, |best: Option<f32>, q| {
+                Some(best.map_or(q, |b| b.max(q)))
+            })
+    };
+    Ok(
+        match (quality("application/json"), quality("text/event-stream")) {
+            (Some(json), Some(sse)) => json > 0.0 && json > sse,
+            (Some(json), None) => json > 0.0,
+            _ => false,
+        },
+    )
 }

@@ -89,9 +89,7 @@ impl ModelStream {
         let status = response.status_code();
         if !(200..300).contains(&status) {
             let body = read_error_body(&mut response, timeout).await;
-            let mut error = ProviderError::from_status(status, &body);
-            scrub(&mut error, key.as_deref());
-            return Err(error);
+            return Err(ProviderError::from_status(status, &body).for_client(key.as_deref()));
         }
         let body = response
             .stream()
@@ -149,7 +147,7 @@ impl ModelStream {
         for item in &mut items {
             match item {
                 StreamItem::Failed(error) => {
-                    scrub(error, self.key.as_deref());
+                    *error = error.clone().for_client(self.key.as_deref());
                     self.done = true;
                 }
                 StreamItem::Finished { .. } => self.done = true,
@@ -157,13 +155,6 @@ impl ModelStream {
             }
         }
         items
-    }
-}
-
-/// Removes the key from an upstream message, should a provider echo it.
-fn scrub(error: &mut ProviderError, key: Option<&str>) {
-    if let Some(key) = key.filter(|k| k.len() >= 4) {
-        error.message = error.message.replace(key, "[redacted]");
     }
 }
 

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 use stepwise_core::protocol::ChatMessage;
-use stepwise_core::workflow::{Config as FieldConfig, WorkflowSpec};
+use stepwise_core::workflow::{Config as FieldConfig, MAX_NAME_LEN, WorkflowSpec};
 use worker::{Env, kv::KvStore};
 
 use crate::error::{AppError, AppResult};
@@ -54,6 +54,12 @@ impl Store {
     /// Kept per isolate for [`SPEC_CACHE_MS`]: every turn needs it, and KV reads are the slowest
     /// step of a turn's setup (KV itself only promises eventual consistency, up to a minute).
     pub async fn workflow(&self, id: &str) -> AppResult<WorkflowSpec> {
+        let valid_id = !id.is_empty()
+            && id.len() <= MAX_NAME_LEN
+            && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if !valid_id {
+            return Err(AppError::new(404, "unknown_workflow", "no such workflow"));
+        }
         let now = worker::js_sys::Date::now();
         let cached = SPECS.with(|specs| {
             specs

@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 
 /// Longest line kept, in bytes; the rest of a longer line is dropped and reported.
 pub const MAX_LINE_LEN: usize = 1024 * 1024;
+/// Largest event (its `data` lines together), in bytes; a larger event is dropped and reported.
+pub const MAX_EVENT_LEN: usize = 4 * 1024 * 1024;
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -132,6 +134,11 @@ impl SseDecoder {
         match field {
             "event" => self.event = Some(value.to_owned()),
             "data" => match &mut self.data {
+                Some(data) if data.len() + value.len() >= MAX_EVENT_LEN => {
+                    // Too large: drop what was gathered; the event is dispatched empty-handed.
+                    self.overlong_lines += 1;
+                    *data = String::new();
+                }
                 Some(data) => {
                     data.push('\n');
                     data.push_str(value);

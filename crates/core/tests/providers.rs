@@ -266,7 +266,20 @@ fn invalid_settings_are_refused_with_a_reason() {
 }
 
 #[test]
-fn long_provider_messages_are_cut() {
+fn messages_shown_to_clients_are_scrubbed_before_they_are_cut() {
     let error = ProviderError::new(ErrorCode::UpstreamError, "x".repeat(1000));
-    assert!(error.message.chars().count() <= 301);
+    assert!(error.for_client(None).message.chars().count() <= 301);
+    let key = "sk-test-9f8e7d6c5b4a39281706";
+    for padding in 280..305 {
+        let shown = ProviderError::new(
+            ErrorCode::Auth,
+            format!("{}{key} tail", "y".repeat(padding)),
+        )
+        .for_client(Some(key));
+        assert!(
+            !shown.message.contains("sk-test"),
+            "padding {padding}: {}",
+            shown.message
+        );
+    }
 }

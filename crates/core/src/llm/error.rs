@@ -45,15 +45,36 @@ pub struct ProviderError {
 const MAX_MESSAGE_CHARS: usize = 300;
 
 impl ProviderError {
-    /// A new error.
+    /// A new error. The message is kept whole: scrub secrets with [`ProviderError::for_client`]
+    /// before it leaves the server (cutting first could leave part of a secret behind).
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        let message: String = message.into();
-        let message = if message.chars().count() > MAX_MESSAGE_CHARS {
-            message.chars().take(MAX_MESSAGE_CHARS).collect::<String>() + "…"
-        } else {
-            message
-        };
-        ProviderError { code, message }
+        ProviderError {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// The error as it may be shown: every occurrence of `secret` replaced, then the message
+    /// cut to 300 characters.
+    ///
+    /// ```
+    /// use stepwise_core::llm::{ErrorCode, ProviderError};
+    /// let e = ProviderError::new(ErrorCode::Auth, format!("{}sk-secret-key", "y".repeat(295)));
+    /// assert!(!e.for_client(Some("sk-secret-key")).message.contains("sk-"));
+    /// ```
+    pub fn for_client(mut self, secret: Option<&str>) -> Self {
+        if let Some(secret) = secret.filter(|s| !s.is_empty()) {
+            self.message = self.message.replace(secret, "[redacted]");
+        }
+        if self.message.chars().count() > MAX_MESSAGE_CHARS {
+            self.message = self
+                .message
+                .chars()
+                .take(MAX_MESSAGE_CHARS)
+                .collect::<String>()
+                + "…";
+        }
+        self
     }
 
     /// The error for a non-success HTTP status and its body (any provider's error JSON, or text).
