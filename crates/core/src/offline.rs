@@ -217,3 +217,39 @@ fn render(value: &FieldValue) -> String {
 fn label(name: &str) -> String {
     name.replace('_', " ")
 }
+
+/// A research answer from the offline provider named `provider`: a short deterministic report on
+/// the prompt, or, for a synthesis prompt (one listing `=== Source N: ... ===` sections), a
+/// synthesis that names every source. Labelled as not an LLM.
+///
+/// ```
+/// let report = stepwise_core::offline::research_answer("offline", "Compare EGFR inhibitors");
+/// assert!(report.contains("Compare EGFR inhibitors"));
+/// ```
+pub fn research_answer(provider: &str, prompt: &str) -> String {
+    let sources: Vec<&str> = prompt
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("=== Source ")
+                .and_then(|l| l.strip_suffix(" ==="))
+        })
+        .collect();
+    if !sources.is_empty() {
+        let mut out = format!(
+            "[offline provider {provider}: rule-based, not an LLM]\nSynthesis of {} sources.\n",
+            sources.len()
+        );
+        for source in &sources {
+            let _ = writeln!(
+                out,
+                "- Findings from Source {source} agree on the main question."
+            );
+        }
+        return out;
+    }
+    let topic = prompt.trim().lines().next().unwrap_or("").trim();
+    format!(
+        "[offline provider {provider}: rule-based, not an LLM]\nReport on: {topic}\n- Scope: {} words in the question.\n- Method: deterministic rules, for running without keys.\n",
+        prompt.split_whitespace().count()
+    )
+}
