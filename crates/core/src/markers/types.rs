@@ -141,6 +141,24 @@ pub enum DiagnosticCode {
     FeedAfterEnd,
 }
 
+impl DiagnosticCode {
+    /// The code as written on the wire (its serde name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiagnosticCode::MalformedMarker => "malformed_marker",
+            DiagnosticCode::MalformedJson => "malformed_json",
+            DiagnosticCode::InvalidShape => "invalid_shape",
+            DiagnosticCode::LineTooLong => "line_too_long",
+            DiagnosticCode::PayloadTooLarge => "payload_too_large",
+            DiagnosticCode::UnterminatedPayload => "unterminated_payload",
+            DiagnosticCode::MissingPayloadBody => "missing_payload_body",
+            DiagnosticCode::TrailingText => "trailing_text",
+            DiagnosticCode::TooManyItems => "too_many_items",
+            DiagnosticCode::FeedAfterEnd => "feed_after_end",
+        }
+    }
+}
+
 /// The whole parse of a reply.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Parsed {
@@ -205,4 +223,32 @@ fn extend_unique(list: &mut Vec<String>, items: &[String]) -> usize {
         }
     }
     dropped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DiagnosticCode::{self, *};
+
+    #[test]
+    fn as_str_spells_every_code_as_serde_does() {
+        let all = [
+            MalformedMarker,
+            MalformedJson,
+            InvalidShape,
+            LineTooLong,
+            PayloadTooLarge,
+            UnterminatedPayload,
+            MissingPayloadBody,
+            TrailingText,
+            TooManyItems,
+            FeedAfterEnd,
+        ];
+        for code in all {
+            let serde: String =
+                serde_json::from_value(serde_json::to_value(code).unwrap()).unwrap();
+            assert_eq!(code.as_str(), serde);
+            let _: DiagnosticCode =
+                serde_json::from_value(serde_json::Value::String(serde)).unwrap();
+        }
+    }
 }

@@ -41,10 +41,7 @@ pub fn finish(spec: &WorkflowSpec, plan: &TurnPlan, parsed: Parsed) -> TurnOutco
         .diagnostics
         .iter()
         .map(|d| TurnNote {
-            code: serde_json::to_value(d.code)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default(),
+            code: d.code.as_str().to_owned(),
             message: d.message.clone(),
         })
         .collect();
