@@ -85,13 +85,13 @@ pub async fn post_chat(mut req: Request, env: Env, ctx: &Context) -> AppResult<R
     };
     if json_mode {
         let mut out = Output::Collect(Vec::new());
-        job.run(&mut out).await;
-        return out.into_json_response();
+        let persisted = job.run(&mut out).await;
+        return out.into_json_response(persisted);
     }
     let (sender, receiver) = mpsc::channel::<worker::Result<Vec<u8>>>(32);
     ctx.wait_until(async move {
         let mut out = Output::Sse { sender, next_id: 0 };
-        job.run(&mut out).await;
+        job.run(&mut out).await; // the `status` event already told the client if it was not stored
     });
     let mut response = Response::from_stream(receiver)?;
     let headers = response.headers_mut();
@@ -229,13 +229,13 @@ struct Job {
 
 impl Job {
     /// Runs the turn, emitting its events; a provider failure ends it with an `error` event and
-    /// nothing extracted is applied or persisted.
-    async fn run(self, out: &mut Output) {
+    /// nothing extracted is applied or persisted. Returns whether the turn was stored.
+    async fn run(self, out: &mut Output) -> bool {
         let (response, assistant_text) = match (&self.plan, self.immediate.clone()) {
             (_, Some(response)) => (response, None),
             (Some(plan), None) => match self.call_model(plan, out).await {
                 Some(result) => result,
-                None => return,
+                None => return false,
             },
             (None, None) => unreachable!("a job has a plan or an immediate response"),
         };
@@ -244,7 +244,8 @@ impl Job {
         if self.conversation.is_new {
             response.conversation_token = Some(self.conversation.token.clone());
         }
-        if let Err(error) = self.persist(&response, assistant_text).await {
+        let persisted = self.persist(&response, assistant_text).await;
+        if let Err(error) = &persisted {
             console_error!(
                 "conversation {} was not stored: {error}",
                 self.conversation.id
@@ -258,6 +259,7 @@ impl Job {
             payload: Box::new(response),
         })
         .await;
+        persisted.is_ok()
     }
 
     async fn call_model(
@@ -406,20 +408,18 @@ impl Output {
         }
     }
 
-    fn into_json_response(self) -> AppResult<Response> {
+    fn into_json_response(self, persisted: bool) -> AppResult<Response> {
         let Output::Collect(events) = self else {
             unreachable!("only collected events become JSON")
         };
-        let saved = !events
-            .iter()
-            .any(|e| matches!(e, StreamEvent::Status { message } if message == NOT_SAVED));
         for event in events.into_iter().rev() {
             match event {
                 StreamEvent::Complete { payload } => {
                     let mut response = Response::from_json(&payload)?;
-                    response
-                        .headers_mut()
-                        .set("x-stepwise-persisted", if saved { "true" } else { "false" })?;
+                    response.headers_mut().set(
+                        "x-stepwise-persisted",
+                        if persisted { "true" } else { "false" },
+                    )?;
                     return Ok(response);
                 }
                 StreamEvent::Error { code, message } => {
