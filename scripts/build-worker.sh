@@ -12,11 +12,17 @@ export ESBUILD_BIN="$root/node_modules/.bin/esbuild"
 export PATH="$NODE_DIR/bin:$PATH"
 cd "$root/worker"
 # wrangler runs this on every start: rebuild only when a source is newer than the build.
-stale="$(find src Cargo.toml ../crates/core/src ../crates/core/Cargo.toml ../Cargo.lock -newer build/index_bg.wasm 2>/dev/null | head -1 || true)"
+stale="$(find src Cargo.toml ../Cargo.toml ../wrangler.toml ../crates/core/src ../crates/core/Cargo.toml ../Cargo.lock -newer build/index_bg.wasm 2>/dev/null | head -1 || true)"
 if [ -f build/index_bg.wasm ] && [ -f build/index.js ] && [ -z "$stale" ]; then
   echo "  worker build is up to date" >&2
 else
   "$WORKER_BUILD_DIR/bin/worker-build" --release >&2
+  # Size first and no names section (worker-build's own pass keeps names; it is off in
+  # worker/Cargo.toml). The features are rustc's wasm32 defaults plus exception handling,
+  # the set worker-build itself enables, all of which workerd supports.
+  "$WASM_OPT_BIN" -Oz --strip-debug --strip-producers --enable-mutable-globals --enable-sign-ext \
+    --enable-nontrapping-float-to-int --enable-bulk-memory --enable-multivalue \
+    --enable-reference-types --enable-exception-handling build/index_bg.wasm -o build/index_bg.wasm
 fi
 size() { wc -c <"$1" | tr -d ' '; }
 gz() { gzip -9 -n -c "$1" | wc -c | tr -d ' '; }

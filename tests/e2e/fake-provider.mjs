@@ -81,29 +81,65 @@ function errorBody(kind, status, custom) {
   return { error: { message, type: "server_error", param: null, code: null } };
 }
 
-/** Starts the fake provider. `script(next)` sets how the next answers behave. */
+/** The model a request names (in the body, or in Gemini's URL). */
+function modelOf(url, body) {
+  return body?.model ?? decodeURIComponent(url.match(/\/models\/([^/:]+)/)?.[1] ?? "");
+}
+
+/** The system prompt of a request, in any of the three formats. */
+function systemOf(body) {
+  if (!body) return "";
+  if (typeof body.system === "string") return body.system;
+  if (Array.isArray(body.system)) return body.system.map((b) => b.text).join("");
+  if (body.systemInstruction) return body.systemInstruction.parts.map((p) => p.text).join("");
+  return (body.messages ?? []).filter((m) => m.role === "system").map((m) => m.content).join("");
+}
+
+/**
+ * Starts the fake provider. `script(next)` sets how answers behave: an object for every answer,
+ * or a function of the request `{kind, model, system, body}` returning one per request.
+ * Behaviour fields: `reply`, `status` (+ `message`), `fault` (`hang_before_headers`, `hang`,
+ * `cut`, `malformed`), `latencyMs` (wait before answering), `delayMs` (between writes), `paced`, `hangMs` (drop a
+ * hung connection after this long).
+ * POSTs to `/webhook` are recorded in `webhooks` and answered `webhookStatus` (default 200).
+ */
 export async function startFakeProvider() {
   const requests = [];
   const writes = [];
+  const webhooks = [];
   const sockets = new Set();
   let script = { reply: "Hello." };
+  let webhookStatus = 200;
   const server = http.createServer(async (req, res) => {
     let body = "";
     for await (const chunk of req) body += chunk;
+    if (req.url === "/webhook") {
+      webhooks.push({ at: Date.now(), status: webhookStatus, body: JSON.parse(body) });
+      res.writeHead(webhookStatus, { "content-type": "text/plain" });
+      return res.end("ok");
+    }
     const kind = ["openai", "anthropic", "gemini"].find((k) => req.url.startsWith(`/${k}/`));
-    requests.push({ kind, url: req.url, headers: req.headers, body: body ? JSON.parse(body) : null });
-    const { reply = "", fault, status, message, delayMs = 0 } = script;
-    if (fault === "hang_before_headers") return; // never answers; closed when the server closes
+    const parsed = body ? JSON.parse(body) : null;
+    const request = { kind, url: req.url, headers: req.headers, body: parsed, model: modelOf(req.url, parsed), system: systemOf(parsed), at: Date.now() };
+    requests.push(request);
+    const behaviour = typeof script === "function" ? script(request) : script;
+    const { reply = "", fault, status, message, delayMs = 0, latencyMs = 0 } = behaviour;
+    if (latencyMs) await new Promise((r) => setTimeout(r, latencyMs));
+    if (fault === "hang_before_headers") {
+      // Never answers; the connection is dropped after `hangMs`, or when the server closes.
+      if (behaviour.hangMs) setTimeout(() => res.socket?.destroy(), behaviour.hangMs);
+      return;
+    }
     if (status) {
       res.writeHead(status, { "content-type": "application/json" });
       return res.end(JSON.stringify(errorBody(kind, status, message)));
     }
     res.writeHead(200, { "content-type": "text/event-stream" });
-    let bytes = Buffer.from(fault === "malformed" ? "data: {not json\n\n" : encodeStream(kind, reply, script.paced), "utf8");
+    let bytes = Buffer.from(fault === "malformed" ? "data: {not json\n\n" : encodeStream(kind, reply, behaviour.paced), "utf8");
     if (fault === "cut" || fault === "hang") bytes = bytes.subarray(0, Math.floor(bytes.length / 2));
     // `paced`: one write per SSE event, `delayMs` apart, each write's time recorded (benchmarks);
     // otherwise writes cut at awkward points.
-    const cuts = script.paced ? eventEnds(bytes) : [...awkwardCuts(bytes), bytes.length];
+    const cuts = behaviour.paced ? eventEnds(bytes) : [...awkwardCuts(bytes), bytes.length];
     let previous = 0;
     for (const cut of cuts) {
       res.write(bytes.subarray(previous, cut));
@@ -128,8 +164,12 @@ export async function startFakeProvider() {
     url: `http://127.0.0.1:${server.address().port}`,
     requests,
     writes,
+    webhooks,
     script(next) {
       script = next;
+    },
+    webhookAnswers(status) {
+      webhookStatus = status;
     },
     async close() {
       for (const socket of sockets) socket.destroy();

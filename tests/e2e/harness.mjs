@@ -36,18 +36,21 @@ export async function startStack(options = {}) {
   }
 }
 
-async function startOnce({ runtime = "wrangler", overrides = {} } = {}) {
+/** A provider entry of `LLM_PROVIDERS` pointing at the fake server. */
+export function fakeProvider(fakeUrl, name, kind, model = "fake-model") {
+  const base_url = kind === "gemini" ? `${fakeUrl}/gemini/v1beta` : `${fakeUrl}/${kind}/v1`;
+  return { name, kind, base_url, model, api_key_secret: "FAKE_KEY" };
+}
+
+/** `overrides`: vars (or a function of the fake provider's URL returning them).
+ * `providers(fakeUrl)` replaces the default list: fake-openai, fake-anthropic, fake-gemini, offline. */
+async function startOnce({ runtime = "wrangler", overrides = {}, providers: listProviders } = {}) {
   const fake = await startFakeProvider();
   const port = await freePort();
   const state = mkdtempSync(join(tmpdir(), "stepwise-e2e-"));
-  const providers = ["openai", "anthropic", "gemini"].map((kind) => ({
-    name: `fake-${kind}`,
-    kind,
-    base_url: kind === "gemini" ? `${fake.url}/gemini/v1beta` : `${fake.url}/${kind}/v1`,
-    model: "fake-model",
-    api_key_secret: "FAKE_KEY",
-  }));
-  providers.push({ name: "offline", kind: "offline" });
+  const providers = listProviders
+    ? listProviders(fake.url)
+    : [...["openai", "anthropic", "gemini"].map((kind) => fakeProvider(fake.url, `fake-${kind}`, kind)), { name: "offline", kind: "offline" }];
   const vars = {
     LLM_PROVIDERS: JSON.stringify(providers),
     LLM_PROVIDER: "fake-openai",
@@ -55,7 +58,7 @@ async function startOnce({ runtime = "wrangler", overrides = {} } = {}) {
     ADMIN_TOKEN,
     LLM_TIMEOUT_MS: String(TIMEOUT_MS),
     ALLOWED_ORIGINS: "http://allowed.example",
-    ...overrides,
+    ...(typeof overrides === "function" ? overrides(fake.url) : overrides),
   };
   if (runtime === "miniflare") {
     try {

@@ -61,6 +61,7 @@ pub fn var(env: &Env, name: &str) -> Option<String> {
         .filter(|v| !v.trim().is_empty())
 }
 
-fn number<T: std::str::FromStr>(env: &Env, name: &str) -> Option<T> {
+/// A numeric variable, when set and valid.
+pub fn number<T: std::str::FromStr>(env: &Env, name: &str) -> Option<T> {
     var(env, name).and_then(|v| v.trim().parse().ok())
 }

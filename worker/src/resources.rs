@@ -26,27 +26,7 @@ pub async fn get_workflow(env: &Env, id: &str) -> AppResult<Response> {
 
 /// `PUT /api/workflows/:id`: stores a validated override; needs `Authorization: Bearer <ADMIN_TOKEN>`.
 pub async fn put_workflow(mut req: Request, env: &Env, id: &str) -> AppResult<Response> {
-    let admin = env
-        .secret("ADMIN_TOKEN")
-        .ok()
-        .map(|s| s.to_string())
-        .filter(|s| !s.is_empty());
-    let Some(admin) = admin else {
-        return Err(AppError::new(
-            403,
-            "forbidden",
-            "workflow overrides are disabled: no ADMIN_TOKEN is set",
-        ));
-    };
-    let given = req.headers().get("authorization")?.unwrap_or_default();
-    let token = given.strip_prefix("Bearer ").unwrap_or_default();
-    if !ids::same_secret(token, &admin) {
-        return Err(AppError::new(
-            403,
-            "forbidden",
-            "a valid admin token is required",
-        ));
-    }
+    require_admin(&req, env, "workflow overrides")?;
     let value: serde_json::Value = read_json(&mut req).await?;
     let spec =
         WorkflowSpec::from_value(value).map_err(|e| AppError::new(422, e.code(), e.to_string()))?;
@@ -88,4 +68,30 @@ pub async fn get_conversation(req: &Request, env: &Env, id: &str) -> AppResult<R
         "turns": snapshot.turns,
     });
     Ok(Response::from_json(&body)?)
+}
+
+/// Checks `Authorization: Bearer <ADMIN_TOKEN>` (403 `forbidden` when no token is set or it differs).
+pub fn require_admin(req: &Request, env: &Env, what: &str) -> AppResult<()> {
+    let admin = env
+        .secret("ADMIN_TOKEN")
+        .ok()
+        .map(|s| s.to_string())
+        .filter(|s| !s.is_empty());
+    let Some(admin) = admin else {
+        return Err(AppError::new(
+            403,
+            "forbidden",
+            format!("{what} are disabled: no ADMIN_TOKEN is set"),
+        ));
+    };
+    let given = req.headers().get("authorization")?.unwrap_or_default();
+    let token = given.strip_prefix("Bearer ").unwrap_or_default();
+    if !ids::same_secret(token, &admin) {
+        return Err(AppError::new(
+            403,
+            "forbidden",
+            "a valid admin token is required",
+        ));
+    }
+    Ok(())
 }

@@ -199,16 +199,8 @@ impl StreamEvent {
     /// ```
     pub fn to_sse(&self, id: u64) -> String {
         let data = serde_json::to_string(self).expect("stream events serialize");
-        let mut frame = format!("id: {id}\nevent: {}\n", self.name());
-        // Line breaks can only be JSON whitespace here (serde_json escapes them in strings);
-        // SSE ends lines at CR, LF or CRLF, so each piece gets its own `data:` line.
-        for line in data.split(['\r', '\n']) {
-            frame.push_str("data: ");
-            frame.push_str(line);
-            frame.push('\n');
-        }
-        frame.push('\n');
-        frame
+        // Line breaks can only be JSON whitespace here (serde_json escapes them in strings).
+        crate::sse::frame(id, self.name(), &data)
     }
 }
 

@@ -25,6 +25,29 @@ pub struct SseEvent {
     pub id: Option<String>,
 }
 
+/// One SSE frame: `id`, `event` and `data`. JSON text may span lines; each line becomes its own
+/// `data:` line, which an SSE client joins back with `\n` (still the same JSON).
+///
+/// ```
+/// assert_eq!(stepwise_core::sse::frame(7, "tick", "{\n}"), "id: 7\nevent: tick\ndata: {\ndata: }\n\n");
+/// ```
+pub fn frame(id: u64, event: &str, data: &str) -> String {
+    let mut frame = String::with_capacity(data.len() + event.len() + 32);
+    frame.push_str("id: ");
+    frame.push_str(&id.to_string());
+    frame.push_str("\nevent: ");
+    frame.push_str(event);
+    frame.push('\n');
+    // SSE ends lines at CR, LF or CRLF, so each piece gets its own `data:` line.
+    for line in data.split(['\r', '\n']) {
+        frame.push_str("data: ");
+        frame.push_str(line);
+        frame.push('\n');
+    }
+    frame.push('\n');
+    frame
+}
+
 /// Incremental SSE decoder.
 ///
 /// ```

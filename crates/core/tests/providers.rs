@@ -194,6 +194,16 @@ fn without_a_key_no_auth_header_is_sent_and_offline_needs_no_request() {
 fn settings_default_to_offline_and_accept_the_list_or_the_shorthand() {
     let default = ProviderSettings::resolve(None, None, None, None).unwrap();
     assert_eq!(default.chat_provider().kind, ProviderKind::Offline);
+    assert_eq!(
+        default.names(),
+        ["offline", "offline-analyst", "offline-critic"]
+    );
+    assert!(
+        default
+            .providers
+            .iter()
+            .all(|p| p.kind == ProviderKind::Offline)
+    );
 
     let list = r#"[{"name":"fast","kind":"openai","base_url":"http://127.0.0.1:1/v1","model":"a","api_key_secret":"FAST_KEY"},
                    {"name":"claude","kind":"anthropic","model":"c","api_key_secret":"CLAUDE_KEY"},

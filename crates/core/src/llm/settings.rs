@@ -124,9 +124,11 @@ impl ProviderSettings {
                     chat: name,
                 }
             }
+            // Nothing configured: the offline provider, under three names so that research
+            // jobs show their fan-out with no keys.
             (None, None) => ProviderSettings {
-                providers: vec![offline()],
-                chat: "offline".into(),
+                providers: OFFLINE_NAMES.iter().map(|name| offline(name)).collect(),
+                chat: OFFLINE_NAMES[0].into(),
             },
         };
         settings.validate()?;
@@ -137,6 +139,11 @@ impl ProviderSettings {
     pub fn chat_provider(&self) -> &ProviderConfig {
         self.get(&self.chat)
             .expect("validated: the chat provider exists")
+    }
+
+    /// The configured providers' names, in configuration order.
+    pub fn names(&self) -> Vec<String> {
+        self.providers.iter().map(|p| p.name.clone()).collect()
     }
 
     /// A provider by name.
@@ -191,9 +198,12 @@ fn blank(value: Option<&str>) -> Option<&str> {
     value.map(str::trim).filter(|v| !v.is_empty())
 }
 
-fn offline() -> ProviderConfig {
+/// The names of the offline providers configured when nothing is set.
+pub const OFFLINE_NAMES: [&str; 3] = ["offline", "offline-analyst", "offline-critic"];
+
+fn offline(name: &str) -> ProviderConfig {
     ProviderConfig {
-        name: "offline".into(),
+        name: name.into(),
         kind: ProviderKind::Offline,
         base_url: None,
         model: String::new(),

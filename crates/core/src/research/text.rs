@@ -1,4 +1,5 @@
-//! Texts of a research job: the fallback title and the synthesis prompt with source attribution.
+//! Texts of a research job: the title (asked of the synthesis model, with a truncation
+//! fallback) and the synthesis prompt with source attribution.
 
 use std::fmt::Write;
 
@@ -29,6 +30,34 @@ pub fn fallback_title(prompt: &str) -> String {
         .filter(|&i| i > TITLE_CHARS / 2)
         .map_or(cut.as_str(), |i| &cut[..i]);
     format!("{}…", at_word.trim_end())
+}
+
+/// The system prompt that asks a model for a research job's title.
+pub const TITLE_SYSTEM_PROMPT: &str = "You name research jobs. Reply with one short title (at most 8 words) for the user's research question: no quotes, no trailing period, nothing else.";
+
+/// The model's title answer made safe to show: its first non-empty line without quotes, markdown
+/// emphasis, a `Title:` label or a trailing period, cut like the fallback. `None` when nothing
+/// usable is left (the caller then uses [`fallback_title`]).
+///
+/// ```
+/// use stepwise_core::research::clean_title;
+/// assert_eq!(clean_title("\n\"**Title: EGFR inhibitors compared.**\"\nmore").as_deref(), Some("EGFR inhibitors compared"));
+/// assert_eq!(clean_title("  \n \"\" "), None);
+/// ```
+pub fn clean_title(answer: &str) -> Option<String> {
+    let line = answer.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let mut title = line.trim_matches(|c: char| {
+        matches!(c, '"' | '\'' | '*' | '_' | '#' | '`' | '“' | '”') || c.is_whitespace()
+    });
+    for label in ["Title:", "title:", "TITLE:"] {
+        if let Some(rest) = title.strip_prefix(label) {
+            title = rest
+                .trim_matches(|c: char| matches!(c, '"' | '\'' | '*' | '_') || c.is_whitespace());
+        }
+    }
+    let title = title.trim_end_matches('.').trim();
+    let has_text = title.chars().any(char::is_alphanumeric);
+    has_text.then(|| fallback_title(title))
 }
 
 /// The synthesis prompt: the question, then each source labelled by provider or external

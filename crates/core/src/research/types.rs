@@ -159,9 +159,11 @@ pub enum ConfirmAction {
     Cancel,
 }
 
-/// How one provider (or synthesis) call ended.
+/// How one provider (or synthesis) call ended: `{"outcome": "completed", "text"}` or
+/// `{"outcome": "failed", "code", "message"}`. Read through a flat struct rather than as an
+/// internally tagged enum, which would buffer through serde's `Content` (bundle size).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "outcome", rename_all = "snake_case")]
+#[serde(tag = "outcome", rename_all = "snake_case", try_from = "FlatOutcome")]
 pub enum ProviderOutcome {
     /// The text it produced.
     Completed {
@@ -175,6 +177,43 @@ pub enum ProviderOutcome {
         /// Human message.
         message: String,
     },
+}
+
+/// The wire form of [`ProviderOutcome`], for reading it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FlatOutcome {
+    outcome: OutcomeKind,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    code: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum OutcomeKind {
+    Completed,
+    Failed,
+}
+
+impl TryFrom<FlatOutcome> for ProviderOutcome {
+    type Error = &'static str;
+
+    fn try_from(flat: FlatOutcome) -> Result<Self, Self::Error> {
+        match (flat.outcome, flat.text, flat.code, flat.message) {
+            (OutcomeKind::Completed, Some(text), None, None) => {
+                Ok(ProviderOutcome::Completed { text })
+            }
+            (OutcomeKind::Failed, None, Some(code), Some(message)) => {
+                Ok(ProviderOutcome::Failed { code, message })
+            }
+            (OutcomeKind::Completed, ..) => Err("a completed outcome has `text` only"),
+            (OutcomeKind::Failed, ..) => Err("a failed outcome has `code` and `message`"),
+        }
+    }
 }
 
 /// A lifecycle event, for the events stream and the `research-events` queue.
@@ -203,6 +242,37 @@ pub enum ResearchEvent {
         /// When.
         at: u64,
     },
+    /// The completed job's read-only report was published.
+    Published {
+        /// Job id.
+        research_id: String,
+        /// Share id.
+        share_id: String,
+        /// The public URL of the report.
+        url: String,
+        /// When.
+        at: u64,
+    },
+}
+
+impl ResearchEvent {
+    /// The event's name: its `type` (`status_changed`, `provider_changed`, `published`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ResearchEvent::StatusChanged { .. } => "status_changed",
+            ResearchEvent::ProviderChanged { .. } => "provider_changed",
+            ResearchEvent::Published { .. } => "published",
+        }
+    }
+
+    /// The job the event belongs to.
+    pub fn research_id(&self) -> &str {
+        match self {
+            ResearchEvent::StatusChanged { research_id, .. }
+            | ResearchEvent::ProviderChanged { research_id, .. }
+            | ResearchEvent::Published { research_id, .. } => research_id,
+        }
+    }
 }
 
 /// Something the driver must do after a transition.

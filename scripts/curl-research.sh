@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+#! Runs one research job with curl against a running Worker (scripts/dev.sh): a draft over every
+#! configured provider (three offline ones by default), start, the events stream until the job
+#! ends, then the result and its share link. Usage: scripts/curl-research.sh [base-url] [prompt]
+set -euo pipefail
+base="${1:-http://127.0.0.1:8787}"
+prompt="${2:-How do heat pumps compare with gas boilers for an old house?}"
+json() { python3 -c "import json,sys; print(json.dumps({'prompt': sys.argv[1]}))" "$1"; }
+field() { python3 -c "import json,sys; v=json.load(sys.stdin); print(eval('v' + sys.argv[1]))" "$1"; }
+
+draft=$(curl -sS -X POST "$base/api/research/draft" -H 'content-type: application/json' -d "$(json "$prompt")")
+id=$(field '["id"]' <<<"$draft")
+echo "draft $id: $(field '["title"]' <<<"$draft") (providers: $(field '["selected_llms"]' <<<"$draft"))"
+# Listen first, then start: the stream shows every change and ends when the job does.
+curl -sS -N "$base/api/research/$id/events" | python3 -u -c '
+import json, sys
+for line in sys.stdin:
+    if line.startswith("data: "):
+        d = json.loads(line[6:])
+        kind = d.get("type", "snapshot")
+        print("  " + " ".join(str(x) for x in (kind, d.get("provider", ""), d.get("status", ""), d.get("url", "")) if x))
+' &
+listener=$!
+sleep 0.3
+curl -sS -X POST "$base/api/research" -H 'content-type: application/json' -d "{\"research_id\":\"$id\"}" >/dev/null
+wait "$listener" || true
+job=$(curl -sS "$base/api/research/$id")
+echo "status: $(field '["status"]' <<<"$job")"
+echo "synthesis: $(field '.get("synthesized_result", "(none)")[:300]' <<<"$job")"
+echo "share: $(field '.get("share_info", {}).get("url", "(not published)")' <<<"$job")"

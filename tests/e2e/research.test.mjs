@@ -1,0 +1,456 @@
+// End-to-end tests of research jobs under `wrangler dev` (local Durable Objects and Queues) with
+// the fake provider: every row of research-lifecycle.md's tables, the events stream, the share
+// page, the webhook, the KV list, duplicate queue deliveries (every call is sent twice here),
+// results arriving together, and the alarm failing a hung provider.
+import { after, before, beforeEach, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { ADMIN_TOKEN, SECRET_KEY, fakeProvider, parseSse, startStack } from "./harness.mjs";
+
+const PROVIDERS = ["p1", "p2", "p3", "p4", "p5", "p6"];
+const ALARM_MS = 2500;
+let stack;
+let behaviours = {}; // model -> behaviour of its next answers
+const bodies = [];
+
+before(async () => {
+  stack = await startStack({
+    providers: (url) => [
+      ...PROVIDERS.map((name) => fakeProvider(url, name, "openai", name)),
+      fakeProvider(url, "synth", "anthropic", "synth"),
+      fakeProvider(url, "gem", "gemini", "gem"),
+      { name: "offline", kind: "offline" },
+      { name: "offline-b", kind: "offline" },
+    ],
+    overrides: (url) => ({
+      NOTIFY_WEBHOOK_URL: `${url}/webhook`,
+      LLM_PROVIDER: "synth",
+      LLM_TIMEOUT_MS: "20000",
+      RESEARCH_TIMEOUT_MS: String(ALARM_MS),
+      LLM_CALL_COPIES: "2",
+    }),
+  });
+  stack.fake.webhookAnswers(200);
+  stack.fake.script((request) => {
+    if (behaviours[request.model]) return behaviours[request.model];
+    if (request.system.startsWith("You name research jobs")) return { reply: "Title: **Fake generated title.**" };
+    return { reply: `Report of ${request.model}.` };
+  });
+});
+beforeEach(() => {
+  behaviours = {};
+});
+after(async () => {
+  await stack?.stop();
+});
+
+async function call(method, path, body, headers = {}) {
+  const response = await fetch(stack.base + path, {
+    method,
+    headers: { "content-type": "application/json", ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  bodies.push(text);
+  let json = null;
+  try {
+    json = JSON.parse(text);
+  } catch {}
+  return { status: response.status, headers: response.headers, text, json };
+}
+
+async function draft(fields) {
+  const response = await call("POST", "/api/research/draft", { prompt: "How do EGFR inhibitors compare?", synthesis_llm: "synth", ...fields });
+  assert.equal(response.status, 201, response.text);
+  return response.json;
+}
+
+async function start(id) {
+  const response = await call("POST", "/api/research", { research_id: id });
+  assert.equal(response.status, 200, response.text);
+  return response.json;
+}
+
+/** Polls the job until `done(job)` holds (at most `ms`). */
+async function waitFor(id, done, ms = 15000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const { json } = await call("GET", `/api/research/${id}`);
+    if (done(json)) return json;
+    if (Date.now() > deadline) throw new Error(`timed out waiting; last state: ${JSON.stringify(json).slice(0, 800)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+const settled = (job) => ["completed", "failed", "awaiting_confirmation"].includes(job.status);
+const result = (job, provider) => job.llm_results.find((r) => r.provider === provider);
+const callsTo = (model, since) => stack.fake.requests.filter((r) => r.model === model && r.at >= since && !r.system.startsWith("You name"));
+
+/** Runs a job with these providers and answers until it settles. */
+async function run(selected, answers = {}, fields = {}) {
+  Object.assign(behaviours, answers);
+  const job = await draft({ selected_llms: selected, ...fields });
+  await start(job.id);
+  return waitFor(job.id, settled);
+}
+
+describe("drafts and starting", () => {
+  test("a draft is titled by the synthesis model and defaults to every configured provider", async () => {
+    const response = await call("POST", "/api/research/draft", { prompt: "How do EGFR inhibitors compare?" });
+    assert.equal(response.status, 201, response.text);
+    const job = response.json;
+    assert.equal(job.status, "draft");
+    assert.equal(job.title, "Fake generated title");
+    assert.equal(job.synthesis_llm, "synth");
+    assert.deepEqual(job.selected_llms, [...PROVIDERS, "synth", "gem", "offline", "offline-b"]);
+    const titleCall = stack.fake.requests.findLast((r) => r.system.startsWith("You name research jobs"));
+    assert.equal(titleCall.model, "synth");
+  });
+
+  test("the title falls back to the prompt when the synthesis model is offline or fails", async () => {
+    const offline = await draft({ prompt: "Offline title please\nsecond line", synthesis_llm: "offline" });
+    assert.equal(offline.title, "Offline title please");
+    behaviours.gem = { status: 500 };
+    const failing = await draft({ prompt: "Failing title model", synthesis_llm: "gem" });
+    assert.equal(failing.title, "Failing title model");
+    delete behaviours.gem;
+  });
+
+  test("bad drafts and starts are refused with a code, and nothing starts", async () => {
+    const empty = await call("POST", "/api/research/draft", { prompt: "  " });
+    assert.equal(empty.status, 422);
+    assert.equal(empty.json.error.code, "invalid_draft");
+    const unknownField = await call("POST", "/api/research/draft", { prompt: "x", colour: "red" });
+    assert.equal(unknownField.status, 422);
+    assert.equal(unknownField.json.error.code, "invalid_request");
+
+    const none = await draft({ selected_llms: [] });
+    const noneStart = await call("POST", "/api/research", { research_id: none.id });
+    assert.equal(noneStart.status, 422);
+    assert.equal(noneStart.json.error.code, "no_providers_selected");
+    const unknown = await draft({ selected_llms: ["p1", "nope"] });
+    const unknownStart = await call("POST", "/api/research", { research_id: unknown.id });
+    assert.equal(unknownStart.status, 422);
+    assert.equal(unknownStart.json.error.code, "provider_not_configured");
+    assert.match(unknownStart.json.error.message, /nope/);
+    assert.equal((await call("GET", `/api/research/${unknown.id}`)).json.status, "draft");
+
+    const missing = await call("POST", "/api/research", { research_id: "0".repeat(32) });
+    assert.equal(missing.status, 404);
+    const malformed = await call("GET", "/api/research/not-an-id");
+    assert.equal(malformed.status, 404);
+  });
+});
+
+describe("the decision matrix and the synthesis-skip table", () => {
+  test("all succeed → synthesizing → completed with a synthesis naming every source", async () => {
+    const since = Date.now();
+    const job = await run(["p1", "p2", "p3"]);
+    assert.equal(job.status, "completed", JSON.stringify(job));
+    assert.equal(job.synthesized_result, "Report of synth.");
+    for (const p of ["p1", "p2", "p3"]) assert.equal(result(job, p).result, `Report of ${p}.`);
+    const synthesis = callsTo("synth", since);
+    assert.equal(synthesis.length, 1);
+    const prompt = synthesis[0].body.messages.at(-1).content;
+    for (const p of ["p1", "p2", "p3"]) assert.match(prompt, new RegExp(`Source \\d: ${p} \\(model report\\) ===\\nReport of ${p}`));
+    assert.ok(job.started_at >= job.created_at && job.finished_at >= job.started_at);
+  });
+
+  test("one succeeds, no external reports → completed without synthesis", async () => {
+    const since = Date.now();
+    const job = await run(["p1"]);
+    assert.equal(job.status, "completed");
+    assert.equal(job.synthesized_result, undefined);
+    assert.equal(callsTo("synth", since).length, 0);
+  });
+
+  test("one succeeds + external reports → synthesis with the report labelled", async () => {
+    const since = Date.now();
+    const job = await run(["p1"], {}, { external_reports: [{ title: "Lab notes", content: "Our own findings." }] });
+    assert.equal(job.status, "completed");
+    assert.equal(job.synthesized_result, "Report of synth.");
+    const prompt = callsTo("synth", since)[0].body.messages.at(-1).content;
+    assert.match(prompt, /Source 2: external report "Lab notes" ===\nOur own findings\./);
+  });
+
+  // Completion detection fails a job with no successful provider before the skip table is
+  // consulted, so its two "0 successful" rows are reached from an awaiting_confirmation record
+  // whose results were all lost; such records are imported here as an admin would restore them.
+  const importAwaiting = async (external_reports) => {
+    const job = await run(["p1", "p2"], { p2: { status: 500 } }, { external_reports });
+    assert.equal(job.status, "awaiting_confirmation");
+    const lost = { ...job, llm_results: job.llm_results.map((r) => ({ ...r, status: "failed", result: undefined, error: { code: "upstream_error", message: "lost" } })) };
+    const imported = await call("PUT", `/api/research/${job.id}`, lost, { authorization: `Bearer ${ADMIN_TOKEN}` });
+    assert.equal(imported.status, 200, imported.text);
+    const proceeded = await call("POST", `/api/research/${job.id}/confirm`, { action: "proceed" });
+    assert.equal(proceeded.status, 200, proceeded.text);
+    return waitFor(job.id, settled);
+  };
+
+  test("0 successful, 0 external reports → failed \"No successful LLM results\"", async () => {
+    const done = await importAwaiting([]);
+    assert.equal(done.status, "failed");
+    assert.equal(done.error, "No successful LLM results");
+  });
+
+  test("0 successful + external reports → synthesis from the external reports only", async () => {
+    const since = Date.now();
+    const done = await importAwaiting([{ title: "Notes", content: "Known facts." }]);
+    assert.equal(done.status, "completed");
+    assert.equal(done.synthesized_result, "Report of synth.");
+    const prompt = callsTo("synth", since)[0].body.messages.at(-1).content;
+    assert.match(prompt, /Source 1: external report "Notes"/);
+    assert.doesNotMatch(prompt, /model report/);
+  });
+
+  test("all fail → failed \"All LLM calls failed\" → retry → completed", async () => {
+    const job = await run(["p1", "p2"], { p1: { status: 429 }, p2: { status: 500 } });
+    assert.equal(job.status, "failed");
+    assert.equal(job.error, "All LLM calls failed");
+    assert.equal(result(job, "p1").error.code, "rate_limited");
+    assert.equal(result(job, "p2").error.code, "upstream_error");
+    delete behaviours.p1;
+    delete behaviours.p2;
+    const retried = await call("POST", `/api/research/${job.id}/retry`);
+    assert.equal(retried.status, 200, retried.text);
+    assert.equal(retried.json.status, "retrying");
+    const done = await waitFor(job.id, settled);
+    assert.equal(done.status, "completed");
+    assert.equal(done.synthesized_result, "Report of synth.");
+    assert.equal(result(done, "p1").attempt, 2);
+  });
+});
+
+describe("partial failure: awaiting_confirmation", () => {
+  const partial = async () => {
+    const job = await run(["p1", "p2", "p3"], { p3: { status: 500 } });
+    assert.equal(job.status, "awaiting_confirmation", JSON.stringify(job));
+    assert.deepEqual(job.partial_failure.failed_providers, ["p3"]);
+    assert.equal(job.partial_failure.retry_count, 0);
+    return job;
+  };
+
+  test("proceed → synthesis with the successful results only", async () => {
+    const since = Date.now();
+    const job = await partial();
+    const response = await call("POST", `/api/research/${job.id}/confirm`, { action: "proceed" });
+    assert.equal(response.json.status, "synthesizing");
+    const done = await waitFor(job.id, settled);
+    assert.equal(done.status, "completed");
+    const prompt = callsTo("synth", since)[0].body.messages.at(-1).content;
+    assert.match(prompt, /p1/);
+    assert.doesNotMatch(prompt, /p3/);
+    delete behaviours.p3;
+  });
+
+  test("retry → retrying → the provider succeeds → completed", async () => {
+    const job = await partial();
+    delete behaviours.p3;
+    const response = await call("POST", `/api/research/${job.id}/confirm`, { action: "retry" });
+    assert.equal(response.json.status, "retrying");
+    assert.equal(response.json.retry_count, 1);
+    const done = await waitFor(job.id, settled);
+    assert.equal(done.status, "completed");
+    assert.equal(result(done, "p3").status, "completed");
+    assert.equal(result(done, "p3").attempt, 2);
+    assert.equal(result(done, "p1").attempt, 1);
+  });
+
+  test("retry twice more failing → failed \"Max retries exceeded\"", async () => {
+    let job = await partial();
+    for (const count of [1, 2]) {
+      const response = await call("POST", `/api/research/${job.id}/confirm`, { action: "retry" });
+      assert.equal(response.json.retry_count, count);
+      job = await waitFor(job.id, settled);
+      assert.equal(job.status, "awaiting_confirmation");
+    }
+    const third = await call("POST", `/api/research/${job.id}/confirm`, { action: "retry" });
+    assert.equal(third.status, 200);
+    assert.equal(third.json.status, "failed");
+    assert.equal(third.json.error, "Max retries exceeded");
+    delete behaviours.p3;
+  });
+
+  test("cancel → failed \"Cancelled by user\"", async () => {
+    const job = await partial();
+    const response = await call("POST", `/api/research/${job.id}/confirm`, { action: "cancel" });
+    assert.equal(response.json.status, "failed");
+    assert.equal(response.json.error, "Cancelled by user");
+    delete behaviours.p3;
+  });
+
+  test("confirm outside awaiting_confirmation → 409, and a bad action → 422", async () => {
+    const job = await run(["p1"]);
+    const response = await call("POST", `/api/research/${job.id}/confirm`, { action: "proceed" });
+    assert.equal(response.status, 409);
+    assert.equal(response.json.error.code, "conflict");
+    const bad = await call("POST", `/api/research/${job.id}/confirm`, { action: "later" });
+    assert.equal(bad.status, 422);
+    assert.equal(bad.json.error.code, "invalid_request");
+  });
+});
+
+describe("retry from failed", () => {
+  test("synthesis fails → failed → retry re-runs the synthesis → completed", async () => {
+    const job = await run(["p1", "p2"], { synth: { status: 500 } });
+    assert.equal(job.status, "failed");
+    assert.match(job.error, /^Synthesis failed/);
+    assert.ok(job.synthesis_error);
+    delete behaviours.synth;
+    const response = await call("POST", `/api/research/${job.id}/retry`);
+    assert.equal(response.json.status, "synthesizing");
+    const done = await waitFor(job.id, settled);
+    assert.equal(done.status, "completed");
+    assert.equal(done.synthesized_result, "Report of synth.");
+    assert.equal(done.synthesis_error, undefined);
+  });
+
+  test("failed with nothing to retry → completed (idempotent)", async () => {
+    const job = await run(["p1"]);
+    // A failed record with no failed provider and no synthesis error, imported as an admin would.
+    const failed = { ...job, status: "failed", error: "Interrupted", share_info: undefined };
+    const imported = await call("PUT", `/api/research/${job.id}`, failed, { authorization: `Bearer ${ADMIN_TOKEN}` });
+    assert.equal(imported.status, 200, imported.text);
+    const response = await call("POST", `/api/research/${job.id}/retry`);
+    assert.equal(response.status, 200, response.text);
+    assert.equal(response.json.status, "completed");
+    assert.equal(response.json.error, undefined);
+    const again = await call("POST", `/api/research/${job.id}/retry`);
+    assert.equal(again.status, 409);
+  });
+
+  test("retry in any other status → 409 conflict", async () => {
+    const draftJob = await draft({ selected_llms: ["p1"] });
+    const response = await call("POST", `/api/research/${draftJob.id}/retry`);
+    assert.equal(response.status, 409);
+    assert.equal(response.json.error.code, "conflict");
+    const completed = await run(["p1"]);
+    assert.equal((await call("POST", `/api/research/${completed.id}/retry`)).status, 409);
+    assert.equal((await call("POST", "/api/research", { research_id: completed.id })).status, 409);
+  });
+
+  test("importing a record needs the admin token and a matching id", async () => {
+    const job = await draft({ selected_llms: ["p1"] });
+    assert.equal((await call("PUT", `/api/research/${job.id}`, job)).status, 403);
+    const other = { ...job, id: "f".repeat(32) };
+    const mismatch = await call("PUT", `/api/research/${job.id}`, other, { authorization: `Bearer ${ADMIN_TOKEN}` });
+    assert.equal(mismatch.status, 422);
+  });
+});
+
+describe("delivery, concurrency and timeouts", () => {
+  test("every call was queued twice, yet each provider was called once per attempt", async () => {
+    const since = Date.now();
+    const job = await run(["p1", "p2"]);
+    assert.equal(job.status, "completed");
+    assert.equal(callsTo("p1", since).length, 1);
+    assert.equal(callsTo("p2", since).length, 1);
+    assert.equal(callsTo("synth", since).length, 1);
+    assert.equal(job.llm_results.length, 2);
+    assert.match(stack.log(), /already claimed; delivery dropped/);
+  });
+
+  test("six results arriving at once lose nothing", async () => {
+    const answers = Object.fromEntries(PROVIDERS.map((p) => [p, { reply: `Report of ${p}.`, latencyMs: 300 }]));
+    const job = await run(PROVIDERS, answers);
+    assert.equal(job.status, "completed", JSON.stringify(job));
+    assert.deepEqual(job.llm_results.map((r) => [r.provider, r.status, r.result]), PROVIDERS.map((p) => [p, "completed", `Report of ${p}.`]));
+    for (const p of PROVIDERS) delete behaviours[p];
+  });
+
+  // Last of its group: wrangler dev runs one consumer batch at a time, so the hung call delays
+  // later calls until the fake provider drops it (`hangMs`).
+  test("a hung provider is failed by the alarm with code timeout", async () => {
+    const started = Date.now();
+    const hangMs = ALARM_MS + 1000;
+    const job = await run(["p1", "p4"], { p4: { fault: "hang_before_headers", hangMs } });
+    assert.equal(job.status, "awaiting_confirmation");
+    const hung = result(job, "p4");
+    assert.equal(hung.status, "failed");
+    assert.equal(hung.error.code, "timeout");
+    assert.match(hung.error.message, /no answer within/);
+    assert.ok(Date.now() - started >= ALARM_MS, "failed before the timeout");
+    // The dropped connection's late failure is for a call no longer open: nothing changes.
+    await new Promise((r) => setTimeout(r, Math.max(0, started + hangMs + 500 - Date.now())));
+    assert.deepEqual(await waitFor(job.id, settled), job);
+  });
+});
+
+describe("events, share page, webhook, list", () => {
+  test("the events stream shows every status and provider change, then ends", async () => {
+    Object.assign(behaviours, { p1: { reply: "Report of p1.", latencyMs: 200 }, p2: { reply: "Report of p2.", latencyMs: 400 } });
+    const job = await draft({ selected_llms: ["p1", "p2"] });
+    const stream = await fetch(`${stack.base}/api/research/${job.id}/events`, { signal: AbortSignal.timeout(15000) });
+    assert.equal(stream.status, 200);
+    assert.match(stream.headers.get("content-type"), /^text\/event-stream/);
+    const text = stream.text();
+    await start(job.id);
+    const events = parseSse(await text);
+    assert.deepEqual(events.map((e) => e.id), events.map((_, i) => i));
+    assert.equal(events[0].event, "snapshot");
+    assert.equal(events[0].data.status, "draft");
+    const changes = events.slice(1).map((e) => (e.event === "status_changed" ? e.data.status : e.event === "provider_changed" ? `${e.data.provider}:${e.data.status}` : e.event));
+    assert.deepEqual(changes, ["processing", "p1:pending", "p2:pending", "p1:processing", "p2:processing", "p1:completed", "p2:completed", "synthesizing", "completed", "published"]);
+    delete behaviours.p1;
+    delete behaviours.p2;
+    // A finished job's stream is its snapshot alone.
+    const again = parseSse(await (await fetch(`${stack.base}/api/research/${job.id}/events`)).text());
+    assert.deepEqual(again.map((e) => [e.event, e.data.status]), [["snapshot", "completed"]]);
+  });
+
+  test("a completed job is published as an escaped read-only page, and the webhook gets its URL", async () => {
+    const job = await run(["p1", "p2"], { p2: { reply: "<script>alert(1)</script> & more" } });
+    delete behaviours.p2;
+    assert.equal(job.status, "completed");
+    const done = await waitFor(job.id, (j) => j.share_info);
+    const { share_id, url } = done.share_info;
+    assert.equal(url, `${stack.base}/share/${share_id}`);
+    const page = await fetch(url);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get("content-type"), /^text\/html/);
+    assert.match(page.headers.get("content-security-policy"), /default-src 'none'/);
+    const html = await page.text();
+    assert.match(html, /Fake generated title/);
+    assert.match(html, /Report of synth\./);
+    assert.match(html, /&lt;script&gt;alert\(1\)&lt;\/script&gt; &amp; more/);
+    assert.doesNotMatch(html, /<script>/);
+    const deadline = Date.now() + 10000;
+    while (!stack.fake.webhooks.some((w) => w.body.event.share_id === share_id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const hook = stack.fake.webhooks.find((w) => w.body.event.share_id === share_id);
+    assert.ok(hook, "the webhook was not called");
+    assert.equal(hook.body.type, "research.published");
+    assert.equal(hook.body.event.url, url);
+    assert.equal(hook.body.event.research_id, job.id);
+    assert.equal((await fetch(`${stack.base}/share/${"0".repeat(32)}`)).status, 404);
+  });
+
+  test("the list shows jobs newest first with their status", async () => {
+    const older = await draft({ prompt: "Older job" });
+    await new Promise((r) => setTimeout(r, 5));
+    const newer = await draft({ prompt: "Newer job" });
+    const { status, json } = await call("GET", "/api/research?limit=100");
+    assert.equal(status, 200);
+    const ids = json.items.map((i) => i.id);
+    assert.ok(ids.indexOf(newer.id) < ids.indexOf(older.id) && ids.indexOf(newer.id) >= 0);
+    const item = json.items.find((i) => i.id === newer.id);
+    assert.equal(item.status, "draft");
+    assert.equal(item.title, "Fake generated title");
+    for (let i = 1; i < json.items.length; i++) assert.ok(json.items[i - 1].created_at >= json.items[i].created_at);
+    const page = await call("GET", "/api/research?limit=2");
+    assert.equal(page.json.items.length, 2);
+    assert.ok(page.json.cursor);
+    assert.equal((await call("GET", "/api/research?limit=0")).status, 422);
+  });
+
+  test("offline providers fan out with no keys", async () => {
+    const job = await run(["offline", "offline-b"], {}, { synthesis_llm: "offline" });
+    assert.equal(job.status, "completed");
+    assert.equal(job.llm_results.length, 2);
+    assert.ok(job.llm_results.every((r) => r.result.length > 50));
+    assert.match(job.synthesized_result, /offline/);
+    assert.match(job.synthesized_result, /offline-b/);
+  });
+});
+
+test("the key never appears in a research response", () => {
+  for (const body of bodies) assert.ok(!body.includes(SECRET_KEY));
+  assert.ok(!stack.log().includes(SECRET_KEY));
+});
