@@ -17,6 +17,7 @@ import json, sys
 for line in sys.stdin:
     if line.startswith("data: "):
         d = json.loads(line[6:])
+        if not d: continue
         kind = d.get("type", "snapshot")
         print("  " + " ".join(str(x) for x in (kind, d.get("provider", ""), d.get("status", ""), d.get("url", "")) if x))
 ' &

@@ -38,8 +38,14 @@ npx --no-install tsc -p crates/wasm/js-tests/tsconfig.json
 step "Worker: build (worker-build, offline) and bundle size"
 scripts/build-worker.sh
 
+step "Browser app: tsc, esbuild bundle and size"
+scripts/build-www.sh
+
 step "Worker end to end: wrangler dev + fake provider (OpenAI, Anthropic, Gemini formats, faults)"
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 node --test --test-concurrency=1 --test-timeout=600000 tests/e2e/*.test.mjs
+
+step "Browser end to end: playwright-core + /usr/bin/chromium against wrangler dev (screenshots in tests/browser/screenshots)"
+node --test --test-concurrency=1 --test-timeout=600000 tests/browser/*.test.mjs
 
 step "all checks passed"

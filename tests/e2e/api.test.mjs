@@ -71,6 +71,20 @@ describe("the shared guided-workflow vectors over HTTP", () => {
   }
 });
 
+describe("model deltas for clients that parse markers themselves", () => {
+  test("x-stepwise-deltas: model streams the model's own text and the same complete event", async () => {
+    for (const vector of vectors.cases.filter((v) => v.model_reply)) {
+      stack.fake.script({ reply: vector.model_reply });
+      const { status, events, text } = await chatSse(vector.request, { "x-stepwise-deltas": "model" });
+      assert.equal(status, 200, text);
+      assert.equal(events.filter((e) => e.event === "text_delta").length, 0, vector.name);
+      const model = events.filter((e) => e.event === "model_delta").map((e) => e.data.text).join("");
+      assert.equal(model, vector.model_reply, vector.name);
+      assert.deepEqual(withoutIds(events.at(-1).data.payload), { ...DEFAULTS, ...vector.expect.response }, vector.name);
+    }
+  });
+});
+
 describe("conversations", () => {
   test("a conversation resumes after a refresh, with its token only", async () => {
     stack.fake.script({ reply: "Saved.\nEXTRACTED_DATA: purpose=Track rivals\n" });
@@ -139,7 +153,9 @@ describe("update-field, workflows and health", () => {
 
   test("health names the chat provider and never its key", async () => {
     const health = JSON.parse((await call("GET", "/healthz")).text);
-    assert.deepEqual(health, { status: "ok", provider: { name: "fake-openai", kind: "openai" } });
+    const providers = ["openai", "anthropic", "gemini"].map((kind) => ({ name: `fake-${kind}`, kind }));
+    providers.push({ name: "offline", kind: "offline" });
+    assert.deepEqual(health, { status: "ok", provider: { name: "fake-openai", kind: "openai" }, providers });
   });
 });
 

@@ -114,6 +114,24 @@ describe("drafts and starting", () => {
     delete behaviours.gem;
   });
 
+  test("a draft can be edited until it starts; health lists the providers without secrets", async () => {
+    const job = await draft({ selected_llms: ["p1"] });
+    const edited = await call("PUT", `/api/research/${job.id}/draft`, { prompt: "Edited question", selected_llms: ["p1", "p2"], synthesis_llm: "synth" });
+    assert.equal(edited.status, 200, edited.text);
+    assert.equal(edited.json.id, job.id);
+    assert.equal(edited.json.created_at, job.created_at);
+    assert.equal(edited.json.prompt, "Edited question");
+    assert.deepEqual((await call("GET", `/api/research/${job.id}`)).json.selected_llms, ["p1", "p2"]);
+    const invalid = await call("PUT", `/api/research/${job.id}/draft`, { prompt: "" });
+    assert.equal(invalid.status, 422);
+    await start(job.id);
+    const late = await call("PUT", `/api/research/${job.id}/draft`, { prompt: "Too late" });
+    assert.equal(late.status, 409);
+    const health = await call("GET", "/healthz");
+    assert.deepEqual(health.json.providers.map((p) => p.name), [...PROVIDERS, "synth", "gem", "offline", "offline-b"]);
+    assert.doesNotMatch(health.text, /127\.0\.0\.1|FAKE_KEY/);
+  });
+
   test("bad drafts and starts are refused with a code, and nothing starts", async () => {
     const empty = await call("POST", "/api/research/draft", { prompt: "  " });
     assert.equal(empty.status, 422);
@@ -388,12 +406,12 @@ describe("events, share page, webhook, list", () => {
     assert.equal(events[0].event, "snapshot");
     assert.equal(events[0].data.status, "draft");
     const changes = events.slice(1).map((e) => (e.event === "status_changed" ? e.data.status : e.event === "provider_changed" ? `${e.data.provider}:${e.data.status}` : e.event));
-    assert.deepEqual(changes, ["processing", "p1:pending", "p2:pending", "p1:processing", "p2:processing", "p1:completed", "p2:completed", "synthesizing", "completed", "published"]);
+    assert.deepEqual(changes, ["processing", "p1:pending", "p2:pending", "p1:processing", "p2:processing", "p1:completed", "p2:completed", "synthesizing", "completed", "published", "end"]);
     delete behaviours.p1;
     delete behaviours.p2;
     // A finished job's stream is its snapshot alone.
     const again = parseSse(await (await fetch(`${stack.base}/api/research/${job.id}/events`)).text());
-    assert.deepEqual(again.map((e) => [e.event, e.data.status]), [["snapshot", "completed"]]);
+    assert.deepEqual(again.map((e) => [e.event, e.data.status]), [["snapshot", "completed"], ["end", undefined]]);
   });
 
   test("a completed job is published as an escaped read-only page, and the webhook gets its URL", async () => {

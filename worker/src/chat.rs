@@ -25,6 +25,8 @@ use crate::store::{Snapshot, Store};
 const DEFAULT_WORKFLOW: &str = "research_stream";
 /// Header carrying a conversation's access token.
 pub const TOKEN_HEADER: &str = "x-conversation-token";
+/// The request header asking for `model_delta` events (value `model`) instead of `text_delta`.
+pub const DELTAS_HEADER: &str = "x-stepwise-deltas";
 
 /// `POST /api/chat`.
 pub async fn post_chat(mut req: Request, env: Env, ctx: &Context) -> AppResult<Response> {
@@ -88,9 +90,17 @@ pub async fn post_chat(mut req: Request, env: Env, ctx: &Context) -> AppResult<R
         let persisted = job.run(&mut out).await;
         return out.into_json_response(persisted);
     }
+    let model_deltas = req
+        .headers()
+        .get(DELTAS_HEADER)?
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("model"));
     let (sender, receiver) = mpsc::channel::<worker::Result<Vec<u8>>>(32);
     ctx.wait_until(async move {
-        let mut out = Output::Sse { sender, next_id: 0 };
+        let mut out = Output::Sse {
+            sender,
+            next_id: 0,
+            model_deltas,
+        };
         job.run(&mut out).await; // the `status` event already told the client if it was not stored
     });
     let mut response = Response::from_stream(receiver)?;
@@ -312,9 +322,7 @@ impl Job {
                 match item {
                     StreamItem::Text { text } => {
                         let shown: String = display_text(parser.feed(&text));
-                        if !shown.is_empty() {
-                            out.emit(StreamEvent::TextDelta { text: shown }).await;
-                        }
+                        out.delta(&text, shown).await;
                     }
                     StreamItem::Finished { .. } => {}
                     StreamItem::Failed(error) => {
@@ -329,9 +337,7 @@ impl Job {
             }
         }
         let shown = display_text(parser.end());
-        if !shown.is_empty() {
-            out.emit(StreamEvent::TextDelta { text: shown }).await;
-        }
+        out.delta("", shown).await;
         let outcome = turn::finish(&self.spec, plan, parser.finish());
         for note in &outcome.notes {
             console_log!("turn note {}: {}", note.code, note.message);
@@ -392,14 +398,35 @@ enum Output {
     Sse {
         sender: mpsc::Sender<worker::Result<Vec<u8>>>,
         next_id: u64,
+        /// Send the model's text (`model_delta`) instead of display text (`text_delta`).
+        model_deltas: bool,
     },
     Collect(Vec<StreamEvent>),
 }
 
 impl Output {
+    /// Emits a piece of the model's answer: its display text, or its own text when asked for.
+    async fn delta(&mut self, model_text: &str, shown: String) {
+        let model_deltas = matches!(
+            self,
+            Output::Sse {
+                model_deltas: true,
+                ..
+            }
+        );
+        if model_deltas && !model_text.is_empty() {
+            let text = model_text.to_owned();
+            self.emit(StreamEvent::ModelDelta { text }).await;
+        } else if !model_deltas && !shown.is_empty() {
+            self.emit(StreamEvent::TextDelta { text: shown }).await;
+        }
+    }
+
     async fn emit(&mut self, event: StreamEvent) {
         match self {
-            Output::Sse { sender, next_id } => {
+            Output::Sse {
+                sender, next_id, ..
+            } => {
                 *next_id += 1;
                 // A client that went away just stops receiving; the turn still completes.
                 let _ = sender.send(Ok(event.to_sse(*next_id).into_bytes())).await;

@@ -3,7 +3,8 @@
 use worker::{Response, Result};
 
 const ALLOWED_METHODS: &str = "GET, POST, PUT, OPTIONS";
-const ALLOWED_HEADERS: &str = "content-type, accept, authorization, x-conversation-token";
+const ALLOWED_HEADERS: &str =
+    "content-type, accept, authorization, x-conversation-token, x-stepwise-deltas";
 
 fn is_allowed(origin: Option<&str>, allowed: &str) -> Option<String> {
     let origin = origin?;

@@ -70,6 +70,10 @@ async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response> {
             research::import(req, &env, &id).await
         }
         (Method::Get, ["api", "research", id, "events"]) => research::events(&env, id).await,
+        (Method::Put, ["api", "research", id, "draft"]) => {
+            let id = (*id).to_owned();
+            research::update_draft(req, &env, &id).await
+        }
         (Method::Get, ["share", id]) => research::share(&env, id).await,
         (Method::Post, ["api", "research", id, "confirm"]) => {
             let id = (*id).to_owned();

@@ -42,8 +42,37 @@ struct Draft {
 /// `POST /api/research/draft`: a validated draft (selected providers default to all configured,
 /// the synthesis provider to the chat's default), titled by the synthesis model.
 pub async fn create_draft(mut req: Request, env: &Env) -> AppResult<Response> {
-    let config = Config::from_env(env)?;
     let draft: Draft = read_json(&mut req).await?;
+    let research = build_draft(env, draft, ids::random_id()?).await?;
+    let id = research.id.clone();
+    let command = Command::Create {
+        research: Box::new(research),
+    };
+    let response = research_job::send(env, &id, &command).await?;
+    let created = response.status_code() == 200;
+    Ok(if created {
+        response.with_status(201)
+    } else {
+        response
+    })
+}
+
+/// `PUT /api/research/:id/draft`: replaces a draft's fields (409 once it has started).
+pub async fn update_draft(mut req: Request, env: &Env, id: &str) -> AppResult<Response> {
+    if !ids::is_id(id) {
+        return Err(AppError::not_found("research"));
+    }
+    let draft: Draft = read_json(&mut req).await?;
+    let research = build_draft(env, draft, id.to_owned()).await?;
+    let command = Command::UpdateDraft {
+        research: Box::new(research),
+    };
+    research_job::send(env, id, &command).await
+}
+
+/// Validates a draft's fields and titles it.
+async fn build_draft(env: &Env, draft: Draft, id: String) -> AppResult<Research> {
+    let config = Config::from_env(env)?;
     let selected = draft
         .selected_llms
         .unwrap_or_else(|| config.providers.names());
@@ -53,7 +82,7 @@ pub async fn create_draft(mut req: Request, env: &Env) -> AppResult<Response> {
     let now = js_sys::Date::now() as u64;
     // Validate before spending a model call on the title.
     let mut research = Research::draft(
-        ids::random_id()?,
+        id,
         String::new(),
         draft.prompt,
         selected,
@@ -63,21 +92,7 @@ pub async fn create_draft(mut req: Request, env: &Env) -> AppResult<Response> {
     )
     .map_err(|e| AppError::new(422, e.code(), e.to_string()))?;
     research.title = title(env, &config, &research).await;
-    let id = research.id.clone();
-    let response = research_job::send(
-        env,
-        &id,
-        &Command::Create {
-            research: Box::new(research),
-        },
-    )
-    .await?;
-    let created = response.status_code() == 200;
-    Ok(if created {
-        response.with_status(201)
-    } else {
-        response
-    })
+    Ok(research)
 }
 
 /// The title written by the synthesis model, or the truncated prompt when it is offline,

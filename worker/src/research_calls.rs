@@ -4,11 +4,13 @@
 //! (job, provider, attempt) gets to call the provider; later ones are acknowledged and dropped.
 
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 use stepwise_core::llm::{ModelCall, ProviderKind, StreamItem};
 use stepwise_core::offline;
 use stepwise_core::protocol::{ChatMessage, Role};
 use stepwise_core::research::ProviderOutcome;
-use worker::{Env, console_log};
+
+use worker::{Delay, Env, console_log};
 
 use crate::config::{Config, api_key};
 use crate::error::AppResult;
@@ -20,6 +22,9 @@ const RESEARCH_SYSTEM_PROMPT: &str =
     "You are a careful research assistant. Answer with a structured, sourced report.";
 /// Output budget of a research or synthesis answer, in tokens (at least; `LLM_MAX_TOKENS` may raise it).
 const RESEARCH_MAX_TOKENS: u32 = 2048;
+
+/// Tries at recording a provider's answer with the job.
+const FINISH_ATTEMPTS: u32 = 3;
 
 /// What a call is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -100,8 +105,17 @@ pub async fn handle_call(env: &Env, call: &CallMessage) -> AppResult<()> {
             outcome,
         },
     };
-    research_job::send(env, &call.research_id, &finished).await?;
-    Ok(())
+    // The provider has answered: try hard to record it, since a redelivery of this message
+    // would find the call claimed and drop it (the alarm would then fail it as a timeout).
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match research_job::send(env, &call.research_id, &finished).await {
+            Ok(_) => return Ok(()),
+            Err(error) if attempt >= FINISH_ATTEMPTS => return Err(error),
+            Err(_) => Delay::from(Duration::from_millis(200 * attempt as u64)).await,
+        }
+    }
 }
 
 /// Asks a configured provider one question and collects its whole answer. Failures become a

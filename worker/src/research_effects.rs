@@ -1,7 +1,8 @@
-//! Performing a research transition's effects, for the job's Durable Object: publishing the
-//! share page (before the record is saved, so the saved record names it), then, after the save,
-//! events to open streams and the `research-events` queue, provider and synthesis calls to the
-//! `llm-call` queue, and the job's entry in the KV index behind `GET /api/research`.
+//! Performing a research transition's effects, for the job's Durable Object. Before the record
+//! is saved, and without any I/O: sorting the effects, and naming the share page of a completed
+//! job. After the save: the share page in KV, events to open streams and the `research-events`
+//! queue, provider and synthesis calls to the `llm-call` queue, and the job's entry in the KV
+//! index behind `GET /api/research`.
 
 use serde::Serialize;
 use stepwise_core::research::{
@@ -28,6 +29,8 @@ pub const SHARE_PREFIX: &str = "share:";
 pub struct AfterSave {
     events: Vec<ResearchEvent>,
     calls: Vec<CallMessage>,
+    /// The share page to write, when the job just completed.
+    publish: bool,
 }
 
 /// The job's entry in the KV index (stored as the key's metadata, so a list needs no reads).
@@ -37,7 +40,8 @@ struct IndexEntry<'a> {
     title: &'a str,
     status: ResearchStatus,
     created_at: u64,
-    selected_llms: &'a [String],
+    /// How many providers were selected (names are left out: KV metadata holds 1024 bytes).
+    providers: usize,
 }
 
 /// The effect performer of one job's object.
@@ -49,8 +53,9 @@ pub struct Effects<'a> {
 }
 
 impl Effects<'_> {
-    /// Publishes the share page if the job completed, and sorts the rest for [`Self::dispatch`].
-    pub async fn prepare(
+    /// Sorts the effects for [`Self::dispatch`]; a completed job gets its share id and URL
+    /// here, so the record saved next names them. No I/O.
+    pub fn prepare(
         &self,
         research: &mut Research,
         effects: Vec<Effect>,
@@ -59,6 +64,7 @@ impl Effects<'_> {
         let mut after = AfterSave {
             events: Vec::new(),
             calls: Vec::new(),
+            publish: false,
         };
         for effect in effects {
             match effect {
@@ -75,9 +81,12 @@ impl Effects<'_> {
                     provider: research.synthesis_llm.clone(),
                     attempt,
                 }),
-                Effect::Publish => match self.publish(research, origin).await {
-                    Ok(event) => after.events.push(event),
-                    Err(error) => console_error!("research {}: {error}", research.id),
+                Effect::Publish => match self.name_share(research, origin) {
+                    Ok(event) => {
+                        after.events.push(event);
+                        after.publish = true;
+                    }
+                    Err(error) => console_error!("research {}: no share id: {error}", research.id),
                 },
             }
         }
@@ -88,6 +97,9 @@ impl Effects<'_> {
     /// call queue, and a fresh index entry when the status changed. Failures are logged: the
     /// record is already saved, and the alarm fails calls that never ran.
     pub async fn dispatch(&self, research: &Research, after: AfterSave) {
+        if after.publish {
+            self.write_share_page(research).await;
+        }
         self.listeners.broadcast(research, &after.events);
         if after
             .events
@@ -126,7 +138,7 @@ impl Effects<'_> {
             title: &research.title,
             status: research.status,
             created_at: research.created_at,
-            selected_llms: &research.selected_llms,
+            providers: research.selected_llms.len(),
         };
         let written = async {
             self.env
@@ -142,15 +154,11 @@ impl Effects<'_> {
         }
     }
 
-    /// Stores the read-only report page in KV and records where it is served.
-    async fn publish(
-        &self,
-        research: &mut Research,
-        origin: &str,
-    ) -> worker::Result<ResearchEvent> {
+    /// Records where the read-only report will be served (a new share id, or the one it had).
+    fn name_share(&self, research: &mut Research, origin: &str) -> Result<ResearchEvent, String> {
         let share_id = match &research.share_info {
             Some(share) => share.share_id.clone(),
-            None => ids::random_id().map_err(|e| worker::Error::RustError(e.message))?,
+            None => ids::random_id().map_err(|e| e.message)?,
         };
         let base = crate::config::var(self.env, "PUBLIC_URL").unwrap_or_else(|| origin.to_owned());
         let url = format!("{}/share/{share_id}", base.trim_end_matches('/'));
@@ -158,18 +166,36 @@ impl Effects<'_> {
             share_id: share_id.clone(),
             url: url.clone(),
         });
-        let page = share_html(research);
-        self.env
-            .kv(KV_BINDING)?
-            .put(&format!("{SHARE_PREFIX}{share_id}"), page)?
-            .execute()
-            .await?;
         Ok(ResearchEvent::Published {
             research_id: research.id.clone(),
             share_id,
             url,
             at: js_sys::Date::now() as u64,
         })
+    }
+
+    /// Writes the report page to KV (twice at most: a failure is logged, the job stays completed).
+    async fn write_share_page(&self, research: &Research) {
+        let Some(share) = &research.share_info else {
+            return;
+        };
+        let key = format!("{SHARE_PREFIX}{}", share.share_id);
+        let page = share_html(research);
+        let mut last_error = None;
+        for _ in 0..2 {
+            let written = async {
+                let kv = self.env.kv(KV_BINDING)?;
+                kv.put(&key, page.as_str())?.execute().await?;
+                Ok::<_, worker::Error>(())
+            };
+            match written.await {
+                Ok(()) => return,
+                Err(error) => last_error = Some(error),
+            }
+        }
+        if let Some(error) = last_error {
+            console_error!("research {}: share page not written: {error}", research.id);
+        }
     }
 }
 

@@ -37,6 +37,8 @@ pub enum Command {
     Create { research: Box<Research> },
     /// Replace the record (admin import), whatever the job's state.
     Import { research: Box<Research> },
+    /// Replace a draft's fields (409 unless the job is still a draft).
+    UpdateDraft { research: Box<Research> },
     /// Read the job.
     Get,
     /// Open an events stream.
@@ -105,6 +107,7 @@ impl DurableObject for ResearchJob {
         if let Command::Import { research } = &command {
             save(&storage, research).await?;
             storage.delete(SYNTHESIS_CLAIMED).await?;
+            self.arm(&storage, research).await?;
             self.effects().index(research).await;
             return Response::from_json(&**research);
         }
@@ -124,6 +127,20 @@ impl DurableObject for ResearchJob {
                 return AppError::new(409, "conflict", "the research job exists").to_response();
             }
             Command::Import { .. } => unreachable!("handled before loading"),
+            Command::UpdateDraft { research: edited } => {
+                if research.status != stepwise_core::research::ResearchStatus::Draft {
+                    let message = "only a draft can be edited";
+                    return AppError::new(409, "conflict", message).to_response();
+                }
+                let edited = Research {
+                    id: research.id,
+                    created_at: research.created_at,
+                    ..*edited
+                };
+                save(&storage, &edited).await?;
+                self.effects().index(&edited).await;
+                return Response::from_json(&edited);
+            }
             Command::Get => return Response::from_json(&research),
             Command::Events => return self.listeners.open(&research),
             Command::Claim {
@@ -171,6 +188,8 @@ impl DurableObject for ResearchJob {
             let now = js_sys::Date::now() as u64;
             let effects = research.fail_overdue(now, self.timeout());
             self.commit(&storage, &mut research, effects).await?;
+            // Re-arm even when nothing was overdue (an early alarm must not end the watch).
+            self.arm(&storage, &research).await?;
         }
         Response::ok("")
     }
@@ -188,7 +207,10 @@ impl ResearchJob {
         }
     }
 
-    /// Performs a transition's effects, saves the record, and keeps the alarm on its deadline.
+    /// Saves a transition's result and performs its effects. Every change to the record and
+    /// the alarm happens before the first outbound call (KV, queues): a Durable Object only
+    /// holds other requests back during storage operations, so a request that saved after an
+    /// outbound await could overwrite a change made meanwhile.
     async fn commit(
         &self,
         storage: &Storage,
@@ -199,17 +221,22 @@ impl ResearchJob {
             return Ok(());
         }
         let origin = storage.get::<String>(ORIGIN).await?.unwrap_or_default();
-        let after_save = self.effects().prepare(research, effects, &origin).await;
+        let after_save = self.effects().prepare(research, effects, &origin);
         save(storage, research).await?;
+        self.arm(storage, research).await?;
         self.effects().dispatch(research, after_save).await;
+        Ok(())
+    }
+
+    /// Keeps the alarm on the earliest deadline of an open call, or removes it.
+    async fn arm(&self, storage: &Storage, research: &Research) -> Result<()> {
         match research.next_deadline(self.timeout()) {
             Some(at) => {
                 let delay = at.saturating_sub(js_sys::Date::now() as u64) as i64;
-                storage.set_alarm(delay.max(1)).await?;
+                storage.set_alarm(delay.max(1)).await
             }
-            None => storage.delete_alarm().await?,
+            None => storage.delete_alarm().await,
         }
-        Ok(())
     }
 
     /// Lets the first delivery of a call through; duplicates and stale calls get `open: false`.

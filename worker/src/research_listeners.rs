@@ -1,6 +1,7 @@
 //! Open `GET /api/research/:id/events` streams of one job, held by its Durable Object: each
 //! starts with a `snapshot` of the record, then gets every lifecycle event as it happens, and
-//! ends once the job is completed or failed.
+//! ends with an `end` event once the job is completed or failed (a client should then close
+//! rather than reconnect; a retry opens a new stream).
 
 use std::cell::RefCell;
 
@@ -10,7 +11,7 @@ use stepwise_core::research::{Research, ResearchEvent, ResearchStatus};
 use stepwise_core::sse;
 use worker::{Headers, Response, Result};
 
-/// Most streams one job serves at once; the oldest is closed to admit a new one.
+/// Most streams one job serves at once; more are refused with 429.
 const MAX_LISTENERS: usize = 32;
 
 type Sender = mpsc::UnboundedSender<Result<Vec<u8>>>;
@@ -41,12 +42,16 @@ impl Listeners {
     pub fn open(&self, research: &Research) -> Result<Response> {
         let (sender, receiver) = mpsc::unbounded();
         let mut listener = Listener { sender, next_id: 0 };
+        let mut open = self.open.borrow_mut();
+        open.retain(|l| !l.sender.is_closed());
+        if open.len() >= MAX_LISTENERS {
+            let body = serde_json::json!({"error": {"code": "too_many_streams", "message": "this job has too many open event streams"}});
+            return Ok(Response::from_json(&body)?.with_status(429));
+        }
         listener.send("snapshot", &json(research));
-        if !is_final(research.status) {
-            let mut open = self.open.borrow_mut();
-            if open.len() >= MAX_LISTENERS {
-                open.remove(0);
-            }
+        if is_final(research.status) {
+            listener.send("end", "{}");
+        } else {
             open.push(listener);
         }
         let headers = Headers::new();
@@ -66,6 +71,9 @@ impl Listeners {
         let frames: Vec<(&str, String)> = events.iter().map(|e| (e.name(), json(e))).collect();
         open.retain_mut(|listener| frames.iter().all(|(name, data)| listener.send(name, data)));
         if is_final(research.status) {
+            for listener in open.iter_mut() {
+                listener.send("end", "{}");
+            }
             // Dropping the senders ends the streams.
             open.clear();
         }

@@ -14,7 +14,18 @@ use crate::store::Store;
 pub fn health(env: &Env) -> AppResult<Response> {
     let config = Config::from_env(env)?;
     let provider = config.providers.chat_provider();
-    let body = serde_json::json!({"status": "ok", "provider": {"name": provider.name, "kind": provider.kind}});
+    // Names and kinds only: never base URLs or key names.
+    let providers: Vec<_> = config
+        .providers
+        .providers
+        .iter()
+        .map(|p| serde_json::json!({"name": p.name, "kind": p.kind}))
+        .collect();
+    let body = serde_json::json!({
+        "status": "ok",
+        "provider": {"name": provider.name, "kind": provider.kind},
+        "providers": providers,
+    });
     Ok(Response::from_json(&body)?)
 }
 

@@ -137,6 +137,13 @@ pub enum StreamEvent {
         /// The text.
         text: String,
     },
+    /// The model's own text, marker lines included, sent instead of `text_delta` to clients
+    /// that parse markers themselves (the browser package's `MarkerStream`); requested with
+    /// the header `x-stepwise-deltas: model`. The `complete` event stays authoritative.
+    ModelDelta {
+        /// The text as the model wrote it.
+        text: String,
+    },
     /// A tool started.
     ToolStart {
         /// Tool name.
@@ -180,6 +187,7 @@ impl StreamEvent {
         match self {
             StreamEvent::Status { .. } => "status",
             StreamEvent::TextDelta { .. } => "text_delta",
+            StreamEvent::ModelDelta { .. } => "model_delta",
             StreamEvent::ToolStart { .. } => "tool_start",
             StreamEvent::ToolProgress { .. } => "tool_progress",
             StreamEvent::ToolComplete { .. } => "tool_complete",

@@ -153,6 +153,7 @@ export interface ChatResponse {
 export type StreamEvent =
   | { type: "status"; message: string }
   | { type: "text_delta"; text: string }
+  | { type: "model_delta"; text: string }
   | { type: "tool_start"; tool: string; input: unknown }
   | { type: "tool_progress"; tool: string; stage: string; progress: number }
   | { type: "tool_complete"; tool: string; index: number }

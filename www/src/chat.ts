@@ -1,0 +1,366 @@
+//! The guided workflow chat: streamed answers parsed locally by the wasm `MarkerStream`, chips,
+//! checkboxes with Continue, Skip and Confirm, a step indicator, an inline-editable config
+//! preview, local validation with the wasm `Workflow`, and refresh recovery.
+
+import { MarkerStream, Workflow, type ChatMessage, type ChatRequest, type ChatResponse, type CheckboxOption, type Config, type FieldValue, type StepSpecJson, type UserAction } from "../../crates/wasm/pkg/stepwise.js";
+import { h, replace } from "./dom.js";
+import { readSse } from "./sse.js";
+
+const STORAGE_KEY = "stepwise.chat.v1";
+
+/** What survives a reload (the server holds the same, reachable with the token). */
+interface Saved {
+  conversation_id?: string;
+  token?: string;
+  step: string;
+  config: Config;
+  skipped: string[];
+  history: ChatMessage[];
+  last?: ChatResponse;
+}
+
+/** The chat screen. */
+export class ChatView {
+  private readonly workflow: Workflow;
+  private readonly steps: StepSpecJson[];
+  private state: Saved;
+  private busy = false;
+  private pending: { message: string; action: UserAction } | null = null;
+  private editing: string | null = null;
+  private readonly root = h("div", { class: "chat-layout" });
+  private readonly stepList = h("ol");
+  private readonly log = h("div", { class: "log", role: "log", "aria-live": "polite", "aria-label": "Conversation" });
+  private readonly controls = h("div", { class: "controls" });
+  private readonly notice = h("div", { "aria-live": "assertive" });
+  private readonly configPanel = h("div", { class: "config" });
+  private readonly input = h("input", { type: "text", id: "chat-input", autocomplete: "off", placeholder: "Type your answer…" });
+  private readonly sendButton = h("button", { class: "btn", type: "submit" }, "Send");
+
+  constructor(workflow: Workflow) {
+    this.workflow = workflow;
+    this.steps = workflow.steps();
+    this.state = this.load();
+    const composer = h(
+      "form",
+      { class: "composer", onsubmit: (e: Event) => (e.preventDefault(), this.sendText()) },
+      h("label", { for: "chat-input", class: "visually-hidden" }, "Your message"),
+      this.input,
+      this.sendButton,
+    );
+    const restart = h("button", { class: "btn link", type: "button", onclick: () => this.restart() }, "Start over");
+    this.root.append(
+      h("aside", { class: "steps panel", "aria-label": "Steps" }, h("h2", { class: "visually-hidden" }, "Steps"), this.stepList),
+      h("section", { class: "panel", "aria-label": "Chat" }, this.log, this.notice, this.controls, composer, restart),
+      h("aside", { class: "panel", "aria-label": "Configuration" }, h("h2", {}, "Configuration"), this.configPanel),
+    );
+  }
+
+  /** Mounts the view and resumes a saved conversation (re-reading it from the server). */
+  async mount(parent: Element): Promise<void> {
+    replace(parent, this.root);
+    this.render();
+    if (this.state.conversation_id && this.state.token) await this.resume();
+    if (!this.state.history.length) this.greet();
+  }
+
+  private load(): Saved {
+    try {
+      const saved = JSON.parse(localStorage.getItem(STORAGE_KEY) ?? "null") as Saved | null;
+      if (saved && typeof saved.step === "string") return saved;
+    } catch {
+      /* a corrupt entry starts a new conversation */
+    }
+    return { step: this.steps[0].id, config: {}, skipped: [], history: [] };
+  }
+
+  private save(): void {
+    localStorage.setItem(STORAGE_KEY, JSON.stringify(this.state));
+  }
+
+  /** Refresh recovery: the server's snapshot wins; the step is re-inferred locally. */
+  private async resume(): Promise<void> {
+    try {
+      const response = await fetch(`/api/conversations/${this.state.conversation_id}`, { headers: { "x-conversation-token": this.state.token! } });
+      if (!response.ok) throw new Error(`the saved conversation could not be loaded (${response.status})`);
+      const snapshot = await response.json();
+      this.state.config = snapshot.current_config;
+      this.state.skipped = snapshot.skipped;
+      this.state.history = snapshot.conversation_history;
+      this.state.step = snapshot.current_step === "review" ? "review" : this.workflow.inferStep(this.state.config, this.state.skipped);
+      this.save();
+      this.render();
+    } catch (error) {
+      this.showError(`${(error as Error).message}. Showing the copy saved in this browser.`);
+    }
+  }
+
+  private greet(): void {
+    const first = this.steps[0];
+    this.log.append(h("div", { class: "msg assistant" }, `Let's set this up step by step. ${first.question ?? ""}`));
+  }
+
+  private restart(): void {
+    localStorage.removeItem(STORAGE_KEY);
+    this.state = { step: this.steps[0].id, config: {}, skipped: [], history: [] };
+    replace(this.log);
+    replace(this.notice);
+    this.render();
+    this.greet();
+  }
+
+  private currentStep(): StepSpecJson {
+    return this.steps.find((s) => s.id === this.state.step) ?? this.steps[0];
+  }
+
+  private sendText(): void {
+    const text = this.input.value.trim();
+    if (!text) return this.showError("Type a message first.");
+    this.send(text, { type: "text_input" });
+  }
+
+  /** Validates the action locally, then streams the turn. Nothing is sent if it is invalid. */
+  private async send(message: string, action: UserAction): Promise<void> {
+    if (this.busy) return;
+    const verdict = this.workflow.validateAction({ current_step: this.state.step, config: this.state.config, skipped: this.state.skipped }, action);
+    if (!verdict.ok) return this.showError(verdict.error.message, verdict.error.code);
+    replace(this.notice);
+    this.pending = { message, action };
+    this.setBusy(true);
+    const request: ChatRequest = {
+      message,
+      current_step: this.state.step,
+      current_config: this.state.config,
+      skipped: this.state.skipped,
+      conversation_history: this.state.history,
+      user_action: action,
+    };
+    if (this.state.conversation_id) request.conversation_id = this.state.conversation_id;
+    this.log.append(h("div", { class: "msg user" }, message));
+    const bubble = h("div", { class: "msg assistant", "aria-busy": "true" });
+    this.log.append(bubble);
+    replace(this.controls);
+    try {
+      const complete = await this.stream(request, bubble);
+      this.apply(message, complete, bubble);
+      this.input.value = "";
+      this.pending = null;
+    } catch (error) {
+      bubble.remove();
+      this.showError((error as Error).message, undefined, true);
+      this.renderControls(this.state.last);
+    } finally {
+      bubble.removeAttribute("aria-busy");
+      this.setBusy(false);
+      this.renderControls(this.state.last);
+      this.renderConfig();
+    }
+  }
+
+  /** Streams one turn: the model's text goes through `MarkerStream`, so chips and options
+   * appear as soon as their line completes; the `complete` event is authoritative. */
+  private async stream(request: ChatRequest, bubble: HTMLElement): Promise<ChatResponse> {
+    const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream", "x-stepwise-deltas": "model" };
+    if (this.state.token) headers["x-conversation-token"] = this.state.token;
+    let response: Response;
+    try {
+      response = await fetch("/api/chat", { method: "POST", headers, body: JSON.stringify(request) });
+    } catch {
+      throw new Error("The connection was lost before the server answered.");
+    }
+    if (!response.ok || !response.body) {
+      const body = await response.json().catch(() => null);
+      throw new Error(body?.error ? `${body.error.message} (${body.error.code})` : `The server answered ${response.status}.`);
+    }
+    const markers = new MarkerStream();
+    const live = { suggestions: [] as string[], options: [] as string[], proposed: null as string | null };
+    let shown = "";
+    try {
+      for await (const message of readSse(response.body)) {
+        const event = JSON.parse(message.data);
+        if (event.type === "model_delta") {
+          for (const piece of markers.feed(event.text)) {
+            if (piece.type === "text") shown += piece.text;
+            else if (piece.type === "marker" && piece.kind === "suggestions") live.suggestions = piece.value;
+            else if (piece.type === "marker" && piece.kind === "options") live.options = piece.value;
+            else if (piece.type === "marker" && piece.kind === "proposed_message") live.proposed = piece.value;
+          }
+          bubble.textContent = shown;
+          this.renderLive(live);
+        } else if (event.type === "text_delta") {
+          shown += event.text;
+          bubble.textContent = shown;
+        } else if (event.type === "complete") {
+          return event.payload as ChatResponse;
+        } else if (event.type === "error") {
+          throw new Error(`${event.message} (${event.code})`);
+        }
+      }
+    } catch (error) {
+      if (error instanceof Error && / \(\w+\)$/.test(error.message)) throw error;
+      throw new Error("The connection was lost while the answer was streaming.");
+    }
+    throw new Error("The answer ended before it was complete.");
+  }
+
+  /** Chips and options shown while the answer streams (disabled until it completes). */
+  private renderLive(live: { suggestions: string[]; options: string[]; proposed: string | null }): void {
+    const options: CheckboxOption[] = live.options.map((value) => ({ label: value, value, checked: false }));
+    this.renderChoices(live.suggestions, options, live.proposed ?? undefined, true);
+  }
+
+  private apply(message: string, response: ChatResponse, bubble: HTMLElement): void {
+    if (response.error) {
+      bubble.remove();
+      this.showError(response.error.message, response.error.code);
+      return;
+    }
+    bubble.textContent = response.message;
+    this.state.history = [...this.state.history, { role: "user" as const, content: message }, { role: "assistant" as const, content: response.message }].slice(-40);
+    this.state.step = response.next_step;
+    this.state.config = response.updated_config;
+    this.state.skipped = response.skipped;
+    this.state.last = response;
+    if (response.conversation_id) this.state.conversation_id = response.conversation_id;
+    if (response.conversation_token) this.state.token = response.conversation_token;
+    this.save();
+    this.render();
+  }
+
+  private render(): void {
+    this.renderSteps();
+    this.renderConfig();
+    if (!this.log.childElementCount) for (const m of this.state.history) this.log.append(h("div", { class: `msg ${m.role}` }, m.content));
+    this.renderControls(this.state.last);
+    this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  private renderSteps(): void {
+    // After Confirm the state's step is past the last one: every step is then done.
+    const found = this.steps.findIndex((s) => s.id === this.state.step);
+    const index = found < 0 ? this.steps.length : found;
+    replace(
+      this.stepList,
+      ...this.steps.map((step, i) => {
+        const skipped = !!step.field && this.state.skipped.includes(step.field);
+        const current = step.id === this.state.step;
+        const label = `${step.id.replace(/_/g, " ")}${skipped ? " (skipped)" : ""}`;
+        return h("li", { class: [i < index && "done", skipped && "skipped"].filter(Boolean).join(" "), "aria-current": current ? "step" : undefined, "data-step": step.id }, label);
+      }),
+    );
+  }
+
+  /** Chips, checkboxes + Continue, Skip and Confirm for the current step. */
+  private renderControls(last: ChatResponse | undefined): void {
+    const fromLast = last && last.next_step === this.state.step;
+    this.renderChoices(fromLast ? last.suggestions : [], fromLast ? last.options : [], fromLast ? last.proposed_message : undefined, false);
+  }
+
+  private renderChoices(suggestions: string[], options: CheckboxOption[], proposed: string | undefined, streaming: boolean): void {
+    if (!this.steps.some((s) => s.id === this.state.step)) {
+      replace(this.controls, h("p", { class: "done" }, "This configuration is complete."));
+      return;
+    }
+    const step = this.currentStep();
+    const field = step.field ?? "";
+    const parts: HTMLElement[] = [];
+    if (suggestions.length) {
+      const chips = suggestions.map((value) =>
+        h("button", { class: "chip", type: "button", disabled: streaming || this.busy, onclick: () => this.send(value, { type: "option_selected", target_field: field, selected_value: value }) }, value),
+      );
+      parts.push(h("div", { class: "chips", role: "group", "aria-label": "Suggestions" }, ...chips));
+    }
+    if (options.length) {
+      const boxes = options.map((option, i) =>
+        h("label", {}, h("input", { type: "checkbox", name: "option", value: option.value, checked: option.checked, id: `option-${i}` }), ` ${option.label}`),
+      );
+      const fieldset = h("fieldset", { class: "options" }, h("legend", { class: "visually-hidden" }, "Options"), ...boxes);
+      const label = proposed || "Continue";
+      const proceed = h("button", { class: "btn", type: "button", disabled: streaming || this.busy, onclick: () => {
+        const values = [...fieldset.querySelectorAll<HTMLInputElement>("input:checked")].map((box) => box.value);
+        this.send(label, { type: "options_selected", target_field: field, selected_values: values });
+      } }, label);
+      parts.push(fieldset, h("div", { class: "actions" }, proceed));
+    }
+    const actions: HTMLElement[] = [];
+    if (step.field && step.required === false && !streaming) {
+      actions.push(h("button", { class: "btn secondary", type: "button", disabled: this.busy, onclick: () => this.send("Skip", { type: "skip_step", target_field: field }) }, "Skip"));
+    }
+    if (step.kind === "confirm" && !streaming) {
+      actions.push(h("button", { class: "btn", type: "button", disabled: this.busy, onclick: () => this.send("Confirm", { type: "confirm" }) }, "Confirm"));
+    }
+    if (actions.length) parts.push(h("div", { class: "actions" }, ...actions));
+    replace(this.controls, ...parts);
+  }
+
+  private renderConfig(): void {
+    const rows = this.steps.filter((s) => s.field).flatMap((step) => {
+      const field = step.field!;
+      const value = this.state.config[field];
+      const shown = Array.isArray(value) ? value.join(", ") : value ?? "";
+      const title = field.replace(/_/g, " ");
+      if (this.editing === field) return [h("dt", {}, title), h("dd", {}, this.editor(step, value))];
+      const edit = h("button", { class: "btn link", type: "button", "aria-label": `Edit ${title}`, disabled: this.busy, onclick: () => ((this.editing = field), this.renderConfig(), this.configPanel.querySelector<HTMLElement>("input,select")?.focus()) }, "✎");
+      return [h("dt", {}, title, edit), h("dd", { "data-field": field }, shown || h("span", { class: "muted" }, this.state.skipped.includes(field) ? "skipped" : "—"))];
+    });
+    replace(this.configPanel, h("dl", {}, ...rows));
+  }
+
+  /** The inline editor of one field: a select for single choices, else text (lists comma-separated). */
+  private editor(step: StepSpecJson, value: FieldValue | undefined): HTMLElement {
+    const field = step.field!;
+    const list = step.kind === "list" || step.kind === "multi_choice";
+    const control =
+      step.kind === "single_choice"
+        ? h("select", { id: `edit-${field}`, "aria-label": field }, ...(step.choices ?? []).map((c) => h("option", { value: c, selected: c === value }, c)))
+        : h("input", { id: `edit-${field}`, "aria-label": field, value: Array.isArray(value) ? value.join(", ") : value ?? "" });
+    const save = async (e: Event) => {
+      e.preventDefault();
+      const raw = control.value.trim();
+      const next: FieldValue = list ? raw.split(",").map((s) => s.trim()).filter(Boolean) : raw;
+      await this.updateField(field, next);
+    };
+    return h("form", { onsubmit: save }, control, h("button", { class: "btn", type: "submit" }, "Save"), h("button", { class: "btn secondary", type: "button", onclick: () => ((this.editing = null), this.renderConfig()) }, "Cancel"));
+  }
+
+  /** Scenario 4: an inline edit goes through `PUT /api/chat/update-field`: no chat message and
+   * no step change. The edit is validated locally first. */
+  private async updateField(field: string, value: FieldValue): Promise<void> {
+    const action: UserAction = { type: "field_edit", target_field: field, value };
+    const verdict = this.workflow.validateAction({ current_step: this.state.step, config: this.state.config, skipped: this.state.skipped }, action);
+    if (!verdict.ok) return this.showError(verdict.error.message, verdict.error.code);
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (this.state.token) headers["x-conversation-token"] = this.state.token;
+    try {
+      const response = await fetch("/api/chat/update-field", {
+        method: "PUT",
+        headers,
+        body: JSON.stringify({ conversation_id: this.state.conversation_id, current_config: this.state.config, field_name: field, value }),
+      });
+      const body = await response.json();
+      if (!response.ok) return this.showError(body.error.message, body.error.code);
+      this.state.config = body.updated_config;
+      this.editing = null;
+      replace(this.notice);
+      this.save();
+      this.render();
+    } catch {
+      this.showError("The connection was lost; the edit was not saved.");
+    }
+  }
+
+  private setBusy(busy: boolean): void {
+    this.busy = busy;
+    this.sendButton.disabled = busy;
+    this.input.disabled = busy;
+    if (!busy) this.input.focus();
+  }
+
+  private showError(message: string, code?: string, retry = false): void {
+    const retryButton = retry && this.pending ? h("button", { class: "btn secondary", type: "button", onclick: () => {
+      const { message: text, action } = this.pending!;
+      this.log.lastElementChild?.remove(); // the unanswered user message is sent again
+      this.send(text, action);
+    } }, "Retry") : null;
+    replace(this.notice, h("div", { class: "error", role: "alert", "data-code": code ?? "" }, message, " ", retryButton));
+  }
+}

@@ -1,0 +1,228 @@
+//! The research dashboard: create and edit drafts, start them, and follow each job live through
+//! its events stream, with one card per job following research-lifecycle.md's Status → UI table.
+
+import { h, replace } from "./dom.js";
+
+interface LlmResult { provider: string; status: "pending" | "processing" | "completed" | "failed"; attempt: number; result?: string; error?: { code: string; message: string } }
+interface Research {
+  id: string; title: string; prompt: string; status: string; selected_llms: string[]; synthesis_llm: string;
+  external_reports: { title: string; content: string }[]; llm_results: LlmResult[]; retry_count: number;
+  partial_failure?: { failed_providers: string[]; retry_count: number }; synthesized_result?: string; error?: string;
+  share_info?: { share_id: string; url: string }; created_at: number;
+}
+interface Provider { name: string; kind: string }
+
+const FINAL = ["completed", "failed"];
+
+async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(path, { method, headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch {
+    throw new Error("The connection was lost.");
+  }
+  const json = await response.json().catch(() => null);
+  if (!response.ok) throw new Error(json?.error ? `${json.error.message} (${json.error.code})` : `The server answered ${response.status}.`);
+  return json as T;
+}
+
+/** The research screen. */
+export class ResearchView {
+  private providers: Provider[] = [];
+  private defaultSynthesis = "";
+  private readonly cards = h("div", { class: "cards", "aria-live": "polite" });
+  private readonly streams = new Map<string, EventSource>();
+  private readonly notice = h("div", { "aria-live": "assertive" });
+
+  async mount(parent: Element): Promise<void> {
+    const health = await api<{ provider: Provider; providers: Provider[] }>("GET", "/healthz");
+    this.providers = health.providers;
+    this.defaultSynthesis = health.provider.name;
+    const form = this.form(undefined, async (fields) => {
+      const job = await api<Research>("POST", "/api/research/draft", fields);
+      this.upsert(job, true);
+    });
+    replace(
+      parent,
+      h("div", { class: "research-layout" },
+        h("section", { class: "panel", "aria-labelledby": "new-research" }, h("h2", { id: "new-research" }, "New research"), form),
+        h("section", { "aria-labelledby": "jobs" }, h("h2", { id: "jobs" }, "Research jobs"), this.notice, this.cards)),
+    );
+    await this.refreshList();
+  }
+
+  /** Leaves the screen: closes every events stream. */
+  unmount(): void {
+    for (const stream of this.streams.values()) stream.close();
+    this.streams.clear();
+  }
+
+  private async refreshList(): Promise<void> {
+    try {
+      const list = await api<{ items: { id: string }[] }>("GET", "/api/research?limit=20");
+      const jobs = await Promise.all(list.items.map((item) => api<Research>("GET", `/api/research/${item.id}`).catch(() => null)));
+      for (const job of jobs) if (job) this.upsert(job, false);
+    } catch (error) {
+      replace(this.notice, h("p", { class: "error", role: "alert" }, (error as Error).message));
+    }
+  }
+
+  /** The draft form, for a new job or to edit a draft. */
+  private form(job: Research | undefined, submit: (fields: object) => Promise<void>): HTMLFormElement {
+    const prefix = job ? `edit-${job.id.slice(0, 8)}` : "new";
+    const prompt = h("textarea", { id: `${prefix}-prompt`, rows: 4, required: true, maxlength: 20000 }, job?.prompt ?? "");
+    const boxes = this.providers.map((p) =>
+      h("label", {}, h("input", { type: "checkbox", name: "provider", value: p.name, checked: job ? job.selected_llms.includes(p.name) : true }), ` ${p.name} `, h("span", { class: "muted" }, `(${p.kind})`)),
+    );
+    const synthesis = h("select", { id: `${prefix}-synthesis` }, ...this.providers.map((p) => h("option", { value: p.name, selected: p.name === (job?.synthesis_llm ?? this.defaultSynthesis) }, p.name)));
+    const reportTitle = h("input", { id: `${prefix}-report-title`, value: job?.external_reports[0]?.title ?? "" });
+    const reportContent = h("textarea", { id: `${prefix}-report-content`, rows: 3 }, job?.external_reports[0]?.content ?? "");
+    const error = h("div", { "aria-live": "assertive" });
+    const button = h("button", { class: "btn", type: "submit" }, job ? "Save draft" : "Create draft");
+    const form = h("form", { class: "draft-form" },
+      h("div", { class: "field" }, h("label", { for: `${prefix}-prompt` }, "Research question"), prompt),
+      h("fieldset", {}, h("legend", {}, "Providers"), ...boxes),
+      h("div", { class: "field" }, h("label", { for: `${prefix}-synthesis` }, "Synthesis provider"), synthesis),
+      h("details", {}, h("summary", {}, "External report (optional)"),
+        h("div", { class: "field" }, h("label", { for: `${prefix}-report-title` }, "Title"), reportTitle),
+        h("div", { class: "field" }, h("label", { for: `${prefix}-report-content` }, "Content"), reportContent)),
+      error, button);
+    form.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const selected = [...form.querySelectorAll<HTMLInputElement>("input[name=provider]:checked")].map((b) => b.value);
+      const reports = reportContent.value.trim() ? [{ title: reportTitle.value.trim() || "External report", content: reportContent.value }] : [];
+      button.disabled = true;
+      replace(error);
+      try {
+        await submit({ prompt: prompt.value, selected_llms: selected, synthesis_llm: synthesis.value, external_reports: reports });
+        if (!job) prompt.value = "";
+      } catch (err) {
+        replace(error, h("p", { class: "error", role: "alert" }, (err as Error).message));
+      } finally {
+        button.disabled = false;
+      }
+    });
+    return form;
+  }
+
+  /** Shows a job's card (new ones first) and follows it while it can still change. */
+  private upsert(job: Research, first: boolean): void {
+    const existing = this.cards.querySelector<HTMLElement>(`[data-id="${job.id}"]`);
+    const card = this.card(job);
+    if (existing) existing.replaceWith(card);
+    else if (first) this.cards.prepend(card);
+    else this.cards.append(card);
+    if (!FINAL.includes(job.status) && job.status !== "draft") this.follow(job.id);
+  }
+
+  /** Subscribes to the job's events; every change re-reads the job and redraws its card. */
+  private follow(id: string): void {
+    if (this.streams.has(id)) return;
+    const stream = new EventSource(`/api/research/${id}/events`);
+    this.streams.set(id, stream);
+    const refresh = async () => {
+      try {
+        const job = await api<Research>("GET", `/api/research/${id}`);
+        this.upsert(job, false);
+        if (FINAL.includes(job.status) && (job.status === "failed" || job.share_info)) this.unfollow(id);
+      } catch {
+        /* the next event retries */
+      }
+    };
+    for (const name of ["snapshot", "status_changed", "provider_changed", "published"]) stream.addEventListener(name, refresh);
+    stream.addEventListener("end", () => this.unfollow(id));
+    // The server ends the stream when the job is done; do not let EventSource reconnect then.
+    stream.onerror = () => {
+      if (stream.readyState === EventSource.CLOSED || stream.readyState === EventSource.CONNECTING) {
+        this.unfollow(id);
+        void refresh();
+      }
+    };
+  }
+
+  private unfollow(id: string): void {
+    this.streams.get(id)?.close();
+    this.streams.delete(id);
+  }
+
+  private async act(id: string, method: string, path: string, body?: unknown): Promise<void> {
+    try {
+      const job = await api<Research>(method, path, body);
+      this.upsert(job, false);
+      this.follow(id);
+    } catch (error) {
+      replace(this.notice, h("p", { class: "error", role: "alert" }, (error as Error).message));
+    }
+  }
+
+  /** One card, by status (research-lifecycle.md, "Status → UI Mapping"). */
+  private card(job: Research): HTMLElement {
+    const badge = h("span", { class: `badge ${job.status}`, "data-status": job.status }, job.status.replace(/_/g, " "));
+    const body: (HTMLElement | string)[] = [];
+    const completed = job.llm_results.filter((r) => r.status === "completed");
+    switch (job.status) {
+      case "draft": {
+        body.push(this.form(job, async (fields) => this.upsert(await api<Research>("PUT", `/api/research/${job.id}/draft`, fields), false)));
+        body.push(h("div", { class: "actions" }, h("button", { class: "btn", type: "button", onclick: () => this.act(job.id, "POST", "/api/research", { research_id: job.id }) }, "Start research")));
+        break;
+      }
+      case "processing":
+        body.push(this.progress(job));
+        break;
+      case "synthesizing":
+        body.push(h("p", {}, "Synthesizing results..."), this.progress(job));
+        break;
+      case "retrying":
+        body.push(h("p", {}, "Retrying failed providers..."), this.progress(job));
+        break;
+      case "awaiting_confirmation": {
+        const failed = job.partial_failure?.failed_providers ?? [];
+        body.push(
+          this.progress(job),
+          h("div", { role: "group", "aria-label": "Some providers failed", class: "confirm" },
+            h("p", {}, `${failed.join(", ")} failed. Proceed with ${completed.length} result${completed.length === 1 ? "" : "s"}, retry the failed provider${failed.length === 1 ? "" : "s"} (${job.retry_count} of 2 retries used), or cancel?`),
+            h("div", { class: "actions" },
+              h("button", { class: "btn", type: "button", onclick: () => this.act(job.id, "POST", `/api/research/${job.id}/confirm`, { action: "proceed" }) }, "Proceed"),
+              h("button", { class: "btn secondary", type: "button", onclick: () => this.act(job.id, "POST", `/api/research/${job.id}/confirm`, { action: "retry" }) }, "Retry"),
+              h("button", { class: "btn secondary", type: "button", onclick: () => this.act(job.id, "POST", `/api/research/${job.id}/confirm`, { action: "cancel" }) }, "Cancel"))),
+        );
+        break;
+      }
+      case "completed": {
+        const notAvailable = !job.synthesized_result && completed.length <= 1 && !job.external_reports.length;
+        if (job.synthesized_result) body.push(h("h4", {}, `Synthesis by ${job.synthesis_llm}`), h("div", { class: "report synthesis" }, job.synthesized_result));
+        else if (notAvailable) body.push(h("p", { class: "muted not-available" }, "Synthesis not available"));
+        body.push(...this.reports(job, !!job.synthesized_result));
+        if (job.share_info) body.push(h("p", {}, h("a", { href: job.share_info.url, target: "_blank", rel: "noopener", class: "share" }, "Share link (read-only report)")));
+        break;
+      }
+      case "failed":
+        body.push(
+          h("p", { class: "error", role: "alert" }, job.error ?? "The job failed."),
+          this.progress(job),
+          h("div", { class: "actions" }, h("button", { class: "btn", type: "button", onclick: () => this.act(job.id, "POST", `/api/research/${job.id}/retry`) }, "Retry")),
+        );
+        break;
+    }
+    return h("article", { class: "card panel", "data-id": job.id, "aria-labelledby": `title-${job.id}` },
+      h("h3", { id: `title-${job.id}` }, job.title, " ", badge),
+      h("p", { class: "muted" }, job.prompt.length > 140 ? `${job.prompt.slice(0, 140)}…` : job.prompt),
+      ...body);
+  }
+
+  /** A progress row per provider. */
+  private progress(job: Research): HTMLElement {
+    return h("ul", { class: "progress", "aria-label": "Providers" },
+      ...job.llm_results.map((r) => h("li", { "data-provider": r.provider }, h("span", {}, r.provider), h("span", { class: r.status === "failed" ? "error-text" : "" }, r.status === "failed" ? `failed: ${r.error?.message ?? ""}` : r.status + (r.attempt > 1 ? ` (attempt ${r.attempt})` : "")))));
+  }
+
+  /** The individual reports (collapsed when a synthesis is shown). */
+  private reports(job: Research, collapsed: boolean): HTMLElement[] {
+    return job.llm_results
+      .filter((r) => r.status === "completed")
+      .map((r) => {
+        const report = h("div", { class: "report" }, r.result ?? "");
+        return collapsed ? h("details", {}, h("summary", {}, `Report by ${r.provider}`), report) : h("section", {}, h("h4", {}, `Report by ${r.provider}`), report);
+      });
+  }
+}
