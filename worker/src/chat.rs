@@ -17,6 +17,7 @@ use worker::{Context, Env, Request, Response, console_error, console_log};
 use crate::body::read_json;
 use crate::config::{Config, api_key};
 use crate::error::{AppError, AppResult};
+use crate::event_stream;
 use crate::ids;
 use crate::provider::ModelStream;
 use crate::store::{Snapshot, Store};
@@ -103,12 +104,7 @@ pub async fn post_chat(mut req: Request, env: Env, ctx: &Context) -> AppResult<R
         };
         job.run(&mut out).await; // the `status` event already told the client if it was not stored
     });
-    let mut response = Response::from_stream(receiver)?;
-    let headers = response.headers_mut();
-    headers.set("content-type", "text/event-stream; charset=utf-8")?;
-    headers.set("cache-control", "no-cache, no-transform")?;
-    headers.set("x-accel-buffering", "no")?;
-    Ok(response)
+    Ok(event_stream::response(receiver)?)
 }
 
 /// The body of `PUT /api/chat/update-field`.

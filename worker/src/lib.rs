@@ -11,6 +11,7 @@ mod chat;
 mod config;
 mod cors;
 mod error;
+mod event_stream;
 mod ids;
 mod notify;
 mod provider;

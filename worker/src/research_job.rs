@@ -5,7 +5,9 @@
 #![allow(missing_docs)]
 
 use serde::{Deserialize, Serialize};
-use stepwise_core::research::{ConfirmAction, ProviderOutcome, Research, synthesis_prompt};
+use stepwise_core::research::{
+    ConfirmAction, Effect, ProviderOutcome, Research, ResearchStatus, synthesis_prompt,
+};
 use worker::{
     DurableObject, Env, Method, Request, RequestInit, Response, Result, State, Storage,
     durable_object, js_sys,
@@ -128,7 +130,7 @@ impl DurableObject for ResearchJob {
             }
             Command::Import { .. } => unreachable!("handled before loading"),
             Command::UpdateDraft { research: edited } => {
-                if research.status != stepwise_core::research::ResearchStatus::Draft {
+                if research.status != ResearchStatus::Draft {
                     let message = "only a draft can be edited";
                     return AppError::new(409, "conflict", message).to_response();
                 }
@@ -215,7 +217,7 @@ impl ResearchJob {
         &self,
         storage: &Storage,
         research: &mut Research,
-        effects: Vec<stepwise_core::research::Effect>,
+        effects: Vec<Effect>,
     ) -> Result<()> {
         if effects.is_empty() {
             return Ok(());
@@ -258,7 +260,7 @@ impl ResearchJob {
             }
             CallTask::Synthesis => {
                 let claimed = storage.get::<u32>(SYNTHESIS_CLAIMED).await?.unwrap_or(0);
-                let open = research.status == stepwise_core::research::ResearchStatus::Synthesizing
+                let open = research.status == ResearchStatus::Synthesizing
                     && research.synthesis_attempt == attempt
                     && claimed < attempt;
                 if open {

@@ -9,7 +9,10 @@ use futures_channel::mpsc;
 use serde::Serialize;
 use stepwise_core::research::{Research, ResearchEvent, ResearchStatus};
 use stepwise_core::sse;
-use worker::{Headers, Response, Result};
+use worker::{Response, Result};
+
+use crate::error::AppError;
+use crate::event_stream;
 
 /// Most streams one job serves at once; more are refused with 429.
 const MAX_LISTENERS: usize = 32;
@@ -45,8 +48,8 @@ impl Listeners {
         let mut open = self.open.borrow_mut();
         open.retain(|l| !l.sender.is_closed());
         if open.len() >= MAX_LISTENERS {
-            let body = serde_json::json!({"error": {"code": "too_many_streams", "message": "this job has too many open event streams"}});
-            return Ok(Response::from_json(&body)?.with_status(429));
+            let message = "this job has too many open event streams";
+            return AppError::new(429, "too_many_streams", message).to_response();
         }
         listener.send("snapshot", &json(research));
         if is_final(research.status) {
@@ -54,11 +57,7 @@ impl Listeners {
         } else {
             open.push(listener);
         }
-        let headers = Headers::new();
-        headers.set("content-type", "text/event-stream; charset=utf-8")?;
-        headers.set("cache-control", "no-cache, no-transform")?;
-        headers.set("x-accel-buffering", "no")?;
-        Ok(Response::from_stream(receiver)?.with_headers(headers))
+        event_stream::response(receiver)
     }
 
     /// Sends events to every open stream, drops streams whose client left, and closes them all
