@@ -14,6 +14,7 @@
 //! ```
 
 mod error;
+mod events;
 mod marker_stream;
 mod types;
 mod workflow;

@@ -4,6 +4,7 @@ use stepwise_core::markers::{Event, Marker, MarkerParser, MarkerRegistry};
 use wasm_bindgen::prelude::*;
 
 use crate::error::{coded_error, to_js};
+use crate::events::{event_to_js, one_text, payload};
 
 /// Parses marker lines while model output streams in.
 ///
@@ -59,14 +60,27 @@ impl MarkerStream {
             Some(high) => high.concat(&chunk),
             None => chunk,
         };
-        let len = chunk.length();
-        if len > 0 && (0xD800..0xDC00).contains(&(chunk.char_code_at(len - 1) as u32)) {
-            self.pending_high = Some(chunk.slice(len - 1, len));
-            chunk = chunk.slice(0, len - 1);
+        let mut text = String::from(&chunk);
+        // A lone surrogate reads as U+FFFD, so only a chunk ending in U+FFFD may end inside a
+        // surrogate pair: only then is the JS string itself inspected (two more calls).
+        if text.ends_with('\u{FFFD}') {
+            let len = chunk.length();
+            if (0xD800..0xDC00).contains(&(chunk.char_code_at(len - 1) as u32)) {
+                self.pending_high = Some(chunk.slice(len - 1, len));
+                chunk = chunk.slice(0, len - 1);
+                text.truncate(text.len() - '\u{FFFD}'.len_utf8());
+            }
         }
-        let text = String::from(&chunk);
-        let events = self.parser.feed(&text);
-        events_to_js(events, Some((&text, &chunk)), &mut self.payloads).into()
+        let mut events = self.parser.feed(&text);
+        if events.len() == 1
+            && let Some(Event::Text { text: shown }) = events.as_slice().first()
+            && *shown == text
+        {
+            // The common small delta: plain text, handed back as the caller's string.
+            events.next();
+            return one_text(&chunk).into();
+        }
+        events_to_js(events, &mut self.payloads).into()
     }
 
     /// Ends the stream and returns the last events (held text, a final marker).
@@ -81,7 +95,7 @@ impl MarkerStream {
             self.parser.feed(&String::from(high));
         }
         let events = self.parser.end();
-        events_to_js(events, None, &mut self.payloads).into()
+        events_to_js(events, &mut self.payloads).into()
     }
 
     /// Ends the stream and returns the whole parse; the stream cannot be used afterwards.
@@ -102,57 +116,19 @@ impl MarkerStream {
     }
 }
 
-/// Builds events in one call each: far cheaper than creating the objects field by field across
-/// the boundary, which dominates the cost of small deltas and large payloads.
-#[wasm_bindgen(
-    inline_js = "export function textEvent(text) { return { type: 'text', text }; }
-export function oneEvent(event) { return [event]; }
-export function payloadValue(type, json) { return { type, data: JSON.parse(json) }; }
-export function payloadEvent(value) { return { type: 'marker', kind: 'payload', value }; }"
-)]
-extern "C" {
-    #[wasm_bindgen(js_name = textEvent)]
-    fn text_event(text: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = oneEvent)]
-    fn one_event(event: &JsValue) -> js_sys::Array;
-    #[wasm_bindgen(js_name = payloadValue)]
-    fn payload_value(payload_type: &str, json: &str) -> JsValue;
-    #[wasm_bindgen(js_name = payloadEvent)]
-    fn payload_event(value: &JsValue) -> JsValue;
-}
-
-/// The events as a JS array. A text event whose text is exactly the chunk just fed (the
-/// common case for small deltas) reuses the caller's string instead of copying it back. A
-/// payload's JSON text, already validated by the core, is handed to the engine's `JSON.parse`,
-/// which builds a large object many times faster than field-by-field conversion; its JS value
-/// is kept in `payloads` for `finish`.
-fn events_to_js(
-    events: std::vec::Drain<'_, Event>,
-    fed: Option<(&str, &js_sys::JsString)>,
-    payloads: &mut Vec<JsValue>,
-) -> js_sys::Array {
-    let mut convert = |event: Event| match event {
-        Event::Text { text } => match fed {
-            Some((rust, js)) if rust == text => text_event(js),
-            _ => text_event(&JsValue::from_str(&text)),
-        },
-        Event::Marker(Marker::Payload(payload)) => {
-            let value = payload_value(&payload.payload_type, payload.data.get());
+/// The events as a JS array. A payload's value is kept in `payloads`, in order, for `finish`.
+fn events_to_js(events: std::vec::Drain<'_, Event>, payloads: &mut Vec<JsValue>) -> js_sys::Array {
+    let array = js_sys::Array::new();
+    for event in events {
+        let converted = event_to_js(&event, || {
+            let Event::Marker(Marker::Payload(p)) = &event else {
+                unreachable!("only payload markers ask for a payload value")
+            };
+            let value = payload(&p.payload_type, p.data.get());
             payloads.push(value.clone());
-            payload_event(&value)
-        }
-        other => to_js(&other),
-    };
-    let mut events = events;
-    match (events.next(), events.len()) {
-        (None, _) => js_sys::Array::new(),
-        (Some(first), 0) => one_event(&convert(first)),
-        (Some(first), _) => {
-            let array = js_sys::Array::of1(&convert(first));
-            for event in events {
-                array.push(&convert(event));
-            }
-            array
-        }
+            value
+        });
+        array.push(&converted);
     }
+    array
 }

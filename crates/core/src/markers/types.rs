@@ -43,6 +43,22 @@ pub enum Marker {
     Payload(Payload),
 }
 
+impl Marker {
+    /// The `kind` tag, spelled as on the wire.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Marker::Suggestions(_) => "suggestions",
+            Marker::Options(_) => "options",
+            Marker::ExtractedData(_) => "extracted_data",
+            Marker::ProposedMessage(_) => "proposed_message",
+            Marker::TargetField(_) => "target_field",
+            Marker::SuggestedValues(_) => "suggested_values",
+            Marker::SuggestedActions(_) => "suggested_actions",
+            Marker::Payload(_) => "payload",
+        }
+    }
+}
+
 /// One `field=value` pair of an `EXTRACTED_DATA` marker, as the model wrote it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExtractedField {
@@ -70,6 +86,16 @@ pub enum ActionHandler {
     Client,
     /// The server (sent back as an action request).
     Server,
+}
+
+impl ActionHandler {
+    /// The handler spelled as on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActionHandler::Client => "client",
+            ActionHandler::Server => "server",
+        }
+    }
 }
 
 /// A button that triggers a named action.
@@ -228,6 +254,37 @@ fn extend_unique(list: &mut Vec<String>, items: &[String]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::DiagnosticCode::{self, *};
+    use super::{ActionHandler, ExtractedField, Marker, Payload};
+
+    #[test]
+    fn kind_and_handler_names_are_spelled_as_serde_does() {
+        let payload = Payload {
+            payload_type: "p".into(),
+            data: serde_json::value::RawValue::from_string("{}".into()).unwrap(),
+        };
+        let field = ExtractedField {
+            field: "f".into(),
+            value: "v".into(),
+        };
+        for marker in [
+            Marker::Suggestions(vec![]),
+            Marker::Options(vec![]),
+            Marker::ExtractedData(field),
+            Marker::ProposedMessage(String::new()),
+            Marker::TargetField(String::new()),
+            Marker::SuggestedValues(vec![]),
+            Marker::SuggestedActions(vec![]),
+            Marker::Payload(payload),
+        ] {
+            assert_eq!(
+                serde_json::to_value(&marker).unwrap()["kind"],
+                marker.kind()
+            );
+        }
+        for handler in [ActionHandler::Client, ActionHandler::Server] {
+            assert_eq!(serde_json::to_value(handler).unwrap(), handler.as_str());
+        }
+    }
 
     #[test]
     fn as_str_spells_every_code_as_serde_does() {

@@ -4,9 +4,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{ActionError, DONE_STEP, FieldValue, StepKind, StepSpec, WorkflowSpec, WorkflowState};
 
-/// What the user did, as sent by the browser (`type` tag in snake_case).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+/// What the user did, as sent by the browser (`type` tag in snake_case). Written by serde's
+/// derive; read by a hand-written visitor (`wire.rs`) that rejects unknown fields the same way.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum UserAction {
     /// Clicked one suggestion chip (Scenario 1).
     OptionSelected {

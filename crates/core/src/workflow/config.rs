@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::{ActionError, StepKind, StepSpec, WorkflowSpec};
 
@@ -14,7 +14,8 @@ pub const DEFAULT_MAX_ITEM_LEN: usize = 200;
 pub const DEFAULT_MAX_ITEMS: usize = 50;
 
 /// A field's value: one string, or a list of strings.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Written untagged; read by a hand-written visitor (`wire.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum FieldValue {
     /// A text or single-choice value.

@@ -5,6 +5,7 @@ mod config;
 mod error;
 mod spec;
 mod state;
+mod wire;
 
 pub use action::{ActionEffect, UserAction};
 pub use config::{

@@ -2,6 +2,7 @@
 //! vectors of `tests/vectors/` through the exported API, as a browser calls it.
 
 use serde_json::{Value, json};
+use stepwise_core::markers::{MarkerParser, MarkerRegistry};
 use stepwise_wasm::{MarkerStream, Workflow};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -35,6 +36,15 @@ fn error_code(error: JsValue) -> (String, String) {
         .as_string()
         .expect("Error has a string code");
     (code, error.message().into())
+}
+
+/// The core's parser, run natively inside the test: the reference for the events' JS shape.
+fn native_parser(payload_markers: Option<&[String]>) -> MarkerParser {
+    let mut registry = MarkerRegistry::new();
+    for name in payload_markers.unwrap_or_default() {
+        registry.register_payload(name).unwrap();
+    }
+    MarkerParser::with_registry(registry)
 }
 
 fn chunkings(text: &str) -> Vec<Vec<&str>> {
@@ -80,18 +90,22 @@ fn marker_vectors_parse_in_wasm_as_natively_at_every_chunking() {
         let expected = with_defaults(defaults.clone(), &case["expect"]);
         for chunks in chunkings(text) {
             let mut stream = MarkerStream::new(names.clone()).unwrap();
+            let mut native = native_parser(names.as_deref());
             let mut display = String::new();
             for chunk in &chunks {
-                for event in rust(stream.feed(js_sys::JsString::from(*chunk)))
-                    .as_array()
-                    .unwrap()
-                {
+                let events = rust(stream.feed(js_sys::JsString::from(*chunk)));
+                let want = serde_json::to_value(native.feed(chunk).collect::<Vec<_>>()).unwrap();
+                assert_eq!(events, want, "{name}: events of chunk {chunk:?}");
+                for event in events.as_array().unwrap() {
                     if event["type"] == "text" {
                         display.push_str(event["text"].as_str().unwrap());
                     }
                 }
             }
-            for event in rust(stream.end()).as_array().unwrap() {
+            let events = rust(stream.end());
+            let want = serde_json::to_value(native.end().collect::<Vec<_>>()).unwrap();
+            assert_eq!(events, want, "{name}: events at the end");
+            for event in events.as_array().unwrap() {
                 if event["type"] == "text" {
                     display.push_str(event["text"].as_str().unwrap());
                 }
