@@ -291,6 +291,6 @@ impl WorkflowSpec {
 fn mark_skipped(state: &mut WorkflowState, field: &str) {
     if !state.skipped.iter().any(|f| f == field) {
         state.skipped.push(field.to_owned());
-        state.skipped.sort();
+        state.skipped.sort_unstable();
     }
 }

@@ -94,7 +94,7 @@ impl WorkflowSpec {
                 }
             }
         }
-        skipped.sort();
+        skipped.sort_unstable();
         skipped.dedup();
         Ok(WorkflowState {
             current_step: state.current_step.clone(),
