@@ -2,7 +2,8 @@
 //!
 //! Thin wrappers only: [`Workflow`] (spec, step inference, action validation) and
 //! [`MarkerStream`] (incremental marker parsing). Plain data crosses the boundary with
-//! serde-wasm-bindgen in the wire's snake_case shape; errors are JS `Error`s with a `code`.
+//! serde-wasm-bindgen in the wire's snake_case shape, except the streaming events, which small JS
+//! constructors build in one call each (`events.rs`); errors are JS `Error`s with a `code`.
 //!
 //! ```js
 //! import init, { Workflow, MarkerStream } from "stepwise-wasm";
