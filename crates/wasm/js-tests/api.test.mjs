@@ -66,6 +66,20 @@ test("a surrogate pair split across chunks is reassembled", () => {
   assert.equal(parsed.message, "Hi 😀 there");
 });
 
+test("lone surrogates reach the events as U+FFFD, as the native parser reads them", () => {
+  const texts = (stream, chunks) => chunks.flatMap((c) => stream.feed(c)).concat(stream.end()).map((e) => e.text).join("");
+  assert.equal(texts(new MarkerStream(), ["a\uDC00b"]), "a\uFFFDb");
+  assert.equal(texts(new MarkerStream(), ["x\uD800", "b"]), "x\uFFFDb");
+  assert.equal(texts(new MarkerStream(), ["ok \uFFFD"]), "ok \uFFFD");
+});
+
+test("a high surrogate held at the end is released by end() with the text held before it", () => {
+  const stream = new MarkerStream();
+  assert.deepEqual(stream.feed("Hello\nSUGG"), [{ type: "text", text: "Hello\n" }]);
+  assert.deepEqual(stream.feed("\uD83D"), []);
+  assert.deepEqual(stream.end(), [{ type: "text", text: "SUGG\uFFFD" }]);
+});
+
 test("errors are real Error objects carrying a code", () => {
   assert.throws(() => Workflow.builtin("nope"), (e) => e instanceof Error && e.code === "unknown_workflow");
   assert.throws(() => new Workflow({ id: "x", title: "X", steps: [] }), (e) => e instanceof Error && e.code === "invalid_spec");

@@ -75,8 +75,10 @@ impl MarkerStream {
         if events.len() == 1
             && let Some(Event::Text { text: shown }) = events.as_slice().first()
             && *shown == text
+            && !text.contains('\u{FFFD}')
         {
-            // The common small delta: plain text, handed back as the caller's string.
+            // The common small delta: plain text, handed back as the caller's string (unless it
+            // may hold a lone surrogate, which the event must carry as U+FFFD).
             events.next();
             return one_text(&chunk).into();
         }
@@ -90,12 +92,14 @@ impl MarkerStream {
     /// ```
     #[wasm_bindgen(unchecked_return_type = "MarkerEvent[]")]
     pub fn end(&mut self) -> JsValue {
+        let array = js_sys::Array::new();
         if let Some(high) = self.pending_high.take() {
             // A lone high surrogate at the very end is not text; it becomes U+FFFD.
-            self.parser.feed(&String::from(high));
+            let events = self.parser.feed(&String::from(high));
+            push_events(&array, events, &mut self.payloads);
         }
-        let events = self.parser.end();
-        events_to_js(events, &mut self.payloads).into()
+        push_events(&array, self.parser.end(), &mut self.payloads);
+        array.into()
     }
 
     /// Ends the stream and returns the whole parse; the stream cannot be used afterwards.
@@ -119,6 +123,16 @@ impl MarkerStream {
 /// The events as a JS array. A payload's value is kept in `payloads`, in order, for `finish`.
 fn events_to_js(events: std::vec::Drain<'_, Event>, payloads: &mut Vec<JsValue>) -> js_sys::Array {
     let array = js_sys::Array::new();
+    push_events(&array, events, payloads);
+    array
+}
+
+/// Appends the events to `array` as JS objects (see [`events_to_js`]).
+fn push_events(
+    array: &js_sys::Array,
+    events: std::vec::Drain<'_, Event>,
+    payloads: &mut Vec<JsValue>,
+) {
     for event in events {
         let converted = event_to_js(&event, || {
             let Event::Marker(Marker::Payload(p)) = &event else {
@@ -130,5 +144,4 @@ fn events_to_js(events: std::vec::Drain<'_, Event>, payloads: &mut Vec<JsValue>)
         });
         array.push(&converted);
     }
-    array
 }

@@ -2,9 +2,12 @@
 //!
 //! Derived tagged and untagged enums buffer their input through serde's private `Content`
 //! type, generic code that is instantiated once per deserializer and was the largest part of
-//! reading an action in the wasm package. These readers take one pass, keep the derived
-//! behaviour (unknown fields and unknown types are rejected, with the same kind of message),
-//! and are shared by the Worker and the browser.
+//! reading an action in the wasm package. These readers take one pass and are shared by the
+//! Worker and the browser. They reject what the derive rejected (unknown types, missing fields,
+//! a field of another type, wrong value types), with the same kind of message. Where the derive
+//! had a quirk they choose: `text_input` and `confirm` ignore the other action keys (the spec
+//! marks them all optional) but reject keys no action has, which the derive let through; the
+//! derive's array form (`["skip_step", "a"]`) is not read.
 
 use std::fmt;
 
@@ -147,7 +150,9 @@ impl ActionFields {
                     selected_values: required(f.selected_values, "selected_values")?,
                 })
             }),
-            "text_input" => (&[], |_| Ok(UserAction::TextInput)),
+            // The spec's `UserAction` lists every key as optional, so a sender may add
+            // `target_field` to free text or a confirmation: known keys are ignored there.
+            "text_input" => (ACTION_KEYS, |_| Ok(UserAction::TextInput)),
             "skip_step" => (&["target_field"], |f| {
                 Ok(UserAction::SkipStep {
                     target_field: required(f.target_field, "target_field")?,
@@ -159,7 +164,7 @@ impl ActionFields {
                     value: required(f.value, "value")?,
                 })
             }),
-            "confirm" => (&[], |_| Ok(UserAction::Confirm)),
+            "confirm" => (ACTION_KEYS, |_| Ok(UserAction::Confirm)),
             "go_to_step" => (&["step"], |f| {
                 Ok(UserAction::GoToStep {
                     step: required(f.step, "step")?,
@@ -221,8 +226,8 @@ mod tests {
             (json!({"type": "jump"}), "unknown variant `jump`"),
             (json!({"type": "skip_step"}), "missing field `target_field`"),
             (
-                json!({"type": "confirm", "step": "s"}),
-                "unknown field `step`",
+                json!({"type": "go_to_step", "step": "s", "target_field": "a"}),
+                "unknown field `target_field`",
             ),
             (
                 json!({"type": "skip_step", "target_field": "a", "value": "x"}),
@@ -245,6 +250,14 @@ mod tests {
             let error = read(value.clone()).unwrap_err();
             assert!(error.contains(needle), "{value}: {error}");
         }
+    }
+
+    #[test]
+    fn free_text_and_confirm_ignore_the_other_known_action_keys() {
+        let text = json!({"type": "text_input", "target_field": "purpose"});
+        assert_eq!(read(text).unwrap(), UserAction::TextInput);
+        let confirm = json!({"type": "confirm", "step": "review", "selected_values": []});
+        assert_eq!(read(confirm).unwrap(), UserAction::Confirm);
     }
 
     #[test]
