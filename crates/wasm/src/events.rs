@@ -6,7 +6,7 @@
 //! exactly the shape `MarkerEvent` declares, and the shared vectors check them against the
 //! core's serde output.
 
-use stepwise_core::markers::{Diagnostic, Event, Marker};
+use stepwise_core::markers::{Event, Marker};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(inline_js = "
@@ -30,14 +30,25 @@ extern "C" {
     fn action(label: &str, action: &str, handler: &str) -> JsValue;
     /// A payload's value. Its JSON text was validated by the core; the engine's `JSON.parse`
     /// builds a large object many times faster than field-by-field conversion.
-    pub(crate) fn payload(payload_type: &str, json: &str) -> JsValue;
+    fn payload(payload_type: &str, json: &str) -> JsValue;
 }
 
-/// A non-text event as a JS object; payload values are converted by the caller (it keeps them).
-pub(crate) fn event_to_js(event: &Event, payload_value: impl FnOnce() -> JsValue) -> JsValue {
+/// Appends the events to `array` as JS objects. A payload's value is also kept in `payloads`,
+/// in order, so `finish` can reuse it instead of parsing the body again.
+pub(crate) fn push_events(
+    array: &js_sys::Array,
+    events: std::vec::Drain<'_, Event>,
+    payloads: &mut Vec<JsValue>,
+) {
+    for event in events {
+        array.push(&event_to_js(&event, payloads));
+    }
+}
+
+fn event_to_js(event: &Event, payloads: &mut Vec<JsValue>) -> JsValue {
     match event {
         Event::Text { text: body } => text(&JsValue::from_str(body)),
-        Event::Diagnostic(d) => diagnostic_to_js(d),
+        Event::Diagnostic(d) => diagnostic(d.code.as_str(), &d.message, d.line),
         Event::Marker(m) => {
             let value = match m {
                 Marker::Suggestions(items) | Marker::Options(items) => strings(items),
@@ -53,15 +64,15 @@ pub(crate) fn event_to_js(event: &Event, payload_value: impl FnOnce() -> JsValue
                     .map(|a| action(&a.label, &a.action, a.handler.as_str()))
                     .collect::<js_sys::Array>()
                     .into(),
-                Marker::Payload(_) => payload_value(),
+                Marker::Payload(p) => {
+                    let value = payload(&p.payload_type, p.data.get());
+                    payloads.push(value.clone());
+                    value
+                }
             };
             marker(m.kind(), &value)
         }
     }
-}
-
-fn diagnostic_to_js(d: &Diagnostic) -> JsValue {
-    diagnostic(d.code.as_str(), &d.message, d.line)
 }
 
 fn strings(items: &[String]) -> JsValue {

@@ -1,10 +1,10 @@
 //! `MarkerStream`: the incremental marker parser for tokens streaming into the browser.
 
-use stepwise_core::markers::{Event, Marker, MarkerParser, MarkerRegistry};
+use stepwise_core::markers::{Event, MarkerParser, MarkerRegistry};
 use wasm_bindgen::prelude::*;
 
 use crate::error::{coded_error, to_js};
-use crate::events::{event_to_js, one_text, payload};
+use crate::events::{one_text, push_events};
 
 /// Parses marker lines while model output streams in.
 ///
@@ -71,7 +71,7 @@ impl MarkerStream {
                 text.truncate(text.len() - '\u{FFFD}'.len_utf8());
             }
         }
-        let mut events = self.parser.feed(&text);
+        let events = self.parser.feed(&text);
         if events.len() == 1
             && let Some(Event::Text { text: shown }) = events.as_slice().first()
             && *shown == text
@@ -79,10 +79,11 @@ impl MarkerStream {
         {
             // The common small delta: plain text, handed back as the caller's string (unless it
             // may hold a lone surrogate, which the event must carry as U+FFFD).
-            events.next();
             return one_text(&chunk).into();
         }
-        events_to_js(events, &mut self.payloads).into()
+        let array = js_sys::Array::new();
+        push_events(&array, events, &mut self.payloads);
+        array.into()
     }
 
     /// Ends the stream and returns the last events (held text, a final marker).
@@ -117,31 +118,5 @@ impl MarkerStream {
         // Setting a property on a plain object just created cannot fail.
         let _ = js_sys::Reflect::set(&object, &JsValue::from_str("payloads"), &payloads);
         object
-    }
-}
-
-/// The events as a JS array. A payload's value is kept in `payloads`, in order, for `finish`.
-fn events_to_js(events: std::vec::Drain<'_, Event>, payloads: &mut Vec<JsValue>) -> js_sys::Array {
-    let array = js_sys::Array::new();
-    push_events(&array, events, payloads);
-    array
-}
-
-/// Appends the events to `array` as JS objects (see [`events_to_js`]).
-fn push_events(
-    array: &js_sys::Array,
-    events: std::vec::Drain<'_, Event>,
-    payloads: &mut Vec<JsValue>,
-) {
-    for event in events {
-        let converted = event_to_js(&event, || {
-            let Event::Marker(Marker::Payload(p)) = &event else {
-                unreachable!("only payload markers ask for a payload value")
-            };
-            let value = payload(&p.payload_type, p.data.get());
-            payloads.push(value.clone());
-            value
-        });
-        array.push(&converted);
     }
 }
