@@ -1,6 +1,7 @@
 //! Stepwise core: explicit, validated state for LLM-guided conversations, with no I/O.
 //!
 //! - [`workflow`]: workflow specs, collected config, step inference and user actions.
+//! - [`json`]: JSON validated while it streams, kept as text ([`json::JsonText`]).
 //! - [`markers`]: the streaming parser of marker lines in model output.
 //! - [`turn`]: one chat turn as a sans-IO machine: [`turn::begin`] → the model call → [`turn::finish`].
 //! - [`protocol`]: the wire types (ChatRequest, ChatResponse, SSE events).
@@ -39,6 +40,7 @@
 //! assert_eq!(response.message, "Got it.\nWhich business goals matter?");
 //! ```
 
+pub mod json;
 pub mod llm;
 pub mod markers;
 pub mod offline;

@@ -21,12 +21,9 @@ pub(crate) fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result
     read_js(value).map_err(|e| coded_error(INVALID_INPUT, &format!("{what}: {e}")))
 }
 
-/// Reads plain JS data into a core type through `serde_json::Value`: every typed deserializer
-/// is then instantiated for one backend only, which keeps the package small.
+/// Reads plain JS data into a core type.
 pub(crate) fn read_js<T: DeserializeOwned>(value: JsValue) -> Result<T, String> {
-    let value: serde_json::Value =
-        serde_wasm_bindgen::from_value(value).map_err(|e| e.to_string())?;
-    serde_json::from_value(value).map_err(|e| e.to_string())
+    serde_wasm_bindgen::from_value(value).map_err(|e| e.to_string())
 }
 
 /// Writes a core value as plain JS data (objects, not Maps; `None` as `null`).

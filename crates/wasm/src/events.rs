@@ -1,12 +1,16 @@
 //! Marker events as JS objects, built by small JS constructors instead of serde.
 //!
+//! `finish` builds the whole parse from the same constructors.
+//!
 //! `feed` runs once per streamed token, so its result is on the hot path: each event is one
 //! call into a constructor below (a few more for list items) rather than one boundary call per
 //! field through serde-wasm-bindgen, which measured ~2.5 µs per marker event. The objects have
 //! exactly the shape `MarkerEvent` declares, and the shared vectors check them against the
 //! core's serde output.
 
-use stepwise_core::markers::{Event, Marker};
+use stepwise_core::markers::{
+    Event, ExtractedField, Marker, Parsed, SuggestedAction, SuggestedValue,
+};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(inline_js = "
@@ -14,6 +18,10 @@ export function text(text) { return { type: 'text', text }; }
 export function oneText(text) { return [{ type: 'text', text }]; }
 export function marker(kind, value) { return { type: 'marker', kind, value }; }
 export function diagnostic(code, message, line) { return { type: 'diagnostic', code, message, line }; }
+export function diagnosticData(code, message, line) { return { code, message, line }; }
+export function parsed(message, suggestions, options, extracted, proposed_message, target_field, suggested_values, suggested_actions, payloads, diagnostics) {
+  return { message, suggestions, options, extracted, proposed_message, target_field, suggested_values, suggested_actions, payloads, diagnostics };
+}
 export function object2(k1, v1, k2, v2) { return { [k1]: v1, [k2]: v2 }; }
 export function action(label, action, handler) { return { label, action, handler }; }
 export function payload(type, json) { return { type, data: JSON.parse(json) }; }
@@ -26,6 +34,21 @@ extern "C" {
     pub(crate) fn one_text(text: &JsValue) -> js_sys::Array;
     fn marker(kind: &str, value: &JsValue) -> JsValue;
     fn diagnostic(code: &str, message: &str, line: u32) -> JsValue;
+    #[wasm_bindgen(js_name = diagnosticData)]
+    fn diagnostic_data(code: &str, message: &str, line: u32) -> JsValue;
+    #[allow(clippy::too_many_arguments)]
+    fn parsed(
+        message: &str,
+        suggestions: JsValue,
+        options: JsValue,
+        extracted: JsValue,
+        proposed_message: Option<String>,
+        target_field: Option<String>,
+        suggested_values: JsValue,
+        suggested_actions: JsValue,
+        payloads: JsValue,
+        diagnostics: JsValue,
+    ) -> JsValue;
     fn object2(k1: &str, v1: &str, k2: &str, v2: &str) -> JsValue;
     fn action(label: &str, action: &str, handler: &str) -> JsValue;
     /// A payload's value. Its JSON text was validated by the core; the engine's `JSON.parse`
@@ -52,20 +75,12 @@ fn event_to_js(event: &Event, payloads: &mut Vec<JsValue>) -> JsValue {
         Event::Marker(m) => {
             let value = match m {
                 Marker::Suggestions(items) | Marker::Options(items) => strings(items),
-                Marker::ExtractedData(f) => object2("field", &f.field, "value", &f.value),
+                Marker::ExtractedData(f) => extracted_field(f),
                 Marker::ProposedMessage(s) | Marker::TargetField(s) => JsValue::from_str(s),
-                Marker::SuggestedValues(values) => values
-                    .iter()
-                    .map(|v| object2("label", &v.label, "value", &v.value))
-                    .collect::<js_sys::Array>()
-                    .into(),
-                Marker::SuggestedActions(actions) => actions
-                    .iter()
-                    .map(|a| action(&a.label, &a.action, a.handler.as_str()))
-                    .collect::<js_sys::Array>()
-                    .into(),
+                Marker::SuggestedValues(values) => array(values, suggested_value),
+                Marker::SuggestedActions(actions) => array(actions, suggested_action),
                 Marker::Payload(p) => {
-                    let value = payload(&p.payload_type, p.data.get());
+                    let value = payload(&p.payload_type, p.data.as_str());
                     payloads.push(value.clone());
                     value
                 }
@@ -75,10 +90,40 @@ fn event_to_js(event: &Event, payloads: &mut Vec<JsValue>) -> JsValue {
     }
 }
 
+/// The whole parse as the `Parsed` object; `payloads` are the JS values its events carried.
+pub(crate) fn parsed_to_js(parse: &Parsed, payloads: &[JsValue]) -> JsValue {
+    parsed(
+        &parse.message,
+        strings(&parse.suggestions),
+        strings(&parse.options),
+        array(&parse.extracted, extracted_field),
+        parse.proposed_message.clone(),
+        parse.target_field.clone(),
+        array(&parse.suggested_values, suggested_value),
+        array(&parse.suggested_actions, suggested_action),
+        payloads.iter().collect::<js_sys::Array>().into(),
+        array(&parse.diagnostics, |d| {
+            diagnostic_data(d.code.as_str(), &d.message, d.line)
+        }),
+    )
+}
+
+fn array<T>(items: &[T], to_js: impl Fn(&T) -> JsValue) -> JsValue {
+    items.iter().map(to_js).collect::<js_sys::Array>().into()
+}
+
 fn strings(items: &[String]) -> JsValue {
-    items
-        .iter()
-        .map(|item| JsValue::from_str(item))
-        .collect::<js_sys::Array>()
-        .into()
+    array(items, |item| JsValue::from_str(item))
+}
+
+fn extracted_field(f: &ExtractedField) -> JsValue {
+    object2("field", &f.field, "value", &f.value)
+}
+
+fn suggested_value(v: &SuggestedValue) -> JsValue {
+    object2("label", &v.label, "value", &v.value)
+}
+
+fn suggested_action(a: &SuggestedAction) -> JsValue {
+    action(&a.label, &a.action, a.handler.as_str())
 }

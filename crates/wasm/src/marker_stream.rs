@@ -3,8 +3,8 @@
 use stepwise_core::markers::{Event, MarkerParser, MarkerRegistry};
 use wasm_bindgen::prelude::*;
 
-use crate::error::{coded_error, to_js};
-use crate::events::{one_text, push_events};
+use crate::error::coded_error;
+use crate::events::{one_text, parsed_to_js, push_events};
 
 /// Parses marker lines while model output streams in.
 ///
@@ -111,12 +111,7 @@ impl MarkerStream {
     #[wasm_bindgen(unchecked_return_type = "Parsed")]
     pub fn finish(mut self) -> JsValue {
         self.end();
-        let mut parsed = self.parser.finish();
-        parsed.payloads.clear(); // already converted, in order, as their events were emitted
-        let object = to_js(&parsed);
-        let payloads: js_sys::Array = self.payloads.iter().collect();
-        // Setting a property on a plain object just created cannot fail.
-        let _ = js_sys::Reflect::set(&object, &JsValue::from_str("payloads"), &payloads);
-        object
+        // Payloads were converted, in order, as their events were emitted.
+        parsed_to_js(&self.parser.finish(), &self.payloads)
     }
 }

@@ -38,11 +38,11 @@ impl Workflow {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "WorkflowSpecJson")] spec: JsValue,
     ) -> Result<Workflow, JsValue> {
-        let value: serde_json::Value = serde_wasm_bindgen::from_value(spec)
+        let spec: WorkflowSpec = read_js(spec)
             .map_err(|e| coded_error("invalid_spec_json", &format!("workflow spec: {e}")))?;
-        WorkflowSpec::from_value(value)
-            .map(Workflow)
-            .map_err(|e| coded_error(e.code(), &e.to_string()))
+        spec.validate()
+            .map_err(|e| coded_error(e.code(), &e.to_string()))?;
+        Ok(Workflow(spec))
     }
 
     /// A built-in spec by id (`"research_stream"`); throws `unknown_workflow` otherwise.
@@ -51,9 +51,12 @@ impl Workflow {
     /// const workflow = Workflow.builtin("research_stream");
     /// ```
     pub fn builtin(id: &str) -> Result<Workflow, JsValue> {
-        WorkflowSpec::builtin(id)
-            .map(Workflow)
-            .ok_or_else(|| coded_error("unknown_workflow", &format!("no built-in workflow `{id}`")))
+        let json = WorkflowSpec::builtin_json(id).ok_or_else(|| {
+            coded_error("unknown_workflow", &format!("no built-in workflow `{id}`"))
+        })?;
+        // The engine's JSON parser reads the spec, so the package carries none of its own.
+        let spec = js_sys::JSON::parse(json).expect("the built-in specs are JSON");
+        Workflow::new(spec)
     }
 
     /// The workflow id.

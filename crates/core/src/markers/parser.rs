@@ -6,6 +6,7 @@ use super::line::{LineStart, MAX_PREFIX_LEN, classify};
 use super::registry::{MarkerId, MarkerRegistry};
 use super::values::{MAX_LIST_ITEMS, Outcome, json_marker, line_marker};
 use super::{Diagnostic, DiagnosticCode, Event, Parsed};
+use crate::json::JsonCheck;
 
 /// Longest marker line, in bytes; a longer one is dropped with a diagnostic.
 pub const MAX_LINE_LEN: usize = 64 * 1024;
@@ -45,7 +46,8 @@ enum Mode {
     SkipLine,
 }
 
-/// Bracket depth and string state of a JSON body, enough to find its balanced close.
+/// Bracket depth and string state of a JSON body, enough to find its balanced close (valid or
+/// not: validity is the [`JsonCheck`]'s business).
 #[derive(Debug, Clone, Copy, Default)]
 struct JsonScan {
     depth: u32,
@@ -81,6 +83,8 @@ pub struct MarkerParser {
     line: u32,
     marker_line: u32,
     json: JsonScan,
+    /// Validates the body being collected, piece by piece as it streams.
+    check: JsonCheck,
     events: Vec<Event>,
     parsed: Parsed,
     ended: bool,
@@ -108,6 +112,7 @@ impl MarkerParser {
             line: 1,
             marker_line: 1,
             json: JsonScan::default(),
+            check: JsonCheck::default(),
             events: Vec::new(),
             parsed: Parsed::default(),
             ended: false,
@@ -326,6 +331,7 @@ impl MarkerParser {
             }
             b'{' | b'[' => {
                 self.json = JsonScan::default();
+                self.check = JsonCheck::default();
                 self.value.clear();
                 self.mode = Mode::Body {
                     id,
@@ -423,10 +429,12 @@ impl MarkerParser {
         }
         if !overflow {
             self.value.push_str(segment);
+            self.check.feed(segment.as_bytes());
         }
         if closed {
             if !overflow {
-                self.complete(json_marker(id, &self.value, &self.registry));
+                let body = std::mem::take(&mut self.value);
+                self.complete(json_marker(id, body, self.check.finish(), &self.registry));
             }
             self.value.clear();
             self.mode = Mode::AfterBody {

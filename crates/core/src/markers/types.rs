@@ -1,9 +1,9 @@
 //! Data produced by the marker parser: streaming events, markers, diagnostics and the whole parse.
 
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 
 use super::MAX_LIST_ITEMS;
+use crate::json::JsonText;
 
 /// One event of a streamed parse. Adjacent `Text` events may be split differently for different
 /// chunkings; their concatenation, and every other event, is the same for any chunking.
@@ -112,21 +112,15 @@ pub struct SuggestedAction {
 
 /// A registered payload: its type (the marker name in snake_case) and its JSON body.
 ///
-/// The body is kept as validated JSON text: it is checked once while streaming and never
-/// rebuilt, so a large payload costs one pass. Read it with `serde_json::from_str(data.get())`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The body is kept as validated JSON text: it is checked while it streams and never rebuilt,
+/// so a large payload costs one pass. Read it with `serde_json::from_str(data.as_str())`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Payload {
     /// Payload type, e.g. `schema_proposal` for `SCHEMA_PROPOSAL:`.
     #[serde(rename = "type")]
     pub payload_type: String,
     /// The JSON body, validated, exactly as the model wrote it.
-    pub data: Box<RawValue>,
-}
-
-impl PartialEq for Payload {
-    fn eq(&self, other: &Self) -> bool {
-        self.payload_type == other.payload_type && self.data.get() == other.data.get()
-    }
+    pub data: JsonText,
 }
 
 /// Something malformed in the stream, dropped with a reason.
@@ -260,7 +254,7 @@ mod tests {
     fn kind_and_handler_names_are_spelled_as_serde_does() {
         let payload = Payload {
             payload_type: "p".into(),
-            data: serde_json::value::RawValue::from_string("{}".into()).unwrap(),
+            data: crate::json::JsonText::parse("{}").unwrap(),
         };
         let field = ExtractedField {
             field: "f".into(),

@@ -1,11 +1,10 @@
 //! Turning a completed marker's raw value (the rest of its line, or its JSON body) into a marker.
 
-use serde::de::DeserializeOwned;
-use serde_json::Value;
-use serde_json::value::RawValue;
-
 use super::registry::{MarkerId, MarkerRegistry};
-use super::{DiagnosticCode, ExtractedField, Marker, Payload};
+use super::{
+    ActionHandler, DiagnosticCode, ExtractedField, Marker, Payload, SuggestedAction, SuggestedValue,
+};
+use crate::json::{JsonError, JsonText, read_records};
 
 /// Most items a `SUGGESTIONS` or `OPTIONS` line may carry; the rest are dropped.
 pub const MAX_LIST_ITEMS: usize = 50;
@@ -66,48 +65,77 @@ pub(crate) fn line_marker(id: MarkerId, raw: &str) -> Outcome {
     }
 }
 
-/// Parses the JSON body of a JSON marker.
-pub(crate) fn json_marker(id: MarkerId, body: &str, registry: &MarkerRegistry) -> Outcome {
-    match id {
-        MarkerId::SuggestedValues => typed(body, "SUGGESTED_VALUES", "[{\"label\", \"value\"}]")
-            .map(|v| (Marker::SuggestedValues(v), None)),
-        MarkerId::SuggestedActions => typed(
-            body,
-            "SUGGESTED_ACTIONS",
-            "[{\"label\", \"action\", \"handler\": \"client\"|\"server\"}]",
-        )
-        .map(|v| (Marker::SuggestedActions(v), None)),
-        MarkerId::Payload(index) => {
-            let data = RawValue::from_string(body.to_owned()).map_err(|e| {
-                (
-                    DiagnosticCode::MalformedJson,
-                    format!("payload is not valid JSON: {e}"),
-                )
-            })?;
-            let payload_type = registry.payload_type(index);
-            Ok((Marker::Payload(Payload { payload_type, data }), None))
-        }
-        _ => unreachable!("line markers are completed by line_marker"),
-    }
-}
-
-fn typed<T: DeserializeOwned>(
-    body: &str,
-    name: &str,
-    shape: &str,
-) -> Result<T, (DiagnosticCode, String)> {
-    let value: Value = serde_json::from_str(body).map_err(|e| {
+/// Completes a JSON marker from its body and the verdict of the validator that checked it
+/// while it streamed.
+pub(crate) fn json_marker(
+    id: MarkerId,
+    body: String,
+    verdict: Result<(), JsonError>,
+    registry: &MarkerRegistry,
+) -> Outcome {
+    let name = match id {
+        MarkerId::SuggestedValues => "SUGGESTED_VALUES",
+        MarkerId::SuggestedActions => "SUGGESTED_ACTIONS",
+        _ => "payload",
+    };
+    verdict.map_err(|e| {
         (
             DiagnosticCode::MalformedJson,
             format!("{name} is not valid JSON: {e}"),
         )
     })?;
-    serde_json::from_value(value).map_err(|e| {
+    let shape_error = |shape: &str, why: String| {
         (
             DiagnosticCode::InvalidShape,
-            format!("{name} must be {shape}: {e}"),
+            format!("{name} must be {shape}: {why}"),
         )
-    })
+    };
+    let marker = match id {
+        MarkerId::SuggestedValues => {
+            const SHAPE: &str = "[{\"label\", \"value\"}]";
+            let records =
+                read_records(&body, &["label", "value"]).map_err(|why| shape_error(SHAPE, why))?;
+            Marker::SuggestedValues(
+                records
+                    .into_iter()
+                    .map(|mut r| SuggestedValue {
+                        value: r.pop().unwrap_or_default(),
+                        label: r.pop().unwrap_or_default(),
+                    })
+                    .collect(),
+            )
+        }
+        MarkerId::SuggestedActions => {
+            const SHAPE: &str = "[{\"label\", \"action\", \"handler\": \"client\"|\"server\"}]";
+            let records = read_records(&body, &["label", "action", "handler"])
+                .map_err(|why| shape_error(SHAPE, why))?;
+            let mut actions = Vec::with_capacity(records.len());
+            for (index, mut record) in records.into_iter().enumerate() {
+                let handler = match record.pop().as_deref() {
+                    Some("client") => ActionHandler::Client,
+                    Some("server") => ActionHandler::Server,
+                    _ => {
+                        let why = format!("item {} has an unknown handler", index + 1);
+                        return Err(shape_error(SHAPE, why));
+                    }
+                };
+                let action = record.pop().unwrap_or_default();
+                let label = record.pop().unwrap_or_default();
+                actions.push(SuggestedAction {
+                    label,
+                    action,
+                    handler,
+                });
+            }
+            Marker::SuggestedActions(actions)
+        }
+        MarkerId::Payload(index) => Marker::Payload(Payload {
+            payload_type: registry.payload_type(index),
+            data: JsonText::checked(body),
+        }),
+        _ => unreachable!("line markers are completed by line_marker"),
+    };
+    Ok((marker, None))
 }
 
 fn list(

@@ -153,11 +153,15 @@ impl WorkflowSpec {
 
     /// The built-in specs compiled into the crate, by id.
     pub fn builtin(id: &str) -> Option<WorkflowSpec> {
+        Self::builtin_json(id)
+            .map(|json| WorkflowSpec::from_json(json).expect("the built-in specs are valid"))
+    }
+
+    /// The JSON text of a built-in spec (for readers with their own JSON parser, such as a
+    /// browser's `JSON.parse`).
+    pub fn builtin_json(id: &str) -> Option<&'static str> {
         match id {
-            "research_stream" => Some(
-                WorkflowSpec::from_json(RESEARCH_STREAM_JSON)
-                    .expect("the built-in research_stream spec is valid"),
-            ),
+            "research_stream" => Some(RESEARCH_STREAM_JSON),
             _ => None,
         }
     }

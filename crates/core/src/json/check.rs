@@ -1,0 +1,285 @@
+//! The incremental JSON validator: bytes go in, in chunks split anywhere; a verdict comes out.
+
+use std::fmt;
+
+/// Deepest nesting of arrays and objects a body may have.
+pub const MAX_DEPTH: usize = 128;
+
+/// Why a text is not valid JSON, and the byte offset where that was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonError {
+    /// What was expected or found.
+    pub reason: &'static str,
+    /// 0-based byte offset into the text.
+    pub offset: usize,
+}
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at byte {}", self.reason, self.offset)
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+/// Where the validator stands between two bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// A value must start here (after `:`, after `,` in an array, or at the start).
+    Value,
+    /// Just after `[`: a value or `]`.
+    ValueOrEnd,
+    /// Just after `{`: a key or `}`.
+    KeyOrEnd,
+    /// After `,` in an object: a key.
+    Key,
+    /// After a key: `:`.
+    Colon,
+    /// After a value inside a container: `,` or the container's close.
+    CommaOrEnd,
+    /// After the top-level value: only whitespace.
+    Done,
+    /// Inside a string (`key`: an object key, followed by `:`).
+    Str { key: bool },
+    /// After a backslash in a string.
+    Escape { key: bool },
+    /// Inside a `\u` escape, with `left` hex digits to come.
+    Unicode { key: bool, left: u8 },
+    /// Inside a number.
+    Number(Num),
+    /// Inside `true`, `false` or `null`: the bytes still to come.
+    Literal(&'static [u8]),
+}
+
+/// Where a number stands: the states after which it may end are `Zero`, `Int`, `Frac` and `Exp`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Num {
+    Minus,
+    Zero,
+    Int,
+    Dot,
+    Frac,
+    E,
+    ESign,
+    Exp,
+}
+
+/// Validates one JSON text fed in pieces. Work is linear in the input, state is constant size.
+#[derive(Debug, Clone)]
+pub(crate) struct JsonCheck {
+    state: State,
+    /// One bit per open container, innermost lowest: set for an object, clear for an array.
+    stack: u128,
+    depth: usize,
+    offset: usize,
+    error: Option<JsonError>,
+}
+
+impl Default for JsonCheck {
+    fn default() -> Self {
+        JsonCheck {
+            state: State::Value,
+            stack: 0,
+            depth: 0,
+            offset: 0,
+            error: None,
+        }
+    }
+}
+
+/// Bytes that end the plain run of a string: `"`, `\` and control characters.
+fn ends_run(b: u8) -> bool {
+    b == b'"' || b == b'\\' || b < 0x20
+}
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+impl JsonCheck {
+    /// Checks the next piece of the text. After the first error the rest is ignored.
+    pub(crate) fn feed(&mut self, bytes: &[u8]) {
+        let mut at = 0;
+        while at < bytes.len() && self.error.is_none() {
+            if let State::Str { key } = self.state {
+                match bytes[at..].iter().position(|&b| ends_run(b)) {
+                    None => at = bytes.len(),
+                    Some(run) => {
+                        at += run;
+                        match bytes[at] {
+                            b'"' => self.state = self.after_string(key),
+                            b'\\' => self.state = State::Escape { key },
+                            _ => self.fail("control character in a string", at),
+                        }
+                        at += 1;
+                    }
+                }
+                continue;
+            }
+            if self.step(bytes[at], at) {
+                at += 1;
+            }
+        }
+        self.offset += bytes.len();
+    }
+
+    /// The verdict once the whole text was fed.
+    pub(crate) fn finish(&self) -> Result<(), JsonError> {
+        if let Some(error) = &self.error {
+            return Err(error.clone());
+        }
+        match self.state {
+            State::Done => Ok(()),
+            State::Number(Num::Zero | Num::Int | Num::Frac | Num::Exp) if self.depth == 0 => Ok(()),
+            _ => Err(JsonError {
+                reason: "unexpected end of the text",
+                offset: self.offset,
+            }),
+        }
+    }
+
+    /// One byte outside a string's plain run; returns whether it was consumed (a number ends
+    /// at the first byte that cannot continue it, which is then read again).
+    fn step(&mut self, b: u8, at: usize) -> bool {
+        match self.state {
+            State::Value
+            | State::ValueOrEnd
+            | State::KeyOrEnd
+            | State::Key
+            | State::Colon
+            | State::CommaOrEnd
+            | State::Done
+                if is_space(b) => {}
+            State::Value => self.value(b, at),
+            State::ValueOrEnd if b == b']' => self.close(),
+            State::ValueOrEnd => self.value(b, at),
+            State::KeyOrEnd if b == b'}' => self.close(),
+            State::KeyOrEnd | State::Key if b == b'"' => self.state = State::Str { key: true },
+            State::KeyOrEnd | State::Key => self.fail("expected a string key", at),
+            State::Colon if b == b':' => self.state = State::Value,
+            State::Colon => self.fail("expected `:`", at),
+            State::CommaOrEnd => self.comma_or_end(b, at),
+            State::Done => self.fail("text after the value", at),
+            State::Str { .. } => unreachable!("string runs are read by feed"),
+            State::Escape { key } => match b {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
+                    self.state = State::Str { key }
+                }
+                b'u' => self.state = State::Unicode { key, left: 4 },
+                _ => self.fail("invalid escape", at),
+            },
+            State::Unicode { key, left } => {
+                if !b.is_ascii_hexdigit() {
+                    self.fail("invalid \\u escape", at);
+                } else if left == 1 {
+                    self.state = State::Str { key };
+                } else {
+                    self.state = State::Unicode {
+                        key,
+                        left: left - 1,
+                    };
+                }
+            }
+            State::Literal(rest) => {
+                if b != rest[0] {
+                    self.fail("invalid literal", at);
+                } else if rest.len() == 1 {
+                    self.state = self.after_value();
+                } else {
+                    self.state = State::Literal(&rest[1..]);
+                }
+            }
+            State::Number(num) => return self.number(num, b, at),
+        }
+        true
+    }
+
+    fn value(&mut self, b: u8, at: usize) {
+        self.state = match b {
+            b'"' => State::Str { key: false },
+            b'{' | b'[' => {
+                if self.depth == MAX_DEPTH {
+                    return self.fail("nested too deep", at);
+                }
+                self.stack = (self.stack << 1) | u128::from(b == b'{');
+                self.depth += 1;
+                if b == b'{' {
+                    State::KeyOrEnd
+                } else {
+                    State::ValueOrEnd
+                }
+            }
+            b'-' => State::Number(Num::Minus),
+            b'0' => State::Number(Num::Zero),
+            b'1'..=b'9' => State::Number(Num::Int),
+            b't' => State::Literal(b"rue"),
+            b'f' => State::Literal(b"alse"),
+            b'n' => State::Literal(b"ull"),
+            _ => return self.fail("expected a value", at),
+        };
+    }
+
+    fn comma_or_end(&mut self, b: u8, at: usize) {
+        let in_object = self.stack & 1 == 1;
+        match (b, in_object) {
+            (b',', true) => self.state = State::Key,
+            (b',', false) => self.state = State::Value,
+            (b'}', true) | (b']', false) => self.close(),
+            (_, true) => self.fail("expected `,` or `}`", at),
+            (_, false) => self.fail("expected `,` or `]`", at),
+        }
+    }
+
+    fn close(&mut self) {
+        self.stack >>= 1;
+        self.depth -= 1;
+        self.state = self.after_value();
+    }
+
+    fn number(&mut self, num: Num, b: u8, at: usize) -> bool {
+        let next = match (num, b) {
+            (Num::Minus, b'0') => Num::Zero,
+            (Num::Minus, b'1'..=b'9') => Num::Int,
+            (Num::Int, b'0'..=b'9') => Num::Int,
+            (Num::Zero | Num::Int, b'.') => Num::Dot,
+            (Num::Dot | Num::Frac, b'0'..=b'9') => Num::Frac,
+            (Num::Zero | Num::Int | Num::Frac, b'e' | b'E') => Num::E,
+            (Num::E, b'+' | b'-') => Num::ESign,
+            (Num::E | Num::ESign | Num::Exp, b'0'..=b'9') => Num::Exp,
+            (Num::Zero | Num::Int | Num::Frac | Num::Exp, _) => {
+                // The number ended before this byte, which is read again.
+                self.state = self.after_value();
+                return false;
+            }
+            _ => {
+                self.fail("invalid number", at);
+                return true;
+            }
+        };
+        self.state = State::Number(next);
+        true
+    }
+
+    fn after_string(&self, key: bool) -> State {
+        if key {
+            State::Colon
+        } else {
+            self.after_value()
+        }
+    }
+
+    fn after_value(&self) -> State {
+        if self.depth == 0 {
+            State::Done
+        } else {
+            State::CommaOrEnd
+        }
+    }
+
+    fn fail(&mut self, reason: &'static str, at: usize) {
+        self.error = Some(JsonError {
+            reason,
+            offset: self.offset + at,
+        });
+    }
+}
