@@ -1,5 +1,5 @@
-//! Crossing the JS boundary: data in and out with serde-wasm-bindgen, errors as JS `Error`s
-//! carrying a stable `code` property.
+//! Crossing the JS boundary: data in (`input.rs`) and out (serde-wasm-bindgen), errors as JS
+//! `Error`s carrying a stable `code` property.
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -21,9 +21,9 @@ pub(crate) fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result
     read_js(value).map_err(|e| coded_error(INVALID_INPUT, &format!("{what}: {e}")))
 }
 
-/// Reads plain JS data into a core type.
+/// Reads plain JS data into a core type, or says why it does not fit.
 pub(crate) fn read_js<T: DeserializeOwned>(value: JsValue) -> Result<T, String> {
-    serde_wasm_bindgen::from_value(value).map_err(|e| e.to_string())
+    crate::input::from_js(value).map_err(|e| e.to_string())
 }
 
 /// Writes a core value as plain JS data (objects, not Maps; `None` as `null`).

@@ -3,7 +3,7 @@
 use stepwise_core::markers::{Event, MarkerParser, MarkerRegistry};
 use wasm_bindgen::prelude::*;
 
-use crate::error::coded_error;
+use crate::error::{coded_error, from_js};
 use crate::events::{one_text, parsed_to_js, push_events};
 
 /// Parses marker lines while model output streams in.
@@ -34,9 +34,17 @@ impl MarkerStream {
     /// (e.g. `["SCHEMA_PROPOSAL"]`); throws `invalid_marker_name`, `duplicate_marker` or
     /// `too_many_markers`.
     #[wasm_bindgen(constructor)]
-    pub fn new(payload_markers: Option<Vec<String>>) -> Result<MarkerStream, JsValue> {
+    pub fn new(
+        #[wasm_bindgen(unchecked_optional_param_type = "string[]")] payload_markers: Option<
+            js_sys::Array,
+        >,
+    ) -> Result<MarkerStream, JsValue> {
+        let names: Vec<String> = match payload_markers {
+            Some(names) => from_js(names.into(), "payload markers")?,
+            None => Vec::new(),
+        };
         let mut registry = MarkerRegistry::new();
-        for name in payload_markers.unwrap_or_default() {
+        for name in names {
             registry
                 .register_payload(&name)
                 .map_err(|e| coded_error(e.code(), &e.to_string()))?;

@@ -89,7 +89,7 @@ fn marker_vectors_parse_in_wasm_as_natively_at_every_chunking() {
             .map(|v| serde_json::from_value(v.clone()).unwrap());
         let expected = with_defaults(defaults.clone(), &case["expect"]);
         for chunks in chunkings(text) {
-            let mut stream = MarkerStream::new(names.clone()).unwrap();
+            let mut stream = MarkerStream::new(names.as_deref().map(js_strings)).unwrap();
             let mut native = native_parser(names.as_deref());
             let mut display = String::new();
             for chunk in &chunks {
@@ -238,7 +238,65 @@ fn bad_inputs_throw_errors_with_codes() {
     assert_eq!(validation["ok"], false);
     assert_eq!(validation["error"]["code"], "invalid_input");
     assert_eq!(
-        error_code(MarkerStream::new(Some(vec!["lower".into()])).err().unwrap()).0,
+        error_code(
+            MarkerStream::new(Some(js_strings(&["lower".into()])))
+                .err()
+                .unwrap()
+        )
+        .0,
         "invalid_marker_name"
     );
+    let not_names = js(&json!(["SCHEMA_PROPOSAL", 7])).unchecked_into();
+    assert_eq!(
+        error_code(MarkerStream::new(Some(not_names)).err().unwrap()),
+        (
+            "invalid_input".into(),
+            "payload markers: invalid type: integer `7`, expected a string".into()
+        )
+    );
+}
+
+#[wasm_bindgen_test]
+fn type_errors_name_what_was_found_and_expected() {
+    let workflow = Workflow::builtin("research_stream").unwrap();
+    let message = |config: Value| {
+        error_code(
+            workflow
+                .infer_step(js(&config), JsValue::UNDEFINED, None)
+                .unwrap_err(),
+        )
+        .1
+    };
+    assert_eq!(
+        message(json!({"purpose": 1.5})),
+        "config: invalid type: a number with a fraction, expected a string or a list of strings"
+    );
+    assert_eq!(
+        message(json!({"purpose": true})),
+        "config: invalid type: boolean `true`, expected a string or a list of strings"
+    );
+    assert_eq!(
+        message(json!({"purpose": ["a", null]})),
+        "config: invalid type: null, expected a string"
+    );
+    let long = "x".repeat(100);
+    let spec = json!({"id": "demo", "title": "T", "steps": [{"id": "s", "kind": long}]});
+    let error = error_code(Workflow::new(js(&spec)).err().unwrap());
+    assert_eq!(error.0, "invalid_spec_json");
+    assert!(
+        error
+            .1
+            .starts_with(&format!("workflow spec: unknown variant `{long}`")),
+        "{}",
+        error.1
+    );
+    let spec = json!({"id": "demo", "title": "T", "steps": [{"id": "s", "kind": "list", "max_items": 2.5}]});
+    assert_eq!(
+        error_code(Workflow::new(js(&spec)).err().unwrap()).1,
+        "workflow spec: invalid type: a number with a fraction, expected usize"
+    );
+}
+
+fn js_strings(names: &[String]) -> js_sys::Array {
+    names.iter().map(|name| JsValue::from_str(name)).collect()
 }
