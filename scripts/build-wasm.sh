@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 #! Builds the browser package crates/wasm/pkg offline and reproducibly:
-#! cargo (wasm32) -> wasm-bindgen --target web -> wasm-opt -Oz, JS glue minified by esbuild
-#! (npm, offline; stepwise.d.ts keeps the documented API), then prints raw and gzip sizes.
+#! cargo (wasm32) -> wasm-bindgen --target web -> wasm-opt -Oz; the JS entry (crates/wasm/js)
+#! and the glue bundled and minified by esbuild (npm, offline; stepwise.d.ts keeps the
+#! documented API), then prints raw and gzip sizes.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 . "$root/scripts/versions.sh"
@@ -18,8 +19,13 @@ cargo build -p stepwise-wasm --target wasm32-unknown-unknown --profile wasm-rele
 rm -rf "$out" && mkdir -p "$out"
 "$WASM_BINDGEN_DIR/bin/wasm-bindgen" --target web --out-dir "$out" --out-name stepwise \
   target/wasm32-unknown-unknown/wasm-release/stepwise_wasm.wasm
-node_modules/.bin/esbuild "$out/stepwise.js" --minify --format=esm --target=es2022 --allow-overwrite \
+# The entry (crates/wasm/js/stepwise.js) defines MarkerStream.feed around the bindings; both are
+# bundled into one minified stepwise.js.
+mv "$out/stepwise.js" "$out/bindings.js"
+cp crates/wasm/js/stepwise.js "$out/entry.js"
+node_modules/.bin/esbuild "$out/entry.js" --bundle --minify --format=esm --target=es2022 \
   --outfile="$out/stepwise.js" --log-level=warning --log-override:duplicate-object-key=silent
+rm -r "$out/entry.js" "$out/bindings.js" "$out/snippets"
 node "$BINARYEN_DIR/node_modules/binaryen/bin/wasm-opt" -Oz --converge --strip-debug --strip-producers --enable-bulk-memory --enable-sign-ext \
   --enable-mutable-globals --enable-nontrapping-float-to-int \
   "$out/stepwise_bg.wasm" -o "$out/stepwise_bg.wasm"
@@ -31,7 +37,7 @@ cat > "$out/package.json" <<JSON
   "type": "module",
   "main": "stepwise.js",
   "types": "stepwise.d.ts",
-  "files": ["stepwise.js", "stepwise.d.ts", "stepwise_bg.wasm", "stepwise_bg.wasm.d.ts", "snippets"],
+  "files": ["stepwise.js", "stepwise.d.ts", "stepwise_bg.wasm", "stepwise_bg.wasm.d.ts"],
   "sideEffects": false
 }
 JSON

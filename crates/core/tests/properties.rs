@@ -92,6 +92,26 @@ proptest! {
     }
 
     #[test]
+    fn feeding_plain_chunks_through_feed_plain_changes_nothing(text in text(), offsets in prop::collection::vec(any::<usize>(), 0..24)) {
+        let names = vec!["SCHEMA_PROPOSAL".to_owned()];
+        let offsets: Vec<usize> = offsets.iter().map(|o| o % (text.len() + 1)).collect();
+        let chunks = split_at_offsets(&text, &offsets);
+        let (want_events, want) = parse_chunks(registry(&names), &chunks);
+        let mut parser = stepwise_core::markers::MarkerParser::with_registry(registry(&names));
+        let mut events = Vec::new();
+        for chunk in &chunks {
+            if parser.feed_plain(chunk) {
+                events.push(stepwise_core::markers::Event::Text { text: (*chunk).to_owned() });
+            } else {
+                events.extend(parser.feed(chunk));
+            }
+        }
+        events.extend(parser.end());
+        prop_assert_eq!(common::normalize(events), want_events);
+        prop_assert_eq!(parser.finish(), want);
+    }
+
+    #[test]
     fn display_text_never_contains_a_marker_line(text in text()) {
         let names = vec!["SCHEMA_PROPOSAL".to_owned()];
         let (events, _) = parse_chunks(registry(&names), &[&text]);

@@ -15,7 +15,6 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(inline_js = "
 export function text(text) { return { type: 'text', text }; }
-export function oneText(text) { return [{ type: 'text', text }]; }
 export function marker(kind, value) { return { type: 'marker', kind, value }; }
 export function diagnostic(code, message, line) { return { type: 'diagnostic', code, message, line }; }
 export function diagnosticData(code, message, line) { return { code, message, line }; }
@@ -29,9 +28,6 @@ export function payload(type, json) { return { type, data: JSON.parse(json) }; }
 extern "C" {
     /// `{ type: "text", text }`.
     fn text(text: &JsValue) -> JsValue;
-    /// `[{ type: "text", text }]`: the whole result of the common small-delta `feed`.
-    #[wasm_bindgen(js_name = oneText)]
-    pub(crate) fn one_text(text: &JsValue) -> js_sys::Array;
     fn marker(kind: &str, value: &JsValue) -> JsValue;
     fn diagnostic(code: &str, message: &str, line: u32) -> JsValue;
     #[wasm_bindgen(js_name = diagnosticData)]

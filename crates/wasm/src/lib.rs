@@ -21,7 +21,7 @@ mod marker_stream;
 mod types;
 mod workflow;
 
-pub use marker_stream::MarkerStream;
+pub use marker_stream::{CHUNK_AS_TEXT, EVENTS_READY, MarkerStream, NO_EVENTS};
 
 /// Talc instead of the default dlmalloc: smaller in the package and faster on small blocks.
 #[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]

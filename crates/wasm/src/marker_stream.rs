@@ -4,7 +4,14 @@ use stepwise_core::markers::{Event, MarkerParser, MarkerRegistry};
 use wasm_bindgen::prelude::*;
 
 use crate::error::{coded_error, from_js};
-use crate::events::{one_text, parsed_to_js, push_events};
+use crate::events::{parsed_to_js, push_events};
+
+/// `feedChunk`: the chunk completed no event.
+pub const NO_EVENTS: u32 = 0;
+/// `feedChunk`: the chunk completed exactly one event, `{ type: "text", text: chunk }`.
+pub const CHUNK_AS_TEXT: u32 = 1;
+/// `feedChunk`: the events are ready for `takeEvents`.
+pub const EVENTS_READY: u32 = 2;
 
 /// Parses marker lines while model output streams in.
 ///
@@ -21,9 +28,8 @@ use crate::events::{one_text, parsed_to_js, push_events};
 #[wasm_bindgen]
 pub struct MarkerStream {
     parser: MarkerParser,
-    /// A UTF-16 high surrogate that ended the last chunk, waiting for its low half: JS strings
-    /// may be split inside a surrogate pair, Rust strings may not.
-    pending_high: Option<js_sys::JsString>,
+    /// The events of the last `feedChunk`, until `takeEvents`.
+    ready: js_sys::Array,
     /// The JS form of every payload emitted so far, reused by `finish`.
     payloads: Vec<JsValue>,
 }
@@ -51,47 +57,43 @@ impl MarkerStream {
         }
         Ok(MarkerStream {
             parser: MarkerParser::with_registry(registry),
-            pending_high: None,
+            ready: js_sys::Array::new(),
             payloads: Vec::new(),
         })
     }
 
-    /// Parses the next chunk; returns the events it completed (display text, markers,
-    /// diagnostics). Chunks may be split anywhere, even inside a surrogate pair.
-    ///
-    /// ```js
-    /// stream.feed("Hello\nSUGG"); // [{ type: "text", text: "Hello\n" }]
-    /// ```
-    #[wasm_bindgen(unchecked_return_type = "MarkerEvent[]")]
-    pub fn feed(&mut self, chunk: js_sys::JsString) -> JsValue {
-        let mut chunk = match self.pending_high.take() {
-            Some(high) => high.concat(&chunk),
-            None => chunk,
-        };
-        let mut text = String::from(&chunk);
-        // A lone surrogate reads as U+FFFD, so only a chunk ending in U+FFFD may end inside a
-        // surrogate pair: only then is the JS string itself inspected (two more calls).
-        if text.ends_with('\u{FFFD}') {
-            let len = chunk.length();
-            if (0xD800..0xDC00).contains(&(chunk.char_code_at(len - 1) as u32)) {
-                self.pending_high = Some(chunk.slice(len - 1, len));
-                chunk = chunk.slice(0, len - 1);
-                text.truncate(text.len() - '\u{FFFD}'.len_utf8());
-            }
+    /// The parsing half of the package's `feed` (defined in `js/stepwise.js`, which holds back
+    /// a trailing high surrogate so that `chunk` never ends inside a surrogate pair). Returns
+    /// how the events are to be built: [`NO_EVENTS`], [`CHUNK_AS_TEXT`] (one text event that
+    /// is the chunk itself, reused as the caller's string) or [`EVENTS_READY`] (`takeEvents`).
+    /// A number crosses the boundary much faster than an array of fresh objects, and most
+    /// streamed deltas are plain text.
+    #[wasm_bindgen(js_name = feedChunk, skip_typescript)]
+    pub fn feed_chunk(&mut self, chunk: &str) -> u32 {
+        // A lone surrogate in the JS chunk reads as U+FFFD here, and so must reach the event.
+        let as_is = !chunk.contains('\u{FFFD}');
+        if as_is && self.parser.feed_plain(chunk) {
+            return CHUNK_AS_TEXT;
         }
-        let events = self.parser.feed(&text);
+        let events = self.parser.feed(chunk);
+        if events.len() == 0 {
+            return NO_EVENTS;
+        }
         if events.len() == 1
-            && let Some(Event::Text { text: shown }) = events.as_slice().first()
-            && *shown == text
-            && !text.contains('\u{FFFD}')
+            && let Some(Event::Text { text }) = events.as_slice().first()
+            && text == chunk
+            && as_is
         {
-            // The common small delta: plain text, handed back as the caller's string (unless it
-            // may hold a lone surrogate, which the event must carry as U+FFFD).
-            return one_text(&chunk).into();
+            return CHUNK_AS_TEXT;
         }
-        let array = js_sys::Array::new();
-        push_events(&array, events, &mut self.payloads);
-        array.into()
+        push_events(&self.ready, events, &mut self.payloads);
+        EVENTS_READY
+    }
+
+    /// The events of the last `feedChunk` that returned [`EVENTS_READY`].
+    #[wasm_bindgen(js_name = takeEvents, skip_typescript)]
+    pub fn take_events(&mut self) -> js_sys::Array {
+        std::mem::replace(&mut self.ready, js_sys::Array::new())
     }
 
     /// Ends the stream and returns the last events (held text, a final marker).
@@ -102,11 +104,6 @@ impl MarkerStream {
     #[wasm_bindgen(unchecked_return_type = "MarkerEvent[]")]
     pub fn end(&mut self) -> JsValue {
         let array = js_sys::Array::new();
-        if let Some(high) = self.pending_high.take() {
-            // A lone high surrogate at the very end is not text; it becomes U+FFFD.
-            let events = self.parser.feed(&String::from(high));
-            push_events(&array, events, &mut self.payloads);
-        }
         push_events(&array, self.parser.end(), &mut self.payloads);
         array.into()
     }

@@ -91,6 +91,18 @@ export type Marker =
   | { kind: "suggested_actions"; value: SuggestedAction[] }
   | { kind: "payload"; value: Payload };
 
+/** `feed`, declared here because the package defines it in JS (js/stepwise.js) around `feedChunk`. */
+export interface MarkerStream {
+  /**
+   * Parses the next chunk; returns the events it completed (display text, markers,
+   * diagnostics). Chunks may be split anywhere, even inside a surrogate pair.
+   *
+   * ```js
+   * stream.feed("Hello\nSUGG"); // [{ type: "text", text: "Hello\n" }]
+   * ```
+   */
+  feed(chunk: string): MarkerEvent[];
+}
 /** One event of `MarkerStream.feed` / `end`. */
 export type MarkerEvent =
   | { type: "text"; text: string }

@@ -162,6 +162,37 @@ impl MarkerParser {
         self.events.drain(..)
     }
 
+    /// Feeds `chunk` only if it is display text that continues the current line (ending it at
+    /// most at its last byte), the usual streamed delta, and returns whether it did. The
+    /// events of such a chunk are exactly `[Event::Text { text: chunk }]`, which the caller
+    /// builds itself: nothing is allocated here. Otherwise nothing is fed; call [`Self::feed`].
+    ///
+    /// ```
+    /// use stepwise_core::markers::MarkerParser;
+    /// let mut parser = MarkerParser::new();
+    /// assert!(!parser.feed_plain("Hello")); // at a line start the text may still become a marker
+    /// assert_eq!(parser.feed("Hello").count(), 1);
+    /// assert!(parser.feed_plain(", world\n"));
+    /// assert_eq!(parser.finish().message, "Hello, world");
+    /// ```
+    pub fn feed_plain(&mut self, chunk: &str) -> bool {
+        let bytes = chunk.as_bytes();
+        if self.mode != Mode::Text || self.ended || bytes.is_empty() || !self.events.is_empty() {
+            return false;
+        }
+        let ends_line = match memchr(b'\n', bytes) {
+            None => false,
+            Some(at) if at + 1 == bytes.len() => true,
+            Some(_) => return false,
+        };
+        self.parsed.message.push_str(chunk);
+        if ends_line {
+            self.line += 1;
+            self.mode = Mode::LineStart;
+        }
+        true
+    }
+
     /// Ends the stream: releases held text and completes a marker cut short by the end.
     /// Calling it again returns nothing.
     pub fn end(&mut self) -> std::vec::Drain<'_, Event> {

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use stepwise_core::markers::{MarkerParser, MarkerRegistry};
-use stepwise_wasm::{MarkerStream, Workflow};
+use stepwise_wasm::{CHUNK_AS_TEXT, EVENTS_READY, MarkerStream, NO_EVENTS, Workflow};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -93,7 +93,7 @@ fn marker_vectors_parse_in_wasm_as_natively_at_every_chunking() {
             let mut native = native_parser(names.as_deref());
             let mut display = String::new();
             for chunk in &chunks {
-                let events = rust(stream.feed(js_sys::JsString::from(*chunk)));
+                let events = feed(&mut stream, chunk);
                 let want = serde_json::to_value(native.feed(chunk).collect::<Vec<_>>()).unwrap();
                 assert_eq!(events, want, "{name}: events of chunk {chunk:?}");
                 for event in events.as_array().unwrap() {
@@ -295,6 +295,16 @@ fn type_errors_name_what_was_found_and_expected() {
         error_code(Workflow::new(js(&spec)).err().unwrap()).1,
         "workflow spec: invalid type: a number with a fraction, expected usize"
     );
+}
+
+/// What the package's JS `feed` returns for a chunk (js/stepwise.js), built from `feedChunk`.
+fn feed(stream: &mut MarkerStream, chunk: &str) -> Value {
+    match stream.feed_chunk(chunk) {
+        NO_EVENTS => json!([]),
+        CHUNK_AS_TEXT => json!([{"type": "text", "text": chunk}]),
+        EVENTS_READY => rust(stream.take_events().into()),
+        code => panic!("unknown feedChunk code {code}"),
+    }
 }
 
 fn js_strings(names: &[String]) -> js_sys::Array {
