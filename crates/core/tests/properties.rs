@@ -151,6 +151,7 @@ fn field() -> impl Strategy<Value = String> {
 
 fn config() -> impl Strategy<Value = Config> {
     prop::collection::btree_map(field(), field_value(), 0..7)
+        .prop_map(|map| map.into_iter().collect())
 }
 
 fn action() -> impl Strategy<Value = Option<UserAction>> {

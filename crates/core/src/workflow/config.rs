@@ -1,10 +1,8 @@
 //! Config values: what a workflow has collected so far, and their validation against a step.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
-use super::{ActionError, StepKind, StepSpec, WorkflowSpec};
+use super::{ActionError, Config, StepKind, StepSpec, WorkflowSpec};
 
 /// Longest text value when a step sets no `max_len`, in characters.
 pub const DEFAULT_MAX_TEXT_LEN: usize = 2_000;
@@ -33,9 +31,6 @@ impl FieldValue {
         }
     }
 }
-
-/// The collected fields, by field name. Ordered, so its JSON is stable.
-pub type Config = BTreeMap<String, FieldValue>;
 
 impl WorkflowSpec {
     /// Checks a value for a step and returns its canonical form: text trimmed, choices in the
