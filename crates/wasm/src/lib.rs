@@ -1,9 +1,12 @@
 //! Browser bindings of stepwise-core: the exact code the Worker runs, compiled to wasm.
 //!
 //! Thin wrappers only: [`Workflow`] (spec, step inference, action validation) and
-//! [`MarkerStream`] (incremental marker parsing). Plain data crosses the boundary with
-//! serde-wasm-bindgen in the wire's snake_case shape, except the streaming events, which small JS
-//! constructors build in one call each (`events.rs`); errors are JS `Error`s with a `code`.
+//! [`MarkerStream`] (incremental marker parsing). Plain data crosses the boundary in the wire's
+//! snake_case shape: out with serde-wasm-bindgen, in through a small serde deserializer over
+//! `JsValue` (`input.rs`, which words type errors without linking float formatting). Marker
+//! events and the whole parse are built by small JS constructors, one call each (`events.rs`),
+//! and the package's entry (`js/stepwise.js`) defines `MarkerStream.feed` around
+//! [`MarkerStream::feed_chunk`]. Errors are JS `Error`s with a `code`.
 //!
 //! ```js
 //! import init, { Workflow, MarkerStream } from "stepwise-wasm";
