@@ -113,3 +113,33 @@ test("applyAction returns the new state and steps() lists the workflow", () => {
   assert.equal(workflow.inferStep(next.config, []), "focus_areas");
   assert.equal(workflow.inferStep(next.config), "focus_areas");
 });
+
+test("finish() gives the whole parse with null for absent values, as on the wire", () => {
+  const stream = new MarkerStream();
+  stream.feed("Hello\n");
+  const parsed = stream.finish();
+  assert.deepEqual(parsed, {
+    message: "Hello", suggestions: [], options: [], extracted: [], proposed_message: null,
+    target_field: null, suggested_values: [], suggested_actions: [], payloads: [], diagnostics: [],
+  });
+  assert.equal(JSON.stringify(parsed).includes('"target_field":null'), true);
+});
+
+test("feed() refuses a chunk that is not a string, with a code, and changes nothing", () => {
+  const stream = new MarkerStream();
+  stream.feed("Hi ");
+  for (const bad of [undefined, null, 42, {}]) {
+    assert.throws(() => stream.feed(bad), (e) => e instanceof TypeError && e.code === "invalid_input");
+  }
+  stream.feed("there");
+  assert.equal(stream.finish().message, "Hi there");
+});
+
+test("plain data may be a Map or a plain object; other values are refused with a code", () => {
+  const workflow = Workflow.builtin("research_stream");
+  assert.equal(workflow.inferStep(new Map([["purpose", "Track rivals"]]), []), "business_goals");
+  assert.equal(workflow.inferStep({ purpose: "Track rivals" }, []), "business_goals");
+  assert.throws(() => workflow.inferStep({ purpose: 2 ** 53 }, []),
+    (e) => e.code === "invalid_input" && /not a safe integer/.test(e.message));
+  assert.throws(() => workflow.inferStep({ purpose: () => 1 }, []), (e) => e.code === "invalid_input");
+});

@@ -18,6 +18,9 @@ export class MarkerStream extends Bindings {
   #held = "";
 
   feed(chunk) {
+    if (typeof chunk !== "string") {
+      throw Object.assign(new TypeError(`feed takes a string chunk, not ${typeof chunk}`), { code: "invalid_input" });
+    }
     let text = this.#held + chunk;
     this.#held = "";
     const last = text.charCodeAt(text.length - 1);

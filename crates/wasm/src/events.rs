@@ -38,8 +38,8 @@ extern "C" {
         suggestions: JsValue,
         options: JsValue,
         extracted: JsValue,
-        proposed_message: Option<String>,
-        target_field: Option<String>,
+        proposed_message: JsValue,
+        target_field: JsValue,
         suggested_values: JsValue,
         suggested_actions: JsValue,
         payloads: JsValue,
@@ -93,8 +93,8 @@ pub(crate) fn parsed_to_js(parse: &Parsed, payloads: &[JsValue]) -> JsValue {
         strings(&parse.suggestions),
         strings(&parse.options),
         array(&parse.extracted, extracted_field),
-        parse.proposed_message.clone(),
-        parse.target_field.clone(),
+        optional(parse.proposed_message.as_deref()),
+        optional(parse.target_field.as_deref()),
         array(&parse.suggested_values, suggested_value),
         array(&parse.suggested_actions, suggested_action),
         payloads.iter().collect::<js_sys::Array>().into(),
@@ -102,6 +102,11 @@ pub(crate) fn parsed_to_js(parse: &Parsed, payloads: &[JsValue]) -> JsValue {
             diagnostic_data(d.code.as_str(), &d.message, d.line)
         }),
     )
+}
+
+/// A string, or `null` when absent (as serde writes `None`).
+fn optional(value: Option<&str>) -> JsValue {
+    value.map_or(JsValue::NULL, JsValue::from_str)
 }
 
 fn array<T>(items: &[T], to_js: impl Fn(&T) -> JsValue) -> JsValue {

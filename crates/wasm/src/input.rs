@@ -3,8 +3,8 @@
 //! Outputs are written with serde-wasm-bindgen. Inputs are read here instead because every
 //! type error in serde-wasm-bindgen's deserializer is worded through serde's `Unexpected`,
 //! whose `Display` formats floats: that alone linked 18 KB of float formatting into the
-//! package (a quarter of its size budget). This reader names a float "a number with a
-//! fraction" and so carries no float formatting.
+//! package (a quarter of its size budget). This reader calls such a number "a number that is
+//! not a safe integer" and so carries no float formatting.
 
 use std::fmt;
 
@@ -57,7 +57,7 @@ impl fmt::Display for Found<'_> {
             Unexpected::Bool(b) => write!(f, "boolean `{b}`"),
             Unexpected::Unsigned(n) => write!(f, "integer `{n}`"),
             Unexpected::Signed(n) => write!(f, "integer `{n}`"),
-            Unexpected::Float(_) => f.write_str("a number with a fraction"),
+            Unexpected::Float(_) => f.write_str("a number that is not a safe integer"),
             Unexpected::Str(s) => write!(f, "string `{s:.MAX_QUOTED$}`"),
             Unexpected::Unit => f.write_str("null"),
             Unexpected::Seq => f.write_str("an array"),
@@ -73,8 +73,8 @@ pub(crate) fn from_js<T: de::DeserializeOwned>(value: JsValue) -> Result<T, Inpu
     T::deserialize(JsData(value))
 }
 
-/// A JS value being read: `null`/`undefined`, booleans, numbers, strings, arrays and plain
-/// objects (read as maps of their own enumerable string keys).
+/// A JS value being read: `null`/`undefined`, booleans, numbers, strings, arrays, `Map`s and
+/// plain objects (read as maps of their own enumerable string keys).
 struct JsData(JsValue);
 
 impl<'de> de::Deserializer<'de> for JsData {
@@ -99,6 +99,14 @@ impl<'de> de::Deserializer<'de> for JsData {
         } else if js_sys::Array::is_array(&value) {
             let items: js_sys::Array = value.unchecked_into();
             visitor.visit_seq(Items { items, next: 0 })
+        } else if value.is_instance_of::<js_sys::Map>() {
+            let map: &js_sys::Map = value.unchecked_ref();
+            let entries = js_sys::Array::from(&map.entries());
+            visitor.visit_map(Entries {
+                entries,
+                next: 0,
+                value: None,
+            })
         } else if value.is_object() && !value.is_function() {
             let entries = js_sys::Object::entries(value.unchecked_ref());
             visitor.visit_map(Entries {

@@ -2,8 +2,9 @@
 
 use std::fmt;
 
-/// Deepest nesting of arrays and objects a body may have.
-pub const MAX_DEPTH: usize = 128;
+/// Deepest nesting of arrays and objects a text may have: the deepest that `serde_json` reads
+/// into a `Value`, so every accepted text can be read that way.
+pub const MAX_DEPTH: usize = 127;
 
 /// Why a text is not valid JSON, and the byte offset where that was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,6 +93,11 @@ fn ends_run(b: u8) -> bool {
     b == b'"' || b == b'\\' || b < 0x20
 }
 
+/// How many leading bytes satisfy `keep`.
+fn skip(bytes: &[u8], keep: impl Fn(u8) -> bool) -> usize {
+    bytes.iter().position(|&b| !keep(b)).unwrap_or(bytes.len())
+}
+
 fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
@@ -101,22 +107,37 @@ impl JsonCheck {
     pub(crate) fn feed(&mut self, bytes: &[u8]) {
         let mut at = 0;
         while at < bytes.len() && self.error.is_none() {
-            if let State::Str { key } = self.state {
-                match bytes[at..].iter().position(|&b| ends_run(b)) {
-                    None => at = bytes.len(),
-                    Some(run) => {
-                        at += run;
-                        match bytes[at] {
-                            b'"' => self.state = self.after_string(key),
-                            b'\\' => self.state = State::Escape { key },
-                            _ => self.fail("control character in a string", at),
+            // Runs that keep the state (string contents, whitespace between tokens, digits)
+            // are skipped in tight loops; every other byte goes through `step`.
+            match self.state {
+                State::Str { key } => {
+                    match bytes[at..].iter().position(|&b| ends_run(b)) {
+                        None => at = bytes.len(),
+                        Some(run) => {
+                            at += run;
+                            match bytes[at] {
+                                b'"' => self.state = self.after_string(key),
+                                b'\\' => self.state = State::Escape { key },
+                                _ => self.fail("control character in a string", at),
+                            }
+                            at += 1;
                         }
-                        at += 1;
                     }
+                    continue;
                 }
-                continue;
+                State::Value
+                | State::ValueOrEnd
+                | State::KeyOrEnd
+                | State::Key
+                | State::Colon
+                | State::CommaOrEnd
+                | State::Done => at += skip(&bytes[at..], is_space),
+                State::Number(Num::Int | Num::Frac | Num::Exp) => {
+                    at += skip(&bytes[at..], |b| b.is_ascii_digit())
+                }
+                _ => {}
             }
-            if self.step(bytes[at], at) {
+            if at < bytes.len() && self.step(bytes[at], at) {
                 at += 1;
             }
         }

@@ -1,7 +1,8 @@
 //! Reading a validated JSON array of flat objects whose values are all strings.
 
 /// Reads `[{"a": "..", "b": ".."}, ...]` from text a [`super::JsonCheck`] accepted: each
-/// object must have exactly the given keys, once each, with string values. Returns the values
+/// object must have exactly the given keys, with string values (a repeated key's last value
+/// wins, as in a JSON object read into a map). Returns the values
 /// of each object in the order of `keys`, or a message saying what did not fit.
 pub(crate) fn read_records(text: &str, keys: &[&str]) -> Result<Vec<Vec<String>>, String> {
     let mut cursor = Cursor {
@@ -29,9 +30,6 @@ pub(crate) fn read_records(text: &str, keys: &[&str]) -> Result<Vec<Vec<String>>
                 let Some(slot) = keys.iter().position(|k| *k == key) else {
                     return Err(format!("item {item} has an unknown key `{key:.64}`"));
                 };
-                if values[slot].is_some() {
-                    return Err(format!("item {item} has `{key}` twice"));
-                }
                 if !cursor.at_byte(b'"') {
                     return Err(format!("item {item}: `{key}` must be a string"));
                 }

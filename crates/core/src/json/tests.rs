@@ -136,6 +136,8 @@ fn errors_name_the_reason_and_byte() {
 fn nesting_is_limited() {
     let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
     assert!(JsonText::parse(&deep(MAX_DEPTH)).is_ok());
+    // Whatever is accepted can be read into a `serde_json::Value`.
+    assert!(serde_json::from_str::<serde_json::Value>(&deep(MAX_DEPTH)).is_ok());
     let error = JsonText::parse(&deep(MAX_DEPTH + 1)).unwrap_err();
     assert_eq!(error.reason, "nested too deep");
     assert_eq!(error.offset, MAX_DEPTH);
@@ -183,10 +185,6 @@ fn record_shape_errors_say_what_did_not_fit() {
         (
             r#"[{"label":"a","value":"b","x":"c"}]"#,
             "item 1 has an unknown key `x`",
-        ),
-        (
-            r#"[{"label":"a","label":"b","value":"c"}]"#,
-            "item 1 has `label` twice",
         ),
         (
             r#"[{"label":1,"value":"c"}]"#,

@@ -269,7 +269,7 @@ fn type_errors_name_what_was_found_and_expected() {
     };
     assert_eq!(
         message(json!({"purpose": 1.5})),
-        "config: invalid type: a number with a fraction, expected a string or a list of strings"
+        "config: invalid type: a number that is not a safe integer, expected a string or a list of strings"
     );
     assert_eq!(
         message(json!({"purpose": true})),
@@ -293,7 +293,7 @@ fn type_errors_name_what_was_found_and_expected() {
     let spec = json!({"id": "demo", "title": "T", "steps": [{"id": "s", "kind": "list", "max_items": 2.5}]});
     assert_eq!(
         error_code(Workflow::new(js(&spec)).err().unwrap()).1,
-        "workflow spec: invalid type: a number with a fraction, expected usize"
+        "workflow spec: invalid type: a number that is not a safe integer, expected usize"
     );
 }
 
