@@ -25,9 +25,4 @@ mod types;
 mod workflow;
 
 pub use marker_stream::{CHUNK_AS_TEXT, EVENTS_READY, MarkerStream, NO_EVENTS};
-
-/// Talc instead of the default dlmalloc: smaller in the package and faster on small blocks.
-#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
-#[global_allocator]
-static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 pub use workflow::Workflow;
