@@ -52,6 +52,22 @@ enum State {
     Literal(&'static [u8]),
 }
 
+impl State {
+    /// Whether whitespace may come here (between tokens, or after the value).
+    fn between_tokens(self) -> bool {
+        matches!(
+            self,
+            State::Value
+                | State::ValueOrEnd
+                | State::KeyOrEnd
+                | State::Key
+                | State::Colon
+                | State::CommaOrEnd
+                | State::Done
+        )
+    }
+}
+
 /// Where a number stands: the states after which it may end are `Zero`, `Int`, `Frac` and `Exp`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Num {
@@ -125,13 +141,7 @@ impl JsonCheck {
                     }
                     continue;
                 }
-                State::Value
-                | State::ValueOrEnd
-                | State::KeyOrEnd
-                | State::Key
-                | State::Colon
-                | State::CommaOrEnd
-                | State::Done => at += skip(&bytes[at..], is_space),
+                state if state.between_tokens() => at += skip(&bytes[at..], is_space),
                 State::Number(Num::Int | Num::Frac | Num::Exp) => {
                     at += skip(&bytes[at..], |b| b.is_ascii_digit())
                 }
@@ -163,14 +173,7 @@ impl JsonCheck {
     /// at the first byte that cannot continue it, which is then read again).
     fn step(&mut self, b: u8, at: usize) -> bool {
         match self.state {
-            State::Value
-            | State::ValueOrEnd
-            | State::KeyOrEnd
-            | State::Key
-            | State::Colon
-            | State::CommaOrEnd
-            | State::Done
-                if is_space(b) => {}
+            state if state.between_tokens() && is_space(b) => {}
             State::Value => self.value(b, at),
             State::ValueOrEnd if b == b']' => self.close(),
             State::ValueOrEnd => self.value(b, at),
