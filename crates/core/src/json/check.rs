@@ -81,6 +81,17 @@ enum Num {
     Exp,
 }
 
+/// How far a piece of a streamed value got ([`JsonCheck::feed_value`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Progress {
+    /// Every byte was read and the value goes on.
+    More,
+    /// The value ended just before byte `n` of the piece; the rest is not part of it.
+    Complete(usize),
+    /// Byte `n` of the piece made the text invalid (see [`JsonCheck::finish`]).
+    Invalid(usize),
+}
+
 /// Validates one JSON text fed in pieces. Work is linear in the input, state is constant size.
 #[derive(Debug, Clone)]
 pub(crate) struct JsonCheck {
@@ -121,8 +132,40 @@ fn is_space(b: u8) -> bool {
 impl JsonCheck {
     /// Checks the next piece of the text. After the first error the rest is ignored.
     pub(crate) fn feed(&mut self, bytes: &[u8]) {
+        self.read(bytes, false);
+    }
+
+    /// Checks the next piece of a value that is followed by other text: reading stops where
+    /// the value ends, or at the byte that makes it invalid.
+    pub(crate) fn feed_value(&mut self, bytes: &[u8]) -> Progress {
+        self.read(bytes, true)
+    }
+
+    /// Bracket depth, whether inside a string, and whether just after a backslash in one: where
+    /// a plain bracket scan stands at this point of the text.
+    pub(crate) fn nesting(&self) -> (usize, bool, bool) {
+        let (in_string, escaped) = match self.state {
+            State::Str { .. } | State::Unicode { .. } => (true, false),
+            State::Escape { .. } => (true, true),
+            _ => (false, false),
+        };
+        (self.depth, in_string, escaped)
+    }
+
+    fn read(&mut self, bytes: &[u8], stop_at_end: bool) -> Progress {
+        let start = self.offset;
         let mut at = 0;
-        while at < bytes.len() && self.error.is_none() {
+        let progress = loop {
+            if let Some(error) = &self.error {
+                // `fail` records offsets from `start`, which stays put during the piece.
+                break Progress::Invalid(error.offset.saturating_sub(start));
+            }
+            if stop_at_end && self.state == State::Done {
+                break Progress::Complete(at);
+            }
+            if at == bytes.len() {
+                break Progress::More;
+            }
             // Runs that keep the state (string contents, whitespace between tokens, digits)
             // are skipped in tight loops; every other byte goes through `step`.
             match self.state {
@@ -150,8 +193,13 @@ impl JsonCheck {
             if at < bytes.len() && self.step(bytes[at], at) {
                 at += 1;
             }
-        }
-        self.offset += bytes.len();
+        };
+        self.offset = start
+            + match progress {
+                Progress::Complete(end) => end,
+                Progress::More | Progress::Invalid(_) => bytes.len(),
+            };
+        progress
     }
 
     /// The verdict once the whole text was fed.

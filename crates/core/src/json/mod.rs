@@ -10,7 +10,7 @@ mod check;
 mod read;
 mod text;
 
-pub(crate) use check::JsonCheck;
+pub(crate) use check::{JsonCheck, Progress};
 pub use check::{JsonError, MAX_DEPTH};
 pub(crate) use read::read_records;
 pub use text::JsonText;

@@ -6,6 +6,7 @@
 //! bodies, at their balanced close), or at the end of the stream. Parsing never fails:
 //! malformed markers become [`Diagnostic`]s and the stream goes on.
 
+mod bracket_scan;
 mod line;
 mod parser;
 mod registry;

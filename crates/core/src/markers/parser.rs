@@ -1,12 +1,13 @@
 //! The incremental marker parser: text streams in, display text and completed markers stream out.
 
-use memchr::{memchr, memchr3};
+use memchr::{memchr, memchr_iter};
 
+use super::bracket_scan::BracketScan;
 use super::line::{LineStart, MAX_PREFIX_LEN, classify};
 use super::registry::{MarkerId, MarkerRegistry};
 use super::values::{MAX_LIST_ITEMS, Outcome, json_marker, line_marker};
 use super::{Diagnostic, DiagnosticCode, Event, Parsed};
-use crate::json::JsonCheck;
+use crate::json::{JsonCheck, Progress};
 
 /// Longest marker line, in bytes; a longer one is dropped with a diagnostic.
 pub const MAX_LINE_LEN: usize = 64 * 1024;
@@ -46,15 +47,6 @@ enum Mode {
     SkipLine,
 }
 
-/// Bracket depth and string state of a JSON body, enough to find its balanced close (valid or
-/// not: validity is the [`JsonCheck`]'s business).
-#[derive(Debug, Clone, Copy, Default)]
-struct JsonScan {
-    depth: u32,
-    in_string: bool,
-    escaped: bool,
-}
-
 /// Incremental parser of marker lines in streamed model output.
 ///
 /// Feed it chunks as they arrive; it returns display text (marker lines removed) and each marker
@@ -82,9 +74,10 @@ pub struct MarkerParser {
     value: String,
     line: u32,
     marker_line: u32,
-    json: JsonScan,
-    /// Validates the body being collected, piece by piece as it streams.
+    /// Validates the body being collected as it streams, and finds where it ends.
     check: JsonCheck,
+    /// Finds where the body ends once the check found it invalid.
+    fallback: Option<BracketScan>,
     events: Vec<Event>,
     parsed: Parsed,
     ended: bool,
@@ -111,8 +104,8 @@ impl MarkerParser {
             value: String::new(),
             line: 1,
             marker_line: 1,
-            json: JsonScan::default(),
             check: JsonCheck::default(),
+            fallback: None,
             events: Vec::new(),
             parsed: Parsed::default(),
             ended: false,
@@ -361,8 +354,8 @@ impl MarkerParser {
                 at + 1
             }
             b'{' | b'[' => {
-                self.json = JsonScan::default();
                 self.check = JsonCheck::default();
+                self.fallback = None;
                 self.value.clear();
                 self.mode = Mode::Body {
                     id,
@@ -408,49 +401,24 @@ impl MarkerParser {
         mut overflow: bool,
         fenced: bool,
     ) -> usize {
-        let bytes = chunk.as_bytes();
-        let mut end = at;
-        let mut closed = false;
-        while end < bytes.len() {
-            let json = &mut self.json;
-            if json.escaped {
-                json.escaped = false;
-                if bytes[end] == b'\n' {
-                    self.line += 1;
+        let bytes = &chunk.as_bytes()[at..];
+        let close = match &mut self.fallback {
+            Some(scan) => scan.scan(bytes),
+            None => match self.check.feed_value(bytes) {
+                Progress::More => None,
+                Progress::Complete(end) => Some(end),
+                Progress::Invalid(bad) => {
+                    // The byte that broke the JSON is scanned as the plain bracket count sees it.
+                    let mut scan = BracketScan::resume(self.check.nesting());
+                    let close = scan.scan(&bytes[bad..]).map(|end| bad + end);
+                    self.fallback = Some(scan);
+                    close
                 }
-                end += 1;
-                continue;
-            }
-            if json.in_string {
-                let Some(offset) = memchr3(b'"', b'\\', b'\n', &bytes[end..]) else {
-                    end = bytes.len();
-                    break;
-                };
-                end += offset;
-                match bytes[end] {
-                    b'"' => json.in_string = false,
-                    b'\\' => json.escaped = true,
-                    _ => self.line += 1,
-                }
-                end += 1;
-                continue;
-            }
-            match bytes[end] {
-                b'"' => json.in_string = true,
-                b'{' | b'[' => json.depth += 1,
-                b'}' | b']' => {
-                    json.depth = json.depth.saturating_sub(1);
-                    if json.depth == 0 {
-                        closed = true;
-                        end += 1;
-                        break;
-                    }
-                }
-                b'\n' => self.line += 1,
-                _ => {}
-            }
-            end += 1;
-        }
+            },
+        };
+        let closed = close.is_some();
+        let end = at + close.unwrap_or(bytes.len());
+        self.line += memchr_iter(b'\n', &chunk.as_bytes()[at..end]).count() as u32;
         let segment = &chunk[at..end];
         if !overflow && self.value.len() + segment.len() > MAX_PAYLOAD_LEN {
             overflow = true;
@@ -460,7 +428,6 @@ impl MarkerParser {
         }
         if !overflow {
             self.value.push_str(segment);
-            self.check.feed(segment.as_bytes());
         }
         if closed {
             if !overflow {
