@@ -23,7 +23,7 @@ pub(crate) fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result
 
 /// Reads plain JS data into a core type, or says why it does not fit.
 pub(crate) fn read_js<T: DeserializeOwned>(value: JsValue) -> Result<T, String> {
-    crate::input::from_js(value).map_err(|e| e.to_string())
+    crate::input::read(value).map_err(|e| e.to_string())
 }
 
 /// Writes a core value as plain JS data (objects, not Maps; `None` as `null`).

@@ -69,7 +69,7 @@ impl fmt::Display for Found<'_> {
 }
 
 /// Reads plain JS data into `T`.
-pub(crate) fn from_js<T: de::DeserializeOwned>(value: JsValue) -> Result<T, InputError> {
+pub(crate) fn read<T: de::DeserializeOwned>(value: JsValue) -> Result<T, InputError> {
     T::deserialize(JsData(value))
 }
 

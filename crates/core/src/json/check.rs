@@ -217,11 +217,11 @@ impl JsonCheck {
         }
     }
 
-    /// One byte outside a string's plain run; returns whether it was consumed (a number ends
-    /// at the first byte that cannot continue it, which is then read again).
+    /// One byte that `read` did not skip (string runs, whitespace between tokens, digit runs);
+    /// returns whether it was consumed (a number ends at the first byte that cannot continue
+    /// it, which is then read again).
     fn step(&mut self, b: u8, at: usize) -> bool {
         match self.state {
-            state if state.between_tokens() && is_space(b) => {}
             State::Value => self.value(b, at),
             State::ValueOrEnd if b == b']' => self.close(),
             State::ValueOrEnd => self.value(b, at),
