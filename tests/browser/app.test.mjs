@@ -12,13 +12,14 @@ const SHOTS = new URL("./screenshots/", import.meta.url).pathname;
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 let stack;
 let browser;
-const faults = { chat: false, gamma: false }; // answer 429 to the chat / 500 to provider gamma
+const faults = { chat: false, gamma: false, alpha: false }; // 429 to the chat / 500 to a provider
 const chatRequests = () => stack.fake.requests.filter((r) => r.model === "chat-model");
 
 /** The fake model's reply for a chat turn: it extracts typed answers and asks the next question. */
 function chatReply(request) {
   const step = request.system.match(/Current step: (\w+)/)?.[1];
   const user = request.body.messages.at(-1)?.content ?? "";
+  if (user.startsWith("Go back to")) return "Sure, let's revisit this step. What should it be now?\n";
   switch (step) {
     case "purpose":
       return `Thanks, noted.\nEXTRACTED_DATA: purpose=${user}\nWhich business goals should it serve?\nSUGGESTIONS: Spot launches early, Benchmark pricing, Find partners\n`;
@@ -55,10 +56,11 @@ before(async () => {
   stack.fake.script((request) => {
     if (request.model === "chat-model") {
       if (request.system.startsWith("You name research jobs")) return { reply: "Heat pumps versus boilers" };
-      if (!request.system.includes("Current step:")) return { reply: "Both sources agree: heat pumps cost less to run [Source 1: alpha] [Source 2: beta]." };
+      if (!request.system.includes("Current step:")) return { reply: "Both sources agree: heat pumps cost less to run [Source 1: alpha] [Source 2: beta].", latencyMs: 1200 };
       return faults.chat ? { status: 429 } : { reply: chatReply(request) };
     }
     if (request.model === "gamma" && faults.gamma) return { status: 500 };
+    if (request.model === "alpha" && faults.alpha) return { status: 500 };
     return { reply: `Report of ${request.model}: heat pumps win on running costs.`, latencyMs: 300 };
   });
   browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
@@ -150,9 +152,35 @@ describe("guided workflow chat", () => {
     assert.equal(await currentStep(page), "review");
     await page.screenshot({ path: `${SHOTS}chat-review.png` });
 
-    // Confirm on review.
+    // Confirm on review; a reload shows the finished configuration, not the review again.
     await page.click("button:has-text('Confirm')");
     await page.waitForSelector(".steps li.done[data-step='review']", { timeout: 15000 });
+    await page.reload();
+    await page.waitForSelector(".steps li.done[data-step='review']", { timeout: 15000 });
+    await page.waitForSelector(".controls .done:has-text('This configuration is complete.')");
+    assert.equal(await page.locator("button:has-text('Confirm')").count(), 0);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("clicking a completed step in the list goes back to it (edge case 6)", async () => {
+    const { page, context, errors } = await openPage("/#chat");
+    await page.waitForSelector("#chat-input");
+    await page.click("button:has-text('Start over')");
+    await page.fill("#chat-input", "Watch biosimilar entrants");
+    await page.press("#chat-input", "Enter");
+    await waitForStep(page, "business_goals");
+    await page.click(".chip >> text=Benchmark pricing");
+    await waitForStep(page, "stream_type");
+    const turns = chatRequests().length;
+    await page.click(".steps li[data-step='purpose'] button");
+    await waitForStep(page, "purpose");
+    const sent = chatRequests().at(-1);
+    assert.equal(chatRequests().length, turns + 1);
+    assert.match(sent.body.messages.at(-1).content, /Go back to purpose/);
+    // The values collected so far stay.
+    assert.equal(await page.locator('dd[data-field="purpose"]').innerText(), "Watch biosimilar entrants");
+    assert.equal(await page.locator('dd[data-field="business_goals"]').innerText(), "Benchmark pricing");
     assert.deepEqual(errors, []);
     await context.close();
   });
@@ -209,6 +237,54 @@ describe("research dashboard", () => {
     await sharePage.goto(share);
     assert.match(await sharePage.locator("h1").innerText(), /Heat pumps versus boilers/);
     await sharePage.screenshot({ path: `${SHOTS}share-page.png`, fullPage: true });
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  /** Records every status the first card shows, so short-lived ones are seen too. */
+  async function recordStatuses(page) {
+    await page.evaluate(() => {
+      window.seenStatuses = [];
+      const note = () => {
+        const status = document.querySelector("article.card [data-status]")?.getAttribute("data-status");
+        if (status && window.seenStatuses.at(-1) !== status) window.seenStatuses.push(status);
+      };
+      new MutationObserver(note).observe(document.querySelector(".cards"), { childList: true, subtree: true, attributes: true });
+      note();
+    });
+  }
+
+  test("one report: completed with \"Synthesis not available\"", async () => {
+    const { page, context, errors } = await openPage("/#research");
+    await page.waitForSelector("#new-prompt");
+    for (const name of ["chat", "beta", "gamma"]) await page.uncheck(`input[name=provider][value=${name}]`);
+    const card = await createAndStart(page, "Single provider question");
+    await card.locator("[data-status=completed]").waitFor({ timeout: 20000 });
+    await card.locator(".not-available:has-text('Synthesis not available')").waitFor();
+    assert.equal(await card.locator("h4:has-text('Synthesis by')").count(), 0);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("synthesizing, failed with Retry, and retrying are shown as they happen", async () => {
+    faults.alpha = true;
+    faults.gamma = true;
+    const { page, context, errors } = await openPage("/#research");
+    await page.waitForSelector("#new-prompt");
+    for (const name of ["chat", "beta"]) await page.uncheck(`input[name=provider][value=${name}]`);
+    const card = await createAndStart(page, "Every provider fails at first");
+    await card.locator("[data-status=failed]").waitFor({ timeout: 20000 });
+    assert.match(await card.innerText(), /All LLM calls failed/);
+    await recordStatuses(page);
+    faults.alpha = false;
+    faults.gamma = false;
+    await card.locator("button:has-text('Retry')").click();
+    await card.locator("p:has-text('Synthesizing results...')").waitFor({ timeout: 20000 });
+    await card.locator("[data-status=completed]").waitFor({ timeout: 20000 });
+    const seen = await page.evaluate(() => window.seenStatuses);
+    assert.ok(seen.includes("retrying"), `statuses seen: ${seen}`);
+    assert.ok(seen.indexOf("synthesizing") > seen.indexOf("retrying"), `statuses seen: ${seen}`);
+    assert.match(await card.innerText(), /Synthesis by chat/);
     assert.deepEqual(errors, []);
     await context.close();
   });

@@ -1,15 +1,18 @@
 // End-to-end tests of research jobs under `wrangler dev` (local Durable Objects and Queues) with
-// the fake provider: every row of research-lifecycle.md's tables, the events stream, the share
-// page, the webhook, the KV list, duplicate queue deliveries (every call is sent twice here),
-// results arriving together, and the alarm failing a hung provider.
+// the fake provider: every row of tests/vectors/research.json the running system can replay
+// (research-lifecycle.md's tables, drafts, publishing), synthesis prompts, the events stream, the
+// share page, the webhook, the KV list, duplicate queue deliveries (every call is sent twice
+// here), results arriving together, and the alarm failing a hung provider.
 import { after, before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { ADMIN_TOKEN, SECRET_KEY, fakeProvider, parseSse, startStack } from "./harness.mjs";
 
 const PROVIDERS = ["p1", "p2", "p3", "p4", "p5", "p6"];
 const ALARM_MS = 2500;
 let stack;
 let behaviours = {}; // model -> behaviour of its next answers
+let vectorScript = () => null; // a replayed vector's answers, for the requests of its job
 const bodies = [];
 
 before(async () => {
@@ -31,6 +34,8 @@ before(async () => {
   });
   stack.fake.webhookAnswers(200);
   stack.fake.script((request) => {
+    const scripted = vectorScript(request);
+    if (scripted) return scripted;
     if (behaviours[request.model]) return behaviours[request.model];
     if (request.system.startsWith("You name research jobs")) return { reply: "Title: **Fake generated title.**" };
     return { reply: `Report of ${request.model}.` };
@@ -38,6 +43,7 @@ before(async () => {
 });
 beforeEach(() => {
   behaviours = {};
+  vectorScript = () => null;
 });
 after(async () => {
   await stack?.stop();
@@ -158,141 +164,126 @@ describe("drafts and starting", () => {
   });
 });
 
-describe("the decision matrix and the synthesis-skip table", () => {
-  test("all succeed → synthesizing → completed with a synthesis naming every source", async () => {
+describe("every replayable row of tests/vectors/research.json", () => {
+  const file = JSON.parse(readFileSync(new URL("../vectors/research.json", import.meta.url), "utf8"));
+  // The vectors' providers a, b, c answer as fake OpenAI models p1..p3; s, the synthesis, as
+  // the fake Anthropic model `synth`. Other names (an unconfigured one) stay as they are.
+  const NAMES = { a: "p1", b: "p2", c: "p3", s: "synth" };
+  const named = (provider) => NAMES[provider] ?? provider;
+  const FAULTS = { upstream_error: { status: 500 }, rate_limited: { status: 429 }, auth: { status: 401 }, bad_stream: { fault: "malformed" } };
+  const STATUS = { conflict: 409, not_found: 404, no_providers_selected: 422, provider_not_configured: 422, invalid_draft: 422 };
+  const settledOrDraft = (job) => settled(job) || job.status === "draft";
+
+  /** The fake provider's answers for one case: each provider's (and the synthesis's) outcome
+   * per attempt, from the case's `finish` and `synthesis` steps; success by default. */
+  function script(steps) {
+    const outcomes = {};
+    for (const step of steps) {
+      if (step.op !== "finish" && step.op !== "synthesis") continue;
+      const model = step.op === "synthesis" ? "synth" : named(step.provider);
+      (outcomes[model] ??= {})[step.attempt ?? 1] = step.fail ? FAULTS[step.fail] : null;
+    }
+    return outcomes;
+  }
+
+  /** The job a case starts from: a started draft, a draft with the state's fields, or the
+   * state imported (as an admin restores a record) under a fresh job id. */
+  async function begin(testCase, prompt) {
+    if (testCase.start) {
+      const external_reports = Array.from({ length: testCase.start.external_reports }, (_, i) => ({ title: `X${i}`, content: "ctx" }));
+      const job = await draft({ prompt, selected_llms: testCase.start.selected_llms.map(named), external_reports });
+      await start(job.id);
+      return job.id;
+    }
+    const state = testCase.state;
+    const job = await draft({ prompt, selected_llms: state.selected_llms.map(named), synthesis_llm: named(state.synthesis_llm) });
+    if (state.status === "draft") return job.id;
+    const record = {
+      ...state,
+      id: job.id,
+      prompt,
+      selected_llms: state.selected_llms.map(named),
+      synthesis_llm: named(state.synthesis_llm),
+      llm_results: state.llm_results.map((r) => ({ ...r, provider: named(r.provider), result: r.status === "completed" ? `Report of ${named(r.provider)}.` : r.result })),
+    };
+    const imported = await call("PUT", `/api/research/${job.id}`, record, { authorization: `Bearer ${ADMIN_TOKEN}` });
+    assert.equal(imported.status, 200, imported.text);
+    return job.id;
+  }
+
+  /** A user's step over HTTP; internal steps (results, claims, alarms, publishing) are the
+   * running system's own and are not sent. */
+  function request(id, step) {
+    switch (step.op) {
+      case "confirm": return call("POST", `/api/research/${id}/confirm`, { action: step.action });
+      case "retry": return call("POST", `/api/research/${id}/retry`);
+      case "start": return call("POST", "/api/research", { research_id: id });
+      case "edit": return call("PUT", `/api/research/${id}/draft`, { prompt: step.prompt ?? "P", selected_llms: (step.selected_llms ?? ["a"]).map(named), synthesis_llm: "synth" });
+      default: return null;
+    }
+  }
+
+  for (const testCase of file.cases) {
+    const skip = testCase.e2e.startsWith("skip") ? testCase.e2e : false;
+    test(testCase.name, { skip }, async () => {
+      const prompt = `Vector ${testCase.name} ${Date.now()}`;
+      const outcomes = script(testCase.steps);
+      const calls = {};
+      vectorScript = (req) => {
+        if (!JSON.stringify(req.body).includes(prompt) || req.system.startsWith("You name research jobs")) return null;
+        calls[req.model] = (calls[req.model] ?? 0) + 1;
+        return outcomes[req.model]?.[calls[req.model]] ?? { reply: `Report of ${req.model}.` };
+      };
+      const id = await begin(testCase, prompt);
+      for (const step of testCase.steps) {
+        await waitFor(id, settledOrDraft);
+        const response = await request(id, step);
+        if (!response) continue;
+        if (step.expect_error) {
+          assert.equal(response.status, STATUS[step.expect_error], `${step.op}: ${response.text}`);
+          assert.equal(response.json.error.code, step.expect_error);
+        } else {
+          assert.ok(response.status < 300, `${step.op}: ${response.text}`);
+        }
+      }
+      const job = await waitFor(id, settledOrDraft);
+      assert.equal(job.status, testCase.e2e, JSON.stringify(job).slice(0, 600));
+      const expect = testCase.expect;
+      if (expect.status !== testCase.e2e) return; // the vector stops mid-way; the system went on
+      if ("error" in expect) assert.equal(job.error ?? null, expect.error);
+      for (const [provider, status] of Object.entries(expect.llm ?? {})) assert.equal(result(job, named(provider)).status, status, provider);
+      for (const [provider, code] of Object.entries(expect.llm_errors ?? {})) assert.equal(result(job, named(provider)).error.code, code, provider);
+      if (expect.partial_failure) assert.deepEqual(job.partial_failure.failed_providers, expect.partial_failure.map(named));
+      for (const key of ["retry_count", "synthesis_not_available"]) if (key in expect) assert.equal(job[key], expect[key], key);
+      if (expect.prompt) assert.equal(job.prompt, expect.prompt);
+      if (expect.selected_llms) assert.deepEqual(job.selected_llms, expect.selected_llms.map(named));
+    });
+  }
+});
+
+describe("synthesis prompts and state checks", () => {
+  test("the synthesis names every source, and an external report is labelled", async () => {
     const since = Date.now();
-    const job = await run(["p1", "p2", "p3"]);
+    const job = await run(["p1", "p2", "p3"], {}, { external_reports: [{ title: "Lab notes", content: "Our own findings." }] });
     assert.equal(job.status, "completed", JSON.stringify(job));
     assert.equal(job.synthesized_result, "Report of synth.");
+    assert.equal(job.synthesis_not_available, false);
     for (const p of ["p1", "p2", "p3"]) assert.equal(result(job, p).result, `Report of ${p}.`);
     const synthesis = callsTo("synth", since);
     assert.equal(synthesis.length, 1);
     const prompt = synthesis[0].body.messages.at(-1).content;
     for (const p of ["p1", "p2", "p3"]) assert.match(prompt, new RegExp(`Source \\d: ${p} \\(model report\\) ===\\nReport of ${p}`));
+    assert.match(prompt, /Source 4: external report "Lab notes" ===\nOur own findings\./);
     assert.ok(job.started_at >= job.created_at && job.finished_at >= job.started_at);
   });
 
-  test("one succeeds, no external reports → completed without synthesis", async () => {
+  test("one report and no external report: completed with \"synthesis not available\"", async () => {
     const since = Date.now();
     const job = await run(["p1"]);
     assert.equal(job.status, "completed");
     assert.equal(job.synthesized_result, undefined);
+    assert.equal(job.synthesis_not_available, true);
     assert.equal(callsTo("synth", since).length, 0);
-  });
-
-  test("one succeeds + external reports → synthesis with the report labelled", async () => {
-    const since = Date.now();
-    const job = await run(["p1"], {}, { external_reports: [{ title: "Lab notes", content: "Our own findings." }] });
-    assert.equal(job.status, "completed");
-    assert.equal(job.synthesized_result, "Report of synth.");
-    const prompt = callsTo("synth", since)[0].body.messages.at(-1).content;
-    assert.match(prompt, /Source 2: external report "Lab notes" ===\nOur own findings\./);
-  });
-
-  // Completion detection fails a job with no successful provider before the skip table is
-  // consulted, so its two "0 successful" rows are reached from an awaiting_confirmation record
-  // whose results were all lost; such records are imported here as an admin would restore them.
-  const importAwaiting = async (external_reports) => {
-    const job = await run(["p1", "p2"], { p2: { status: 500 } }, { external_reports });
-    assert.equal(job.status, "awaiting_confirmation");
-    const lost = { ...job, llm_results: job.llm_results.map((r) => ({ ...r, status: "failed", result: undefined, error: { code: "upstream_error", message: "lost" } })) };
-    const imported = await call("PUT", `/api/research/${job.id}`, lost, { authorization: `Bearer ${ADMIN_TOKEN}` });
-    assert.equal(imported.status, 200, imported.text);
-    const proceeded = await call("POST", `/api/research/${job.id}/confirm`, { action: "proceed" });
-    assert.equal(proceeded.status, 200, proceeded.text);
-    return waitFor(job.id, settled);
-  };
-
-  test("0 successful, 0 external reports → failed \"No successful LLM results\"", async () => {
-    const done = await importAwaiting([]);
-    assert.equal(done.status, "failed");
-    assert.equal(done.error, "No successful LLM results");
-  });
-
-  test("0 successful + external reports → synthesis from the external reports only", async () => {
-    const since = Date.now();
-    const done = await importAwaiting([{ title: "Notes", content: "Known facts." }]);
-    assert.equal(done.status, "completed");
-    assert.equal(done.synthesized_result, "Report of synth.");
-    const prompt = callsTo("synth", since)[0].body.messages.at(-1).content;
-    assert.match(prompt, /Source 1: external report "Notes"/);
-    assert.doesNotMatch(prompt, /model report/);
-  });
-
-  test("all fail → failed \"All LLM calls failed\" → retry → completed", async () => {
-    const job = await run(["p1", "p2"], { p1: { status: 429 }, p2: { status: 500 } });
-    assert.equal(job.status, "failed");
-    assert.equal(job.error, "All LLM calls failed");
-    assert.equal(result(job, "p1").error.code, "rate_limited");
-    assert.equal(result(job, "p2").error.code, "upstream_error");
-    delete behaviours.p1;
-    delete behaviours.p2;
-    const retried = await call("POST", `/api/research/${job.id}/retry`);
-    assert.equal(retried.status, 200, retried.text);
-    assert.equal(retried.json.status, "retrying");
-    const done = await waitFor(job.id, settled);
-    assert.equal(done.status, "completed");
-    assert.equal(done.synthesized_result, "Report of synth.");
-    assert.equal(result(done, "p1").attempt, 2);
-  });
-});
-
-describe("partial failure: awaiting_confirmation", () => {
-  const partial = async () => {
-    const job = await run(["p1", "p2", "p3"], { p3: { status: 500 } });
-    assert.equal(job.status, "awaiting_confirmation", JSON.stringify(job));
-    assert.deepEqual(job.partial_failure.failed_providers, ["p3"]);
-    assert.equal(job.partial_failure.retry_count, 0);
-    return job;
-  };
-
-  test("proceed → synthesis with the successful results only", async () => {
-    const since = Date.now();
-    const job = await partial();
-    const response = await call("POST", `/api/research/${job.id}/confirm`, { action: "proceed" });
-    assert.equal(response.json.status, "synthesizing");
-    const done = await waitFor(job.id, settled);
-    assert.equal(done.status, "completed");
-    const prompt = callsTo("synth", since)[0].body.messages.at(-1).content;
-    assert.match(prompt, /p1/);
-    assert.doesNotMatch(prompt, /p3/);
-    delete behaviours.p3;
-  });
-
-  test("retry → retrying → the provider succeeds → completed", async () => {
-    const job = await partial();
-    delete behaviours.p3;
-    const response = await call("POST", `/api/research/${job.id}/confirm`, { action: "retry" });
-    assert.equal(response.json.status, "retrying");
-    assert.equal(response.json.retry_count, 1);
-    const done = await waitFor(job.id, settled);
-    assert.equal(done.status, "completed");
-    assert.equal(result(done, "p3").status, "completed");
-    assert.equal(result(done, "p3").attempt, 2);
-    assert.equal(result(done, "p1").attempt, 1);
-  });
-
-  test("retry twice more failing → failed \"Max retries exceeded\"", async () => {
-    let job = await partial();
-    for (const count of [1, 2]) {
-      const response = await call("POST", `/api/research/${job.id}/confirm`, { action: "retry" });
-      assert.equal(response.json.retry_count, count);
-      job = await waitFor(job.id, settled);
-      assert.equal(job.status, "awaiting_confirmation");
-    }
-    const third = await call("POST", `/api/research/${job.id}/confirm`, { action: "retry" });
-    assert.equal(third.status, 200);
-    assert.equal(third.json.status, "failed");
-    assert.equal(third.json.error, "Max retries exceeded");
-    delete behaviours.p3;
-  });
-
-  test("cancel → failed \"Cancelled by user\"", async () => {
-    const job = await partial();
-    const response = await call("POST", `/api/research/${job.id}/confirm`, { action: "cancel" });
-    assert.equal(response.json.status, "failed");
-    assert.equal(response.json.error, "Cancelled by user");
-    delete behaviours.p3;
   });
 
   test("confirm outside awaiting_confirmation → 409, and a bad action → 422", async () => {
@@ -303,36 +294,6 @@ describe("partial failure: awaiting_confirmation", () => {
     const bad = await call("POST", `/api/research/${job.id}/confirm`, { action: "later" });
     assert.equal(bad.status, 422);
     assert.equal(bad.json.error.code, "invalid_request");
-  });
-});
-
-describe("retry from failed", () => {
-  test("synthesis fails → failed → retry re-runs the synthesis → completed", async () => {
-    const job = await run(["p1", "p2"], { synth: { status: 500 } });
-    assert.equal(job.status, "failed");
-    assert.match(job.error, /^Synthesis failed/);
-    assert.ok(job.synthesis_error);
-    delete behaviours.synth;
-    const response = await call("POST", `/api/research/${job.id}/retry`);
-    assert.equal(response.json.status, "synthesizing");
-    const done = await waitFor(job.id, settled);
-    assert.equal(done.status, "completed");
-    assert.equal(done.synthesized_result, "Report of synth.");
-    assert.equal(done.synthesis_error, undefined);
-  });
-
-  test("failed with nothing to retry → completed (idempotent)", async () => {
-    const job = await run(["p1"]);
-    // A failed record with no failed provider and no synthesis error, imported as an admin would.
-    const failed = { ...job, status: "failed", error: "Interrupted", share_info: undefined };
-    const imported = await call("PUT", `/api/research/${job.id}`, failed, { authorization: `Bearer ${ADMIN_TOKEN}` });
-    assert.equal(imported.status, 200, imported.text);
-    const response = await call("POST", `/api/research/${job.id}/retry`);
-    assert.equal(response.status, 200, response.text);
-    assert.equal(response.json.status, "completed");
-    assert.equal(response.json.error, undefined);
-    const again = await call("POST", `/api/research/${job.id}/retry`);
-    assert.equal(again.status, 409);
   });
 
   test("retry in any other status → 409 conflict", async () => {

@@ -77,7 +77,8 @@ export class ChatView {
     localStorage.setItem(STORAGE_KEY, JSON.stringify(this.state));
   }
 
-  /** Refresh recovery: the server's snapshot wins; the step is re-inferred locally. */
+  /** Refresh recovery: the server's snapshot wins, its step included (a step the workflow does
+   * not know, from an older spec, is re-inferred locally). */
   private async resume(): Promise<void> {
     try {
       const response = await fetch(`/api/conversations/${this.state.conversation_id}`, { headers: { "x-conversation-token": this.state.token! } });
@@ -86,7 +87,8 @@ export class ChatView {
       this.state.config = snapshot.current_config;
       this.state.skipped = snapshot.skipped;
       this.state.history = snapshot.conversation_history;
-      this.state.step = snapshot.current_step === "review" ? "review" : this.workflow.inferStep(this.state.config, this.state.skipped);
+      const known = snapshot.current_step === "done" || this.steps.some((s) => s.id === snapshot.current_step);
+      this.state.step = known ? snapshot.current_step : this.workflow.inferStep(this.state.config, this.state.skipped);
       this.save();
       this.render();
     } catch (error) {
@@ -234,6 +236,7 @@ export class ChatView {
     this.log.scrollTop = this.log.scrollHeight;
   }
 
+  /** The step list; a completed step is a button that goes back to it (spec edge case 6). */
   private renderSteps(): void {
     // After Confirm the state's step is past the last one: every step is then done.
     const found = this.steps.findIndex((s) => s.id === this.state.step);
@@ -243,8 +246,12 @@ export class ChatView {
       ...this.steps.map((step, i) => {
         const skipped = !!step.field && this.state.skipped.includes(step.field);
         const current = step.id === this.state.step;
-        const label = `${step.id.replace(/_/g, " ")}${skipped ? " (skipped)" : ""}`;
-        return h("li", { class: [i < index && "done", skipped && "skipped"].filter(Boolean).join(" "), "aria-current": current ? "step" : undefined, "data-step": step.id }, label);
+        const name = step.id.replace(/_/g, " ");
+        const label = `${name}${skipped ? " (skipped)" : ""}`;
+        const back = i < index && step.field
+          ? h("button", { class: "btn link step-link", type: "button", disabled: this.busy, title: `Go back to ${name}`, onclick: () => this.send(`Go back to ${name}`, { type: "go_to_step", step: step.id }) }, label)
+          : label;
+        return h("li", { class: [i < index && "done", skipped && "skipped"].filter(Boolean).join(" "), "aria-current": current ? "step" : undefined, "data-step": step.id }, back);
       }),
     );
   }

@@ -1,18 +1,10 @@
 //! The research dashboard: create and edit drafts, start them, and follow each job live through
 //! its events stream, with one card per job following research-lifecycle.md's Status → UI table.
 
+import type { Health, ProviderInfo, Research, ResearchDraft, ResearchList, ResearchStatus } from "../../crates/wasm/pkg/stepwise.js";
 import { h, replace } from "./dom.js";
 
-interface LlmResult { provider: string; status: "pending" | "processing" | "completed" | "failed"; attempt: number; result?: string; error?: { code: string; message: string } }
-interface Research {
-  id: string; title: string; prompt: string; status: string; selected_llms: string[]; synthesis_llm: string;
-  external_reports: { title: string; content: string }[]; llm_results: LlmResult[]; retry_count: number;
-  partial_failure?: { failed_providers: string[]; retry_count: number }; synthesized_result?: string; error?: string;
-  share_info?: { share_id: string; url: string }; created_at: number;
-}
-interface Provider { name: string; kind: string }
-
-const FINAL = ["completed", "failed"];
+const FINAL: ResearchStatus[] = ["completed", "failed"];
 
 async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
   let response: Response;
@@ -28,14 +20,14 @@ async function api<T>(method: string, path: string, body?: unknown): Promise<T> 
 
 /** The research screen. */
 export class ResearchView {
-  private providers: Provider[] = [];
+  private providers: ProviderInfo[] = [];
   private defaultSynthesis = "";
   private readonly cards = h("div", { class: "cards", "aria-live": "polite" });
   private readonly streams = new Map<string, EventSource>();
   private readonly notice = h("div", { "aria-live": "assertive" });
 
   async mount(parent: Element): Promise<void> {
-    const health = await api<{ provider: Provider; providers: Provider[] }>("GET", "/healthz");
+    const health = await api<Health>("GET", "/healthz");
     this.providers = health.providers;
     this.defaultSynthesis = health.provider.name;
     const form = this.form(undefined, async (fields) => {
@@ -59,7 +51,7 @@ export class ResearchView {
 
   private async refreshList(): Promise<void> {
     try {
-      const list = await api<{ items: { id: string }[] }>("GET", "/api/research?limit=20");
+      const list = await api<ResearchList>("GET", "/api/research?limit=20");
       const jobs = await Promise.all(list.items.map((item) => api<Research>("GET", `/api/research/${item.id}`).catch(() => null)));
       for (const job of jobs) if (job) this.upsert(job, false);
     } catch (error) {
@@ -68,7 +60,7 @@ export class ResearchView {
   }
 
   /** The draft form, for a new job or to edit a draft. */
-  private form(job: Research | undefined, submit: (fields: object) => Promise<void>): HTMLFormElement {
+  private form(job: Research | undefined, submit: (fields: ResearchDraft) => Promise<void>): HTMLFormElement {
     const prefix = job ? `edit-${job.id.slice(0, 8)}` : "new";
     const prompt = h("textarea", { id: `${prefix}-prompt`, rows: 4, required: true, maxlength: 20000 }, job?.prompt ?? "");
     const boxes = this.providers.map((p) =>
@@ -189,9 +181,8 @@ export class ResearchView {
         break;
       }
       case "completed": {
-        const notAvailable = !job.synthesized_result && completed.length <= 1 && !job.external_reports.length;
         if (job.synthesized_result) body.push(h("h4", {}, `Synthesis by ${job.synthesis_llm}`), h("div", { class: "report synthesis" }, job.synthesized_result));
-        else if (notAvailable) body.push(h("p", { class: "muted not-available" }, "Synthesis not available"));
+        else if (job.synthesis_not_available) body.push(h("p", { class: "muted not-available" }, "Synthesis not available"));
         body.push(...this.reports(job, !!job.synthesized_result));
         if (job.share_info) body.push(h("p", {}, h("a", { href: job.share_info.url, target: "_blank", rel: "noopener", class: "share" }, "Share link (read-only report)")));
         break;

@@ -10,7 +10,7 @@ use std::io::{self, BufRead, Write};
 use stepwise_core::markers::{Event, MarkerParser};
 use stepwise_core::offline;
 use stepwise_core::protocol::{ChatMessage, ChatRequest, ChatResponse, Role};
-use stepwise_core::turn::{self, TurnStart};
+use stepwise_core::turn::{self, Rejection, TurnStart};
 use stepwise_core::workflow::{FieldValue, StepKind, UserAction, WorkflowSpec};
 
 fn main() -> io::Result<()> {
@@ -48,8 +48,8 @@ fn main() -> io::Result<()> {
         };
         write!(out, "assistant> ")?;
         let response = match turn::begin(&spec, &request) {
-            TurnStart::Respond(response) => response,
-            TurnStart::CallModel(plan) => {
+            Ok(TurnStart::Respond(response)) | Err(Rejection { response, .. }) => response,
+            Ok(TurnStart::CallModel(plan)) => {
                 let reply = offline::reply(&spec, &plan);
                 let mut parser = MarkerParser::new();
                 // Stream the reply in small chunks, as a provider would.

@@ -23,7 +23,7 @@
 //!     "user_action": {"type": "text_input"}
 //! }"#).unwrap();
 //!
-//! let turn::TurnStart::CallModel(plan) = turn::begin(&spec, &request) else { panic!("model call expected") };
+//! let Ok(turn::TurnStart::CallModel(plan)) = turn::begin(&spec, &request) else { panic!("model call expected") };
 //! assert_eq!(plan.step, "purpose");
 //!
 //! // The driver streams the model's reply through the parser...

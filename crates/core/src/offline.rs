@@ -21,7 +21,7 @@ const MAX_SUGGESTIONS: usize = 5;
 /// use stepwise_core::{offline, protocol::ChatRequest, turn, workflow::WorkflowSpec};
 /// let spec = WorkflowSpec::builtin("research_stream").unwrap();
 /// let request = ChatRequest { message: "Track rival launches".into(), ..ChatRequest::default() };
-/// let turn::TurnStart::CallModel(plan) = turn::begin(&spec, &request) else { unreachable!() };
+/// let Ok(turn::TurnStart::CallModel(plan)) = turn::begin(&spec, &request) else { unreachable!() };
 /// let reply = offline::reply(&spec, &plan);
 /// assert!(reply.contains("EXTRACTED_DATA: purpose=Track rival launches"));
 /// ```

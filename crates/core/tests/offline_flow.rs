@@ -4,7 +4,7 @@
 use stepwise_core::markers::{Event, MarkerParser};
 use stepwise_core::offline::{self, OFFLINE_LABEL};
 use stepwise_core::protocol::{ChatMessage, ChatRequest, ChatResponse, Role};
-use stepwise_core::turn::{self, TurnStart};
+use stepwise_core::turn::{self, Rejection, TurnStart};
 use stepwise_core::workflow::{Config, FieldValue, UserAction, WorkflowSpec};
 
 struct Session {
@@ -38,8 +38,8 @@ impl Session {
             ..ChatRequest::default()
         };
         let response = match turn::begin(&self.spec, &request) {
-            TurnStart::Respond(response) => response,
-            TurnStart::CallModel(plan) => {
+            Ok(TurnStart::Respond(response)) | Err(Rejection { response, .. }) => response,
+            Ok(TurnStart::CallModel(plan)) => {
                 let reply = offline::reply(&self.spec, &plan);
                 let mut parser = MarkerParser::new();
                 let mut shown = String::new();

@@ -2,14 +2,16 @@
 //! what the user just did and the marker instructions; history is trimmed to its budget.
 
 use stepwise_core::protocol::{ChatMessage, ChatRequest, Role};
-use stepwise_core::turn::{self, TurnOptions, TurnStart, trim_history};
+use stepwise_core::turn::{self, Rejection, TurnOptions, TurnStart, trim_history};
 use stepwise_core::workflow::{Config, FieldValue, UserAction, WorkflowSpec};
 
 fn plan(request: &ChatRequest, options: TurnOptions) -> turn::TurnPlan {
     let spec = WorkflowSpec::builtin("research_stream").unwrap();
     match turn::begin_with(&spec, request, options) {
-        TurnStart::CallModel(plan) => plan,
-        TurnStart::Respond(response) => panic!("expected a model call, got {response:?}"),
+        Ok(TurnStart::CallModel(plan)) => plan,
+        Ok(TurnStart::Respond(response)) | Err(Rejection { response, .. }) => {
+            panic!("expected a model call, got {response:?}")
+        }
     }
 }
 

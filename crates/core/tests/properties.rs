@@ -6,7 +6,7 @@ mod common;
 use common::{display_text, parse_chunks, registry, split_at_offsets};
 use proptest::prelude::*;
 use stepwise_core::protocol::ChatRequest;
-use stepwise_core::turn::{self, TurnStart};
+use stepwise_core::turn::{self, Rejection, TurnStart};
 use stepwise_core::workflow::{Config, DONE_STEP, FieldValue, UserAction, WorkflowSpec};
 
 const NAMES: [&str; 8] = [
@@ -224,20 +224,22 @@ proptest! {
         let current = request.current_step.clone()
             .unwrap_or_else(|| spec.infer_step(&request.current_config, &request.skipped, false).to_owned());
         match turn::begin(&spec, &request) {
-            TurnStart::Respond(response) if response.error.is_some() => {
+            Err(Rejection { error, response }) => {
+                prop_assert_eq!(response.error.as_ref().map(|e| e.code.as_str()), Some(error.code()));
                 prop_assert_eq!(&response.updated_config, &request.current_config);
                 prop_assert_eq!(&response.skipped, &request.skipped);
                 prop_assert_eq!(&response.next_step, &current);
                 prop_assert!(response.message.is_empty() && response.suggestions.is_empty() && response.options.is_empty());
             }
-            TurnStart::Respond(response) => {
+            Ok(TurnStart::Respond(response)) => {
                 // Only an inline edit answers without the model: the step never changes.
+                prop_assert!(response.error.is_none());
                 let is_edit = matches!(request.user_action, Some(UserAction::FieldEdit { .. }));
                 prop_assert!(is_edit);
                 prop_assert_eq!(&response.next_step, &current);
                 prop_assert!(spec.normalize_config(&response.updated_config).is_ok());
             }
-            TurnStart::CallModel(plan) => {
+            Ok(TurnStart::CallModel(plan)) => {
                 let checked = spec.normalize_state(&plan.state);
                 prop_assert!(checked.is_ok(), "invalid state after action: {:?}", plan.state);
                 prop_assert!(plan.step == DONE_STEP || spec.step(&plan.step).is_some());

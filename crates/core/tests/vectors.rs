@@ -7,7 +7,7 @@ use common::{chunkings, display_text, parse_chunks, registry, vectors, with_defa
 use serde_json::{Value, json};
 use stepwise_core::markers::Parsed;
 use stepwise_core::protocol::{ChatRequest, ChatResponse};
-use stepwise_core::turn::{self, TurnStart};
+use stepwise_core::turn::{self, Rejection, TurnStart};
 use stepwise_core::workflow::{Config, WorkflowSpec};
 
 fn cases(file: &str) -> Vec<Value> {
@@ -80,11 +80,11 @@ fn guided_workflow_vectors_give_the_expected_responses() {
         );
         let expected = with_defaults(defaults.clone(), &expect["response"]);
         match (turn::begin(&spec, &request), case["model_reply"].as_str()) {
-            (TurnStart::Respond(response), None) => {
+            (Ok(TurnStart::Respond(response)) | Err(Rejection { response, .. }), None) => {
                 assert!(!expect["model_called"].as_bool().unwrap(), "{name}");
                 assert_eq!(serde_json::to_value(&response).unwrap(), expected, "{name}");
             }
-            (TurnStart::CallModel(plan), Some(reply)) => {
+            (Ok(TurnStart::CallModel(plan)), Some(reply)) => {
                 assert!(expect["model_called"].as_bool().unwrap(), "{name}");
                 assert_eq!(
                     plan.step,
@@ -119,10 +119,10 @@ fn guided_workflow_vectors_give_the_expected_responses() {
                     }
                 }
             }
-            (TurnStart::Respond(response), Some(_)) => {
+            (Ok(TurnStart::Respond(response)) | Err(Rejection { response, .. }), Some(_)) => {
                 panic!("{name}: expected a model call, got {response:?}")
             }
-            (TurnStart::CallModel(plan), None) => panic!(
+            (Ok(TurnStart::CallModel(plan)), None) => panic!(
                 "{name}: expected an immediate response, got a call at {}",
                 plan.step
             ),

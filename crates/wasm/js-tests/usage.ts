@@ -11,6 +11,11 @@ import init, {
   type UserAction,
   type ValidationResult,
   type WorkflowStateJson,
+  type Research,
+  type ResearchEvent,
+  type ResearchDraft,
+  type ResearchList,
+  type ConfirmAction,
 } from "../pkg/stepwise.js";
 
 export async function demo(tokens: AsyncIterable<string>): Promise<string> {
@@ -47,6 +52,20 @@ export async function demo(tokens: AsyncIterable<string>): Promise<string> {
   void request;
   return shown + parsed.message + stepIds.join(",");
 }
+
+/** What a research card shows, written against the package's research wire types. */
+export function describeJob(job: Research, event: ResearchEvent, list: ResearchList): string {
+  const failed = job.llm_results.filter((r) => r.status === "failed").map((r) => `${r.provider}: ${r.error?.code ?? ""}`);
+  const change = event.type === "provider_changed" ? `${event.provider} is ${event.status}` : event.type === "status_changed" ? event.status : event.url;
+  const note = job.synthesis_not_available ? "Synthesis not available" : job.synthesized_result ?? "";
+  return [job.title, change, note, ...failed, String(list.items.length), list.cursor ?? ""].join("\n");
+}
+export const draftBody: ResearchDraft = { prompt: "Compare EGFR inhibitors", selected_llms: ["openai"], external_reports: [{ title: "Notes", content: "..." }] };
+export const answer: ConfirmAction = "proceed";
+// @ts-expect-error: a job status outside the lifecycle is rejected
+export const wrongStatus: Research["status"] = "paused";
+// @ts-expect-error: provider error codes are the five normalized ones
+export const wrongCode: NonNullable<Research["llm_results"][number]["error"]>["code"] = "oops";
 
 // @ts-expect-error: an unknown action type is rejected
 export const wrongAction: UserAction = { type: "teleport" };

@@ -1,5 +1,6 @@
-//! TypeScript declarations of the plain data crossing the boundary, in the wire's snake_case
-//! shape. They mirror the serde types of stepwise-core; `tests/ts/usage.ts` checks them with tsc.
+//! TypeScript declarations of the plain data crossing the boundary and of the HTTP API's wire
+//! types, in the wire's snake_case shape. They mirror the serde types of stepwise-core;
+//! `js-tests/usage.ts` checks them with tsc, and the browser app imports them.
 
 use wasm_bindgen::prelude::*;
 
@@ -171,4 +172,79 @@ export type StreamEvent =
   | { type: "tool_complete"; tool: string; index: number }
   | { type: "complete"; payload: ChatResponse }
   | { type: "error"; code: string; message: string };
+
+/** A research job's status (research-lifecycle.md). */
+export type ResearchStatus =
+  | "draft" | "processing" | "synthesizing" | "awaiting_confirmation" | "retrying" | "completed" | "failed";
+/** One provider call's status. */
+export type LlmStatus = "pending" | "processing" | "completed" | "failed";
+/** The normalized code of a failed model call. */
+export type ProviderErrorCode = "timeout" | "rate_limited" | "auth" | "upstream_error" | "bad_stream";
+
+/** One provider's result in a research job. */
+export interface LlmResult {
+  provider: string;
+  status: LlmStatus;
+  attempt: number;
+  dispatched_at: number;
+  result?: string;
+  error?: { code: ProviderErrorCode; message: string };
+  finished_at?: number;
+}
+
+/** A report the user supplied as extra context for the synthesis. */
+export interface ExternalReport { title: string; content: string }
+
+/** A research job as `GET /api/research/:id` answers it. */
+export interface Research {
+  id: string;
+  title: string;
+  prompt: string;
+  selected_llms: string[];
+  synthesis_llm: string;
+  external_reports: ExternalReport[];
+  status: ResearchStatus;
+  created_at: number;
+  started_at?: number;
+  finished_at?: number;
+  llm_results: LlmResult[];
+  partial_failure?: { failed_providers: string[]; detected_at: number; retry_count: number };
+  retry_count: number;
+  synthesized_result?: string;
+  synthesis_error?: string;
+  synthesis_attempt: number;
+  synthesis_dispatched_at?: number;
+  synthesis_claimed?: number;
+  error?: string;
+  share_info?: { share_id: string; url: string };
+  /** Completed with no synthesis, at most one report and no external report (computed by the server). */
+  synthesis_not_available: boolean;
+}
+
+/** The body of `POST /api/research/draft` and `PUT /api/research/:id/draft`. */
+export interface ResearchDraft {
+  prompt: string;
+  selected_llms?: string[];
+  synthesis_llm?: string;
+  external_reports?: ExternalReport[];
+}
+
+/** The user's answer to a partial failure (`POST /api/research/:id/confirm`). */
+export type ConfirmAction = "proceed" | "retry" | "cancel";
+
+/** One entry of `GET /api/research`. */
+export interface ResearchListItem { id: string; title: string; status: ResearchStatus; created_at: number; providers: number }
+/** A page of `GET /api/research`. */
+export interface ResearchList { items: ResearchListItem[]; cursor: string | null }
+
+/** Events of `GET /api/research/:id/events` (besides `snapshot`, whose data is a `Research`). */
+export type ResearchEvent =
+  | { type: "status_changed"; research_id: string; status: ResearchStatus; at: number }
+  | { type: "provider_changed"; research_id: string; provider: string; status: LlmStatus; attempt: number; at: number }
+  | { type: "published"; research_id: string; share_id: string; url: string; at: number };
+
+/** A provider as `GET /healthz` lists it. */
+export interface ProviderInfo { name: string; kind: "openai" | "anthropic" | "gemini" | "offline" }
+/** The answer of `GET /healthz`. */
+export interface Health { status: "ok"; provider: ProviderInfo; providers: ProviderInfo[] }
 "#;

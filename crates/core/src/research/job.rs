@@ -1,9 +1,10 @@
-//! The research job's transitions (research-lifecycle.md phases 1-6). Each returns the effects to
-//! perform; refused requests return an error and change nothing; stale or repeated deliveries
-//! (an old attempt, a second result for the same attempt) change nothing and return no effects.
+//! The research job's transitions (research-lifecycle.md phases 1-6), reached through
+//! [`handle`](super::handle). Each returns the effects to perform; refused requests return an
+//! error and change nothing; stale or repeated deliveries (an old attempt, a second result for
+//! the same attempt) change nothing and return no effects.
 
 use super::types::*;
-use crate::protocol::ErrorBody;
+use crate::llm::ErrorCode;
 
 /// Longest prompt, in characters.
 pub const MAX_PROMPT_CHARS: usize = 20_000;
@@ -70,6 +71,7 @@ impl Research {
             synthesis_error: None,
             synthesis_attempt: 0,
             synthesis_dispatched_at: None,
+            synthesis_claimed: 0,
             error: None,
             share_info: None,
         })
@@ -77,7 +79,11 @@ impl Research {
 
     /// Starts a draft (phase 1): every selected provider, and the synthesis provider, must be
     /// configured. Sends one call per provider.
-    pub fn start(&mut self, configured: &[String], now: u64) -> Result<Vec<Effect>, ResearchError> {
+    pub(super) fn start(
+        &mut self,
+        configured: &[String],
+        now: u64,
+    ) -> Result<Vec<Effect>, ResearchError> {
         self.expect(ResearchStatus::Draft, "start")?;
         if self.selected_llms.is_empty() {
             return Err(ResearchError::NoProvidersSelected);
@@ -113,7 +119,7 @@ impl Research {
     }
 
     /// A provider call began (the queue consumer picked it up).
-    pub fn call_started(&mut self, provider: &str, attempt: u32, now: u64) -> Vec<Effect> {
+    pub(super) fn call_started(&mut self, provider: &str, attempt: u32, now: u64) -> Vec<Effect> {
         let mut effects = Vec::new();
         if let Some(result) = find_call(&mut self.llm_results, provider, attempt)
             .filter(|r| r.status == LlmStatus::Pending)
@@ -130,7 +136,7 @@ impl Research {
     }
 
     /// A provider call ended (phase 2), then completion is checked (phase 3).
-    pub fn call_finished(
+    pub(super) fn call_finished(
         &mut self,
         provider: &str,
         attempt: u32,
@@ -152,9 +158,9 @@ impl Research {
                 result.status = LlmStatus::Completed;
                 result.result = Some(text);
             }
-            ProviderOutcome::Failed { code, message } => {
+            ProviderOutcome::Failed(error) => {
                 result.status = LlmStatus::Failed;
-                result.error = Some(ErrorBody { code, message });
+                result.error = Some(error);
             }
         }
         result.finished_at = Some(now);
@@ -167,7 +173,7 @@ impl Research {
     }
 
     /// The synthesis call ended (phase 4).
-    pub fn synthesis_finished(
+    pub(super) fn synthesis_finished(
         &mut self,
         attempt: u32,
         outcome: ProviderOutcome,
@@ -184,16 +190,20 @@ impl Research {
                 self.synthesis_error = None;
                 self.complete(now, &mut effects);
             }
-            ProviderOutcome::Failed { message, .. } => {
-                self.synthesis_error = Some(message.clone());
-                self.fail(format!("Synthesis failed: {message}"), now, &mut effects);
+            ProviderOutcome::Failed(error) => {
+                self.fail(
+                    format!("Synthesis failed: {}", error.message),
+                    now,
+                    &mut effects,
+                );
+                self.synthesis_error = Some(error.message);
             }
         }
         effects
     }
 
     /// The user's answer to a partial failure (phase 5).
-    pub fn confirm(
+    pub(super) fn confirm(
         &mut self,
         action: ConfirmAction,
         now: u64,
@@ -210,7 +220,7 @@ impl Research {
 
     /// `POST /research/:id/retry` from `failed` (phase 6): failed providers are called again (as
     /// in phase 5); else a failed synthesis runs again; else the job is completed (idempotent).
-    pub fn retry(&mut self, now: u64) -> Result<Vec<Effect>, ResearchError> {
+    pub(super) fn retry(&mut self, now: u64) -> Result<Vec<Effect>, ResearchError> {
         self.expect(ResearchStatus::Failed, "retry")?;
         let mut effects = Vec::new();
         if self
@@ -232,7 +242,7 @@ impl Research {
 
     /// Fails every call (provider or synthesis) sent at least `timeout` ms ago and still open,
     /// with code `timeout`. Called from the job's alarm.
-    pub fn fail_overdue(&mut self, now: u64, timeout: u64) -> Vec<Effect> {
+    pub(super) fn fail_overdue(&mut self, now: u64, timeout: u64) -> Vec<Effect> {
         let mut effects = Vec::new();
         let overdue: Vec<(String, u32)> = self
             .llm_results
@@ -245,20 +255,14 @@ impl Research {
             .collect();
         let message = format!("no answer within {} s", timeout / 1000);
         for (provider, attempt) in overdue {
-            let outcome = ProviderOutcome::Failed {
-                code: "timeout".into(),
-                message: message.clone(),
-            };
+            let outcome = ProviderOutcome::failed(ErrorCode::Timeout, message.clone());
             effects.extend(self.call_finished(&provider, attempt, outcome, now));
         }
         if self
             .synthesis_dispatched_at
             .is_some_and(|at| at + timeout <= now)
         {
-            let outcome = ProviderOutcome::Failed {
-                code: "timeout".into(),
-                message,
-            };
+            let outcome = ProviderOutcome::failed(ErrorCode::Timeout, message);
             effects.extend(self.synthesis_finished(self.synthesis_attempt, outcome, now));
         }
         effects
@@ -276,17 +280,14 @@ impl Research {
             .min()
     }
 
-    /// The spec's "Synthesis not available" condition for the completed card.
-    pub fn shows_synthesis_not_available(&self) -> bool {
+    /// The spec's "Synthesis not available" condition for the completed card: completed with no
+    /// synthesis, at most one successful report and no external report. The job's JSON carries
+    /// it as `synthesis_not_available` ([`Research::view`]), so clients never re-derive it.
+    pub fn synthesis_not_available(&self) -> bool {
         self.status == ResearchStatus::Completed
             && self.synthesized_result.is_none()
             && self.successful() <= 1
             && self.external_reports.is_empty()
-    }
-
-    /// Records where the shareable report was published.
-    pub fn set_share(&mut self, share: ShareInfo) {
-        self.share_info = Some(share);
     }
 
     fn check_completion(&mut self, now: u64, effects: &mut Vec<Effect>) {
@@ -395,7 +396,11 @@ impl Research {
         }));
     }
 
-    fn expect(&self, status: ResearchStatus, action: &'static str) -> Result<(), ResearchError> {
+    pub(super) fn expect(
+        &self,
+        status: ResearchStatus,
+        action: &'static str,
+    ) -> Result<(), ResearchError> {
         if self.status == status {
             Ok(())
         } else {

@@ -5,8 +5,9 @@ use std::fmt::Write;
 
 use super::{LlmStatus, Research};
 
-/// Renders the report page: title, question, the synthesis (or "Synthesis not available"),
-/// each provider's report or error, and the external reports' titles.
+/// Renders the report page: title, question, the synthesis (or "Synthesis not available" when
+/// [`Research::synthesis_not_available`] holds), each provider's report or error code, and the
+/// external reports' titles.
 ///
 /// ```
 /// use stepwise_core::research::{Research, share_html};
@@ -42,7 +43,10 @@ pub fn share_html(research: &Research) -> String {
                 escape(synthesis)
             );
         }
-        None => out.push_str("<h2>Synthesis</h2>\n<p class=\"note\">Synthesis not available</p>\n"),
+        None if research.synthesis_not_available() => {
+            out.push_str("<h2>Synthesis</h2>\n<p class=\"note\">Synthesis not available</p>\n");
+        }
+        None => {}
     }
     out.push_str("<h2>Individual reports</h2>\n");
     for result in &research.llm_results {
@@ -55,7 +59,7 @@ pub fn share_html(research: &Research) -> String {
                 let _ = write!(
                     out,
                     "<p class=\"note\">Failed ({}): {}</p>",
-                    escape(&error.code),
+                    error.code.as_str(),
                     escape(&error.message)
                 );
             }

@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::llm::{ErrorCode, ProviderError};
+
 /// Retries of failed providers allowed after a partial failure.
 pub const MAX_RETRIES: u32 = 2;
 
@@ -54,9 +56,9 @@ pub struct LlmResult {
     /// The report, when completed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<String>,
-    /// The error code and message, when failed.
+    /// The normalized error code and a message safe to show, when failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<crate::protocol::ErrorBody>,
+    pub error: Option<ProviderError>,
     /// When the attempt ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<u64>,
@@ -139,6 +141,10 @@ pub struct Research {
     /// When the current synthesis attempt was sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub synthesis_dispatched_at: Option<u64>,
+    /// The last synthesis attempt a queue consumer claimed (0: none), so a second delivery of
+    /// the same attempt is dropped.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub synthesis_claimed: u32,
     /// Why the job failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -170,13 +176,15 @@ pub enum ProviderOutcome {
         /// The text.
         text: String,
     },
-    /// Why it failed.
-    Failed {
-        /// Stable code (`timeout`, `rate_limited`, `auth`, `upstream_error`, `bad_stream`).
-        code: String,
-        /// Human message.
-        message: String,
-    },
+    /// Why it failed: a normalized code and a message safe to show.
+    Failed(ProviderError),
+}
+
+impl ProviderOutcome {
+    /// A failure with this code and message.
+    pub fn failed(code: ErrorCode, message: impl Into<String>) -> Self {
+        ProviderOutcome::Failed(ProviderError::new(code, message))
+    }
 }
 
 /// The wire form of [`ProviderOutcome`], for reading it.
@@ -187,7 +195,7 @@ struct FlatOutcome {
     #[serde(default)]
     text: Option<String>,
     #[serde(default)]
-    code: Option<String>,
+    code: Option<ErrorCode>,
     #[serde(default)]
     message: Option<String>,
 }
@@ -208,7 +216,7 @@ impl TryFrom<FlatOutcome> for ProviderOutcome {
                 Ok(ProviderOutcome::Completed { text })
             }
             (OutcomeKind::Failed, None, Some(code), Some(message)) => {
-                Ok(ProviderOutcome::Failed { code, message })
+                Ok(ProviderOutcome::failed(code, message))
             }
             (OutcomeKind::Completed, ..) => Err("a completed outcome has `text` only"),
             (OutcomeKind::Failed, ..) => Err("a failed outcome has `code` and `message`"),
@@ -275,26 +283,54 @@ impl ResearchEvent {
     }
 }
 
-/// Something the driver must do after a transition.
+/// Something the driver must do after [`handle`](super::handle) accepted a command. The driver
+/// saves the record before performing any of them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "effect", rename_all = "snake_case")]
 pub enum Effect {
-    /// Call a provider (one queue message per provider and attempt).
+    /// Queue a provider call (one message per provider and attempt).
     CallProvider {
         /// Provider name.
         provider: String,
         /// Attempt number (the idempotency key with the job id and provider).
         attempt: u32,
     },
-    /// Call the synthesis provider.
+    /// Queue the synthesis call.
     RunSynthesis {
         /// Synthesis attempt number.
         attempt: u32,
     },
-    /// Publish a lifecycle event.
+    /// A queued call was claimed by this delivery: make it now, with this prompt.
+    MakeCall {
+        /// Provider call or synthesis.
+        task: CallTask,
+        /// The provider to call.
+        provider: String,
+        /// The attempt claimed.
+        attempt: u32,
+        /// The research prompt, or the synthesis prompt with its sources.
+        prompt: String,
+    },
+    /// Publish a lifecycle event (events streams and the `research-events` queue).
     Emit(ResearchEvent),
-    /// The job completed: publish the share page and notify.
+    /// The job completed: name its share page, then answer with
+    /// [`Command::Publish`](super::Command::Publish) (share ids are random: an input).
     Publish,
+    /// Write the read-only report page ([`share_html`](super::share_html)) under the record's
+    /// share id.
+    WriteSharePage,
+    /// Refresh the job's entry in the list index.
+    Index,
+}
+
+/// What a queued call is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallTask {
+    /// One selected provider answering the research prompt.
+    Provider,
+    /// The synthesis provider combining the reports.
+    Synthesis,
 }
 
 /// Why a research request was refused. Nothing changes on refusal.
@@ -318,16 +354,27 @@ pub enum ResearchError {
     /// The draft is invalid (empty prompt, too long, ...).
     #[error("invalid research draft: {0}")]
     InvalidDraft(String),
+    /// No job has this id.
+    #[error("research not found")]
+    NotFound,
+    /// A job with this id already exists.
+    #[error("the research job exists")]
+    Exists,
 }
 
 impl ResearchError {
-    /// Stable machine code (`conflict` answers HTTP 409; the others 422).
+    /// Stable machine code.
     pub fn code(&self) -> &'static str {
         match self {
-            ResearchError::Conflict { .. } => "conflict",
+            ResearchError::Conflict { .. } | ResearchError::Exists => "conflict",
+            ResearchError::NotFound => "not_found",
             ResearchError::NoProvidersSelected => "no_providers_selected",
             ResearchError::ProviderNotConfigured(_) => "provider_not_configured",
             ResearchError::InvalidDraft(_) => "invalid_draft",
         }
     }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }

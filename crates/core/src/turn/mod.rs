@@ -34,10 +34,19 @@ impl Default for TurnOptions {
 #[derive(Debug, Clone, PartialEq)]
 #[allow(clippy::large_enum_variant)] // returned once per turn, never stored in bulk
 pub enum TurnStart {
-    /// Answer at once, with no model call: a rejected action (`error` set) or an inline edit.
+    /// Answer at once, with no model call: an inline edit.
     Respond(ChatResponse),
     /// Call the model as planned, then [`finish`].
     CallModel(TurnPlan),
+}
+
+/// A turn whose action (or the state it came with) was rejected: nothing changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejection {
+    /// Why, with its stable code.
+    pub error: ActionError,
+    /// The response to send: the state exactly as it came, with the error's code and message.
+    pub response: ChatResponse,
 }
 
 /// The model call a turn needs, and what [`finish`] needs to complete it.
@@ -58,24 +67,34 @@ pub struct TurnPlan {
 }
 
 /// Starts a turn with default options.
-pub fn begin(spec: &WorkflowSpec, request: &ChatRequest) -> TurnStart {
+#[allow(clippy::result_large_err)] // returned once per turn, never stored in bulk
+pub fn begin(spec: &WorkflowSpec, request: &ChatRequest) -> Result<TurnStart, Rejection> {
     begin_with(spec, request, TurnOptions::default())
 }
 
 /// Starts a turn: validates the carried state and the action (absent = `text_input`), applies it
-/// and returns the response to send at once or the model call to make.
-pub fn begin_with(spec: &WorkflowSpec, request: &ChatRequest, options: TurnOptions) -> TurnStart {
+/// and returns the response to send at once or the model call to make; a rejected action is a
+/// [`Rejection`].
+#[allow(clippy::result_large_err)] // returned once per turn, never stored in bulk
+pub fn begin_with(
+    spec: &WorkflowSpec,
+    request: &ChatRequest,
+    options: TurnOptions,
+) -> Result<TurnStart, Rejection> {
     let state = request_state(spec, request);
     let action = request.user_action.clone().unwrap_or(UserAction::TextInput);
     match spec.apply_action(&state, &action) {
-        Err(error) => TurnStart::Respond(reject(request, &state.current_step, &error)),
-        Ok((state, ActionEffect::FieldEdited { .. })) => TurnStart::Respond(ChatResponse {
+        Err(error) => Err(Rejection {
+            response: reject(request, &state.current_step, &error),
+            error,
+        }),
+        Ok((state, ActionEffect::FieldEdited { .. })) => Ok(TurnStart::Respond(ChatResponse {
             next_step: state.current_step,
             updated_config: state.config,
             skipped: state.skipped,
             conversation_id: request.conversation_id.clone(),
             ..ChatResponse::default()
-        }),
+        })),
         Ok((state, effect)) => {
             let system_prompt = prompt::system_prompt(spec, &state, &effect, &action);
             let mut messages = trim_history(&request.conversation_history, options.history_budget);
@@ -88,14 +107,14 @@ pub fn begin_with(spec: &WorkflowSpec, request: &ChatRequest, options: TurnOptio
                 role: Role::User,
                 content,
             });
-            TurnStart::CallModel(TurnPlan {
+            Ok(TurnStart::CallModel(TurnPlan {
                 step: state.current_step.clone(),
                 state,
                 effect,
                 system_prompt,
                 messages,
                 conversation_id: request.conversation_id.clone(),
-            })
+            }))
         }
     }
 }

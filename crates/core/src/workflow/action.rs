@@ -175,7 +175,10 @@ impl WorkflowSpec {
             UserAction::SkipStep { target_field } => {
                 let step = self.current_field_step(&state, target_field)?;
                 if step.required {
-                    return Err(ActionError::StepRequired(step.id.clone()));
+                    return Err(ActionError::StepRequired {
+                        step: step.id.clone(),
+                        optional: false,
+                    });
                 }
                 // Spec §3: a skipped field is left empty.
                 state.config.remove(target_field);
@@ -208,7 +211,7 @@ impl WorkflowSpec {
                 }
                 let open = self.infer_step(&state.config, &state.skipped, false);
                 if open != state.current_step {
-                    return Err(ActionError::StepRequired(open.to_owned()));
+                    return Err(self.step_required(open));
                 }
                 state.current_step = DONE_STEP.to_owned();
                 ActionEffect::Confirmed
@@ -223,7 +226,7 @@ impl WorkflowSpec {
                     .step_index(open)
                     .is_some_and(|first_open| target > first_open)
                 {
-                    return Err(ActionError::StepRequired(open.to_owned()));
+                    return Err(self.step_required(open));
                 }
                 if let Some(field) = &self.steps[target].field {
                     state.skipped.retain(|f| f != field);
@@ -278,6 +281,14 @@ impl WorkflowSpec {
             state.config.insert(field, value);
         }
         Ok(())
+    }
+
+    /// The error for a step that still needs the user, worded by whether it is optional.
+    fn step_required(&self, step: &str) -> ActionError {
+        ActionError::StepRequired {
+            step: step.to_owned(),
+            optional: self.step(step).is_some_and(|s| !s.required),
+        }
     }
 
     fn advance(&self, state: &mut WorkflowState, effect: ActionEffect) -> ActionEffect {

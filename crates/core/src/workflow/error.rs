@@ -111,9 +111,15 @@ pub enum ActionError {
     /// An empty selection for a required field.
     #[error("At least one selection required for `{0}`")]
     SelectionRequired(String),
-    /// A skip (or a jump forward) past a required step.
-    #[error("step `{0}` is required and cannot be skipped")]
-    StepRequired(String),
+    /// A skip of a required step, or a jump forward past a step that still needs the user (a
+    /// required step to fill, or an optional one to answer or skip).
+    #[error("step `{step}` {}", if *optional { "must be answered or skipped first" } else { "is required and cannot be skipped" })]
+    StepRequired {
+        /// The step.
+        step: String,
+        /// Whether the step is optional (so the message never calls it required).
+        optional: bool,
+    },
     /// The action names a field the workflow does not have.
     #[error("unknown field `{0}`")]
     UnknownField(String),
@@ -135,7 +141,7 @@ impl ActionError {
             ActionError::FieldMismatch { .. } => "field_mismatch",
             ActionError::InvalidValue { .. } => "invalid_value",
             ActionError::SelectionRequired(_) => "selection_required",
-            ActionError::StepRequired(_) => "step_required",
+            ActionError::StepRequired { .. } => "step_required",
             ActionError::UnknownField(_) => "unknown_field",
             ActionError::UnknownStep(_) => "unknown_step",
             ActionError::NotAtReview(_) => "not_at_review",

@@ -63,7 +63,9 @@ impl WorkflowSpec {
     }
 
     /// Checks a state carried by a request and returns it normalized (config canonicalized,
-    /// skipped fields sorted and unique). Errors with `unknown_step` or `invalid_config`.
+    /// skipped fields sorted and unique). An optional step before `current_step` that has no
+    /// value counts as skipped: a client that stated its step has passed it (a ChatRequest of
+    /// the spec carries no `skipped`). Errors with `unknown_step` or `invalid_config`.
     pub fn normalize_state(&self, state: &WorkflowState) -> Result<WorkflowState, ActionError> {
         if state.current_step != DONE_STEP && self.step(&state.current_step).is_none() {
             return Err(ActionError::UnknownStep(state.current_step.clone()));
@@ -92,6 +94,17 @@ impl WorkflowSpec {
                         "skipped names unknown field `{field}`"
                     )));
                 }
+            }
+        }
+        let passed = self
+            .step_index(&state.current_step)
+            .unwrap_or(self.steps.len());
+        for step in &self.steps[..passed] {
+            if let Some(field) = &step.field
+                && !step.required
+                && !self.is_filled(step, &config)
+            {
+                skipped.push(field.clone());
             }
         }
         skipped.sort_unstable();

@@ -1,27 +1,40 @@
-//! Calling the chat's model: the offline provider in-process, or an upstream HTTP stream decoded
-//! by the core. Upstream failures become [`ProviderError`]s with normalized codes; the key is
-//! only ever placed in request headers and is scrubbed from any upstream message.
+//! A model answer being received: the offline provider's reply handed over in small chunks, or
+//! an upstream HTTP stream decoded by the core. Every read waits at most the per-chunk timeout
+//! and never past the whole call's deadline; failures become [`ProviderError`]s with
+//! normalized codes, and the key is scrubbed from any upstream message.
 
 use std::time::Duration;
 
-use futures_util::future::{Either, select};
-use futures_util::{FutureExt, StreamExt};
+use futures_util::StreamExt;
 use stepwise_core::llm::{
     ErrorCode, ModelCall, ProviderConfig, ProviderError, ProviderKind, StreamDecoder, StreamItem,
     build_request,
 };
-use worker::{ByteStream, Delay, Fetch, Headers, Method, Request, RequestInit};
+use worker::{ByteStream, Headers, Method, Request, RequestInit};
+
+use crate::platform::deadline::{FetchFailure, fetch_within, now_ms, within};
 
 /// Bytes of an offline reply handed over at a time, so it streams like a real answer.
 const OFFLINE_CHUNK: usize = 24;
 /// Largest upstream error body read.
 const MAX_ERROR_BODY: usize = 16 * 1024;
 
+/// How long a call may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallLimits {
+    /// For the answer to start, and between two chunks, in ms.
+    pub chunk_timeout_ms: u32,
+    /// For the whole call, from the request to the last byte, in ms.
+    pub deadline_ms: u32,
+}
+
 /// A model answer being received.
 pub struct ModelStream {
     decoder: StreamDecoder,
     source: Source,
-    timeout: Duration,
+    chunk_timeout: Duration,
+    /// Milliseconds since the epoch after which the call fails with `timeout`.
+    deadline_at: u64,
     key: Option<String>,
     done: bool,
 }
@@ -37,7 +50,8 @@ impl ModelStream {
         ModelStream {
             decoder: StreamDecoder::new(ProviderKind::Offline),
             source: Source::Text { text: reply, at: 0 },
-            timeout: Duration::ZERO,
+            chunk_timeout: Duration::ZERO,
+            deadline_at: u64::MAX,
             key: None,
             done: false,
         }
@@ -48,9 +62,10 @@ impl ModelStream {
         provider: &ProviderConfig,
         key: Option<String>,
         call: &ModelCall<'_>,
-        timeout_ms: u32,
+        limits: CallLimits,
     ) -> Result<ModelStream, ProviderError> {
-        let timeout = Duration::from_millis(u64::from(timeout_ms));
+        let deadline_at = now_ms() + u64::from(limits.deadline_ms);
+        let chunk_timeout = Duration::from_millis(u64::from(limits.chunk_timeout_ms));
         let request = build_request(provider, key.as_deref(), call).ok_or_else(|| {
             ProviderError::new(
                 ErrorCode::UpstreamError,
@@ -69,17 +84,16 @@ impl ModelStream {
             .with_body(Some(request.body.into()));
         let outbound = Request::new_with_init(&request.url, &init)
             .map_err(|_| ProviderError::new(ErrorCode::UpstreamError, "invalid provider URL"))?;
-        let fetch = Fetch::Request(outbound);
-        let sent = fetch.send();
-        let mut response = match select(Box::pin(sent), Box::pin(Delay::from(timeout))).await {
-            Either::Left((Ok(response), _)) => response,
-            Either::Left((Err(_), _)) => {
+        let wait = chunk_timeout.min(remaining(deadline_at));
+        let mut response = match fetch_within(outbound, wait).await {
+            Ok(response) => response,
+            Err(FetchFailure::Unreachable) => {
                 return Err(ProviderError::new(
                     ErrorCode::UpstreamError,
                     "could not reach the provider",
                 ));
             }
-            Either::Right(_) => {
+            Err(FetchFailure::TimedOut) => {
                 return Err(ProviderError::new(
                     ErrorCode::Timeout,
                     "the provider did not answer in time",
@@ -88,7 +102,7 @@ impl ModelStream {
         };
         let status = response.status_code();
         if !(200..300).contains(&status) {
-            let body = read_error_body(&mut response, timeout).await;
+            let body = read_error_body(&mut response, wait).await;
             return Err(ProviderError::from_status(status, &body).for_client(key.as_deref()));
         }
         let body = response
@@ -97,26 +111,37 @@ impl ModelStream {
         Ok(ModelStream {
             decoder: StreamDecoder::new(provider.kind),
             source: Source::Http(body),
-            timeout,
+            chunk_timeout,
+            deadline_at,
             key,
             done: false,
         })
     }
 
-    /// The next items of the answer; `None` once it has ended (after `Finished` or `Failed`).
-    /// Reads on until a chunk completes something: a chunk may hold only part of a line.
-    pub async fn next(&mut self) -> Option<Vec<StreamItem>> {
+    /// The next piece of the answer's text; `Ok(None)` once it has ended. Reads on until a
+    /// chunk completes some text: a chunk may hold only part of a line.
+    pub async fn next_text(&mut self) -> Result<Option<String>, ProviderError> {
         while !self.done {
-            let items = self.read().await;
-            if !items.is_empty() {
-                return Some(items);
+            let mut text = String::new();
+            for item in self.read().await {
+                match item {
+                    StreamItem::Text { text: piece } => text.push_str(&piece),
+                    StreamItem::Finished { .. } => self.done = true,
+                    StreamItem::Failed(error) => {
+                        self.done = true;
+                        return Err(error.for_client(self.key.as_deref()));
+                    }
+                }
+            }
+            if !text.is_empty() {
+                return Ok(Some(text));
             }
         }
-        None
+        Ok(None)
     }
 
     async fn read(&mut self) -> Vec<StreamItem> {
-        let mut items = match &mut self.source {
+        match &mut self.source {
             Source::Text { text, at } => {
                 if *at >= text.len() {
                     self.decoder.finish()
@@ -128,37 +153,37 @@ impl ModelStream {
                 }
             }
             Source::Http(body) => {
-                match select(body.next(), Box::pin(Delay::from(self.timeout))).await {
-                    Either::Left((Some(Ok(bytes)), _)) => self.decoder.feed(&bytes),
-                    Either::Left((None, _)) => self.decoder.finish(),
-                    Either::Left((Some(Err(_)), _)) => {
-                        vec![StreamItem::Failed(ProviderError::new(
-                            ErrorCode::BadStream,
-                            "the connection to the provider was lost",
-                        ))]
+                let left = remaining(self.deadline_at);
+                if left.is_zero() {
+                    return failed(ErrorCode::Timeout, "the provider did not finish in time");
+                }
+                match within(self.chunk_timeout.min(left), body.next()).await {
+                    Some(Some(Ok(bytes))) => self.decoder.feed(&bytes),
+                    Some(None) => self.decoder.finish(),
+                    Some(Some(Err(_))) => failed(
+                        ErrorCode::BadStream,
+                        "the connection to the provider was lost",
+                    ),
+                    None if self.chunk_timeout <= left => {
+                        failed(ErrorCode::Timeout, "the provider stopped answering")
                     }
-                    Either::Right(_) => vec![StreamItem::Failed(ProviderError::new(
-                        ErrorCode::Timeout,
-                        "the provider stopped answering",
-                    ))],
+                    None => failed(ErrorCode::Timeout, "the provider did not finish in time"),
                 }
-            }
-        };
-        for item in &mut items {
-            match item {
-                StreamItem::Failed(error) => {
-                    *error = error.clone().for_client(self.key.as_deref());
-                    self.done = true;
-                }
-                StreamItem::Finished { .. } => self.done = true,
-                StreamItem::Text { .. } => {}
             }
         }
-        items
     }
 }
 
-async fn read_error_body(response: &mut worker::Response, timeout: Duration) -> String {
+fn failed(code: ErrorCode, message: &str) -> Vec<StreamItem> {
+    vec![StreamItem::Failed(ProviderError::new(code, message))]
+}
+
+/// Time left until `deadline_at` (zero once it has passed).
+fn remaining(deadline_at: u64) -> Duration {
+    Duration::from_millis(deadline_at.saturating_sub(now_ms()))
+}
+
+async fn read_error_body(response: &mut worker::Response, limit: Duration) -> String {
     let Ok(mut stream) = response.stream() else {
         return String::new();
     };
@@ -171,6 +196,6 @@ async fn read_error_body(response: &mut worker::Response, timeout: Duration) -> 
             }
         }
     };
-    let _ = select(Box::pin(read.fuse()), Box::pin(Delay::from(timeout))).await;
+    let _ = within(limit, read).await;
     String::from_utf8_lossy(&body).into_owned()
 }

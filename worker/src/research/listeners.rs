@@ -8,16 +8,16 @@ use std::cell::RefCell;
 use futures_channel::mpsc;
 use serde::Serialize;
 use stepwise_core::research::{Research, ResearchEvent, ResearchStatus};
-use stepwise_core::sse;
-use worker::{Response, Result};
+use stepwise_core::sse::frame;
+use worker::Response;
 
-use crate::error::AppError;
-use crate::event_stream;
+use crate::platform::error::{AppError, AppResult};
+use crate::platform::sse;
 
 /// Most streams one job serves at once; more are refused with 429.
 const MAX_LISTENERS: usize = 32;
 
-type Sender = mpsc::UnboundedSender<Result<Vec<u8>>>;
+type Sender = mpsc::UnboundedSender<worker::Result<Vec<u8>>>;
 
 /// One open stream and the id of its next event.
 struct Listener {
@@ -28,7 +28,7 @@ struct Listener {
 impl Listener {
     /// Writes one frame; false when the client has gone.
     fn send(&mut self, event: &str, data: &str) -> bool {
-        let frame = sse::frame(self.next_id, event, data);
+        let frame = frame(self.next_id, event, data);
         self.next_id += 1;
         self.sender.unbounded_send(Ok(frame.into_bytes())).is_ok()
     }
@@ -42,27 +42,26 @@ pub struct Listeners {
 
 impl Listeners {
     /// Opens a stream that starts with the job's snapshot (and ends at once if the job is done).
-    pub fn open(&self, research: &Research) -> Result<Response> {
+    pub fn open(&self, research: &Research) -> AppResult<Response> {
         let (sender, receiver) = mpsc::unbounded();
         let mut listener = Listener { sender, next_id: 0 };
         let mut open = self.open.borrow_mut();
         open.retain(|l| !l.sender.is_closed());
         if open.len() >= MAX_LISTENERS {
-            let message = "this job has too many open event streams";
-            return AppError::new(429, "too_many_streams", message).to_response();
+            return Err(AppError::too_many_streams());
         }
-        listener.send("snapshot", &json(research));
+        listener.send("snapshot", &json(&research.view()));
         if is_final(research.status) {
             listener.send("end", "{}");
         } else {
             open.push(listener);
         }
-        event_stream::response(receiver)
+        Ok(sse::response(receiver)?)
     }
 
     /// Sends events to every open stream, drops streams whose client left, and closes them all
     /// when the job reached a final status.
-    pub fn broadcast(&self, research: &Research, events: &[ResearchEvent]) {
+    pub fn broadcast(&self, research: &Research, events: &[&ResearchEvent]) {
         let mut open = self.open.borrow_mut();
         if open.is_empty() {
             return;

@@ -1,6 +1,6 @@
 //! Random identifiers: conversation ids and access tokens, 128 bits from the platform's CSPRNG.
 
-use crate::error::{AppError, AppResult};
+use super::error::{AppError, AppResult};
 
 /// 128 random bits as 32 lowercase hex digits.
 pub fn random_id() -> AppResult<String> {

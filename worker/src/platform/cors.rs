@@ -1,6 +1,6 @@
 //! CORS: same-origin by default; origins listed in `ALLOWED_ORIGINS` may call cross-origin.
 
-use worker::{Response, Result};
+use worker::{Headers, Response, Result};
 
 const ALLOWED_METHODS: &str = "GET, POST, PUT, OPTIONS";
 const ALLOWED_HEADERS: &str =
@@ -29,13 +29,18 @@ pub fn preflight(origin: Option<&str>, allowed: &str) -> Result<Response> {
     Ok(response)
 }
 
-/// Adds the CORS headers to a response for an allowlisted origin.
-pub fn decorate(response: &mut Response, origin: Option<&str>, allowed: &str) -> Result<()> {
-    if let Some(origin) = is_allowed(origin, allowed) {
-        let headers = response.headers_mut();
-        headers.set("access-control-allow-origin", &origin)?;
-        headers.set("access-control-expose-headers", "x-stepwise-persisted")?;
-        headers.set("vary", "origin")?;
+/// Adds the CORS headers to a response for an allowlisted origin. The headers are copied into
+/// a new set first: a response that came back from a Durable Object has immutable headers.
+pub fn decorate(response: Response, origin: Option<&str>, allowed: &str) -> Result<Response> {
+    let Some(origin) = is_allowed(origin, allowed) else {
+        return Ok(response);
+    };
+    let headers = Headers::new();
+    for (name, value) in response.headers().entries() {
+        headers.append(&name, &value)?;
     }
-    Ok(())
+    headers.set("access-control-allow-origin", &origin)?;
+    headers.set("access-control-expose-headers", "x-stepwise-persisted")?;
+    headers.set("vary", "origin")?;
+    Ok(response.with_headers(headers))
 }

@@ -5,7 +5,7 @@ use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 use worker::Request;
 
-use crate::error::{AppError, AppResult};
+use super::error::{AppError, AppResult};
 
 /// Largest accepted request body.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
@@ -18,20 +18,10 @@ pub async fn read_json<T: DeserializeOwned>(req: &mut Request) -> AppResult<T> {
 
 /// Parses JSON bytes as `T`, with errors that say what and where.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> AppResult<T> {
-    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
-        AppError::new(
-            400,
-            "invalid_json",
-            format!("the body is not valid JSON: {e}"),
-        )
-    })?;
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(AppError::invalid_json)?;
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
-        AppError::new(
-            422,
-            "invalid_request",
-            format!("invalid field `{path}`: {}", e.into_inner()),
-        )
+        AppError::invalid_request(format!("invalid field `{path}`: {}", e.into_inner()))
     })
 }
 
@@ -41,23 +31,15 @@ async fn read_limited(req: &mut Request) -> AppResult<Vec<u8>> {
         .get("content-length")?
         .and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|len| len > MAX_BODY_BYTES) {
-        return Err(too_large());
+        return Err(AppError::body_too_large(MAX_BODY_BYTES));
     }
     let mut body = Vec::new();
     let mut stream = req.stream()?;
     while let Some(chunk) = stream.next().await {
         body.extend_from_slice(&chunk?);
         if body.len() > MAX_BODY_BYTES {
-            return Err(too_large());
+            return Err(AppError::body_too_large(MAX_BODY_BYTES));
         }
     }
     Ok(body)
-}
-
-fn too_large() -> AppError {
-    AppError::new(
-        413,
-        "body_too_large",
-        format!("the body is larger than {MAX_BODY_BYTES} bytes"),
-    )
 }

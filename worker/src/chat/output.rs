@@ -1,0 +1,118 @@
+//! Where a turn's events go: an SSE stream written as they happen, or collected into one JSON
+//! answer (`Accept: application/json`).
+
+use futures_channel::mpsc;
+use futures_util::SinkExt;
+use stepwise_core::llm::ProviderError;
+use stepwise_core::protocol::{ChatResponse, StreamEvent};
+use worker::Response;
+
+use crate::platform::error::{AppError, AppResult};
+
+/// The events of one turn.
+pub enum Output {
+    /// An event stream.
+    Sse {
+        /// Frames to the response body.
+        sender: mpsc::Sender<worker::Result<Vec<u8>>>,
+        /// The id of the last event sent.
+        last_id: u64,
+        /// Send the model's own text (`model_delta`) instead of display text (`text_delta`).
+        model_deltas: bool,
+    },
+    /// One JSON answer: the turn's response, or the provider failure that ended it.
+    Json(Option<Result<Box<ChatResponse>, ProviderError>>),
+}
+
+impl Output {
+    /// A stream writing to `sender`.
+    pub fn sse(sender: mpsc::Sender<worker::Result<Vec<u8>>>, model_deltas: bool) -> Self {
+        Output::Sse {
+            sender,
+            last_id: 0,
+            model_deltas,
+        }
+    }
+
+    /// A collector for one JSON answer.
+    pub fn json() -> Self {
+        Output::Json(None)
+    }
+
+    /// A status note.
+    pub async fn status(&mut self, message: &str) {
+        if matches!(self, Output::Sse { .. }) {
+            let message = message.to_owned();
+            self.emit(StreamEvent::Status { message }).await;
+        }
+    }
+
+    /// A piece of the model's answer: its display text, or its own text when asked for.
+    pub async fn delta(&mut self, model_text: &str, shown: String) {
+        let event = match self {
+            Output::Sse {
+                model_deltas: true, ..
+            } if !model_text.is_empty() => StreamEvent::ModelDelta {
+                text: model_text.to_owned(),
+            },
+            Output::Sse {
+                model_deltas: false,
+                ..
+            } if !shown.is_empty() => StreamEvent::TextDelta { text: shown },
+            _ => return,
+        };
+        self.emit(event).await;
+    }
+
+    /// The turn's response: the `complete` event.
+    pub async fn complete(&mut self, response: ChatResponse) {
+        match self {
+            Output::Json(slot) => *slot = Some(Ok(Box::new(response))),
+            Output::Sse { .. } => {
+                let payload = Box::new(response);
+                self.emit(StreamEvent::Complete { payload }).await;
+            }
+        }
+    }
+
+    /// The provider failure that ended the turn: the `error` event.
+    pub async fn failed(&mut self, error: ProviderError) {
+        match self {
+            Output::Json(slot) => *slot = Some(Err(error)),
+            Output::Sse { .. } => {
+                let event = StreamEvent::Error {
+                    code: error.code.as_str().into(),
+                    message: error.message,
+                };
+                self.emit(event).await;
+            }
+        }
+    }
+
+    async fn emit(&mut self, event: StreamEvent) {
+        if let Output::Sse {
+            sender, last_id, ..
+        } = self
+        {
+            *last_id += 1;
+            // A client that went away just stops receiving; the turn still completes.
+            let _ = sender.send(Ok(event.to_sse(*last_id).into_bytes())).await;
+        }
+    }
+
+    /// The JSON answer of a collected turn (header `x-stepwise-persisted`), or its error.
+    pub fn into_json_response(self, persisted: bool) -> AppResult<Response> {
+        match self {
+            Output::Json(Some(Ok(response))) => {
+                let mut answer = Response::from_json(&response)?;
+                let flag = if persisted { "true" } else { "false" };
+                answer.headers_mut().set("x-stepwise-persisted", flag)?;
+                Ok(answer)
+            }
+            Output::Json(Some(Err(error))) => Err(error.into()),
+            Output::Json(None) | Output::Sse { .. } => {
+                Err(AppError::internal("a turn ended without a response"))
+            }
+        }
+    }
+}

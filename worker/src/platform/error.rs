@@ -1,0 +1,234 @@
+//! The Worker's one error type: a status, a stable machine code and a message safe to show,
+//! answered as `{"error": {"code", "message"}}`. Every typed error of the core converts into it
+//! here, so this file is the one table from error kinds to HTTP statuses. Internal details are
+//! logged, never echoed to the client.
+
+use std::borrow::Cow;
+
+use stepwise_core::llm::{ErrorCode, ProviderError, SettingsError};
+use stepwise_core::research::ResearchError;
+use stepwise_core::workflow::{ActionError, SpecError};
+use worker::{Response, console_error};
+
+/// An error answered to the client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppError {
+    status: u16,
+    code: Cow<'static, str>,
+    message: String,
+}
+
+/// The result type of handlers and services.
+pub type AppResult<T> = Result<T, AppError>;
+
+impl AppError {
+    fn new(status: u16, code: &'static str, message: impl Into<String>) -> Self {
+        AppError {
+            status,
+            code: Cow::Borrowed(code),
+            message: message.into(),
+        }
+    }
+
+    /// 400 `invalid_json`: the body is not JSON.
+    pub fn invalid_json(detail: impl std::fmt::Display) -> Self {
+        let message = format!("the body is not valid JSON: {detail}");
+        AppError::new(400, "invalid_json", message)
+    }
+
+    /// 403 `forbidden`: a missing or wrong credential for an existing resource or an admin route.
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        AppError::new(403, "forbidden", message)
+    }
+
+    /// 404 `not_found` for an unknown resource (`what` names it: "research", "report").
+    pub fn not_found(what: &str) -> Self {
+        AppError::new(404, "not_found", format!("{what} not found"))
+    }
+
+    /// 404 `conversation_not_found`: a conversation id the server does not hold.
+    pub fn conversation_not_found() -> Self {
+        let message = "no such conversation; start a new one without conversation_id";
+        AppError::new(404, "conversation_not_found", message)
+    }
+
+    /// 404 `unknown_workflow`.
+    pub fn unknown_workflow(id: &str) -> Self {
+        AppError::new(404, "unknown_workflow", format!("no workflow `{id}`"))
+    }
+
+    /// 405 `method_not_allowed` on a known path.
+    pub fn method_not_allowed() -> Self {
+        let message = "this method is not allowed here";
+        AppError::new(405, "method_not_allowed", message)
+    }
+
+    /// 413 `body_too_large`.
+    pub fn body_too_large(limit: usize) -> Self {
+        let message = format!("the body is larger than {limit} bytes");
+        AppError::new(413, "body_too_large", message)
+    }
+
+    /// 422 `invalid_request`: the body's shape or a parameter is wrong (the message says where).
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        AppError::new(422, "invalid_request", message)
+    }
+
+    /// 422 `invalid_spec`: a spec stored under another id than its own.
+    pub fn invalid_spec_id(spec_id: &str, path_id: &str) -> Self {
+        let message = format!("the spec's id `{spec_id}` is not `{path_id}`");
+        AppError::new(422, "invalid_spec", message)
+    }
+
+    /// 422 `unknown_provider`: a request names a provider that is not configured.
+    pub fn unknown_provider(name: &str) -> Self {
+        let message = format!("provider `{name}` is not configured");
+        AppError::new(422, "unknown_provider", message)
+    }
+
+    /// 422 `workflow_mismatch`: a request names another workflow than its conversation's.
+    pub fn workflow_mismatch(conversation: &str, workflow: &str) -> Self {
+        let message = format!("conversation `{conversation}` uses workflow `{workflow}`");
+        AppError::new(422, "workflow_mismatch", message)
+    }
+
+    /// 429 `too_many_streams`: a job already serves its most event streams.
+    pub fn too_many_streams() -> Self {
+        let message = "this job has too many open event streams";
+        AppError::new(429, "too_many_streams", message)
+    }
+
+    /// 500 `internal`: the detail is logged, the client gets a generic message.
+    pub fn internal(detail: impl std::fmt::Display) -> Self {
+        console_error!("internal error: {detail}");
+        AppError::new(500, "internal", "an internal error occurred")
+    }
+
+    /// 500 `misconfigured`: a setting is invalid (the reason names the setting, never a value).
+    pub fn misconfigured(reason: impl std::fmt::Display) -> Self {
+        AppError::new(500, "misconfigured", reason.to_string())
+    }
+
+    /// The JSON response for this error.
+    pub fn to_response(&self) -> worker::Result<Response> {
+        let body = serde_json::json!({"error": {"code": self.code, "message": self.message}});
+        Ok(Response::from_json(&body)?.with_status(self.status))
+    }
+}
+
+impl std::fmt::Display for AppError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: {}", self.status, self.code, self.message)
+    }
+}
+
+impl From<worker::Error> for AppError {
+    fn from(error: worker::Error) -> Self {
+        AppError::internal(error)
+    }
+}
+
+impl From<serde_json::Error> for AppError {
+    fn from(error: serde_json::Error) -> Self {
+        AppError::internal(error)
+    }
+}
+
+/// A rejected user action or the state it came with: 422 with the core's code.
+impl From<ActionError> for AppError {
+    fn from(error: ActionError) -> Self {
+        AppError::new(422, error.code(), error.to_string())
+    }
+}
+
+/// A workflow spec refused on load: 422 `invalid_spec` / `invalid_spec_json`.
+impl From<SpecError> for AppError {
+    fn from(error: SpecError) -> Self {
+        AppError::new(422, error.code(), error.to_string())
+    }
+}
+
+/// Provider settings that do not hold: 500 `misconfigured` with the reason.
+impl From<SettingsError> for AppError {
+    fn from(error: SettingsError) -> Self {
+        AppError::misconfigured(error)
+    }
+}
+
+/// A research command refused by the core.
+impl From<ResearchError> for AppError {
+    fn from(error: ResearchError) -> Self {
+        let status = match &error {
+            ResearchError::NotFound => 404,
+            ResearchError::Conflict { .. } | ResearchError::Exists => 409,
+            ResearchError::NoProvidersSelected
+            | ResearchError::ProviderNotConfigured(_)
+            | ResearchError::InvalidDraft(_) => 422,
+            _ => 422,
+        };
+        AppError::new(status, error.code(), error.to_string())
+    }
+}
+
+/// A model call that failed upstream (JSON mode of a chat turn): the normalized code decides.
+impl From<ProviderError> for AppError {
+    fn from(error: ProviderError) -> Self {
+        let status = match error.code {
+            ErrorCode::Timeout => 504,
+            ErrorCode::RateLimited => 429,
+            ErrorCode::Auth | ErrorCode::UpstreamError | ErrorCode::BadStream => 502,
+        };
+        AppError::new(status, error.code.as_str(), error.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stepwise_core::research::ResearchStatus;
+
+    #[track_caller]
+    fn check(error: impl Into<AppError>, status: u16, code: &str) {
+        let error = error.into();
+        assert_eq!((error.status, error.code.as_ref()), (status, code));
+        assert!(!error.message.is_empty());
+    }
+
+    #[test]
+    fn every_core_error_kind_answers_its_status_and_code() {
+        check(ResearchError::NotFound, 404, "not_found");
+        check(ResearchError::Exists, 409, "conflict");
+        let conflict = ResearchError::Conflict {
+            action: "retry",
+            status: ResearchStatus::Draft,
+        };
+        check(conflict, 409, "conflict");
+        check(
+            ResearchError::NoProvidersSelected,
+            422,
+            "no_providers_selected",
+        );
+        let unknown = ResearchError::ProviderNotConfigured("x".into());
+        check(unknown, 422, "provider_not_configured");
+        check(
+            ResearchError::InvalidDraft("empty".into()),
+            422,
+            "invalid_draft",
+        );
+        check(ActionError::UnknownField("x".into()), 422, "unknown_field");
+        check(SpecError::NoSteps, 422, "invalid_spec");
+        check(
+            ProviderError::new(ErrorCode::Timeout, "slow"),
+            504,
+            "timeout",
+        );
+        let limited = ProviderError::new(ErrorCode::RateLimited, "slow down");
+        check(limited, 429, "rate_limited");
+        check(ProviderError::new(ErrorCode::Auth, "bad key"), 502, "auth");
+        check(
+            ProviderError::new(ErrorCode::BadStream, "cut"),
+            502,
+            "bad_stream",
+        );
+    }
+}

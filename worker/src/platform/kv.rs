@@ -1,0 +1,106 @@
+//! Workers KV, the one way features reach it: text and JSON values with optional expiry, and
+//! keys listed by prefix with their metadata. Each feature owns its key names.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use worker::Env;
+use worker::kv::KvStore;
+
+use super::error::{AppError, AppResult};
+
+/// The KV binding's name in wrangler.toml.
+const BINDING: &str = "STEPWISE_KV";
+
+/// One page of a prefix listing: each key's metadata, and the cursor of the next page.
+pub struct Listing<M> {
+    /// Metadata of the keys of this page, in key order.
+    pub items: Vec<M>,
+    /// Where the next page starts; `None` on the last page.
+    pub cursor: Option<String>,
+}
+
+/// The KV namespace of this environment.
+pub struct Kv {
+    store: KvStore,
+}
+
+impl Kv {
+    /// The namespace bound to the Worker.
+    pub fn new(env: &Env) -> AppResult<Kv> {
+        Ok(Kv {
+            store: env.kv(BINDING)?,
+        })
+    }
+
+    /// A text value.
+    pub async fn text(&self, key: &str) -> AppResult<Option<String>> {
+        self.store.get(key).text().await.map_err(AppError::internal)
+    }
+
+    /// A JSON value read as `T`.
+    pub async fn json<T: DeserializeOwned>(&self, key: &str) -> AppResult<Option<T>> {
+        self.store
+            .get(key)
+            .json::<T>()
+            .await
+            .map_err(AppError::internal)
+    }
+
+    /// Stores a text value, expiring after `ttl_seconds` when given.
+    pub async fn put_text(
+        &self,
+        key: &str,
+        value: &str,
+        ttl_seconds: Option<u64>,
+    ) -> AppResult<()> {
+        let mut put = self.store.put(key, value).map_err(AppError::internal)?;
+        if let Some(ttl) = ttl_seconds {
+            put = put.expiration_ttl(ttl);
+        }
+        put.execute().await.map_err(AppError::internal)
+    }
+
+    /// Stores a value as JSON text, expiring after `ttl_seconds` when given.
+    pub async fn put_json<T: Serialize>(
+        &self,
+        key: &str,
+        value: &T,
+        ttl_seconds: Option<u64>,
+    ) -> AppResult<()> {
+        let json = serde_json::to_string(value)?;
+        self.put_text(key, &json, ttl_seconds).await
+    }
+
+    /// Stores an empty value whose metadata carries `metadata` (a listing then needs no reads).
+    pub async fn put_metadata<M: Serialize>(&self, key: &str, metadata: M) -> AppResult<()> {
+        let put = self.store.put(key, "").map_err(AppError::internal)?;
+        let put = put.metadata(metadata).map_err(AppError::internal)?;
+        put.execute().await.map_err(AppError::internal)
+    }
+
+    /// The metadata of up to `limit` keys starting with `prefix`, in key order, from `cursor`.
+    pub async fn list<M: DeserializeOwned>(
+        &self,
+        prefix: &str,
+        limit: u64,
+        cursor: Option<String>,
+    ) -> AppResult<Listing<M>> {
+        let mut listing = self.store.list().prefix(prefix.to_owned()).limit(limit);
+        if let Some(cursor) = cursor {
+            listing = listing.cursor(cursor);
+        }
+        let page = listing.execute().await.map_err(AppError::internal)?;
+        let items = page
+            .keys
+            .into_iter()
+            .filter_map(|key| key.metadata)
+            .filter_map(|value| serde_json::from_value(value).ok())
+            .collect();
+        let cursor = if page.list_complete {
+            None
+        } else {
+            page.cursor
+        };
+        Ok(Listing { items, cursor })
+    }
+}

@@ -1,0 +1,90 @@
+//! The `llm-call` queue consumer: one message is one provider (or synthesis) call of one job.
+//! The consumer claims the call from the job's Durable Object, calls the provider through the
+//! gateway, and reports the outcome. Claims make duplicate deliveries harmless: only the first
+//! delivery of a (job, provider, attempt) gets to call the provider; later ones are dropped.
+
+use std::time::Duration;
+
+use stepwise_core::llm::ModelCall;
+use stepwise_core::offline;
+use stepwise_core::protocol::{ChatMessage, Role};
+use stepwise_core::research::{CallTask, Command};
+use worker::{Delay, Env, console_log};
+
+use super::client;
+use super::messages::{CallMessage, ClaimAnswer, JobRequest};
+use crate::platform::error::AppResult;
+use crate::platform::settings::Settings;
+use crate::provider::Gateway;
+
+/// The system prompt of a research call.
+const RESEARCH_SYSTEM_PROMPT: &str =
+    "You are a careful research assistant. Answer with a structured, sourced report.";
+/// Output budget of a research or synthesis answer, in tokens (at least; `LLM_MAX_TOKENS` may raise it).
+const RESEARCH_MAX_TOKENS: u32 = 2048;
+/// Tries at recording a provider's answer with the job.
+const REPORT_ATTEMPTS: u32 = 3;
+
+/// Handles one call message. An error means the job could not be reached: the queue retries.
+pub async fn handle(env: &Env, call: &CallMessage) -> AppResult<()> {
+    let claim = JobRequest::Claim {
+        task: call.task,
+        provider: call.provider.clone(),
+        attempt: call.attempt,
+    };
+    let answer: ClaimAnswer = client::send(env, &call.research_id, &claim)
+        .await?
+        .json()
+        .await?;
+    if !answer.open {
+        console_log!(
+            "research {}: {:?} call {} attempt {} already claimed; delivery dropped",
+            call.research_id,
+            call.task,
+            call.provider,
+            call.attempt
+        );
+        return Ok(());
+    }
+    let settings = Settings::from_env(env)?;
+    let gateway = Gateway::new(env, &settings);
+    let messages = [ChatMessage {
+        role: Role::User,
+        content: answer.prompt.clone(),
+    }];
+    let model_call = ModelCall {
+        system: RESEARCH_SYSTEM_PROMPT,
+        messages: &messages,
+        max_tokens: settings.max_tokens.max(RESEARCH_MAX_TOKENS),
+    };
+    let offline = || offline::research_answer(&call.provider, &answer.prompt);
+    let outcome = gateway
+        .complete(&call.provider, &model_call, offline, gateway.limits())
+        .await;
+    let command = match call.task {
+        CallTask::Provider => Command::CallFinished {
+            provider: call.provider.clone(),
+            attempt: call.attempt,
+            outcome,
+        },
+        CallTask::Synthesis => Command::SynthesisFinished {
+            attempt: call.attempt,
+            outcome,
+        },
+    };
+    let report = JobRequest::Apply {
+        command,
+        origin: None,
+    };
+    // The provider has answered: try hard to record it, since a redelivery of this message
+    // would find the call claimed and drop it (the alarm would then fail it as a timeout).
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match client::send(env, &call.research_id, &report).await {
+            Ok(_) => return Ok(()),
+            Err(error) if tries >= REPORT_ATTEMPTS => return Err(error),
+            Err(_) => Delay::from(Duration::from_millis(200 * u64::from(tries))).await,
+        }
+    }
+}

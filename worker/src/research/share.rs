@@ -1,0 +1,51 @@
+//! Published reports: the read-only HTML page of a completed job in KV, and `GET /share/:id`.
+
+use stepwise_core::research::{Research, share_html};
+use worker::{Env, Headers, Response, console_error};
+
+use crate::platform::error::{AppError, AppResult};
+use crate::platform::ids;
+use crate::platform::kv::Kv;
+
+fn key(share_id: &str) -> String {
+    format!("share:{share_id}")
+}
+
+/// Writes the job's report page under its share id (twice at most: a failure is logged, and
+/// the job stays completed).
+pub async fn write_page(kv: &Kv, research: &Research) {
+    let Some(share) = &research.share_info else {
+        return;
+    };
+    let page = share_html(research);
+    let mut last = None;
+    for _ in 0..2 {
+        match kv.put_text(&key(&share.share_id), &page, None).await {
+            Ok(()) => return,
+            Err(error) => last = Some(error),
+        }
+    }
+    if let Some(error) = last {
+        console_error!("research {}: share page not written: {error}", research.id);
+    }
+}
+
+/// `GET /share/:id`: the published read-only report page.
+pub async fn get(env: &Env, id: &str) -> AppResult<Response> {
+    if !ids::is_id(id) {
+        return Err(AppError::not_found("report"));
+    }
+    let page = Kv::new(env)?
+        .text(&key(id))
+        .await?
+        .ok_or_else(|| AppError::not_found("report"))?;
+    let headers = Headers::new();
+    headers.set("content-type", "text/html; charset=utf-8")?;
+    headers.set("cache-control", "public, max-age=300")?;
+    headers.set(
+        "content-security-policy",
+        "default-src 'none'; style-src 'unsafe-inline'",
+    )?;
+    headers.set("x-content-type-options", "nosniff")?;
+    Ok(Response::ok(page)?.with_headers(headers))
+}
