@@ -44,6 +44,7 @@ pub mod json;
 pub mod llm;
 pub mod markers;
 pub mod offline;
+pub mod owner;
 pub mod protocol;
 pub mod research;
 pub mod sse;
