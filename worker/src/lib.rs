@@ -15,7 +15,6 @@ mod research;
 mod router;
 mod workflows;
 
-use stepwise_core::research::ResearchEvent;
 use worker::{
     Context, Env, MessageBatch, MessageExt, Method, Request, Response, console_error, event,
 };
@@ -77,6 +76,5 @@ async fn consume_call(env: &Env, body: &str) -> AppResult<()> {
 }
 
 async fn consume_event(env: &Env, body: &str) -> AppResult<()> {
-    let event: ResearchEvent = serde_json::from_str(body)?;
-    research::notify::handle(env, &event).await
+    research::notify::handle(env, body).await
 }

@@ -153,6 +153,7 @@ export class ChatView {
     } finally {
       bubble.removeAttribute("aria-busy");
       this.setBusy(false);
+      this.renderSteps();
       this.renderControls(this.state.last);
       this.renderConfig();
     }

@@ -7,8 +7,8 @@ mod output;
 mod turn;
 
 use futures_channel::mpsc;
-use serde::{Deserialize, Serialize};
-use stepwise_core::protocol::{ChatMessage, ChatRequest};
+use serde::Deserialize;
+use stepwise_core::protocol::ChatRequest;
 use stepwise_core::turn::{self as core_turn, TurnOptions};
 use stepwise_core::workflow::{ActionError, Config, FieldValue, UserAction, WorkflowState};
 use worker::{Context, Env, Request, Response, console_warn};
@@ -149,18 +149,6 @@ pub async fn update_field(mut req: Request, env: Env) -> AppResult<Response> {
     )?)
 }
 
-/// The answer of `GET /api/conversations/:id`.
-#[derive(Serialize)]
-struct ConversationView<'a> {
-    conversation_id: &'a str,
-    workflow: &'a str,
-    current_step: &'a str,
-    current_config: &'a Config,
-    conversation_history: &'a [ChatMessage],
-    skipped: &'a [String],
-    turns: u32,
-}
-
 /// `GET /api/conversations/:id`: the last snapshot, for refresh recovery; needs the token.
 pub async fn get_conversation(req: &Request, env: &Env, id: &str) -> AppResult<Response> {
     if !ids::is_id(id) {
@@ -168,14 +156,14 @@ pub async fn get_conversation(req: &Request, env: &Env, id: &str) -> AppResult<R
     }
     let token = req.headers().get(TOKEN_HEADER)?;
     let snapshot = Conversation::snapshot(&Kv::new(env)?, id, token).await?;
-    let view = ConversationView {
-        conversation_id: id,
-        workflow: &snapshot.workflow,
-        current_step: &snapshot.current_step,
-        current_config: &snapshot.current_config,
-        conversation_history: &snapshot.conversation_history,
-        skipped: &snapshot.skipped,
-        turns: snapshot.turns,
-    };
+    let view = serde_json::json!({
+        "conversation_id": id,
+        "workflow": snapshot.workflow,
+        "current_step": snapshot.current_step,
+        "current_config": snapshot.current_config,
+        "conversation_history": snapshot.conversation_history,
+        "skipped": snapshot.skipped,
+        "turns": snapshot.turns,
+    });
     Ok(Response::from_json(&view)?)
 }

@@ -111,7 +111,7 @@ impl Output {
             }
             Output::Json(Some(Err(error))) => Err(error.into()),
             Output::Json(None) | Output::Sse { .. } => {
-                Err(AppError::internal("a turn ended without a response"))
+                Err(AppError::internal(&"a turn ended without a response"))
             }
         }
     }

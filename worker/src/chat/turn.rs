@@ -73,7 +73,7 @@ impl Turn {
         let offline = || offline::reply(&self.spec, plan);
         let streamed = async {
             let mut stream = gateway
-                .open(&self.provider, &call, offline, gateway.limits())
+                .open(&self.provider, &call, &offline, gateway.limits())
                 .await?;
             let mut parser = MarkerParser::new();
             while let Some(text) = stream.next_text().await? {

@@ -3,8 +3,6 @@
 //! here, so this file is the one table from error kinds to HTTP statuses. Internal details are
 //! logged, never echoed to the client.
 
-use std::borrow::Cow;
-
 use stepwise_core::llm::{ErrorCode, ProviderError, SettingsError};
 use stepwise_core::research::ResearchError;
 use stepwise_core::workflow::{ActionError, SpecError};
@@ -14,7 +12,7 @@ use worker::{Response, console_error};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AppError {
     status: u16,
-    code: Cow<'static, str>,
+    code: &'static str,
     message: String,
 }
 
@@ -25,7 +23,7 @@ impl AppError {
     fn new(status: u16, code: &'static str, message: impl Into<String>) -> Self {
         AppError {
             status,
-            code: Cow::Borrowed(code),
+            code,
             message: message.into(),
         }
     }
@@ -99,7 +97,7 @@ impl AppError {
     }
 
     /// 500 `internal`: the detail is logged, the client gets a generic message.
-    pub fn internal(detail: impl std::fmt::Display) -> Self {
+    pub fn internal(detail: &dyn std::fmt::Display) -> Self {
         console_error!("internal error: {detail}");
         AppError::new(500, "internal", "an internal error occurred")
     }
@@ -124,13 +122,19 @@ impl std::fmt::Display for AppError {
 
 impl From<worker::Error> for AppError {
     fn from(error: worker::Error) -> Self {
-        AppError::internal(error)
+        AppError::internal(&error)
     }
 }
 
 impl From<serde_json::Error> for AppError {
     fn from(error: serde_json::Error) -> Self {
-        AppError::internal(error)
+        AppError::internal(&error)
+    }
+}
+
+impl From<worker::kv::KvError> for AppError {
+    fn from(error: worker::kv::KvError) -> Self {
+        AppError::internal(&error)
     }
 }
 
@@ -190,7 +194,7 @@ mod tests {
     #[track_caller]
     fn check(error: impl Into<AppError>, status: u16, code: &str) {
         let error = error.into();
-        assert_eq!((error.status, error.code.as_ref()), (status, code));
+        assert_eq!((error.status, error.code), (status, code));
         assert!(!error.message.is_empty());
     }
 

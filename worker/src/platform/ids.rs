@@ -5,7 +5,7 @@ use super::error::{AppError, AppResult};
 /// 128 random bits as 32 lowercase hex digits.
 pub fn random_id() -> AppResult<String> {
     let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(AppError::internal)?;
+    getrandom::fill(&mut bytes).map_err(|e| AppError::internal(&e))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 

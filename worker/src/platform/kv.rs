@@ -34,7 +34,7 @@ impl Kv {
 
     /// A text value.
     pub async fn text(&self, key: &str) -> AppResult<Option<String>> {
-        self.store.get(key).text().await.map_err(AppError::internal)
+        self.store.get(key).text().await.map_err(AppError::from)
     }
 
     /// A JSON value read as `T`.
@@ -43,7 +43,7 @@ impl Kv {
             .get(key)
             .json::<T>()
             .await
-            .map_err(AppError::internal)
+            .map_err(AppError::from)
     }
 
     /// Stores a text value, expiring after `ttl_seconds` when given.
@@ -53,11 +53,11 @@ impl Kv {
         value: &str,
         ttl_seconds: Option<u64>,
     ) -> AppResult<()> {
-        let mut put = self.store.put(key, value).map_err(AppError::internal)?;
+        let mut put = self.store.put(key, value).map_err(AppError::from)?;
         if let Some(ttl) = ttl_seconds {
             put = put.expiration_ttl(ttl);
         }
-        put.execute().await.map_err(AppError::internal)
+        put.execute().await.map_err(AppError::from)
     }
 
     /// Stores a value as JSON text, expiring after `ttl_seconds` when given.
@@ -73,28 +73,28 @@ impl Kv {
 
     /// Stores an empty value whose metadata carries `metadata` (a listing then needs no reads).
     pub async fn put_metadata<M: Serialize>(&self, key: &str, metadata: M) -> AppResult<()> {
-        let put = self.store.put(key, "").map_err(AppError::internal)?;
-        let put = put.metadata(metadata).map_err(AppError::internal)?;
-        put.execute().await.map_err(AppError::internal)
+        let put = self.store.put(key, "").map_err(AppError::from)?;
+        let put = put.metadata(metadata).map_err(AppError::from)?;
+        put.execute().await.map_err(AppError::from)
     }
 
-    /// The metadata of up to `limit` keys starting with `prefix`, in key order, from `cursor`.
-    pub async fn list<M: DeserializeOwned>(
+    /// The metadata of up to `limit` keys starting with `prefix`, in key order, from `cursor`,
+    /// as stored (JSON values: a listing passes them on without reading them).
+    pub async fn list(
         &self,
         prefix: &str,
         limit: u64,
         cursor: Option<String>,
-    ) -> AppResult<Listing<M>> {
+    ) -> AppResult<Listing<serde_json::Value>> {
         let mut listing = self.store.list().prefix(prefix.to_owned()).limit(limit);
         if let Some(cursor) = cursor {
             listing = listing.cursor(cursor);
         }
-        let page = listing.execute().await.map_err(AppError::internal)?;
+        let page = listing.execute().await.map_err(AppError::from)?;
         let items = page
             .keys
             .into_iter()
             .filter_map(|key| key.metadata)
-            .filter_map(|value| serde_json::from_value(value).ok())
             .collect();
         let cursor = if page.list_complete {
             None

@@ -39,7 +39,7 @@ impl<'a> Gateway<'a> {
         &self,
         provider: &ProviderConfig,
         call: &ModelCall<'_>,
-        offline: impl FnOnce() -> String,
+        offline: &dyn Fn() -> String,
         limits: CallLimits,
     ) -> Result<ModelStream, ProviderError> {
         if provider.kind == ProviderKind::Offline {
@@ -55,7 +55,7 @@ impl<'a> Gateway<'a> {
         &self,
         name: &str,
         call: &ModelCall<'_>,
-        offline: impl FnOnce() -> String,
+        offline: &dyn Fn() -> String,
         limits: CallLimits,
     ) -> ProviderOutcome {
         let Some(provider) = self.settings.providers.get(name) else {
@@ -72,7 +72,7 @@ impl<'a> Gateway<'a> {
         };
         match drained.await {
             Ok(text) => ProviderOutcome::Completed { text },
-            Err(error) => ProviderOutcome::Failed(error),
+            Err(error) => error.into(),
         }
     }
 }

@@ -11,9 +11,9 @@ use stepwise_core::protocol::{ChatMessage, Role};
 use stepwise_core::research::{CallTask, Command};
 use worker::{Delay, Env, console_log};
 
-use super::client;
-use super::messages::{CallMessage, ClaimAnswer, JobRequest};
-use crate::platform::error::AppResult;
+use super::client::{self, JobRequest};
+use super::messages::CallMessage;
+use crate::platform::error::{AppError, AppResult};
 use crate::platform::settings::Settings;
 use crate::provider::Gateway;
 
@@ -25,41 +25,51 @@ const RESEARCH_MAX_TOKENS: u32 = 2048;
 /// Tries at recording a provider's answer with the job.
 const REPORT_ATTEMPTS: u32 = 3;
 
+fn apply(command: &Command) -> JobRequest<'_> {
+    JobRequest::Apply {
+        command,
+        origin: None,
+    }
+}
+
 /// Handles one call message. An error means the job could not be reached: the queue retries.
 pub async fn handle(env: &Env, call: &CallMessage) -> AppResult<()> {
-    let claim = JobRequest::Claim {
+    let claim = Command::Claim {
         task: call.task,
         provider: call.provider.clone(),
         attempt: call.attempt,
     };
-    let answer: ClaimAnswer = client::send(env, &call.research_id, &claim)
-        .await?
-        .json()
-        .await?;
-    if !answer.open {
-        console_log!(
-            "research {}: {:?} call {} attempt {} already claimed; delivery dropped",
-            call.research_id,
-            call.task,
-            call.provider,
-            call.attempt
-        );
-        return Ok(());
+    let mut answer = client::send(env, &call.research_id, apply(&claim)).await?;
+    match answer.status_code() {
+        200 => {}
+        // 204: claimed by another delivery, or no longer waited for; 404: the job is gone.
+        204 | 404 => {
+            console_log!(
+                "research {}: {:?} call {} attempt {} already claimed; delivery dropped",
+                call.research_id,
+                call.task,
+                call.provider,
+                call.attempt
+            );
+            return Ok(());
+        }
+        status => return Err(AppError::internal(&format_args!("claim answered {status}"))),
     }
     let settings = Settings::from_env(env)?;
     let gateway = Gateway::new(env, &settings);
     let messages = [ChatMessage {
         role: Role::User,
-        content: answer.prompt.clone(),
+        content: answer.text().await?,
     }];
     let model_call = ModelCall {
         system: RESEARCH_SYSTEM_PROMPT,
         messages: &messages,
         max_tokens: settings.max_tokens.max(RESEARCH_MAX_TOKENS),
     };
-    let offline = || offline::research_answer(&call.provider, &answer.prompt);
+    let prompt = &messages[0].content;
+    let offline = || offline::research_answer(&call.provider, prompt);
     let outcome = gateway
-        .complete(&call.provider, &model_call, offline, gateway.limits())
+        .complete(&call.provider, &model_call, &offline, gateway.limits())
         .await;
     let command = match call.task {
         CallTask::Provider => Command::CallFinished {
@@ -72,16 +82,13 @@ pub async fn handle(env: &Env, call: &CallMessage) -> AppResult<()> {
             outcome,
         },
     };
-    let report = JobRequest::Apply {
-        command,
-        origin: None,
-    };
+
     // The provider has answered: try hard to record it, since a redelivery of this message
     // would find the call claimed and drop it (the alarm would then fail it as a timeout).
     let mut tries = 0;
     loop {
         tries += 1;
-        match client::send(env, &call.research_id, &report).await {
+        match client::send(env, &call.research_id, apply(&command)).await {
             Ok(_) => return Ok(()),
             Err(error) if tries >= REPORT_ATTEMPTS => return Err(error),
             Err(_) => Delay::from(Duration::from_millis(200 * u64::from(tries))).await,

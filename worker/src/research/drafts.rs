@@ -80,7 +80,7 @@ async fn title(env: &Env, settings: &Settings, research: &Research) -> String {
             max_tokens: TITLE_MAX_TOKENS,
         };
         let answer = gateway
-            .complete(&research.synthesis_llm, &call, String::new, limits)
+            .complete(&research.synthesis_llm, &call, &String::new, limits)
             .await;
         if let ProviderOutcome::Completed { text } = answer
             && let Some(title) = clean_title(&text)

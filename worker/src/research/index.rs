@@ -2,7 +2,7 @@
 //! time>:<id>` so a prefix listing is newest first, with the list entry in the key's metadata
 //! so a listing needs no reads. KV is eventually consistent: a new job may take a moment to show.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use stepwise_core::research::{Research, ResearchStatus};
 
 use crate::platform::error::AppResult;
@@ -12,12 +12,12 @@ use crate::platform::kv::{Kv, Listing};
 const PREFIX: &str = "research:";
 
 /// A job's entry in the list.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct IndexEntry {
+#[derive(Debug, Serialize)]
+pub struct IndexEntry<'a> {
     /// Job id.
-    pub id: String,
+    pub id: &'a str,
     /// Title.
-    pub title: String,
+    pub title: &'a str,
     /// Status when the entry was written.
     pub status: ResearchStatus,
     /// Creation time.
@@ -28,10 +28,9 @@ pub struct IndexEntry {
 
 /// Writes the job's entry.
 pub async fn write(kv: &Kv, research: &Research) -> AppResult<()> {
-    let title: String = research.title.chars().take(200).collect();
     let entry = IndexEntry {
-        id: research.id.clone(),
-        title,
+        id: &research.id,
+        title: &research.title,
         status: research.status,
         created_at: research.created_at,
         providers: research.selected_llms.len(),
@@ -39,8 +38,12 @@ pub async fn write(kv: &Kv, research: &Research) -> AppResult<()> {
     kv.put_metadata(&key(research), entry).await
 }
 
-/// A page of the newest entries.
-pub async fn list(kv: &Kv, limit: u64, cursor: Option<String>) -> AppResult<Listing<IndexEntry>> {
+/// A page of the newest entries ([`IndexEntry`] as stored).
+pub async fn list(
+    kv: &Kv,
+    limit: u64,
+    cursor: Option<String>,
+) -> AppResult<Listing<serde_json::Value>> {
     kv.list(PREFIX, limit, cursor).await
 }
 

@@ -6,11 +6,13 @@
 #![allow(missing_docs)]
 
 use stepwise_core::research::{self, Command, Effect, Research};
-use worker::{DurableObject, Env, Request, Response, Result, State, Storage, durable_object};
+use worker::{
+    DurableObject, Env, Method, Request, Response, Result, State, Storage, durable_object,
+};
 
+use super::client::ORIGIN_HEADER;
 use super::effects;
 use super::listeners::Listeners;
-use super::messages::{ClaimAnswer, JobRequest};
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::ids;
@@ -39,9 +41,8 @@ impl DurableObject for ResearchJob {
         }
     }
 
-    async fn fetch(&self, mut req: Request) -> Result<Response> {
-        let request: JobRequest = req.json().await?;
-        match self.answer(request).await {
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        match self.answer(req).await {
             Ok(response) => Ok(response),
             Err(error) => error.to_response(),
         }
@@ -64,38 +65,39 @@ impl DurableObject for ResearchJob {
 }
 
 impl ResearchJob {
-    async fn answer(&self, request: JobRequest) -> AppResult<Response> {
+    /// `GET /` the job, `GET /events` a stream, `POST /` a command (see [`super::client`]).
+    ///
+    /// The request is read whole before the record is loaded: reading a body is not a storage
+    /// operation, so the object admits other requests meanwhile, and a record loaded before it
+    /// could be stale by the time the command is applied (two deliveries of one call would then
+    /// both be granted their claim).
+    async fn answer(&self, mut req: Request) -> AppResult<Response> {
         let storage = self.state.storage();
-        let mut record = load(&storage).await?;
-        match request {
-            JobRequest::Get => Ok(Response::from_json(&existing(&record)?.view())?),
-            JobRequest::Events => self.listeners.open(existing(&record)?),
-            JobRequest::Apply { command, origin } => {
-                self.apply(&storage, &mut record, command, origin).await?;
-                Ok(Response::from_json(&existing(&record)?.view())?)
-            }
-            JobRequest::Claim {
-                task,
-                provider,
-                attempt,
-            } => {
-                let claim = Command::Claim {
-                    task,
-                    provider,
-                    attempt,
-                };
-                let effects = self.apply(&storage, &mut record, claim, None).await?;
-                let prompt = effects.into_iter().find_map(|effect| match effect {
-                    Effect::MakeCall { prompt, .. } => Some(prompt),
-                    _ => None,
-                });
-                let answer = ClaimAnswer {
-                    open: prompt.is_some(),
-                    prompt: prompt.unwrap_or_default(),
-                };
-                Ok(Response::from_json(&answer)?)
-            }
+        if req.method() == Method::Get {
+            let record = load(&storage).await?;
+            let job = existing(&record)?;
+            return match req.path().as_str() {
+                "/events" => self.listeners.open(job),
+                _ => Ok(Response::from_json(&job.view())?),
+            };
         }
+        let origin = req.headers().get(ORIGIN_HEADER)?;
+        let command: Command = req.json().await?;
+        let mut record = load(&storage).await?;
+        let claim = matches!(command, Command::Claim { .. });
+        let effects = self.apply(&storage, &mut record, command, origin).await?;
+        if !claim {
+            return Ok(Response::from_json(&existing(&record)?.view())?);
+        }
+        // A claim is answered with the prompt (this delivery makes the call) or 204 (it does not).
+        let prompt = effects.into_iter().find_map(|effect| match effect {
+            Effect::MakeCall { prompt, .. } => Some(prompt),
+            _ => None,
+        });
+        Ok(match prompt {
+            Some(prompt) => Response::ok(prompt)?,
+            None => Response::empty()?.with_status(204),
+        })
     }
 
     /// Applies one command and commits its result. Every change to the record and the alarm

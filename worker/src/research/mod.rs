@@ -15,12 +15,12 @@ pub mod messages;
 pub mod notify;
 pub mod share;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use stepwise_core::research::{Command, ConfirmAction, Research};
 use worker::{Env, Request, Response};
 
+use self::client::JobRequest;
 use self::drafts::DraftBody;
-use self::messages::JobRequest;
 use crate::platform::admin::require_admin;
 use crate::platform::body::read_json;
 use crate::platform::error::{AppError, AppResult};
@@ -36,10 +36,10 @@ const LIST_MAX: u64 = 100;
 /// Applies a command to the job `id` and answers with the job (or the core's refusal).
 async fn apply(env: &Env, id: &str, command: Command) -> AppResult<Response> {
     let request = JobRequest::Apply {
-        command,
+        command: &command,
         origin: None,
     };
-    client::send(env, id, &request).await
+    client::send(env, id, request).await
 }
 
 /// `POST /api/research/draft`: a validated, titled draft; 201 with the job.
@@ -84,23 +84,24 @@ pub async fn start(mut req: Request, env: &Env) -> AppResult<Response> {
     let settings = Settings::from_env(env)?;
     let body: StartBody = read_json(&mut req).await?;
     let url = req.inner().url();
-    let request = JobRequest::Apply {
-        command: Command::Start {
-            configured: settings.providers.names(),
-        },
-        origin: Some(url_parts::origin(&url).to_owned()),
+    let command = Command::Start {
+        configured: settings.providers.names(),
     };
-    client::send(env, &body.research_id, &request).await
+    let request = JobRequest::Apply {
+        command: &command,
+        origin: Some(url_parts::origin(&url)),
+    };
+    client::send(env, &body.research_id, request).await
 }
 
 /// `GET /api/research/:id`: the job, with `synthesis_not_available`.
 pub async fn get(env: &Env, id: &str) -> AppResult<Response> {
-    client::send(env, id, &JobRequest::Get).await
+    client::send(env, id, JobRequest::Get).await
 }
 
 /// `GET /api/research/:id/events`: SSE, a `snapshot` then every change as it happens.
 pub async fn events(env: &Env, id: &str) -> AppResult<Response> {
-    client::send(env, id, &JobRequest::Events).await
+    client::send(env, id, JobRequest::Events).await
 }
 
 /// The body of `POST /api/research/:id/confirm`.
@@ -121,13 +122,6 @@ pub async fn retry(env: &Env, id: &str) -> AppResult<Response> {
     apply(env, id, Command::Retry).await
 }
 
-/// A page of `GET /api/research`.
-#[derive(Serialize)]
-struct ListPage {
-    items: Vec<index::IndexEntry>,
-    cursor: Option<String>,
-}
-
 /// `GET /api/research?limit=N&cursor=C`: jobs newest first from the KV index (`{items, cursor}`).
 pub async fn list(req: &Request, env: &Env) -> AppResult<Response> {
     let url = req.inner().url();
@@ -141,10 +135,8 @@ pub async fn list(req: &Request, env: &Env) -> AppResult<Response> {
     };
     let cursor = url_parts::query_param(&url, "cursor").filter(|c| !c.is_empty());
     let page = index::list(&Kv::new(env)?, limit, cursor).await?;
-    Ok(Response::from_json(&ListPage {
-        items: page.items,
-        cursor: page.cursor,
-    })?)
+    let page = serde_json::json!({"items": page.items, "cursor": page.cursor});
+    Ok(Response::from_json(&page)?)
 }
 
 /// `PUT /api/research/:id` (admin): imports a whole job record, replacing the job's record (a

@@ -40,7 +40,7 @@ pub async fn load(kv: &Kv, id: &str) -> AppResult<WorkflowSpec> {
         return Ok(spec);
     }
     let spec = match kv.text(&key(id)).await? {
-        Some(json) => WorkflowSpec::from_json(&json).map_err(AppError::internal)?,
+        Some(json) => WorkflowSpec::from_json(&json).map_err(|e| AppError::internal(&e))?,
         None => WorkflowSpec::builtin(id).ok_or_else(|| AppError::unknown_workflow(id))?,
     };
     remember(&spec, now);

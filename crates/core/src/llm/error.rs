@@ -3,8 +3,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The stable code of an upstream failure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// The stable code of an upstream failure. Read by hand ([`ErrorCode::parse`]): the derived
+/// reader of a unit enum costs the Worker more than a match on the string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// The provider did not answer (or finish) in time.
@@ -19,7 +20,33 @@ pub enum ErrorCode {
     BadStream,
 }
 
+impl<'de> Deserialize<'de> for ErrorCode {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let code = String::deserialize(deserializer)?;
+        ErrorCode::parse(&code)
+            .ok_or_else(|| serde::de::Error::custom("an unknown provider error code"))
+    }
+}
+
 impl ErrorCode {
+    /// The code for its wire name.
+    ///
+    /// ```
+    /// use stepwise_core::llm::ErrorCode;
+    /// assert_eq!(ErrorCode::parse("rate_limited"), Some(ErrorCode::RateLimited));
+    /// assert_eq!(ErrorCode::parse("teapot"), None);
+    /// ```
+    pub fn parse(code: &str) -> Option<ErrorCode> {
+        Some(match code {
+            "timeout" => ErrorCode::Timeout,
+            "rate_limited" => ErrorCode::RateLimited,
+            "auth" => ErrorCode::Auth,
+            "upstream_error" => ErrorCode::UpstreamError,
+            "bad_stream" => ErrorCode::BadStream,
+            _ => return None,
+        })
+    }
+
     /// The code as sent on the wire.
     pub fn as_str(self) -> &'static str {
         match self {

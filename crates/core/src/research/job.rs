@@ -4,7 +4,7 @@
 //! the same attempt) change nothing and return no effects.
 
 use super::types::*;
-use crate::llm::ErrorCode;
+use crate::llm::{ErrorCode, ProviderError};
 
 /// Longest prompt, in characters.
 pub const MAX_PROMPT_CHARS: usize = 20_000;
@@ -158,9 +158,9 @@ impl Research {
                 result.status = LlmStatus::Completed;
                 result.result = Some(text);
             }
-            ProviderOutcome::Failed(error) => {
+            ProviderOutcome::Failed { code, message } => {
                 result.status = LlmStatus::Failed;
-                result.error = Some(error);
+                result.error = Some(ProviderError::new(code, message));
             }
         }
         result.finished_at = Some(now);
@@ -190,13 +190,9 @@ impl Research {
                 self.synthesis_error = None;
                 self.complete(now, &mut effects);
             }
-            ProviderOutcome::Failed(error) => {
-                self.fail(
-                    format!("Synthesis failed: {}", error.message),
-                    now,
-                    &mut effects,
-                );
-                self.synthesis_error = Some(error.message);
+            ProviderOutcome::Failed { message, .. } => {
+                self.fail(format!("Synthesis failed: {message}"), now, &mut effects);
+                self.synthesis_error = Some(message);
             }
         }
         effects

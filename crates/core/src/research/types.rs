@@ -177,13 +177,30 @@ pub enum ProviderOutcome {
         text: String,
     },
     /// Why it failed: a normalized code and a message safe to show.
-    Failed(ProviderError),
+    Failed {
+        /// The normalized code.
+        code: ErrorCode,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 impl ProviderOutcome {
     /// A failure with this code and message.
     pub fn failed(code: ErrorCode, message: impl Into<String>) -> Self {
-        ProviderOutcome::Failed(ProviderError::new(code, message))
+        ProviderOutcome::Failed {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<ProviderError> for ProviderOutcome {
+    fn from(error: ProviderError) -> Self {
+        ProviderOutcome::Failed {
+            code: error.code,
+            message: error.message,
+        }
     }
 }
 
