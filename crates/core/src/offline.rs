@@ -195,16 +195,27 @@ fn ideas_from_other_fields(spec: &WorkflowSpec, step: &StepSpec, config: &Config
     ideas
 }
 
+/// The review summary: one line per field, values quoted (a quote or line break inside a value
+/// is escaped), so no value can start a line of its own, let alone a marker line.
 fn summary(out: &mut String, spec: &WorkflowSpec, config: &Config) {
     for step in &spec.steps {
         let Some(field) = &step.field else { continue };
         let value = match config.get(field) {
-            Some(FieldValue::Text(text)) => text.clone(),
-            Some(FieldValue::List(items)) => items.join(", "),
+            Some(FieldValue::Text(text)) => quoted(text),
+            Some(FieldValue::List(items)) => items
+                .iter()
+                .map(|i| quoted(i))
+                .collect::<Vec<_>>()
+                .join(", "),
             None => "(skipped)".to_owned(),
         };
         let _ = writeln!(out, "- {}: {value}", label(field));
     }
+}
+
+/// A value as a JSON string: quoted, with quotes, backslashes and control characters escaped.
+fn quoted(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_default()
 }
 
 fn render(value: &FieldValue) -> String {

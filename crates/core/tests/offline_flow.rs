@@ -145,7 +145,7 @@ fn the_offline_provider_completes_the_research_stream_flow() {
     let r = s.send("EGFR, KRAS", UserAction::TextInput);
     assert_eq!(r.next_step, "review");
     assert!(
-        r.message.contains("- stream type: competitive"),
+        r.message.contains("- stream type: \"competitive\""),
         "{}",
         r.message
     );

@@ -48,9 +48,9 @@ fn the_system_prompt_describes_the_step_the_config_the_action_and_the_markers() 
         "→ 4. focus_areas (required): Which therapeutic or focus areas should it cover?",
         "✓ 1. purpose (required)",
         "  5. competitors (optional)",
-        "- purpose: Track rivals",
-        "- business_goals: Launches, Pricing",
-        "- stream_type: competitive",
+        "- purpose: \"Track rivals\"",
+        "- business_goals: [\"Launches\", \"Pricing\"]",
+        "- stream_type: \"competitive\"",
         "Current step: focus_areas — one or more choices, required",
         "Choices (others may be proposed): Oncology, Cardiology, Immunology, Neurology, Rare diseases",
         "Guidance: Offer focus areas as OPTIONS",
@@ -84,7 +84,11 @@ fn the_last_message_is_the_users_and_history_is_trimmed_oldest_first() {
         conversation_history: history.clone(),
         ..ChatRequest::default()
     };
-    let plan = plan(&request, TurnOptions { history_budget: 65 });
+    let options = TurnOptions {
+        history_budget: 65,
+        ..TurnOptions::default()
+    };
+    let plan = plan(&request, options);
     let contents: Vec<&str> = plan.messages.iter().map(|m| m.content.as_str()).collect();
     assert_eq!(
         contents,

@@ -1,6 +1,6 @@
 //! Replays `tests/vectors/research.json`: every row of the research-lifecycle tables, claims,
-//! draft edits and publishing as scenarios of commands given to `research::handle`, checking
-//! statuses, errors and effects; plus the texts.
+//! draft edits and titles, owners, sharing, deletion and expiry as scenarios of commands given
+//! to `research::handle`, checking statuses, errors and effects; plus the texts.
 
 mod common;
 
@@ -8,9 +8,11 @@ use common::vectors;
 use serde_json::Value;
 use stepwise_core::llm::ErrorCode;
 use stepwise_core::research::{
-    CallTask, Command, ConfirmAction, Effect, ExternalReport, LlmStatus, ProviderOutcome, Research,
-    fallback_title, handle, synthesis_prompt,
+    CallTask, Caller, Command, ConfirmAction, DraftFields, Effect, ExternalReport, Lifetimes,
+    LlmStatus, ProviderOutcome, Research, fallback_title, handle, read, synthesis_prompt,
 };
+
+const OWNER: &str = "o1";
 
 fn effects_summary(effects: &[Effect]) -> Vec<String> {
     effects
@@ -26,8 +28,9 @@ fn effects_summary(effects: &[Effect]) -> Vec<String> {
                 attempt,
                 ..
             } => Some(format!("make_call:{}:{provider}:{attempt}", name(task))),
-            Effect::Publish => Some("publish".into()),
             Effect::WriteSharePage => Some("write_share_page".into()),
+            Effect::DeleteSharePage { share_id } => Some(format!("delete_share_page:{share_id}")),
+            Effect::Erase { .. } => Some("erase".into()),
             Effect::Emit(_) | Effect::Index => None,
         })
         .collect()
@@ -52,69 +55,135 @@ fn outcome(step: &Value) -> ProviderOutcome {
     }
 }
 
-/// A draft as the edge builds one, from a step's fields over the case's defaults.
-fn draft(step: &Value, now: u64) -> Research {
+/// A draft's fields as the edge builds them, from a step's fields over defaults.
+fn fields(step: &Value) -> DraftFields {
     let selected = step.get("selected_llms").map_or(vec!["a".to_owned()], |s| {
         serde_json::from_value(s.clone()).unwrap()
     });
     let prompt = step.get("prompt").and_then(Value::as_str).unwrap_or("P");
-    Research::draft(
-        "r1".into(),
-        "T".into(),
-        prompt.into(),
-        selected,
-        "s".into(),
-        Vec::new(),
-        now,
-    )
-    .unwrap()
+    DraftFields {
+        title: "T".into(),
+        prompt: prompt.into(),
+        selected_llms: selected,
+        synthesis_llm: "s".into(),
+        external_reports: Vec::new(),
+    }
 }
 
-/// The command a vector step stands for.
-fn command(step: &Value, configured: &[String], now: u64) -> Command {
+fn lifetimes(step: &Value) -> Lifetimes {
+    let ms = |key: &str, default: u64| step.get(key).and_then(Value::as_u64).unwrap_or(default);
+    Lifetimes {
+        call_timeout_ms: ms("timeout", 300_000),
+        draft_ttl_ms: ms("draft_ttl", u64::MAX / 4),
+        retention_ms: ms("retention", u64::MAX / 4),
+    }
+}
+
+/// The command a vector step stands for, and who gives it.
+fn command(step: &Value, configured: &[String], now: u64) -> (Caller, Command) {
     let attempt = step.get("attempt").and_then(Value::as_u64).unwrap_or(1) as u32;
     let provider = step
         .get("provider")
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_owned();
-    match step["op"].as_str().unwrap() {
-        "finish" => Command::CallFinished {
-            provider,
-            attempt,
-            outcome: outcome(step),
-        },
-        "claim" => Command::Claim {
-            task: serde_json::from_value::<CallTask>(step["task"].clone()).unwrap(),
-            provider,
-            attempt,
-        },
-        "synthesis" => Command::SynthesisFinished {
-            attempt,
-            outcome: outcome(step),
-        },
-        "confirm" => Command::Confirm {
-            action: serde_json::from_value::<ConfirmAction>(step["action"].clone()).unwrap(),
-        },
-        "retry" => Command::Retry,
-        "start" => Command::Start {
-            configured: configured.to_vec(),
-        },
-        "alarm" => Command::Timeout {
-            timeout_ms: step["timeout"].as_u64().unwrap(),
-        },
-        "edit" => Command::EditDraft {
-            draft: Box::new(draft(step, now)),
-        },
-        "create" => Command::Create {
-            research: Box::new(draft(step, now)),
-        },
-        "publish" => Command::Publish {
-            share_id: step["share_id"].as_str().unwrap().to_owned(),
-            base_url: "https://stepwise.test".into(),
-        },
+    let owner = Caller::Owner(OWNER.into());
+    let (default, command) = match step["op"].as_str().unwrap() {
+        "finish" => (
+            Caller::System,
+            Command::CallFinished {
+                provider,
+                attempt,
+                outcome: outcome(step),
+            },
+        ),
+        "claim" => (
+            Caller::System,
+            Command::Claim {
+                task: serde_json::from_value::<CallTask>(step["task"].clone()).unwrap(),
+                provider,
+                attempt,
+            },
+        ),
+        "synthesis" => (
+            Caller::System,
+            Command::SynthesisFinished {
+                attempt,
+                outcome: outcome(step),
+            },
+        ),
+        "alarm" => (
+            Caller::System,
+            Command::Timeout {
+                lifetimes: lifetimes(step),
+            },
+        ),
+        "import" => {
+            let record = step.get("record").cloned().unwrap_or(Value::Null);
+            let research = serde_json::from_value(record).unwrap_or_else(|_| draft(step, now));
+            (
+                Caller::Admin,
+                Command::Import {
+                    research: Box::new(research),
+                },
+            )
+        }
+        "confirm" => (
+            owner,
+            Command::Confirm {
+                action: serde_json::from_value::<ConfirmAction>(step["action"].clone()).unwrap(),
+            },
+        ),
+        "retry" => (owner, Command::Retry),
+        "start" => (
+            owner,
+            Command::Start {
+                configured: configured.to_vec(),
+            },
+        ),
+        "edit" => (
+            owner,
+            Command::EditDraft {
+                fields: fields(step),
+            },
+        ),
+        "title" => (
+            owner,
+            Command::SetTitle {
+                title: step["title"].as_str().unwrap().to_owned(),
+            },
+        ),
+        "create" => (
+            owner,
+            Command::Create {
+                research: Box::new(draft(step, now)),
+            },
+        ),
+        "share" => (
+            owner,
+            Command::Share {
+                share_id: step["share_id"].as_str().unwrap().to_owned(),
+                base_url: "https://stepwise.test".into(),
+                ttl_ms: step["ttl"].as_u64().unwrap(),
+            },
+        ),
+        "unshare" => (owner, Command::Unshare),
+        "delete" => (owner, Command::Delete),
         op => panic!("unknown op {op}"),
-    }
+    };
+    let caller = match step.get("caller").and_then(Value::as_str) {
+        None => default,
+        Some("owner") => Caller::Owner(OWNER.into()),
+        Some("other") => Caller::Owner("o2".into()),
+        Some("system") => Caller::System,
+        Some("admin") => Caller::Admin,
+        Some(other) => panic!("unknown caller {other}"),
+    };
+    (caller, command)
+}
+
+fn draft(step: &Value, now: u64) -> Research {
+    Research::draft("r1".into(), OWNER.into(), fields(step), now).unwrap()
 }
 
 /// Checks the keys a step and a case's final expectation share: status, error, effects.
@@ -136,7 +205,7 @@ fn check_common(job: Option<&Research>, expect: &Value, last_effects: &[Effect],
         assert_eq!(
             last_effects.contains(&Effect::Index),
             index.as_bool().unwrap(),
-            "{at}: index refresh"
+            "{at}: index write"
         );
     }
 }
@@ -156,22 +225,18 @@ fn initial(case: &Value, configured: &[String]) -> Option<Research> {
             content: "ctx".into(),
         })
         .collect();
-    let selected = serde_json::from_value(start["selected_llms"].clone()).unwrap();
-    let draft = Research::draft(
-        "r1".into(),
-        "T".into(),
-        "P".into(),
-        selected,
-        "s".into(),
-        reports,
-        0,
-    )
-    .unwrap();
-    let mut record = Some(draft);
+    let fields = DraftFields {
+        title: "T".into(),
+        prompt: "P".into(),
+        selected_llms: serde_json::from_value(start["selected_llms"].clone()).unwrap(),
+        synthesis_llm: "s".into(),
+        external_reports: reports,
+    };
+    let mut record = Some(Research::draft("r1".into(), OWNER.into(), fields, 0).unwrap());
     let start = Command::Start {
         configured: configured.to_vec(),
     };
-    handle(&mut record, start, 0).unwrap();
+    handle(&mut record, &Caller::Owner(OWNER.into()), start, 0).unwrap();
     record
 }
 
@@ -191,17 +256,14 @@ fn research_vectors_follow_every_table_row_of_the_spec() {
             let now = step.get("now").and_then(Value::as_u64).unwrap_or(10);
             let at = format!("{name}, step {index}");
             let before = record.clone();
+            let (caller, command) = command(step, &configured, now);
             match (
-                handle(&mut record, command(step, &configured, now), now),
+                handle(&mut record, &caller, command, now),
                 step.get("expect_error"),
             ) {
-                (Ok(effects), None) => {
-                    // A driver saves only when there are effects: a change must come with one.
-                    assert!(
-                        record == before || !effects.is_empty(),
-                        "{at}: the record changed without an effect"
-                    );
-                    last = effects;
+                (Ok(handled), None) => {
+                    assert_eq!(handled.changed, record != before, "{at}: changed");
+                    last = handled.effects;
                 }
                 (Err(error), Some(code)) => {
                     assert_eq!(error.code(), code.as_str().unwrap(), "{at}");
@@ -214,12 +276,25 @@ fn research_vectors_follow_every_table_row_of_the_spec() {
             check_common(record.as_ref(), step, &last, &at);
         }
         let expect = &case["expect"];
+        if expect.get("deleted").is_some() {
+            assert_eq!(record, None, "{name}: the job should be gone");
+            continue;
+        }
         assert!(
             expect.get("status").is_some(),
             "{name}: a case must state the final status"
         );
         check_common(record.as_ref(), expect, &last, name);
-        check_job(record.as_ref().unwrap(), expect, name);
+        let job = record.as_ref().unwrap();
+        let owner = Caller::Owner(OWNER.into());
+        assert!(read(&record, &owner).is_ok(), "{name}: the owner reads");
+        let other = Caller::Owner("o2".into());
+        assert_eq!(
+            read(&record, &other).unwrap_err().code(),
+            "not_found",
+            "{name}"
+        );
+        check_job(job, expect, name);
     }
 }
 
@@ -270,6 +345,7 @@ fn check_job(job: &Research, expect: &Value, name: &str) {
         "retry_count",
         "synthesis_not_available",
         "prompt",
+        "title",
         "created_at",
         "selected_llms",
     ] {
@@ -285,12 +361,12 @@ fn check_job(job: &Research, expect: &Value, name: &str) {
         );
     }
     if let Some(share_id) = expect.get("share_id") {
-        let share = job.share_info.as_ref().expect("a share");
-        assert_eq!(
-            share.share_id,
-            share_id.as_str().unwrap(),
-            "{name}: share id"
-        );
+        let shared = job.share_info.as_ref().map(|s| s.share_id.as_str());
+        assert_eq!(shared, share_id.as_str(), "{name}: share id");
+    }
+    if let Some(at) = expect.get("share_expires_at") {
+        let expires = job.share_info.as_ref().map(|s| s.expires_at);
+        assert_eq!(expires, at.as_u64(), "{name}: share expiry");
     }
     if let Some(synthesized) = expect.get("synthesized") {
         assert_eq!(
@@ -300,8 +376,12 @@ fn check_job(job: &Research, expect: &Value, name: &str) {
         );
     }
     if let Some(deadline) = expect.get("next_deadline") {
+        let lifetimes = Lifetimes {
+            call_timeout_ms: 300_000,
+            ..Lifetimes::default()
+        };
         assert_eq!(
-            job.next_deadline(300_000),
+            job.next_deadline(&lifetimes),
             deadline.as_u64(),
             "{name}: next deadline"
         );
@@ -311,16 +391,14 @@ fn check_job(job: &Research, expect: &Value, name: &str) {
 #[test]
 fn drafts_are_validated() {
     let draft = |prompt: &str, selected: Vec<&str>| {
-        let selected = selected.into_iter().map(String::from).collect();
-        Research::draft(
-            "r".into(),
-            "t".into(),
-            prompt.into(),
-            selected,
-            "s".into(),
-            Vec::new(),
-            0,
-        )
+        let fields = DraftFields {
+            title: "t".into(),
+            prompt: prompt.into(),
+            selected_llms: selected.into_iter().map(String::from).collect(),
+            synthesis_llm: "s".into(),
+            external_reports: Vec::new(),
+        };
+        Research::draft("r".into(), OWNER.into(), fields, 0)
     };
     assert_eq!(draft("  ", vec!["a"]).unwrap_err().code(), "invalid_draft");
     assert_eq!(
@@ -348,27 +426,32 @@ fn the_synthesis_prompt_labels_every_source() {
         "claude".to_owned(),
         "gemini".to_owned(),
     ];
-    let job = Research::draft(
-        "r".into(),
-        "t".into(),
-        "Compare X".into(),
-        selected.clone(),
-        "gemini".into(),
-        reports,
-        0,
+    let fields = DraftFields {
+        title: "t".into(),
+        prompt: "Compare X".into(),
+        selected_llms: selected.clone(),
+        synthesis_llm: "gemini".into(),
+        external_reports: reports,
+    };
+    let job = Research::draft("r".into(), OWNER.into(), fields, 0).unwrap();
+    let mut record = Some(job);
+    let owner = Caller::Owner(OWNER.into());
+    handle(
+        &mut record,
+        &owner,
+        Command::Start {
+            configured: selected,
+        },
+        1,
     )
     .unwrap();
-    let mut record = Some(job);
-    let mut apply = |command| handle(&mut record, command, 1).unwrap();
-    apply(Command::Start {
-        configured: selected,
-    });
     let finished = |provider: &str, outcome| Command::CallFinished {
         provider: provider.into(),
         attempt: 1,
         outcome,
     };
     let report = |text: &str| ProviderOutcome::Completed { text: text.into() };
+    let mut apply = |command| handle(&mut record, &Caller::System, command, 1).unwrap();
     apply(finished("openai", report("OpenAI view")));
     apply(finished(
         "claude",
@@ -386,6 +469,45 @@ fn the_synthesis_prompt_labels_every_source() {
         !prompt.contains("claude"),
         "failed providers are not sources"
     );
+}
+
+#[test]
+fn a_synthesis_prompt_cuts_long_sources_to_fair_shares() {
+    let long = "x".repeat(300_000);
+    let fields = DraftFields {
+        title: "t".into(),
+        prompt: "Q".into(),
+        selected_llms: vec!["a".into(), "b".into()],
+        synthesis_llm: "a".into(),
+        external_reports: vec![ExternalReport {
+            title: "short".into(),
+            content: "tiny".into(),
+        }],
+    };
+    let mut record = Some(Research::draft("r".into(), OWNER.into(), fields, 0).unwrap());
+    let configured = vec!["a".to_owned(), "b".to_owned()];
+    handle(
+        &mut record,
+        &Caller::Owner(OWNER.into()),
+        Command::Start { configured },
+        1,
+    )
+    .unwrap();
+    for provider in ["a", "b"] {
+        let done = Command::CallFinished {
+            provider: provider.into(),
+            attempt: 1,
+            outcome: ProviderOutcome::Completed { text: long.clone() },
+        };
+        handle(&mut record, &Caller::System, done, 2).unwrap();
+    }
+    let prompt = synthesis_prompt(record.as_ref().unwrap());
+    assert!(prompt.contains("=== Source 3: external report \"short\" ===\ntiny\n"));
+    assert_eq!(prompt.matches("[… cut to fit the synthesis]").count(), 2);
+    // The two long reports split what the short one left: (200000 - 4) / 2 characters each.
+    let kept = format!("\n{}\n[… cut", "x".repeat(99_998));
+    assert_eq!(prompt.matches(&kept).count(), 2);
+    assert!(!prompt.contains(&"x".repeat(99_999)));
 }
 
 #[test]

@@ -18,6 +18,8 @@ pub enum ErrorCode {
     UpstreamError,
     /// The stream was malformed or ended before completion.
     BadStream,
+    /// The answer passed the size the server reads.
+    AnswerTooLong,
 }
 
 impl<'de> Deserialize<'de> for ErrorCode {
@@ -55,6 +57,21 @@ impl ErrorCode {
             ErrorCode::Auth => "auth",
             ErrorCode::UpstreamError => "upstream_error",
             ErrorCode::BadStream => "bad_stream",
+            ErrorCode::AnswerTooLong => "answer_too_long",
+        }
+    }
+
+    /// What a client is told about a failure with this code: a generic sentence. The provider's
+    /// own message can name the operator's organization or quota state, so it stays in the
+    /// server's logs.
+    pub fn public_message(self) -> &'static str {
+        match self {
+            ErrorCode::Timeout => "the model provider did not answer in time",
+            ErrorCode::RateLimited => "the model provider is limiting requests; try again later",
+            ErrorCode::Auth => "the model provider refused the server's credentials",
+            ErrorCode::UpstreamError => "the model provider failed to answer",
+            ErrorCode::BadStream => "the model provider's answer was cut off or malformed",
+            ErrorCode::AnswerTooLong => "the model's answer was longer than this server accepts",
         }
     }
 }
@@ -102,6 +119,18 @@ impl ProviderError {
                 + "…";
         }
         self
+    }
+
+    /// The error as clients see it: the code, and the code's generic message
+    /// ([`ErrorCode::public_message`]).
+    ///
+    /// ```
+    /// use stepwise_core::llm::{ErrorCode, ProviderError};
+    /// let e = ProviderError::new(ErrorCode::RateLimited, "org-42 is over its monthly quota");
+    /// assert!(!e.public().message.contains("org-42"));
+    /// ```
+    pub fn public(&self) -> ProviderError {
+        ProviderError::new(self.code, self.code.public_message())
     }
 
     /// The error for a non-success HTTP status and its body (any provider's error JSON, or text).

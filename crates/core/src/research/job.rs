@@ -10,56 +10,40 @@ use crate::llm::{ErrorCode, ProviderError};
 pub const MAX_PROMPT_CHARS: usize = 20_000;
 /// Most providers one job may ask.
 pub const MAX_PROVIDERS: usize = 16;
-/// Most external reports, and the longest one in characters.
+/// Most external reports.
 pub const MAX_EXTERNAL_REPORTS: usize = 10;
 /// Longest external report, in characters.
 pub const MAX_EXTERNAL_REPORT_CHARS: usize = 100_000;
+/// Most characters of all external reports together.
+pub const MAX_EXTERNAL_TOTAL_CHARS: usize = 200_000;
+/// Longest title, in characters.
+pub const MAX_TITLE_CHARS: usize = 120;
 
 impl Research {
-    /// A new draft (phase 1), validated.
-    #[allow(clippy::too_many_arguments)] // mirrors the draft form's fields one to one
+    /// A new draft (phase 1) of `owner`, validated.
+    ///
+    /// ```
+    /// use stepwise_core::research::{DraftFields, Research, ResearchStatus};
+    /// let fields = DraftFields { title: "T".into(), prompt: "Why?".into(),
+    ///     selected_llms: vec!["a".into()], synthesis_llm: "a".into(), external_reports: vec![] };
+    /// let job = Research::draft("r1".into(), "owner-1".into(), fields, 0).unwrap();
+    /// assert_eq!((job.status, job.owner.as_str()), (ResearchStatus::Draft, "owner-1"));
+    /// ```
     pub fn draft(
         id: String,
-        title: String,
-        prompt: String,
-        selected_llms: Vec<String>,
-        synthesis_llm: String,
-        external_reports: Vec<ExternalReport>,
+        owner: String,
+        fields: DraftFields,
         now: u64,
     ) -> Result<Research, ResearchError> {
-        let invalid = |reason: &str| Err(ResearchError::InvalidDraft(reason.to_owned()));
-        if prompt.trim().is_empty() {
-            return invalid("the prompt is empty");
-        }
-        if prompt.chars().count() > MAX_PROMPT_CHARS {
-            return invalid("the prompt is longer than 20000 characters");
-        }
-        if selected_llms.len() > MAX_PROVIDERS {
-            return invalid("at most 16 providers can be selected");
-        }
-        if selected_llms
-            .iter()
-            .enumerate()
-            .any(|(i, p)| selected_llms[..i].contains(p))
-        {
-            return invalid("a provider is selected twice");
-        }
-        if external_reports.len() > MAX_EXTERNAL_REPORTS {
-            return invalid("at most 10 external reports are allowed");
-        }
-        if external_reports
-            .iter()
-            .any(|r| r.content.chars().count() > MAX_EXTERNAL_REPORT_CHARS)
-        {
-            return invalid("an external report is longer than 100000 characters");
-        }
+        validate(&fields)?;
         Ok(Research {
             id,
-            title,
-            prompt,
-            selected_llms,
-            synthesis_llm,
-            external_reports,
+            owner,
+            title: fields.title,
+            prompt: fields.prompt,
+            selected_llms: fields.selected_llms,
+            synthesis_llm: fields.synthesis_llm,
+            external_reports: fields.external_reports,
             status: ResearchStatus::Draft,
             created_at: now,
             started_at: None,
@@ -216,6 +200,7 @@ impl Research {
 
     /// `POST /research/:id/retry` from `failed` (phase 6): failed providers are called again (as
     /// in phase 5); else a failed synthesis runs again; else the job is completed (idempotent).
+    /// A synthesis retry counts against the same limit as provider retries.
     pub(super) fn retry(&mut self, now: u64) -> Result<Vec<Effect>, ResearchError> {
         self.expect(ResearchStatus::Failed, "retry")?;
         let mut effects = Vec::new();
@@ -226,6 +211,11 @@ impl Research {
         {
             self.retry_failed_providers(now, &mut effects);
         } else if self.synthesis_error.is_some() {
+            if self.retry_count >= MAX_RETRIES {
+                self.fail("Max retries exceeded".into(), now, &mut effects);
+                return Ok(effects);
+            }
+            self.retry_count += 1;
             self.error = None;
             self.finished_at = None;
             self.run_synthesis(now, &mut effects);
@@ -264,8 +254,10 @@ impl Research {
         effects
     }
 
-    /// When the alarm should next fire: the earliest deadline of an open call.
-    pub fn next_deadline(&self, timeout: u64) -> Option<u64> {
+    /// When the alarm should next fire: the earliest deadline of an open call, the expiry of a
+    /// share or a draft, or the end of a finished job's retention.
+    pub fn next_deadline(&self, lifetimes: &Lifetimes) -> Option<u64> {
+        let timeout = lifetimes.call_timeout_ms;
         let calls = self
             .llm_results
             .iter()
@@ -273,7 +265,22 @@ impl Research {
             .map(|r| r.dispatched_at + timeout);
         calls
             .chain(self.synthesis_dispatched_at.map(|at| at + timeout))
+            .chain(self.share_info.as_ref().map(|share| share.expires_at))
+            .chain(self.expires_at(lifetimes))
             .min()
+    }
+
+    /// When the job itself is deleted: a draft `draft_ttl_ms` after its creation, a completed or
+    /// failed job `retention_ms` after it finished; never while it runs.
+    pub fn expires_at(&self, lifetimes: &Lifetimes) -> Option<u64> {
+        match self.status {
+            ResearchStatus::Draft => Some(self.created_at.saturating_add(lifetimes.draft_ttl_ms)),
+            ResearchStatus::Completed | ResearchStatus::Failed => {
+                let finished = self.finished_at.unwrap_or(self.created_at);
+                Some(finished.saturating_add(lifetimes.retention_ms))
+            }
+            _ => None,
+        }
     }
 
     /// The spec's "Synthesis not available" condition for the completed card: completed with no
@@ -374,7 +381,6 @@ impl Research {
     fn complete(&mut self, now: u64, effects: &mut Vec<Effect>) {
         self.finished_at = Some(now);
         self.set_status(ResearchStatus::Completed, now, effects);
-        effects.push(Effect::Publish);
     }
 
     fn fail(&mut self, error: String, now: u64, effects: &mut Vec<Effect>) {
@@ -413,6 +419,51 @@ impl Research {
             .filter(|r| r.status == LlmStatus::Completed)
             .count()
     }
+}
+
+/// Checks a draft's fields: a prompt, at most 16 distinct providers, bounded external reports
+/// and a single-line title.
+pub(super) fn validate(fields: &DraftFields) -> Result<(), ResearchError> {
+    let invalid = |reason: &str| Err(ResearchError::InvalidDraft(reason.to_owned()));
+    if fields.prompt.trim().is_empty() {
+        return invalid("the prompt is empty");
+    }
+    if fields.prompt.chars().count() > MAX_PROMPT_CHARS {
+        return invalid("the prompt is longer than 20000 characters");
+    }
+    if fields.selected_llms.len() > MAX_PROVIDERS {
+        return invalid("at most 16 providers can be selected");
+    }
+    let selected = &fields.selected_llms;
+    if selected
+        .iter()
+        .enumerate()
+        .any(|(i, p)| selected[..i].contains(p))
+    {
+        return invalid("a provider is selected twice");
+    }
+    let reports = &fields.external_reports;
+    if reports.len() > MAX_EXTERNAL_REPORTS {
+        return invalid("at most 10 external reports are allowed");
+    }
+    let lengths: Vec<usize> = reports.iter().map(|r| r.content.chars().count()).collect();
+    if lengths.iter().any(|&n| n > MAX_EXTERNAL_REPORT_CHARS) {
+        return invalid("an external report is longer than 100000 characters");
+    }
+    if lengths.iter().sum::<usize>() > MAX_EXTERNAL_TOTAL_CHARS {
+        return invalid("the external reports are longer than 200000 characters together");
+    }
+    check_title(&fields.title)
+}
+
+/// A title is one line of at most 120 characters.
+pub(super) fn check_title(title: &str) -> Result<(), ResearchError> {
+    if title.chars().count() > MAX_TITLE_CHARS || title.chars().any(char::is_control) {
+        return Err(ResearchError::InvalidDraft(
+            "the title must be one line of at most 120 characters".to_owned(),
+        ));
+    }
+    Ok(())
 }
 
 /// The result of this provider's current attempt (borrowing only the results).

@@ -6,13 +6,14 @@ use std::fmt::Write;
 use super::{LlmStatus, Research};
 
 /// Renders the report page: title, question, the synthesis (or "Synthesis not available" when
-/// [`Research::synthesis_not_available`] holds), each provider's report or error code, and the
-/// external reports' titles.
+/// [`Research::synthesis_not_available`] holds), each provider's report or error code, the
+/// external reports' titles, and until when the page is shared.
 ///
 /// ```
-/// use stepwise_core::research::{Research, share_html};
-/// let mut job = Research::draft("r1".into(), "<b>T</b>".into(), "Q?".into(),
-///     vec!["a".into()], "a".into(), vec![], 0).unwrap();
+/// use stepwise_core::research::{DraftFields, Research, share_html};
+/// let fields = DraftFields { title: "<b>T</b>".into(), prompt: "Q?".into(),
+///     selected_llms: vec!["a".into()], synthesis_llm: "a".into(), external_reports: vec![] };
+/// let job = Research::draft("r1".into(), "me".into(), fields, 0).unwrap();
 /// let page = share_html(&job);
 /// assert!(page.contains("&lt;b&gt;T&lt;/b&gt;") && !page.contains("<b>T"));
 /// ```
@@ -27,7 +28,16 @@ pub fn share_html(research: &Research) -> String {
          <style>{STYLE}</style></head><body><main>\n<h1>{title}</h1>\n"
     );
     if let Some(at) = research.finished_at {
-        let _ = writeln!(out, "<p class=\"meta\">Completed {} UTC</p>", utc(at));
+        let _ = write!(
+            out,
+            "<p class=\"meta\">Completed {} UTC",
+            crate::dates::minute(at)
+        );
+        if let Some(share) = &research.share_info {
+            let until = crate::dates::minute(share.expires_at);
+            let _ = write!(out, " · shared until {until} UTC");
+        }
+        out.push_str("</p>\n");
     }
     let _ = writeln!(
         out,
@@ -100,37 +110,9 @@ fn escape(text: &str) -> String {
     out
 }
 
-/// `YYYY-MM-DD HH:MM` for milliseconds since the epoch (proleptic Gregorian, UTC).
-fn utc(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Civil-from-days (Howard Hinnant's algorithm), for days since 1970-01-01.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
-        rest / 3600,
-        rest % 3600 / 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dates_are_civil_utc() {
-        assert_eq!(utc(0), "1970-01-01 00:00");
-        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00");
-        assert_eq!(utc(1_795_000_000_000), "2026-11-18 11:06");
-    }
 
     #[test]
     fn every_markup_character_is_escaped() {

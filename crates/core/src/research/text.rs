@@ -60,9 +60,32 @@ pub fn clean_title(answer: &str) -> Option<String> {
     has_text.then(|| fallback_title(title))
 }
 
+/// Most characters of all sources together in a synthesis prompt; longer sources are cut to
+/// fair shares (a short source keeps all of its text, the rest is split among the long ones).
+pub const MAX_SYNTHESIS_SOURCE_CHARS: usize = 200_000;
+
 /// The synthesis prompt: the question, then each source labelled by provider or external
-/// report, and instructions to attribute claims to their sources.
+/// report (cut to fit [`MAX_SYNTHESIS_SOURCE_CHARS`]), and instructions to attribute claims to
+/// their sources.
 pub fn synthesis_prompt(research: &Research) -> String {
+    let mut sources: Vec<(String, &str)> = Vec::new();
+    for result in research
+        .llm_results
+        .iter()
+        .filter(|r| r.status == LlmStatus::Completed)
+    {
+        let label = format!("{} (model report)", result.provider);
+        sources.push((label, result.result.as_deref().unwrap_or("").trim()));
+    }
+    for report in &research.external_reports {
+        let label = format!("external report \"{}\"", report.title);
+        sources.push((label, report.content.trim()));
+    }
+    let lengths: Vec<usize> = sources
+        .iter()
+        .map(|(_, text)| text.chars().count())
+        .collect();
+    let shares = fair_shares(&lengths, MAX_SYNTHESIS_SOURCE_CHARS);
     let mut out = String::with_capacity(4096);
     out.push_str(
         "You are writing a synthesis of several research reports that answer the same question.\n",
@@ -72,28 +95,44 @@ pub fn synthesis_prompt(research: &Research) -> String {
         "Point out where sources agree and where they disagree. Do not invent sources.\n\n",
     );
     let _ = writeln!(out, "Question:\n{}\n", research.prompt.trim());
-    let mut number = 0;
-    for result in research
-        .llm_results
-        .iter()
-        .filter(|r| r.status == LlmStatus::Completed)
+    for (number, ((label, text), (&share, &length))) in
+        sources.iter().zip(shares.iter().zip(&lengths)).enumerate()
     {
-        number += 1;
-        let _ = writeln!(
-            out,
-            "=== Source {number}: {} (model report) ===\n{}\n",
-            result.provider,
-            result.result.as_deref().unwrap_or("").trim()
-        );
-    }
-    for report in &research.external_reports {
-        number += 1;
-        let _ = writeln!(
-            out,
-            "=== Source {number}: external report \"{}\" ===\n{}\n",
-            report.title,
-            report.content.trim()
-        );
+        let _ = write!(out, "=== Source {}: {label} ===\n", number + 1);
+        if share < length {
+            out.extend(text.chars().take(share));
+            out.push_str("\n[… cut to fit the synthesis]\n\n");
+        } else {
+            let _ = writeln!(out, "{text}\n");
+        }
     }
     out
+}
+
+/// Characters each source may keep within `budget`: every source gets at most an equal share of
+/// what the shorter ones left.
+fn fair_shares(lengths: &[usize], budget: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..lengths.len()).collect();
+    order.sort_unstable_by_key(|&i| lengths[i]);
+    let mut shares = vec![0; lengths.len()];
+    let mut left = budget;
+    for (done, &i) in order.iter().enumerate() {
+        let share = lengths[i].min(left / (lengths.len() - done));
+        shares[i] = share;
+        left -= share;
+    }
+    shares
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fair_shares;
+
+    #[test]
+    fn short_sources_keep_their_text_and_long_ones_split_the_rest() {
+        assert_eq!(fair_shares(&[10, 20], 100), vec![10, 20]);
+        assert_eq!(fair_shares(&[10, 500, 500], 100), vec![10, 45, 45]);
+        assert_eq!(fair_shares(&[300, 10], 100), vec![90, 10]);
+        assert_eq!(fair_shares(&[], 100), Vec::<usize>::new());
+    }
 }

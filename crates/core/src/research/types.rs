@@ -74,6 +74,21 @@ pub struct ExternalReport {
     pub content: String,
 }
 
+/// A draft's fields as the user wrote them (the title is made by the edge).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DraftFields {
+    /// The title: the synthesis model's, or the truncated prompt.
+    pub title: String,
+    /// The research prompt.
+    pub prompt: String,
+    /// Providers to ask.
+    pub selected_llms: Vec<String>,
+    /// Provider that writes the synthesis.
+    pub synthesis_llm: String,
+    /// Extra context reports.
+    pub external_reports: Vec<ExternalReport>,
+}
+
 /// What a partial failure left behind.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PartialFailure {
@@ -85,13 +100,54 @@ pub struct PartialFailure {
     pub retry_count: u32,
 }
 
-/// Where the shareable report lives.
+/// Where the shareable report lives, while its owner keeps it published.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShareInfo {
     /// The share id.
     pub share_id: String,
     /// The public URL.
     pub url: String,
+    /// When it was published (ms since the epoch).
+    #[serde(default)]
+    pub published_at: u64,
+    /// When the page expires and is no longer served.
+    #[serde(default)]
+    pub expires_at: u64,
+}
+
+/// Who asks for a change: the job's owner (by owner id), the Worker itself (queue consumers,
+/// the job's alarm), or an admin. Anyone but the owner gets [`ResearchError::NotFound`] for an
+/// owner's command, so a job's existence is never revealed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Caller {
+    /// An owner, by owner id.
+    Owner(String),
+    /// The Worker's own machinery.
+    System,
+    /// An admin (`ADMIN_TOKEN`).
+    Admin,
+}
+
+/// How long things live, from the Worker's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lifetimes {
+    /// A provider or synthesis call still open after this fails with `timeout`, in ms.
+    pub call_timeout_ms: u64,
+    /// A draft not started within this is deleted, in ms.
+    pub draft_ttl_ms: u64,
+    /// A completed or failed job is deleted this long after it finished, in ms.
+    pub retention_ms: u64,
+}
+
+impl Default for Lifetimes {
+    fn default() -> Self {
+        Lifetimes {
+            call_timeout_ms: 5 * 60 * 1000,
+            draft_ttl_ms: 24 * 3600 * 1000,
+            retention_ms: 365 * 24 * 3600 * 1000,
+        }
+    }
 }
 
 /// A research job.
@@ -99,6 +155,9 @@ pub struct ShareInfo {
 pub struct Research {
     /// Job id.
     pub id: String,
+    /// The owner id: only this owner can read or change the job.
+    #[serde(default)]
+    pub owner: String,
     /// Title (generated from the prompt).
     pub title: String,
     /// The research prompt.
@@ -267,7 +326,7 @@ pub enum ResearchEvent {
         /// When.
         at: u64,
     },
-    /// The completed job's read-only report was published.
+    /// The owner published the completed job's read-only report.
     Published {
         /// Job id.
         research_id: String,
@@ -275,6 +334,8 @@ pub enum ResearchEvent {
         share_id: String,
         /// The public URL of the report.
         url: String,
+        /// When the page expires.
+        expires_at: u64,
         /// When.
         at: u64,
     },
@@ -330,14 +391,22 @@ pub enum Effect {
     },
     /// Publish a lifecycle event (events streams and the `research-events` queue).
     Emit(ResearchEvent),
-    /// The job completed: name its share page, then answer with
-    /// [`Command::Publish`](super::Command::Publish) (share ids are random: an input).
-    Publish,
     /// Write the read-only report page ([`share_html`](super::share_html)) under the record's
-    /// share id.
+    /// share id, expiring at its `expires_at`.
     WriteSharePage,
-    /// Refresh the job's entry in the list index.
+    /// Remove a withdrawn report page.
+    DeleteSharePage {
+        /// The share id the page was served under.
+        share_id: String,
+    },
+    /// Write the job's entry in its owner's list index (at creation and at final states).
     Index,
+    /// The job is gone (deleted by its owner, or expired): remove its stored record, its index
+    /// entry and its share page, and end its streams. `research` is the record as it was.
+    Erase {
+        /// The deleted record.
+        research: Box<Research>,
+    },
 }
 
 /// What a queued call is for.
@@ -377,6 +446,9 @@ pub enum ResearchError {
     /// A job with this id already exists.
     #[error("the research job exists")]
     Exists,
+    /// The record to import is not a valid job (owner, ids, share URL).
+    #[error("invalid research record: {0}")]
+    InvalidRecord(String),
 }
 
 impl ResearchError {
@@ -388,6 +460,7 @@ impl ResearchError {
             ResearchError::NoProvidersSelected => "no_providers_selected",
             ResearchError::ProviderNotConfigured(_) => "provider_not_configured",
             ResearchError::InvalidDraft(_) => "invalid_draft",
+            ResearchError::InvalidRecord(_) => "invalid_record",
         }
     }
 }

@@ -14,18 +14,23 @@ use crate::workflow::{ActionEffect, ActionError, UserAction, WorkflowSpec, Workf
 
 /// Default budget of conversation history sent to the model, in characters.
 pub const DEFAULT_HISTORY_BUDGET: usize = 24_000;
+/// Default longest user message, in characters.
+pub const DEFAULT_MAX_MESSAGE_CHARS: usize = 8_000;
 
 /// Tunables of a turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TurnOptions {
     /// Most characters of earlier messages sent to the model; the oldest are dropped first.
     pub history_budget: usize,
+    /// Longest user message, in characters; a longer one is rejected (`message_too_long`).
+    pub max_message_chars: usize,
 }
 
 impl Default for TurnOptions {
     fn default() -> Self {
         TurnOptions {
             history_budget: DEFAULT_HISTORY_BUDGET,
+            max_message_chars: DEFAULT_MAX_MESSAGE_CHARS,
         }
     }
 }
@@ -83,7 +88,13 @@ pub fn begin_with(
 ) -> Result<TurnStart, Rejection> {
     let state = request_state(spec, request);
     let action = request.user_action.clone().unwrap_or(UserAction::TextInput);
-    match spec.apply_action(&state, &action) {
+    let limit = options.max_message_chars;
+    let applied = if request.message.chars().count() > limit {
+        Err(ActionError::MessageTooLong { limit })
+    } else {
+        spec.apply_action(&state, &action)
+    };
+    match applied {
         Err(error) => Err(Rejection {
             response: reject(request, &state.current_step, &error),
             error,

@@ -74,12 +74,14 @@ fn collected(out: &mut String, spec: &WorkflowSpec, state: &WorkflowState) {
     }
     for step in &spec.steps {
         let Some(field) = &step.field else { continue };
+        // Values are the user's words: quoted as JSON, never as lines of the prompt.
         match state.config.get(field) {
             Some(FieldValue::Text(text)) => {
-                let _ = writeln!(out, "- {field}: {text}");
+                let _ = writeln!(out, "- {field}: {}", quoted(text));
             }
             Some(FieldValue::List(items)) => {
-                let _ = writeln!(out, "- {field}: {}", items.join(", "));
+                let items: Vec<String> = items.iter().map(|i| quoted(i)).collect();
+                let _ = writeln!(out, "- {field}: [{}]", items.join(", "));
             }
             None => {}
         }
@@ -117,7 +119,8 @@ fn current_step(out: &mut String, step: &StepSpec) {
 fn happened(effect: &ActionEffect, action: &UserAction) -> String {
     match (effect, action) {
         (ActionEffect::Completed { field }, UserAction::OptionSelected { selected_value, .. }) => {
-            format!("the user picked \"{selected_value}\" for {field}; it is saved. Acknowledge it in a few words, then ask the current step's question.")
+            let value = quoted(selected_value);
+            format!("the user picked {value} for {field}; it is saved. Acknowledge it in a few words, then ask the current step's question.")
         }
         (ActionEffect::Completed { field }, _) => {
             format!("the user's selection for {field} is saved. Acknowledge it in a few words, then ask the current step's question.")
@@ -127,6 +130,11 @@ fn happened(effect: &ActionEffect, action: &UserAction) -> String {
         (ActionEffect::WentTo { step }, _) => format!("the user went back to {step} to change it. Ask its question again."),
         _ => "the user wrote the message below. Extract the current step's data only if they clearly gave it; if they are unsure or off-topic, help or redirect them and do not extract.".into(),
     }
+}
+
+/// A user value as a JSON string (quoted, quotes and control characters escaped).
+fn quoted(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_default()
 }
 
 /// The user message sent to the model when the user sent no text of their own.

@@ -146,7 +146,13 @@ impl WorkflowSpec {
     }
 }
 
+/// A collected value is one line of at most `max` characters: line breaks and other control
+/// characters are refused, so no value can start a marker line or an instruction of its own
+/// where it is quoted into a prompt.
 fn check_len(text: &str, max: usize) -> Result<(), String> {
+    if text.chars().any(char::is_control) {
+        return Err("must be one line, without line breaks or control characters".into());
+    }
     let len = text.chars().count();
     if len > max {
         Err(format!("at most {max} characters are allowed, got {len}"))

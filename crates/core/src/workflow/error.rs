@@ -132,6 +132,12 @@ pub enum ActionError {
     /// The config carried by the request breaks the spec.
     #[error("the current config is invalid: {0}")]
     InvalidConfig(String),
+    /// The user's message is longer than the server accepts.
+    #[error("the message is longer than {limit} characters")]
+    MessageTooLong {
+        /// The limit, in characters.
+        limit: usize,
+    },
 }
 
 impl ActionError {
@@ -146,6 +152,7 @@ impl ActionError {
             ActionError::UnknownStep(_) => "unknown_step",
             ActionError::NotAtReview(_) => "not_at_review",
             ActionError::InvalidConfig(_) => "invalid_config",
+            ActionError::MessageTooLong { .. } => "message_too_long",
         }
     }
 }
