@@ -9,6 +9,7 @@
 
 mod chat;
 mod health;
+mod me;
 mod platform;
 mod provider;
 mod research;
@@ -19,12 +20,13 @@ use worker::{
     Context, Env, MessageBatch, MessageExt, Method, Request, Response, console_error, event,
 };
 
+pub use platform::spend::SpendGuard;
 pub use research::job_object::ResearchJob;
 
 use crate::platform::cors;
 use crate::platform::error::AppResult;
 use crate::platform::settings::var;
-use crate::research::messages::CallMessage;
+use crate::research::messages::{CallMessage, LLM_CALL, RESEARCH_EVENT};
 
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response> {
@@ -40,22 +42,17 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
     cors::decorate(response, origin.as_deref(), &allowed)
 }
 
-/// The queue consumer. `llm-call`: each message is one provider (or synthesis) call of one job;
-/// the calls of a batch run concurrently. `research-events`: lifecycle events, for the webhook.
-/// A message that could not be handled is retried by the queue.
+/// The queue consumer, routing each message by its `kind` (whatever queue it came from):
+/// `llm_call`, one provider (or synthesis) call of one job, the calls of a batch running
+/// concurrently; `research_event`, a lifecycle event, for the webhook. A message that could not
+/// be handled is retried by the queue (after `retry_delay`), and past `max_retries` moved to the
+/// dead-letter queue.
 #[event(queue)]
 async fn queue(batch: MessageBatch<String>, env: Env, _ctx: Context) -> worker::Result<()> {
     let messages = batch.messages()?;
-    let from_calls = batch.queue() == "llm-call";
     let handled = futures_util::future::join_all(messages.iter().map(|message| {
         let env = &env;
-        async move {
-            if from_calls {
-                consume_call(env, message.body()).await
-            } else {
-                consume_event(env, message.body()).await
-            }
-        }
+        async move { consume(env, message.body()).await }
     }))
     .await;
     for (message, result) in messages.iter().zip(handled) {
@@ -70,11 +67,18 @@ async fn queue(batch: MessageBatch<String>, env: Env, _ctx: Context) -> worker::
     Ok(())
 }
 
-async fn consume_call(env: &Env, body: &str) -> AppResult<()> {
-    let call: CallMessage = serde_json::from_str(body)?;
-    research::calls::handle(env, &call).await
-}
-
-async fn consume_event(env: &Env, body: &str) -> AppResult<()> {
-    research::notify::handle(env, body).await
+async fn consume(env: &Env, body: &str) -> AppResult<()> {
+    let message: serde_json::Value = serde_json::from_str(body)?;
+    match message["kind"].as_str().unwrap_or("") {
+        LLM_CALL => {
+            let call: CallMessage = serde_json::from_value(message)?;
+            research::calls::handle(env, &call).await
+        }
+        RESEARCH_EVENT => research::notify::handle(env, &message).await,
+        other => {
+            // An unknown kind can never succeed: drop it rather than retry it.
+            console_error!("queue: message of unknown kind `{other}` dropped");
+            Ok(())
+        }
+    }
 }

@@ -1,9 +1,14 @@
-//! The route table: method and path segments to each feature's handler.
+//! The route table: method and path segments to each feature's handler. Routes of owned data
+//! resolve the caller's owner here, once (401 without one), and routes that can call a model
+//! pass the kill switch and the rate limits here too, so no handler can forget either.
 
 use worker::{Context, Env, Method, Request, Response};
 
+use crate::platform::admin::require_admin;
 use crate::platform::error::{AppError, AppResult};
-use crate::{chat, health, research, workflows};
+use crate::platform::limits;
+use crate::platform::owner::{self, Owner};
+use crate::{chat, health, me, research, workflows};
 
 /// Answers one request (errors are turned into responses by the caller).
 pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response> {
@@ -11,43 +16,90 @@ pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response>
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     match (req.method(), segments.as_slice()) {
         (Method::Get, ["healthz"]) => health::get(&env),
-        (Method::Post, ["api", "chat"]) => chat::post_turn(req, env, ctx).await,
-        (Method::Put, ["api", "chat", "update-field"]) => chat::update_field(req, env).await,
-        (Method::Get, ["api", "conversations", id]) => chat::get_conversation(&req, &env, id).await,
         (Method::Get, ["api", "workflows", id]) => workflows::get(&env, id).await,
         (Method::Put, ["api", "workflows", id]) => {
+            require_admin(&req, &env, "workflow overrides")?;
             let id = (*id).to_owned();
             workflows::put(req, &env, &id).await
         }
-        (Method::Post, ["api", "research", "draft"]) => research::create_draft(req, &env).await,
-        (Method::Post, ["api", "research"]) => research::start(req, &env).await,
-        (Method::Get, ["api", "research"]) => research::list(&req, &env).await,
-        (Method::Get, ["api", "research", id]) => research::get(&env, id).await,
         (Method::Put, ["api", "research", id]) => {
+            require_admin(&req, &env, "research imports")?;
             let id = (*id).to_owned();
             research::import(req, &env, &id).await
         }
-        (Method::Get, ["api", "research", id, "events"]) => research::events(&env, id).await,
+        (Method::Get, ["share", id]) => research::share::get(&env, id).await,
+        (_, ["healthz"] | ["api", "workflows", _] | ["share", _]) => {
+            Err(AppError::method_not_allowed())
+        }
+        (_, ["api", ..]) => {
+            let owner = owner::require(&req, &env).await?;
+            owned(req, env, ctx, &owner).await
+        }
+        _ => Err(AppError::not_found("route")),
+    }
+}
+
+/// The routes of an owner's data. Those that can call a model are admitted first.
+async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResult<Response> {
+    let path = req.path();
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let route = (req.method(), segments.as_slice());
+    if calls_a_model(&route) {
+        limits::admit(&req, &env, owner).await?;
+    }
+    match route {
+        (Method::Get, ["api", "me"]) => me::get(&env, owner).await,
+        (Method::Post, ["api", "chat"]) => chat::post_turn(req, env, ctx, owner).await,
+        (Method::Put, ["api", "chat", "update-field"]) => chat::update_field(req, env, owner).await,
+        (Method::Get, ["api", "conversations", id]) => {
+            chat::get_conversation(&req, &env, owner, id).await
+        }
+        (Method::Post, ["api", "research", "draft"]) => {
+            research::create_draft(req, &env, owner).await
+        }
+        (Method::Post, ["api", "research"]) => research::start(req, &env, owner).await,
+        (Method::Get, ["api", "research"]) => research::list(&req, &env, owner).await,
+        (Method::Get, ["api", "research", id]) => research::get(&env, owner, id).await,
+        (Method::Delete, ["api", "research", id]) => research::delete(&env, owner, id).await,
+        (Method::Get, ["api", "research", id, "events"]) => research::events(&env, owner, id).await,
         (Method::Put, ["api", "research", id, "draft"]) => {
             let id = (*id).to_owned();
-            research::edit_draft(req, &env, &id).await
+            research::edit_draft(req, &env, owner, &id).await
         }
         (Method::Post, ["api", "research", id, "confirm"]) => {
             let id = (*id).to_owned();
-            research::confirm(req, &env, &id).await
+            research::confirm(req, &env, owner, &id).await
         }
-        (Method::Post, ["api", "research", id, "retry"]) => research::retry(&env, id).await,
-        (Method::Get, ["share", id]) => research::share::get(&env, id).await,
+        (Method::Post, ["api", "research", id, "retry"]) => {
+            research::retry(&req, &env, owner, id).await
+        }
+        (Method::Post, ["api", "research", id, "share"]) => {
+            research::share(&req, &env, owner, id).await
+        }
+        (Method::Delete, ["api", "research", id, "share"]) => {
+            research::unshare(&env, owner, id).await
+        }
         (
             _,
-            ["healthz"]
+            ["api", "me"]
             | ["api", "chat"]
             | ["api", "chat", "update-field"]
-            | ["api", "workflows", _]
             | ["api", "conversations", _]
-            | ["api", "research", ..]
-            | ["share", _],
+            | ["api", "research", ..],
         ) => Err(AppError::method_not_allowed()),
         _ => Err(AppError::not_found("route")),
     }
+}
+
+/// Whether a route can call a model: chat turns, drafts (titled by a model), starts,
+/// confirmations and retries.
+fn calls_a_model(route: &(Method, &[&str])) -> bool {
+    matches!(
+        route,
+        (Method::Post, ["api", "chat"])
+            | (Method::Post, ["api", "research", "draft"])
+            | (Method::Put, ["api", "research", _, "draft"])
+            | (Method::Post, ["api", "research"])
+            | (Method::Post, ["api", "research", _, "confirm" | "retry"])
+    )
 }

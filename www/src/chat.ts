@@ -4,6 +4,7 @@
 
 import { MarkerStream, Workflow, type ChatMessage, type ChatRequest, type ChatResponse, type CheckboxOption, type Config, type FieldValue, type StepSpecJson, type UserAction } from "../../crates/wasm/pkg/stepwise.js";
 import { h, replace } from "./dom.js";
+import { authHeaders } from "./owner.js";
 import { readSse } from "./sse.js";
 
 const STORAGE_KEY = "stepwise.chat.v1";
@@ -81,7 +82,13 @@ export class ChatView {
    * not know, from an older spec, is re-inferred locally). */
   private async resume(): Promise<void> {
     try {
-      const response = await fetch(`/api/conversations/${this.state.conversation_id}`, { headers: { "x-conversation-token": this.state.token! } });
+      const response = await fetch(`/api/conversations/${this.state.conversation_id}`, { headers: authHeaders({ "x-conversation-token": this.state.token! }) });
+      if (response.status === 404) {
+        // Gone (expired, or made by another owner token): the next turn starts a new one.
+        delete this.state.conversation_id;
+        delete this.state.token;
+        this.save();
+      }
       if (!response.ok) throw new Error(`the saved conversation could not be loaded (${response.status})`);
       const snapshot = await response.json();
       this.state.config = snapshot.current_config;
@@ -162,7 +169,7 @@ export class ChatView {
   /** Streams one turn: the model's text goes through `MarkerStream`, so chips and options
    * appear as soon as their line completes; the `complete` event is authoritative. */
   private async stream(request: ChatRequest, bubble: HTMLElement): Promise<ChatResponse> {
-    const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream", "x-stepwise-deltas": "model" };
+    const headers = authHeaders({ "content-type": "application/json", accept: "text/event-stream", "x-stepwise-deltas": "model" });
     if (this.state.token) headers["x-conversation-token"] = this.state.token;
     let response: Response;
     try {
@@ -336,7 +343,7 @@ export class ChatView {
     const action: UserAction = { type: "field_edit", target_field: field, value };
     const verdict = this.workflow.validateAction({ current_step: this.state.step, config: this.state.config, skipped: this.state.skipped }, action);
     if (!verdict.ok) return this.showError(verdict.error.message, verdict.error.code);
-    const headers: Record<string, string> = { "content-type": "application/json" };
+    const headers = authHeaders({ "content-type": "application/json" });
     if (this.state.token) headers["x-conversation-token"] = this.state.token;
     try {
       const response = await fetch("/api/chat/update-field", {

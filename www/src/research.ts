@@ -3,16 +3,22 @@
 
 import type { Health, ProviderInfo, Research, ResearchDraft, ResearchList, ResearchStatus } from "../../crates/wasm/pkg/stepwise.js";
 import { h, replace } from "./dom.js";
+import { authHeaders } from "./owner.js";
+import { readSse } from "./sse.js";
 
 const FINAL: ResearchStatus[] = ["completed", "failed"];
+
+/** Longest wait between two attempts to reopen an events stream, in ms. */
+const MAX_BACKOFF_MS = 30_000;
 
 async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
   let response: Response;
   try {
-    response = await fetch(path, { method, headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    response = await fetch(path, { method, headers: authHeaders({ "content-type": "application/json" }), body: body === undefined ? undefined : JSON.stringify(body) });
   } catch {
     throw new Error("The connection was lost.");
   }
+  if (response.status === 204) return null as T;
   const json = await response.json().catch(() => null);
   if (!response.ok) throw new Error(json?.error ? `${json.error.message} (${json.error.code})` : `The server answered ${response.status}.`);
   return json as T;
@@ -23,7 +29,9 @@ export class ResearchView {
   private providers: ProviderInfo[] = [];
   private defaultSynthesis = "";
   private readonly cards = h("div", { class: "cards", "aria-live": "polite" });
-  private readonly streams = new Map<string, EventSource>();
+  private readonly streams = new Map<string, AbortController>();
+  /** Jobs whose events stream was refused (429, 404): not reopened until a reload. */
+  private readonly refused = new Set<string>();
   private readonly notice = h("div", { "aria-live": "assertive" });
 
   async mount(parent: Element): Promise<void> {
@@ -45,7 +53,7 @@ export class ResearchView {
 
   /** Leaves the screen: closes every events stream. */
   unmount(): void {
-    for (const stream of this.streams.values()) stream.close();
+    for (const stream of this.streams.values()) stream.abort();
     this.streams.clear();
   }
 
@@ -107,41 +115,61 @@ export class ResearchView {
     if (!FINAL.includes(job.status) && job.status !== "draft") this.follow(job.id);
   }
 
-  /** Subscribes to the job's events; every change re-reads the job and redraws its card. */
+  /** Subscribes to the job's events (read with fetch, so the request carries the owner's
+   * token); every change re-reads the job and redraws its card. A broken stream is reopened
+   * after a growing wait (1 s, 2 s, 4 s… at most 30 s); a 429 or 404, or the server's `end`,
+   * stops it for good. */
   private follow(id: string): void {
-    if (this.streams.has(id)) return;
-    const stream = new EventSource(`/api/research/${id}/events`);
-    this.streams.set(id, stream);
+    if (this.streams.has(id) || this.refused.has(id)) return;
+    const controller = new AbortController();
+    this.streams.set(id, controller);
     const refresh = async () => {
       try {
         const job = await api<Research>("GET", `/api/research/${id}`);
         this.upsert(job, false);
-        if (FINAL.includes(job.status) && (job.status === "failed" || job.share_info)) this.unfollow(id);
       } catch {
         /* the next event retries */
       }
     };
-    for (const name of ["snapshot", "status_changed", "provider_changed", "published"]) stream.addEventListener(name, refresh);
-    stream.addEventListener("end", () => this.unfollow(id));
-    // The server ends the stream when the job is done; do not let EventSource reconnect then.
-    stream.onerror = () => {
-      if (stream.readyState === EventSource.CLOSED || stream.readyState === EventSource.CONNECTING) {
-        this.unfollow(id);
-        void refresh();
+    /** Reads the stream until it ends ("end"), is refused for good ("refused") or the view
+     * leaves ("left"). */
+    const run = async (): Promise<"end" | "refused" | "left"> => {
+      let wait = 1000;
+      while (!controller.signal.aborted) {
+        try {
+          const response = await fetch(`/api/research/${id}/events`, { headers: authHeaders({ accept: "text/event-stream" }), signal: controller.signal });
+          if (response.status === 429 || response.status === 404) return "refused";
+          if (!response.ok || !response.body) throw new Error(`events answered ${response.status}`);
+          wait = 1000;
+          for await (const message of readSse(response.body)) {
+            if (message.event === "end") return "end";
+            await refresh();
+          }
+        } catch {
+          if (controller.signal.aborted) return "left";
+        }
+        await new Promise((resolve) => setTimeout(resolve, wait));
+        wait = Math.min(wait * 2, MAX_BACKOFF_MS);
       }
+      return "left";
     };
+    void run().then((reason) => {
+      if (reason === "refused") this.refused.add(id);
+      if (this.streams.get(id) === controller) this.streams.delete(id);
+      if (reason === "end") void refresh();
+    });
   }
 
   private unfollow(id: string): void {
-    this.streams.get(id)?.close();
+    this.streams.get(id)?.abort();
     this.streams.delete(id);
   }
 
   private async act(id: string, method: string, path: string, body?: unknown): Promise<void> {
     try {
       const job = await api<Research>(method, path, body);
+      this.refused.delete(id); // the user acted: follow the job again
       this.upsert(job, false);
-      this.follow(id);
     } catch (error) {
       replace(this.notice, h("p", { class: "error", role: "alert" }, (error as Error).message));
     }
@@ -184,7 +212,7 @@ export class ResearchView {
         if (job.synthesized_result) body.push(h("h4", {}, `Synthesis by ${job.synthesis_llm}`), h("div", { class: "report synthesis" }, job.synthesized_result));
         else if (job.synthesis_not_available) body.push(h("p", { class: "muted not-available" }, "Synthesis not available"));
         body.push(...this.reports(job, !!job.synthesized_result));
-        if (job.share_info) body.push(h("p", {}, h("a", { href: job.share_info.url, target: "_blank", rel: "noopener", class: "share" }, "Share link (read-only report)")));
+        body.push(this.sharing(job));
         break;
       }
       case "failed":
@@ -195,10 +223,37 @@ export class ResearchView {
         );
         break;
     }
+    const remove = h("button", { class: "btn link delete", type: "button", "aria-label": `Delete ${job.title}`, onclick: () => this.remove(job) }, "Delete");
     return h("article", { class: "card panel", "data-id": job.id, "aria-labelledby": `title-${job.id}` },
-      h("h3", { id: `title-${job.id}` }, job.title, " ", badge),
+      h("h3", { id: `title-${job.id}` }, job.title, " ", badge, " ", remove),
       h("p", { class: "muted" }, job.prompt.length > 140 ? `${job.prompt.slice(0, 140)}…` : job.prompt),
       ...body);
+  }
+
+  /** A completed job's sharing: publish a read-only link (it expires), or withdraw it. */
+  private sharing(job: Research): HTMLElement {
+    const share = job.share_info;
+    if (!share) {
+      return h("div", { class: "actions" },
+        h("button", { class: "btn secondary", type: "button", onclick: () => this.act(job.id, "POST", `/api/research/${job.id}/share`) }, "Publish a share link"));
+    }
+    const until = new Date(share.expires_at).toISOString().slice(0, 10);
+    return h("p", { class: "share-row" },
+      h("a", { href: share.url, target: "_blank", rel: "noopener", class: "share" }, "Share link (read-only report)"),
+      h("span", { class: "muted" }, ` until ${until} `),
+      h("button", { class: "btn link", type: "button", onclick: () => this.act(job.id, "DELETE", `/api/research/${job.id}/share`) }, "Withdraw"));
+  }
+
+  /** Deletes a job after the user confirms: its record, list entry and share page. */
+  private async remove(job: Research): Promise<void> {
+    if (!confirm(`Delete "${job.title}"? Its report and share link go too.`)) return;
+    try {
+      await api<null>("DELETE", `/api/research/${job.id}`);
+      this.unfollow(job.id);
+      this.cards.querySelector(`[data-id="${job.id}"]`)?.remove();
+    } catch (error) {
+      replace(this.notice, h("p", { class: "error", role: "alert" }, (error as Error).message));
+    }
   }
 
   /** A progress row per provider. */

@@ -15,6 +15,30 @@ pub struct Usage {
     pub tokens: u64,
 }
 
+impl Usage {
+    /// The counters as text, `"<calls> <tokens>"` (how the guard stores and answers them).
+    ///
+    /// ```
+    /// use stepwise_core::spend::Usage;
+    /// let usage = Usage { calls: 3, tokens: 1200 };
+    /// assert_eq!(usage.to_text(), "3 1200");
+    /// assert_eq!(Usage::parse("3 1200"), Some(usage));
+    /// assert_eq!(Usage::parse("3"), None);
+    /// ```
+    pub fn to_text(&self) -> String {
+        format!("{} {}", self.calls, self.tokens)
+    }
+
+    /// Counters written by [`Usage::to_text`].
+    pub fn parse(text: &str) -> Option<Usage> {
+        let (calls, tokens) = text.trim().split_once(' ')?;
+        Some(Usage {
+            calls: calls.parse().ok()?,
+            tokens: tokens.parse().ok()?,
+        })
+    }
+}
+
 /// What one request is about to spend.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Charge {

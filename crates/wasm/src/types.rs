@@ -60,7 +60,8 @@ export type UserAction =
 
 export type ActionErrorCode =
   | "field_mismatch" | "invalid_value" | "selection_required" | "step_required"
-  | "unknown_field" | "unknown_step" | "not_at_review" | "invalid_config" | "invalid_input";
+  | "unknown_field" | "unknown_step" | "not_at_review" | "invalid_config" | "message_too_long"
+  | "invalid_input";
 
 /** A machine code and a human message. */
 export interface ErrorBody { code: string; message: string }
@@ -179,7 +180,8 @@ export type ResearchStatus =
 /** One provider call's status. */
 export type LlmStatus = "pending" | "processing" | "completed" | "failed";
 /** The normalized code of a failed model call. */
-export type ProviderErrorCode = "timeout" | "rate_limited" | "auth" | "upstream_error" | "bad_stream";
+export type ProviderErrorCode =
+  | "timeout" | "rate_limited" | "auth" | "upstream_error" | "bad_stream" | "answer_too_long";
 
 /** One provider's result in a research job. */
 export interface LlmResult {
@@ -198,6 +200,8 @@ export interface ExternalReport { title: string; content: string }
 /** A research job as `GET /api/research/:id` answers it. */
 export interface Research {
   id: string;
+  /** The owner id (hex SHA-256 of the owner's identity). */
+  owner: string;
   title: string;
   prompt: string;
   selected_llms: string[];
@@ -216,7 +220,8 @@ export interface Research {
   synthesis_dispatched_at?: number;
   synthesis_claimed?: number;
   error?: string;
-  share_info?: { share_id: string; url: string };
+  /** Set while the owner publishes the report; it expires at `expires_at` (ms since the epoch). */
+  share_info?: { share_id: string; url: string; published_at: number; expires_at: number };
   /** Completed with no synthesis, at most one report and no external report (computed by the server). */
   synthesis_not_available: boolean;
 }
@@ -241,7 +246,14 @@ export interface ResearchList { items: ResearchListItem[]; cursor: string | null
 export type ResearchEvent =
   | { type: "status_changed"; research_id: string; status: ResearchStatus; at: number }
   | { type: "provider_changed"; research_id: string; provider: string; status: LlmStatus; attempt: number; at: number }
-  | { type: "published"; research_id: string; share_id: string; url: string; at: number };
+  | { type: "published"; research_id: string; share_id: string; url: string; expires_at: number; at: number };
+
+/** The answer of `GET /api/me`. */
+export interface Me {
+  owner: { id: string; kind: "access" | "anonymous"; email?: string };
+  usage: { calls: number; tokens: number };
+  access: boolean;
+}
 
 /** A provider as `GET /healthz` lists it. */
 export interface ProviderInfo { name: string; kind: "openai" | "anthropic" | "gemini" | "offline" }

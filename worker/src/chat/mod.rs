@@ -8,8 +8,10 @@ mod turn;
 
 use futures_channel::mpsc;
 use serde::Deserialize;
+use stepwise_core::llm::ProviderKind;
 use stepwise_core::protocol::ChatRequest;
-use stepwise_core::turn::{self as core_turn, TurnOptions};
+use stepwise_core::spend::{Charge, estimate_tokens};
+use stepwise_core::turn::{self as core_turn, TurnStart};
 use stepwise_core::workflow::{ActionError, Config, FieldValue, UserAction, WorkflowState};
 use worker::{Context, Env, Request, Response, console_warn};
 
@@ -21,7 +23,9 @@ use crate::platform::error::{AppError, AppResult};
 use crate::platform::ids;
 use crate::platform::kv::Kv;
 use crate::platform::negotiate::wants_json;
+use crate::platform::owner::Owner;
 use crate::platform::settings::Settings;
+use crate::platform::spend;
 use crate::platform::sse;
 use crate::workflows::store as workflows;
 
@@ -30,8 +34,14 @@ const DEFAULT_WORKFLOW: &str = "research_stream";
 /// The request header asking for `model_delta` events (value `model`) instead of `text_delta`.
 const DELTAS_HEADER: &str = "x-stepwise-deltas";
 
-/// `POST /api/chat`.
-pub async fn post_turn(mut req: Request, env: Env, ctx: &Context) -> AppResult<Response> {
+/// `POST /api/chat`: an owner's turn. Refused before any model call when the kill switch is on
+/// (503), a rate limit or a daily cap is reached (429), or the message is too long (422).
+pub async fn post_turn(
+    mut req: Request,
+    env: Env,
+    ctx: &Context,
+    owner: &Owner,
+) -> AppResult<Response> {
     let settings = Settings::from_env(&env)?;
     let kv = Kv::new(&env)?;
     let json_mode = wants_json(&req)?;
@@ -45,15 +55,25 @@ pub async fn post_turn(mut req: Request, env: Env, ctx: &Context) -> AppResult<R
     .ok_or_else(|| AppError::unknown_provider(request.provider.as_deref().unwrap_or("")))?;
     let workflow = request.workflow.as_deref().unwrap_or(DEFAULT_WORKFLOW);
     let spec = workflows::load(&kv, workflow).await?;
-    let conversation = open(&kv, request.conversation_id.as_deref(), token).await?;
-    let options = TurnOptions {
-        history_budget: settings.history_budget,
-    };
-    let start = core_turn::begin_with(&spec, &request, options).map_err(|rejection| {
-        warn_on_mismatch(&rejection.error);
-        AppError::from(rejection.error)
-    })?;
+    let conversation = open(&kv, owner, request.conversation_id.as_deref(), token).await?;
+    let start =
+        core_turn::begin_with(&spec, &request, settings.turn_options()).map_err(|rejection| {
+            warn_on_mismatch(&rejection.error);
+            AppError::from(rejection.error)
+        })?;
+    if let TurnStart::CallModel(plan) = &start
+        && provider.kind != ProviderKind::Offline
+    {
+        let prompt =
+            plan.system_prompt.len() + plan.messages.iter().map(|m| m.content.len()).sum::<usize>();
+        let charge = Charge {
+            calls: 1,
+            tokens: estimate_tokens(prompt, settings.max_tokens),
+        };
+        spend::charge(&env, owner, charge).await?;
+    }
     let turn = Turn {
+        owner: owner.clone(),
         spec,
         provider,
         request,
@@ -87,11 +107,16 @@ fn warn_on_mismatch(error: &ActionError) {
     }
 }
 
-/// The conversation a request names (token checked), or a new one.
-async fn open(kv: &Kv, id: Option<&str>, token: Option<String>) -> AppResult<Conversation> {
+/// The conversation a request names (owner and token checked), or a new one.
+async fn open(
+    kv: &Kv,
+    owner: &Owner,
+    id: Option<&str>,
+    token: Option<String>,
+) -> AppResult<Conversation> {
     match id {
-        None => Conversation::start(),
-        Some(id) if ids::is_id(id) => Conversation::resume(kv, id, token).await,
+        None => Conversation::start().await,
+        Some(id) if ids::is_id(id) => Conversation::resume(kv, owner, id, token).await,
         Some(_) => Err(AppError::invalid_request(
             "invalid field `conversation_id`: not a conversation id",
         )),
@@ -113,7 +138,7 @@ struct UpdateField {
 }
 
 /// `PUT /api/chat/update-field`: validates and applies one field (spec Scenario 4).
-pub async fn update_field(mut req: Request, env: Env) -> AppResult<Response> {
+pub async fn update_field(mut req: Request, env: Env, owner: &Owner) -> AppResult<Response> {
     let kv = Kv::new(&env)?;
     let token = req.headers().get(TOKEN_HEADER)?;
     let body: UpdateField = read_json(&mut req).await?;
@@ -130,7 +155,7 @@ pub async fn update_field(mut req: Request, env: Env) -> AppResult<Response> {
     };
     let (state, _) = spec.apply_action(&state, &edit)?;
     if body.conversation_id.is_some() {
-        let conversation = open(&kv, body.conversation_id.as_deref(), token).await?;
+        let conversation = open(&kv, owner, body.conversation_id.as_deref(), token).await?;
         if let Some(mut snapshot) = conversation.snapshot.clone() {
             if snapshot.workflow != spec.id {
                 return Err(AppError::workflow_mismatch(
@@ -150,12 +175,17 @@ pub async fn update_field(mut req: Request, env: Env) -> AppResult<Response> {
 }
 
 /// `GET /api/conversations/:id`: the last snapshot, for refresh recovery; needs the token.
-pub async fn get_conversation(req: &Request, env: &Env, id: &str) -> AppResult<Response> {
+pub async fn get_conversation(
+    req: &Request,
+    env: &Env,
+    owner: &Owner,
+    id: &str,
+) -> AppResult<Response> {
     if !ids::is_id(id) {
-        return Err(AppError::not_found("conversation"));
+        return Err(AppError::conversation_not_found());
     }
     let token = req.headers().get(TOKEN_HEADER)?;
-    let snapshot = Conversation::snapshot(&Kv::new(env)?, id, token).await?;
+    let snapshot = Conversation::snapshot(&Kv::new(env)?, owner, id, token).await?;
     let view = serde_json::json!({
         "conversation_id": id,
         "workflow": snapshot.workflow,

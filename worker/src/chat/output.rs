@@ -47,8 +47,9 @@ impl Output {
         }
     }
 
-    /// A piece of the model's answer: its display text, or its own text when asked for.
-    pub async fn delta(&mut self, model_text: &str, shown: String) {
+    /// A piece of the model's answer: its display text, or its own text when asked for. False
+    /// once the client of an event stream has gone away.
+    pub async fn delta(&mut self, model_text: &str, shown: String) -> bool {
         let event = match self {
             Output::Sse {
                 model_deltas: true, ..
@@ -59,9 +60,10 @@ impl Output {
                 model_deltas: false,
                 ..
             } if !shown.is_empty() => StreamEvent::TextDelta { text: shown },
-            _ => return,
+            Output::Sse { sender, .. } => return !sender.is_closed(),
+            Output::Json(_) => return true,
         };
-        self.emit(event).await;
+        self.emit(event).await
     }
 
     /// The turn's response: the `complete` event.
@@ -89,14 +91,17 @@ impl Output {
         }
     }
 
-    async fn emit(&mut self, event: StreamEvent) {
-        if let Output::Sse {
-            sender, last_id, ..
-        } = self
-        {
-            *last_id += 1;
-            // A client that went away just stops receiving; the turn still completes.
-            let _ = sender.send(Ok(event.to_sse(*last_id).into_bytes())).await;
+    /// Sends an event; false when the client has gone away (the response stream was closed).
+    async fn emit(&mut self, event: StreamEvent) -> bool {
+        match self {
+            Output::Sse {
+                sender, last_id, ..
+            } => {
+                *last_id += 1;
+                let frame = event.to_sse(*last_id).into_bytes();
+                sender.send(Ok(frame)).await.is_ok()
+            }
+            Output::Json(_) => true,
         }
     }
 

@@ -12,6 +12,7 @@ use worker::{Env, console_error, console_log};
 use super::conversation::{Conversation, Snapshot};
 use super::output::Output;
 use crate::platform::kv::Kv;
+use crate::platform::owner::Owner;
 use crate::platform::settings::Settings;
 use crate::provider::Gateway;
 
@@ -20,6 +21,8 @@ const NOT_SAVED: &str = "not saved: this turn could not be stored; refreshing ma
 
 /// A turn the core accepted, with everything needed to run it.
 pub struct Turn {
+    /// Whose turn it is.
+    pub owner: Owner,
     /// The workflow.
     pub spec: WorkflowSpec,
     /// The provider to call.
@@ -49,9 +52,7 @@ impl Turn {
             },
         };
         response.conversation_id = Some(self.conversation.id.clone());
-        if self.conversation.is_new() {
-            response.conversation_token = Some(self.conversation.token.clone());
-        }
+        response.conversation_token = self.conversation.token.clone();
         let stored = self.persist(&response, reply).await;
         if !stored {
             out.status(NOT_SAVED).await;
@@ -61,7 +62,9 @@ impl Turn {
     }
 
     /// Streams the model's answer through the marker parser and lets the core finish the turn;
-    /// `None` when the provider failed (the `error` event is already sent).
+    /// `None` when the provider failed (the `error` event is already sent) or the client went
+    /// away (the upstream call is then dropped, which closes its connection: nothing more is
+    /// read, and nothing of the turn is saved).
     async fn call_model(&self, plan: &TurnPlan, out: &mut Output) -> Option<ChatResponse> {
         out.status("Thinking...").await;
         let call = ModelCall {
@@ -78,14 +81,24 @@ impl Turn {
             let mut parser = MarkerParser::new();
             while let Some(text) = stream.next_text().await? {
                 let shown = display_text(parser.feed(&text));
-                out.delta(&text, shown).await;
+                if !out.delta(&text, shown).await {
+                    return Ok(None);
+                }
             }
-            Ok(parser)
+            Ok(Some(parser))
         };
         let mut parser = match streamed.await {
-            Ok(parser) => parser,
+            Ok(Some(parser)) => parser,
+            Ok(None) => {
+                console_log!(
+                    "turn of {}: the client went away; stopped",
+                    self.conversation.id
+                );
+                return None;
+            }
             Err(error) => {
-                out.failed(error).await;
+                out.failed(Gateway::public(&self.provider.name, error))
+                    .await;
                 return None;
             }
         };
@@ -112,7 +125,8 @@ impl Turn {
             });
         }
         let snapshot = Snapshot {
-            token: self.conversation.token.clone(),
+            owner: self.owner.id.clone(),
+            token_hash: self.conversation.token_hash.clone(),
             workflow: self.spec.id.clone(),
             current_step: response.next_step.clone(),
             current_config: response.updated_config.clone(),

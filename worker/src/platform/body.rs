@@ -1,5 +1,6 @@
-//! Reading request bodies: a size limit (413), JSON syntax (400 `invalid_json`) and shape
-//! (422 `invalid_request`, naming the path of the bad field).
+//! Reading request bodies: a JSON content type (415: a cross-site form cannot post one), a size
+//! limit (413), JSON syntax (400 `invalid_json`) and shape (422 `invalid_request`, naming the
+//! path of the bad field).
 
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
@@ -12,8 +13,22 @@ pub const MAX_BODY_BYTES: usize = 256 * 1024;
 
 /// Reads and parses a JSON body of type `T`.
 pub async fn read_json<T: DeserializeOwned>(req: &mut Request) -> AppResult<T> {
+    require_json(req)?;
     let bytes = read_limited(req).await?;
     parse_json(&bytes)
+}
+
+/// 415 unless the request declares `Content-Type: application/json` (parameters allowed). Every
+/// POST and PUT of the API needs it, even with no body: a cross-site HTML form can only send
+/// form or text content types, so it can never reach these routes.
+pub fn require_json(req: &Request) -> AppResult<()> {
+    let content_type = req.headers().get("content-type")?.unwrap_or_default();
+    let media = content_type.split(';').next().unwrap_or("").trim();
+    if media.eq_ignore_ascii_case("application/json") {
+        Ok(())
+    } else {
+        Err(AppError::unsupported_media_type())
+    }
 }
 
 /// Parses JSON bytes as `T`, with errors that say what and where.

@@ -2,9 +2,10 @@
 
 use worker::{Headers, Response, Result};
 
-const ALLOWED_METHODS: &str = "GET, POST, PUT, OPTIONS";
+const ALLOWED_METHODS: &str = "GET, POST, PUT, DELETE, OPTIONS";
 const ALLOWED_HEADERS: &str =
     "content-type, accept, authorization, x-conversation-token, x-stepwise-deltas";
+const EXPOSED_HEADERS: &str = "x-stepwise-persisted, retry-after";
 
 fn is_allowed(origin: Option<&str>, allowed: &str) -> Option<String> {
     let origin = origin?;
@@ -40,7 +41,7 @@ pub fn decorate(response: Response, origin: Option<&str>, allowed: &str) -> Resu
         headers.append(&name, &value)?;
     }
     headers.set("access-control-allow-origin", &origin)?;
-    headers.set("access-control-expose-headers", "x-stepwise-persisted")?;
+    headers.set("access-control-expose-headers", EXPOSED_HEADERS)?;
     headers.set("vary", "origin")?;
     Ok(response.with_headers(headers))
 }

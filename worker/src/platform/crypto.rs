@@ -22,7 +22,8 @@ extern "C" {
         usages: &Array,
     ) -> Result<js_sys::Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["crypto", "subtle"], js_name = sign, catch)]
-    fn subtle_sign(algorithm: &str, key: &JsValue, data: &[u8]) -> Result<js_sys::Promise, JsValue>;
+    fn subtle_sign(algorithm: &str, key: &JsValue, data: &[u8])
+    -> Result<js_sys::Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["crypto", "subtle"], js_name = verify, catch)]
     fn subtle_verify(
         algorithm: &str,

@@ -4,6 +4,7 @@
 //! logged, never echoed to the client.
 
 use stepwise_core::llm::{ErrorCode, ProviderError, SettingsError};
+use stepwise_core::owner::AuthError;
 use stepwise_core::research::ResearchError;
 use stepwise_core::workflow::{ActionError, SpecError};
 use worker::{Response, console_error};
@@ -14,6 +15,8 @@ pub struct AppError {
     status: u16,
     code: &'static str,
     message: String,
+    /// Seconds a limited client should wait (`Retry-After`).
+    retry_after: Option<u32>,
 }
 
 /// The result type of handlers and services.
@@ -25,7 +28,37 @@ impl AppError {
             status,
             code,
             message: message.into(),
+            retry_after: None,
         }
+    }
+
+    /// 415 `unsupported_media_type`: a body that is not `application/json`.
+    pub fn unsupported_media_type() -> Self {
+        let message = "send the body as application/json";
+        AppError::new(415, "unsupported_media_type", message)
+    }
+
+    /// 429 `rate_limited`: too many requests; retry after `seconds`.
+    pub fn rate_limited(seconds: u32) -> Self {
+        let message = format!("too many requests; try again in {seconds} seconds");
+        AppError {
+            retry_after: Some(seconds),
+            ..AppError::new(429, "rate_limited", message)
+        }
+    }
+
+    /// 429 `quota_exceeded`: a daily cap on model calls is reached (`message` says which).
+    pub fn quota_exceeded(message: &str) -> Self {
+        AppError {
+            retry_after: Some(3600),
+            ..AppError::new(429, "quota_exceeded", message)
+        }
+    }
+
+    /// 503 `model_calls_disabled`: the operator's kill switch is on.
+    pub fn model_calls_disabled() -> Self {
+        let message = "model calls are switched off on this server for now";
+        AppError::new(503, "model_calls_disabled", message)
     }
 
     /// 400 `invalid_json`: the body is not JSON.
@@ -107,10 +140,22 @@ impl AppError {
         AppError::new(500, "misconfigured", reason.to_string())
     }
 
-    /// The JSON response for this error.
+    /// The JSON response for this error (with `Retry-After` when limited, `WWW-Authenticate`
+    /// when an owner is needed).
     pub fn to_response(&self) -> worker::Result<Response> {
         let body = serde_json::json!({"error": {"code": self.code, "message": self.message}});
-        Ok(Response::from_json(&body)?.with_status(self.status))
+        let mut response = Response::from_json(&body)?.with_status(self.status);
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .set("retry-after", &seconds.to_string())?;
+        }
+        if self.status == 401 {
+            response
+                .headers_mut()
+                .set("www-authenticate", "Bearer realm=\"stepwise\"")?;
+        }
+        Ok(response)
     }
 }
 
@@ -159,6 +204,13 @@ impl From<SettingsError> for AppError {
     }
 }
 
+/// No owner, or a credential that does not hold: 401.
+impl From<AuthError> for AppError {
+    fn from(error: AuthError) -> Self {
+        AppError::new(401, error.code(), error.to_string())
+    }
+}
+
 /// A research command refused by the core.
 impl From<ResearchError> for AppError {
     fn from(error: ResearchError) -> Self {
@@ -167,7 +219,8 @@ impl From<ResearchError> for AppError {
             ResearchError::Conflict { .. } | ResearchError::Exists => 409,
             ResearchError::NoProvidersSelected
             | ResearchError::ProviderNotConfigured(_)
-            | ResearchError::InvalidDraft(_) => 422,
+            | ResearchError::InvalidDraft(_)
+            | ResearchError::InvalidRecord(_) => 422,
             _ => 422,
         };
         AppError::new(status, error.code(), error.to_string())
@@ -180,7 +233,10 @@ impl From<ProviderError> for AppError {
         let status = match error.code {
             ErrorCode::Timeout => 504,
             ErrorCode::RateLimited => 429,
-            ErrorCode::Auth | ErrorCode::UpstreamError | ErrorCode::BadStream => 502,
+            ErrorCode::Auth
+            | ErrorCode::UpstreamError
+            | ErrorCode::BadStream
+            | ErrorCode::AnswerTooLong => 502,
         };
         AppError::new(status, error.code.as_str(), error.message)
     }
@@ -233,6 +289,24 @@ mod tests {
             ProviderError::new(ErrorCode::BadStream, "cut"),
             502,
             "bad_stream",
+        );
+        check(AuthError::OwnerRequired, 401, "owner_required");
+        check(AuthError::Expired, 401, "invalid_token");
+        check(
+            ResearchError::InvalidRecord("x".into()),
+            422,
+            "invalid_record",
+        );
+        check(AppError::rate_limited(60), 429, "rate_limited");
+        check(
+            AppError::model_calls_disabled(),
+            503,
+            "model_calls_disabled",
+        );
+        check(
+            AppError::unsupported_media_type(),
+            415,
+            "unsupported_media_type",
         );
     }
 }

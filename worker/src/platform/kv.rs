@@ -10,6 +10,8 @@ use super::error::{AppError, AppResult};
 
 /// The KV binding's name in wrangler.toml.
 const BINDING: &str = "STEPWISE_KV";
+/// The shortest expiry KV accepts, in seconds.
+const MIN_TTL_SECONDS: u64 = 60;
 
 /// One page of a prefix listing: each key's metadata, and the cursor of the next page.
 pub struct Listing<M> {
@@ -55,7 +57,7 @@ impl Kv {
     ) -> AppResult<()> {
         let mut put = self.store.put(key, value).map_err(AppError::from)?;
         if let Some(ttl) = ttl_seconds {
-            put = put.expiration_ttl(ttl);
+            put = put.expiration_ttl(ttl.max(MIN_TTL_SECONDS));
         }
         put.execute().await.map_err(AppError::from)
     }
@@ -71,11 +73,25 @@ impl Kv {
         self.put_text(key, &json, ttl_seconds).await
     }
 
-    /// Stores an empty value whose metadata carries `metadata` (a listing then needs no reads).
-    pub async fn put_metadata<M: Serialize>(&self, key: &str, metadata: M) -> AppResult<()> {
+    /// Stores an empty value whose metadata carries `metadata` (a listing then needs no reads),
+    /// expiring after `ttl_seconds`.
+    pub async fn put_metadata<M: Serialize>(
+        &self,
+        key: &str,
+        metadata: M,
+        ttl_seconds: u64,
+    ) -> AppResult<()> {
         let put = self.store.put(key, "").map_err(AppError::from)?;
         let put = put.metadata(metadata).map_err(AppError::from)?;
-        put.execute().await.map_err(AppError::from)
+        put.expiration_ttl(ttl_seconds.max(MIN_TTL_SECONDS))
+            .execute()
+            .await
+            .map_err(AppError::from)
+    }
+
+    /// Deletes a key (deleting a missing key is not an error).
+    pub async fn delete(&self, key: &str) -> AppResult<()> {
+        self.store.delete(key).await.map_err(AppError::from)
     }
 
     /// The metadata of up to `limit` keys starting with `prefix`, in key order, from `cursor`,

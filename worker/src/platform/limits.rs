@@ -25,10 +25,13 @@ pub async fn admit(req: &Request, env: &Env, owner: &Owner) -> AppResult<()> {
         .headers()
         .get("cf-connecting-ip")?
         .unwrap_or_else(|| "unknown".to_owned());
-    for (binding, key) in [(BY_OWNER, format!("owner:{}", owner.id)), (BY_IP, format!("ip:{ip}"))] {
-        let limiter = env
-            .rate_limiter(binding)
-            .map_err(|_| AppError::misconfigured(format_args!("the {binding} binding is missing")))?;
+    for (binding, key) in [
+        (BY_OWNER, format!("owner:{}", owner.id)),
+        (BY_IP, format!("ip:{ip}")),
+    ] {
+        let limiter = env.rate_limiter(binding).map_err(|_| {
+            AppError::misconfigured(format_args!("the {binding} binding is missing"))
+        })?;
         if !limiter.limit(key).await?.success {
             return Err(AppError::rate_limited(PERIOD_SECONDS));
         }

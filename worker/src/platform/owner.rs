@@ -133,8 +133,15 @@ async fn team_key(access: &Access, kid: &str) -> AppResult<Option<CryptoKey>> {
     let cached = KEYS.with(|keys| {
         let keys = keys.borrow();
         let fresh = now.saturating_sub(keys.fetched_at) < KEYS_FRESH_MS;
-        let found = keys.keys.iter().find(|(id, _)| id == kid).map(|(_, k)| k.clone());
-        (found.filter(|_| fresh), now.saturating_sub(keys.tried_at) >= REFETCH_MS)
+        let found = keys
+            .keys
+            .iter()
+            .find(|(id, _)| id == kid)
+            .map(|(_, k)| k.clone());
+        (
+            found.filter(|_| fresh),
+            now.saturating_sub(keys.tried_at) >= REFETCH_MS,
+        )
     });
     match cached {
         (Some(key), _) => Ok(Some(key)),
@@ -142,7 +149,10 @@ async fn team_key(access: &Access, kid: &str) -> AppResult<Option<CryptoKey>> {
         (None, true) => {
             KEYS.with(|keys| keys.borrow_mut().tried_at = now);
             let fetched = fetch_keys(access).await?;
-            let found = fetched.iter().find(|(id, _)| id == kid).map(|(_, k)| k.clone());
+            let found = fetched
+                .iter()
+                .find(|(id, _)| id == kid)
+                .map(|(_, k)| k.clone());
             KEYS.with(|keys| {
                 let mut keys = keys.borrow_mut();
                 keys.keys = fetched;
@@ -161,14 +171,16 @@ async fn fetch_keys(access: &Access) -> AppResult<Vec<(String, CryptoKey)>> {
         .map_err(|failure| AppError::internal(&format_args!("access keys: {failure:?}")))?;
     if response.status_code() != 200 {
         let status = response.status_code();
-        return Err(AppError::internal(&format_args!("access keys answered {status}")));
+        return Err(AppError::internal(&format_args!(
+            "access keys answered {status}"
+        )));
     }
     let text = response.text().await?;
-    let jwks = js_sys::JSON::parse(&text)
-        .map_err(|_| AppError::internal(&"access keys are not JSON"))?;
+    let jwks =
+        js_sys::JSON::parse(&text).map_err(|_| AppError::internal(&"access keys are not JSON"))?;
     let list = js_sys::Reflect::get(&jwks, &"keys".into())
         .ok()
-        .map(js_sys::Array::from)
+        .map(|keys| js_sys::Array::from(&keys))
         .unwrap_or_default();
     let mut keys = Vec::new();
     for jwk in list.iter() {

@@ -1,6 +1,5 @@
-//! Sending to Queues: JSON text messages, in batches the platform accepts.
+//! Sending to Queues: messages as JSON texts, in batches the platform accepts.
 
-use serde::Serialize;
 use worker::Env;
 
 use super::error::AppResult;
@@ -8,18 +7,17 @@ use super::error::AppResult;
 /// Most messages one `sendBatch` may carry.
 const BATCH_LIMIT: usize = 100;
 
-/// Sends each message as JSON text to the queue bound as `binding`, `copies` times each.
-pub async fn send_all<T: Serialize>(
+/// Sends each JSON text to the queue bound as `binding`, `copies` times each.
+pub async fn send_all(
     env: &Env,
     binding: &str,
-    messages: &[T],
+    messages: &[String],
     copies: usize,
 ) -> AppResult<()> {
-    let mut texts = Vec::with_capacity(messages.len() * copies);
-    for message in messages {
-        let text = serde_json::to_string(message)?;
-        texts.extend(std::iter::repeat_n(text, copies));
-    }
+    let texts: Vec<String> = messages
+        .iter()
+        .flat_map(|text| std::iter::repeat_n(text.clone(), copies))
+        .collect();
     let queue = env.queue(binding)?;
     for batch in texts.chunks(BATCH_LIMIT) {
         queue.send_batch(batch.to_vec()).await?;

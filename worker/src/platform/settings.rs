@@ -2,7 +2,8 @@
 //! `.dev.vars`, `wrangler secret put`).
 
 use stepwise_core::llm::{ProviderConfig, ProviderSettings};
-use stepwise_core::turn::DEFAULT_HISTORY_BUDGET;
+use stepwise_core::research::Lifetimes;
+use stepwise_core::turn::{DEFAULT_HISTORY_BUDGET, DEFAULT_MAX_MESSAGE_CHARS, TurnOptions};
 use worker::Env;
 
 use super::error::AppResult;
@@ -13,6 +14,11 @@ pub const DEFAULT_TIMEOUT_MS: u32 = 60_000;
 pub const DEFAULT_DEADLINE_MS: u32 = 240_000;
 /// Default most tokens a reply may have.
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;
+/// Default most bytes of one answer read from a provider (past it: `answer_too_long`).
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 64 * 1024;
+/// Default days a share page is served.
+pub const DEFAULT_SHARE_TTL_DAYS: u64 = 90;
+const DAY_MS: u64 = 24 * 3600 * 1000;
 
 /// The Worker's settings for one request.
 #[derive(Debug, Clone)]
@@ -27,6 +33,10 @@ pub struct Settings {
     pub deadline_ms: u32,
     /// Most tokens per reply (`LLM_MAX_TOKENS`).
     pub max_tokens: u32,
+    /// Most bytes of one answer (`LLM_MAX_ANSWER_BYTES`).
+    pub max_answer_bytes: usize,
+    /// Longest user message, in characters (`MAX_MESSAGE_CHARS`).
+    pub max_message_chars: usize,
 }
 
 impl Settings {
@@ -44,8 +54,42 @@ impl Settings {
             timeout_ms: number(env, "LLM_TIMEOUT_MS").unwrap_or(DEFAULT_TIMEOUT_MS),
             deadline_ms: number(env, "LLM_DEADLINE_MS").unwrap_or(DEFAULT_DEADLINE_MS),
             max_tokens: number(env, "LLM_MAX_TOKENS").unwrap_or(DEFAULT_MAX_TOKENS),
+            max_answer_bytes: number(env, "LLM_MAX_ANSWER_BYTES")
+                .unwrap_or(DEFAULT_MAX_ANSWER_BYTES),
+            max_message_chars: number(env, "MAX_MESSAGE_CHARS")
+                .unwrap_or(DEFAULT_MAX_MESSAGE_CHARS),
         })
     }
+
+    /// The options of a chat turn.
+    pub fn turn_options(&self) -> TurnOptions {
+        TurnOptions {
+            history_budget: self.history_budget,
+            max_message_chars: self.max_message_chars,
+        }
+    }
+}
+
+/// How long research calls, drafts and finished jobs live (`RESEARCH_TIMEOUT_MS`,
+/// `DRAFT_TTL_MS`, `RESEARCH_RETENTION_DAYS`).
+pub fn lifetimes(env: &Env) -> Lifetimes {
+    let defaults = Lifetimes::default();
+    Lifetimes {
+        call_timeout_ms: number(env, "RESEARCH_TIMEOUT_MS").unwrap_or(defaults.call_timeout_ms),
+        draft_ttl_ms: number(env, "DRAFT_TTL_MS").unwrap_or(defaults.draft_ttl_ms),
+        retention_ms: number::<u64>(env, "RESEARCH_RETENTION_DAYS")
+            .map_or(defaults.retention_ms, |days| days.saturating_mul(DAY_MS)),
+    }
+}
+
+/// How long a share page is served, in ms (`SHARE_TTL_DAYS`, default 90 days; `SHARE_TTL_MS`
+/// overrides it, for tests).
+pub fn share_ttl_ms(env: &Env) -> u64 {
+    number(env, "SHARE_TTL_MS").unwrap_or_else(|| {
+        number::<u64>(env, "SHARE_TTL_DAYS")
+            .unwrap_or(DEFAULT_SHARE_TTL_DAYS)
+            .saturating_mul(DAY_MS)
+    })
 }
 
 /// A provider's key, from the secret its settings name.

@@ -6,7 +6,7 @@ mod stream;
 
 use stepwise_core::llm::{ErrorCode, ModelCall, ProviderConfig, ProviderError, ProviderKind};
 use stepwise_core::research::ProviderOutcome;
-use worker::Env;
+use worker::{Env, console_warn};
 
 pub use stream::{CallLimits, ModelStream};
 
@@ -25,12 +25,21 @@ impl<'a> Gateway<'a> {
     }
 
     /// The limits of a call from the settings: `LLM_TIMEOUT_MS` per chunk, `LLM_DEADLINE_MS`
-    /// for the whole call.
+    /// for the whole call, `LLM_MAX_ANSWER_BYTES` for the answer.
     pub fn limits(&self) -> CallLimits {
         CallLimits {
             chunk_timeout_ms: self.settings.timeout_ms,
             deadline_ms: self.settings.deadline_ms,
+            max_answer_bytes: self.settings.max_answer_bytes,
         }
+    }
+
+    /// The failure as a client may see it: its code and the code's generic message. The
+    /// provider's own message (already free of the key) is logged here and goes no further.
+    pub fn public(provider: &str, error: ProviderError) -> ProviderError {
+        let code = error.code.as_str();
+        console_warn!("provider {provider}: {code}: {}", error.message);
+        error.public()
     }
 
     /// Opens a call to `provider`. `offline` writes the offline provider's reply; it runs only
@@ -72,7 +81,7 @@ impl<'a> Gateway<'a> {
         };
         match drained.await {
             Ok(text) => ProviderOutcome::Completed { text },
-            Err(error) => error.into(),
+            Err(error) => Gateway::public(name, error).into(),
         }
     }
 }

@@ -10,9 +10,9 @@ use stepwise_core::llm::{
     ErrorCode, ModelCall, ProviderConfig, ProviderError, ProviderKind, StreamDecoder, StreamItem,
     build_request,
 };
-use worker::{ByteStream, Headers, Method, Request, RequestInit};
+use worker::{AbortController, ByteStream, Headers, Method, Request, RequestInit};
 
-use crate::platform::deadline::{FetchFailure, fetch_within, now_ms, within};
+use crate::platform::deadline::{FetchFailure, fetch_abortable, now_ms, within};
 
 /// Bytes of an offline reply handed over at a time, so it streams like a real answer.
 const OFFLINE_CHUNK: usize = 24;
@@ -26,6 +26,8 @@ pub struct CallLimits {
     pub chunk_timeout_ms: u32,
     /// For the whole call, from the request to the last byte, in ms.
     pub deadline_ms: u32,
+    /// Most bytes of the answer's text; past it the call fails with `answer_too_long`.
+    pub max_answer_bytes: usize,
 }
 
 /// A model answer being received.
@@ -37,6 +39,22 @@ pub struct ModelStream {
     deadline_at: u64,
     key: Option<String>,
     done: bool,
+    /// Bytes of text received, and the most allowed.
+    received: usize,
+    max_answer_bytes: usize,
+    /// Aborts the upstream fetch: when the stream is dropped (the client went away, or the
+    /// call failed), the connection to the provider is closed at once.
+    abort: Option<AbortController>,
+}
+
+impl Drop for ModelStream {
+    fn drop(&mut self) {
+        if let Some(abort) = self.abort.take()
+            && !self.done
+        {
+            abort.abort();
+        }
+    }
 }
 
 enum Source {
@@ -54,6 +72,9 @@ impl ModelStream {
             deadline_at: u64::MAX,
             key: None,
             done: false,
+            received: 0,
+            max_answer_bytes: usize::MAX,
+            abort: None,
         }
     }
 
@@ -85,7 +106,8 @@ impl ModelStream {
         let outbound = Request::new_with_init(&request.url, &init)
             .map_err(|_| ProviderError::new(ErrorCode::UpstreamError, "invalid provider URL"))?;
         let wait = chunk_timeout.min(remaining(deadline_at));
-        let mut response = match fetch_within(outbound, wait).await {
+        let abort = AbortController::default();
+        let mut response = match fetch_abortable(outbound, wait, &abort.signal()).await {
             Ok(response) => response,
             Err(FetchFailure::Unreachable) => {
                 return Err(ProviderError::new(
@@ -115,6 +137,9 @@ impl ModelStream {
             deadline_at,
             key,
             done: false,
+            received: 0,
+            max_answer_bytes: limits.max_answer_bytes,
+            abort: Some(abort),
         })
     }
 
@@ -132,6 +157,15 @@ impl ModelStream {
                         return Err(error.for_client(self.key.as_deref()));
                     }
                 }
+            }
+            self.received += text.len();
+            if self.received > self.max_answer_bytes {
+                self.done = true;
+                if let Some(abort) = self.abort.take() {
+                    abort.abort();
+                }
+                let message = "the answer is longer than the server reads";
+                return Err(ProviderError::new(ErrorCode::AnswerTooLong, message));
             }
             if !text.is_empty() {
                 return Ok(Some(text));

@@ -8,7 +8,7 @@ use std::time::Duration;
 use stepwise_core::llm::ModelCall;
 use stepwise_core::offline;
 use stepwise_core::protocol::{ChatMessage, Role};
-use stepwise_core::research::{CallTask, Command};
+use stepwise_core::research::{CallTask, Caller, Command};
 use worker::{Delay, Env, console_log};
 
 use super::client::{self, JobRequest};
@@ -21,16 +21,9 @@ use crate::provider::Gateway;
 const RESEARCH_SYSTEM_PROMPT: &str =
     "You are a careful research assistant. Answer with a structured, sourced report.";
 /// Output budget of a research or synthesis answer, in tokens (at least; `LLM_MAX_TOKENS` may raise it).
-const RESEARCH_MAX_TOKENS: u32 = 2048;
+pub const RESEARCH_MAX_TOKENS: u32 = 2048;
 /// Tries at recording a provider's answer with the job.
 const REPORT_ATTEMPTS: u32 = 3;
-
-fn apply(command: &Command) -> JobRequest<'_> {
-    JobRequest::Apply {
-        command,
-        origin: None,
-    }
-}
 
 /// Handles one call message. An error means the job could not be reached: the queue retries.
 pub async fn handle(env: &Env, call: &CallMessage) -> AppResult<()> {
@@ -39,7 +32,13 @@ pub async fn handle(env: &Env, call: &CallMessage) -> AppResult<()> {
         provider: call.provider.clone(),
         attempt: call.attempt,
     };
-    let mut answer = client::send(env, &call.research_id, apply(&claim)).await?;
+    let mut answer = client::send(
+        env,
+        &call.research_id,
+        &Caller::System,
+        JobRequest::Apply(&claim),
+    )
+    .await?;
     match answer.status_code() {
         200 => {}
         // 204: claimed by another delivery, or no longer waited for; 404: the job is gone.
@@ -88,7 +87,14 @@ pub async fn handle(env: &Env, call: &CallMessage) -> AppResult<()> {
     let mut tries = 0;
     loop {
         tries += 1;
-        match client::send(env, &call.research_id, apply(&command)).await {
+        match client::send(
+            env,
+            &call.research_id,
+            &Caller::System,
+            JobRequest::Apply(&command),
+        )
+        .await
+        {
             Ok(_) => return Ok(()),
             Err(error) if tries >= REPORT_ATTEMPTS => return Err(error),
             Err(_) => Delay::from(Duration::from_millis(200 * u64::from(tries))).await,

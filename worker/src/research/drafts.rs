@@ -1,17 +1,20 @@
 //! Research drafts: the body of `POST /api/research/draft` and `PUT /api/research/:id/draft`,
-//! validated by the core, titled by the synthesis model (or the truncated prompt).
+//! validated by the core with the truncated prompt as title; once the job's object accepted
+//! the draft, the synthesis model may write a better title (a model call the spending guard
+//! counts; refused or failed, the truncated prompt stays).
 
 use serde::Deserialize;
 use stepwise_core::llm::{ModelCall, ProviderKind};
 use stepwise_core::protocol::{ChatMessage, Role};
 use stepwise_core::research::{
-    ExternalReport, ProviderOutcome, Research, TITLE_SYSTEM_PROMPT, clean_title, fallback_title,
+    DraftFields, ExternalReport, ProviderOutcome, TITLE_SYSTEM_PROMPT, clean_title, fallback_title,
 };
+use stepwise_core::spend::{Charge, estimate_tokens};
 use worker::Env;
 
-use crate::platform::deadline::now_ms;
-use crate::platform::error::AppResult;
+use crate::platform::owner::Owner;
 use crate::platform::settings::Settings;
+use crate::platform::spend;
 use crate::provider::{CallLimits, Gateway};
 
 /// Longest wait for a generated title, in ms; the truncated prompt is used after that.
@@ -32,61 +35,65 @@ pub struct DraftBody {
     external_reports: Vec<ExternalReport>,
 }
 
-/// Validates a draft's fields (selected providers default to all configured, the synthesis
-/// provider to the chat's) and titles it.
-pub async fn build(env: &Env, body: DraftBody, id: String) -> AppResult<Research> {
-    let settings = Settings::from_env(env)?;
-    let selected = body
-        .selected_llms
-        .unwrap_or_else(|| settings.providers.names());
-    let synthesis = body
-        .synthesis_llm
-        .unwrap_or_else(|| settings.providers.chat.clone());
-    // Validate before spending a model call on the title.
-    let mut research = Research::draft(
-        id,
-        String::new(),
-        body.prompt,
-        selected,
-        synthesis,
-        body.external_reports,
-        now_ms(),
-    )?;
-    research.title = title(env, &settings, &research).await;
-    Ok(research)
-}
-
-/// The title written by the synthesis model, or the truncated prompt when it is offline,
-/// unknown, slow or fails.
-async fn title(env: &Env, settings: &Settings, research: &Research) -> String {
-    let usable = settings
-        .providers
-        .get(&research.synthesis_llm)
-        .is_some_and(|p| p.kind != ProviderKind::Offline);
-    if usable {
-        let gateway = Gateway::new(env, settings);
-        let limit = settings.timeout_ms.min(TITLE_TIMEOUT_MS);
-        let limits = CallLimits {
-            chunk_timeout_ms: limit,
-            deadline_ms: limit,
-        };
-        let messages = [ChatMessage {
-            role: Role::User,
-            content: research.prompt.clone(),
-        }];
-        let call = ModelCall {
-            system: TITLE_SYSTEM_PROMPT,
-            messages: &messages,
-            max_tokens: TITLE_MAX_TOKENS,
-        };
-        let answer = gateway
-            .complete(&research.synthesis_llm, &call, &String::new, limits)
-            .await;
-        if let ProviderOutcome::Completed { text } = answer
-            && let Some(title) = clean_title(&text)
-        {
-            return title;
+impl DraftBody {
+    /// The draft's fields: selected providers default to all configured, the synthesis
+    /// provider to the chat's, the title to the truncated prompt.
+    pub fn fields(self, settings: &Settings) -> DraftFields {
+        DraftFields {
+            title: fallback_title(&self.prompt),
+            selected_llms: self
+                .selected_llms
+                .unwrap_or_else(|| settings.providers.names()),
+            synthesis_llm: self
+                .synthesis_llm
+                .unwrap_or_else(|| settings.providers.chat.clone()),
+            prompt: self.prompt,
+            external_reports: self.external_reports,
         }
     }
-    fallback_title(&research.prompt)
+}
+
+/// The title the synthesis model writes for `fields`, or `None` when it is offline, unknown,
+/// over the owner's quota, slow or fails (the truncated prompt then stays).
+pub async fn generated_title(
+    env: &Env,
+    settings: &Settings,
+    owner: &Owner,
+    fields: &DraftFields,
+) -> Option<String> {
+    let provider = settings.providers.get(&fields.synthesis_llm)?;
+    if provider.kind == ProviderKind::Offline {
+        return None;
+    }
+    let charge = Charge {
+        calls: 1,
+        tokens: estimate_tokens(
+            fields.prompt.len() + TITLE_SYSTEM_PROMPT.len(),
+            TITLE_MAX_TOKENS,
+        ),
+    };
+    spend::charge(env, owner, charge).await.ok()?;
+    let gateway = Gateway::new(env, settings);
+    let limit = settings.timeout_ms.min(TITLE_TIMEOUT_MS);
+    let limits = CallLimits {
+        chunk_timeout_ms: limit,
+        deadline_ms: limit,
+        max_answer_bytes: 1024,
+    };
+    let messages = [ChatMessage {
+        role: Role::User,
+        content: fields.prompt.clone(),
+    }];
+    let call = ModelCall {
+        system: TITLE_SYSTEM_PROMPT,
+        messages: &messages,
+        max_tokens: TITLE_MAX_TOKENS,
+    };
+    match gateway
+        .complete(&fields.synthesis_llm, &call, &String::new, limits)
+        .await
+    {
+        ProviderOutcome::Completed { text } => clean_title(&text),
+        ProviderOutcome::Failed { .. } => None,
+    }
 }

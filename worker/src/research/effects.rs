@@ -1,14 +1,15 @@
-//! Performing what a research command produced, once the job's record is saved: the share
-//! page, events to open streams and the `research-events` queue, calls to the `llm-call` queue,
-//! and the job's index entry. Failures are logged: the record is already saved, and the alarm
-//! fails calls that never ran.
+//! Performing what a research command produced, once the job's record is saved: share pages
+//! written or withdrawn, events to open streams and the `research-events` queue, calls to the
+//! `llm-call` queue, the owner's index entry, and everything of an erased job. Failures are
+//! logged: the record is already saved, the alarm fails calls that never ran, and an index write
+//! KV refused is reported back so the object retries it later.
 
-use stepwise_core::research::{CallTask, Effect, Research, ResearchEvent};
+use stepwise_core::research::{CallTask, Effect, Lifetimes, Research, ResearchEvent};
 use worker::{Env, console_error};
 
 use super::index;
 use super::listeners::Listeners;
-use super::messages::CallMessage;
+use super::messages::{CallMessage, LLM_CALL, event_message};
 use super::share;
 use crate::platform::kv::Kv;
 use crate::platform::queues;
@@ -19,58 +20,100 @@ const CALL_QUEUE: &str = "LLM_CALL";
 /// The queue carrying lifecycle events.
 const EVENTS_QUEUE: &str = "RESEARCH_EVENTS";
 
-/// Performs the effects of one command on the saved `research`.
-pub async fn perform(env: &Env, listeners: &Listeners, research: &Research, effects: &[Effect]) {
+/// What the object must follow up on after the effects ran.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct FollowUp {
+    /// The index entry could not be written: retry it later.
+    pub index_pending: bool,
+}
+
+/// Performs the effects of one command; `research` is the saved record (`None`: the command
+/// erased the job).
+pub async fn perform(
+    env: &Env,
+    listeners: &Listeners,
+    research: Option<&Research>,
+    effects: &[Effect],
+    lifetimes: &Lifetimes,
+) -> FollowUp {
+    let mut follow_up = FollowUp::default();
+    let kv = match Kv::new(env) {
+        Ok(kv) => kv,
+        Err(error) => {
+            console_error!("research: KV unavailable: {error}");
+            return FollowUp {
+                index_pending: effects.contains(&Effect::Index),
+            };
+        }
+    };
     let mut events: Vec<&ResearchEvent> = Vec::new();
     let mut calls = Vec::new();
-    let (mut write_share, mut refresh_index) = (false, false);
     for effect in effects {
-        match effect {
-            Effect::Emit(event) => events.push(event),
-            Effect::CallProvider { provider, attempt } => {
-                calls.push(call(research, CallTask::Provider, provider, *attempt));
+        match (effect, research) {
+            (Effect::Emit(event), _) => events.push(event),
+            (Effect::CallProvider { provider, attempt }, Some(job)) => {
+                calls.push(call(job, CallTask::Provider, provider, *attempt));
             }
-            Effect::RunSynthesis { attempt } => {
-                let provider = &research.synthesis_llm;
-                calls.push(call(research, CallTask::Synthesis, provider, *attempt));
+            (Effect::RunSynthesis { attempt }, Some(job)) => {
+                let provider = &job.synthesis_llm;
+                calls.push(call(job, CallTask::Synthesis, provider, *attempt));
             }
-            Effect::WriteSharePage => write_share = true,
-            Effect::Index => refresh_index = true,
-            // Answered by the object itself: a share id before the save, a claim in its answer.
-            Effect::Publish | Effect::MakeCall { .. } => {}
+            (Effect::WriteSharePage, Some(job)) => share::write_page(&kv, job).await,
+            (Effect::DeleteSharePage { share_id }, _) => share::delete_page(&kv, share_id).await,
+            (Effect::Index, Some(job)) => {
+                if let Err(error) = index::write(&kv, job, lifetimes).await {
+                    console_error!("research {}: index not written: {error}", job.id);
+                    follow_up.index_pending = true;
+                }
+            }
+            (Effect::Erase { research: gone }, _) => erase(&kv, listeners, gone).await,
+            // A claim's prompt is the object's answer; effects of an erased job have no job.
+            _ => {}
         }
     }
-    let kv = Kv::new(env);
-    if write_share && let Ok(kv) = &kv {
-        share::write_page(kv, research).await;
+    if let Some(job) = research {
+        listeners.broadcast(job, &events);
     }
-    listeners.broadcast(research, &events);
-    if refresh_index
-        && let Ok(kv) = &kv
-        && let Err(error) = index::write(kv, research).await
-    {
-        console_error!("research {}: index not written: {error}", research.id);
-    }
-    if let Err(error) = &kv {
-        console_error!("research {}: KV unavailable: {error}", research.id);
-    }
-    if !events.is_empty()
-        && let Err(error) = queues::send_all(env, EVENTS_QUEUE, &events, 1).await
-    {
-        console_error!("research {}: events not queued: {error}", research.id);
+    if !events.is_empty() {
+        let messages: Vec<String> = events
+            .iter()
+            .filter_map(|event| serde_json::to_string(event).ok())
+            .map(|json| event_message(&json))
+            .collect();
+        if let Err(error) = queues::send_all(env, EVENTS_QUEUE, &messages, 1).await {
+            console_error!("research: events not queued: {error}");
+        }
     }
     if !calls.is_empty() {
         // `LLM_CALL_COPIES` (1 to 3, default 1) sends every call that many times: a drill of
         // the queue's at-least-once delivery, which claims must absorb.
         let copies = number(env, "LLM_CALL_COPIES").unwrap_or(1usize).clamp(1, 3);
-        if let Err(error) = queues::send_all(env, CALL_QUEUE, &calls, copies).await {
-            console_error!("research {}: calls not queued: {error}", research.id);
+        let messages: Vec<String> = calls
+            .iter()
+            .filter_map(|call| serde_json::to_string(call).ok())
+            .collect();
+        if let Err(error) = queues::send_all(env, CALL_QUEUE, &messages, copies).await {
+            console_error!("research: calls not queued: {error}");
         }
     }
+    follow_up
+}
+
+/// Removes what an erased job left outside its object: its index entry and its share page; and
+/// ends its streams.
+async fn erase(kv: &Kv, listeners: &Listeners, gone: &Research) {
+    if let Err(error) = index::delete(kv, gone).await {
+        console_error!("research {}: index entry not deleted: {error}", gone.id);
+    }
+    if let Some(shared) = &gone.share_info {
+        share::delete_page(kv, &shared.share_id).await;
+    }
+    listeners.end();
 }
 
 fn call(research: &Research, task: CallTask, provider: &str, attempt: u32) -> CallMessage {
     CallMessage {
+        kind: LLM_CALL.to_owned(),
         research_id: research.id.clone(),
         task,
         provider: provider.to_owned(),

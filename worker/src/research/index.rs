@@ -1,10 +1,13 @@
-//! The KV index behind `GET /api/research`: one key per job, `research:<inverted creation
-//! time>:<id>` so a prefix listing is newest first, with the list entry in the key's metadata
-//! so a listing needs no reads. KV is eventually consistent: a new job may take a moment to show.
+//! Each owner's index behind `GET /api/research`: one key per job,
+//! `research:<owner id>:<inverted creation time>:<id>`, so a prefix listing is the owner's jobs
+//! newest first, with the list entry in the key's metadata so a listing needs no reads. Entries
+//! are written at creation and at final states, and expire with the job's retention. KV is
+//! eventually consistent: a new job may take a moment to show.
 
 use serde::Serialize;
-use stepwise_core::research::{Research, ResearchStatus};
+use stepwise_core::research::{Lifetimes, Research, ResearchStatus};
 
+use crate::platform::deadline::now_ms;
 use crate::platform::error::AppResult;
 use crate::platform::kv::{Kv, Listing};
 
@@ -26,8 +29,9 @@ pub struct IndexEntry<'a> {
     pub providers: usize,
 }
 
-/// Writes the job's entry.
-pub async fn write(kv: &Kv, research: &Research) -> AppResult<()> {
+/// Writes the job's entry, expiring when the job itself would (a running job: a retention from
+/// now, rewritten at its final state).
+pub async fn write(kv: &Kv, research: &Research, lifetimes: &Lifetimes) -> AppResult<()> {
     let entry = IndexEntry {
         id: &research.id,
         title: &research.title,
@@ -35,22 +39,34 @@ pub async fn write(kv: &Kv, research: &Research) -> AppResult<()> {
         created_at: research.created_at,
         providers: research.selected_llms.len(),
     };
-    kv.put_metadata(&key(research), entry).await
+    let now = now_ms();
+    let until = research
+        .expires_at(lifetimes)
+        .unwrap_or_else(|| now.saturating_add(lifetimes.retention_ms));
+    let ttl_seconds = until.saturating_sub(now) / 1000;
+    kv.put_metadata(&key(research), entry, ttl_seconds).await
 }
 
-/// A page of the newest entries ([`IndexEntry`] as stored).
+/// Removes the job's entry.
+pub async fn delete(kv: &Kv, research: &Research) -> AppResult<()> {
+    kv.delete(&key(research)).await
+}
+
+/// A page of the owner's newest entries ([`IndexEntry`] as stored).
 pub async fn list(
     kv: &Kv,
+    owner: &str,
     limit: u64,
     cursor: Option<String>,
 ) -> AppResult<Listing<serde_json::Value>> {
-    kv.list(PREFIX, limit, cursor).await
+    kv.list(&format!("{PREFIX}{owner}:"), limit, cursor).await
 }
 
 fn key(research: &Research) -> String {
     const LATEST: u64 = 9_999_999_999_999;
     format!(
-        "{PREFIX}{:013}:{}",
+        "{PREFIX}{}:{:013}:{}",
+        research.owner,
         LATEST.saturating_sub(research.created_at),
         research.id
     )

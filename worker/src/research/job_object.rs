@@ -1,28 +1,28 @@
 //! The research job's Durable Object: one per job, owning its record so concurrent provider
 //! results never lose an update (the object handles one request at a time). It has no rule of
-//! its own: it loads the record, hands each command to `core::research::handle`, saves, arms
-//! the alarm, and performs the effects ([`super::effects`]).
+//! its own: it loads the record, hands each command and its caller to `core::research::handle`
+//! (reads to `core::research::read`), saves when the record changed, arms the alarm, and
+//! performs the effects ([`super::effects`]).
 // `#[durable_object]` generates wasm-bindgen glue without docs; everything written here has them.
 #![allow(missing_docs)]
 
-use stepwise_core::research::{self, Command, Effect, Research};
+use stepwise_core::research::{self, Caller, Command, Effect, Research};
 use worker::{
     DurableObject, Env, Method, Request, Response, Result, State, Storage, durable_object,
 };
 
-use super::client::ORIGIN_HEADER;
+use super::client::{CALLER_HEADER, parse_caller};
 use super::effects;
-use super::listeners::Listeners;
+use super::listeners::{Listeners, StreamTimes};
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
-use crate::platform::ids;
-use crate::platform::settings::{number, var};
+use crate::platform::settings::{lifetimes, number};
 
-/// Default time a call may stay open before the alarm fails it, in ms (`RESEARCH_TIMEOUT_MS`).
-const DEFAULT_TIMEOUT_MS: u64 = 5 * 60 * 1000;
-/// Storage keys: the record, and the public origin for share links.
+/// Storage keys: the record; an index write KV refused, to retry.
 const RECORD: &str = "research";
-const ORIGIN: &str = "origin";
+const INDEX_PENDING: &str = "index_pending";
+/// Delay before retrying an index write KV refused, in ms.
+const INDEX_RETRY_MS: u64 = 30_000;
 
 /// The Durable Object class `ResearchJob` (wrangler.toml), one instance per research id.
 #[durable_object]
@@ -49,18 +49,10 @@ impl DurableObject for ResearchJob {
     }
 
     async fn alarm(&self) -> Result<Response> {
-        let storage = self.state.storage();
-        let mut record = load(&storage).await?;
-        let timeout_ms = self.timeout();
-        let rang = self.apply(&storage, &mut record, Command::Timeout { timeout_ms }, None);
-        if let Err(error) = rang.await {
-            return Err(worker::Error::RustError(error.to_string()));
+        match self.ring().await {
+            Ok(()) => Response::ok(""),
+            Err(error) => Err(worker::Error::RustError(error.to_string())),
         }
-        // Re-arm even when nothing was overdue: an early alarm must not end the watch.
-        if let Some(job) = &record {
-            self.arm(&storage, job).await?;
-        }
-        Response::ok("")
     }
 }
 
@@ -72,32 +64,39 @@ impl ResearchJob {
     /// could be stale by the time the command is applied (two deliveries of one call would then
     /// both be granted their claim).
     async fn answer(&self, mut req: Request) -> AppResult<Response> {
+        let caller = req
+            .headers()
+            .get(CALLER_HEADER)?
+            .and_then(|header| parse_caller(&header))
+            .ok_or_else(|| AppError::not_found("research"))?;
         let storage = self.state.storage();
         if req.method() == Method::Get {
             let record = load(&storage).await?;
-            let job = existing(&record)?;
+            let job = research::read(&record, &caller)?;
             return match req.path().as_str() {
-                "/events" => self.listeners.open(job),
+                "/events" => self.listeners.open(job, self.stream_times()),
                 _ => Ok(Response::from_json(&job.view())?),
             };
         }
-        let origin = req.headers().get(ORIGIN_HEADER)?;
         let command: Command = req.json().await?;
         let mut record = load(&storage).await?;
         let claim = matches!(command, Command::Claim { .. });
-        let effects = self.apply(&storage, &mut record, command, origin).await?;
-        if !claim {
-            return Ok(Response::from_json(&existing(&record)?.view())?);
+        let effects = self.apply(&storage, &mut record, &caller, command).await?;
+        if claim {
+            // Answered with the prompt (this delivery makes the call) or 204 (it does not).
+            let prompt = effects.into_iter().find_map(|effect| match effect {
+                Effect::MakeCall { prompt, .. } => Some(prompt),
+                _ => None,
+            });
+            return Ok(match prompt {
+                Some(prompt) => Response::ok(prompt)?,
+                None => Response::empty()?.with_status(204),
+            });
         }
-        // A claim is answered with the prompt (this delivery makes the call) or 204 (it does not).
-        let prompt = effects.into_iter().find_map(|effect| match effect {
-            Effect::MakeCall { prompt, .. } => Some(prompt),
-            _ => None,
-        });
-        Ok(match prompt {
-            Some(prompt) => Response::ok(prompt)?,
-            None => Response::empty()?.with_status(204),
-        })
+        match &record {
+            Some(job) => Ok(Response::from_json(&job.view())?),
+            None => Ok(Response::empty()?.with_status(204)),
+        }
     }
 
     /// Applies one command and commits its result. Every change to the record and the alarm
@@ -108,54 +107,98 @@ impl ResearchJob {
         &self,
         storage: &Storage,
         record: &mut Option<Research>,
+        caller: &Caller,
         command: Command,
-        origin: Option<String>,
     ) -> AppResult<Vec<Effect>> {
-        let now = now_ms();
-        let mut effects = research::handle(record, command, now)?;
-        if effects.is_empty() {
-            return Ok(effects);
+        let handled = research::handle(record, caller, command, now_ms())?;
+        if !handled.changed && handled.effects.is_empty() {
+            return Ok(handled.effects);
         }
-        if let Some(origin) = origin {
-            storage.put(ORIGIN, origin).await?;
-        }
-        if effects.contains(&Effect::Publish) {
-            let base_url = match var(&self.env, "PUBLIC_URL") {
-                Some(url) => url,
-                None => storage.get::<String>(ORIGIN).await?.unwrap_or_default(),
-            };
-            let share_id = ids::random_id()?;
-            let publish = Command::Publish { share_id, base_url };
-            effects.extend(research::handle(record, publish, now)?);
-        }
-        let job = existing(record)?;
-        save(storage, job).await?;
-        self.arm(storage, job).await?;
-        effects::perform(&self.env, &self.listeners, job, &effects).await;
-        Ok(effects)
-    }
-
-    fn timeout(&self) -> u64 {
-        number(&self.env, "RESEARCH_TIMEOUT_MS").unwrap_or(DEFAULT_TIMEOUT_MS)
-    }
-
-    /// Keeps the alarm on the earliest deadline of an open call, or removes it.
-    async fn arm(&self, storage: &Storage, research: &Research) -> Result<()> {
-        match research.next_deadline(self.timeout()) {
-            Some(at) => {
-                let delay = at.saturating_sub(now_ms()) as i64;
-                storage.set_alarm(delay.max(1)).await
+        let lifetimes = lifetimes(&self.env);
+        match record.as_ref() {
+            Some(job) if handled.changed => {
+                save(storage, job).await?;
+                self.arm(storage, job).await?;
             }
+            Some(_) => {}
+            None => {
+                // Erased: nothing of the job stays in the object.
+                storage.delete_alarm().await?;
+                storage.delete_all().await?;
+            }
+        }
+        let follow_up = effects::perform(
+            &self.env,
+            &self.listeners,
+            record.as_ref(),
+            &handled.effects,
+            &lifetimes,
+        )
+        .await;
+        if follow_up.index_pending && record.is_some() {
+            storage.put(INDEX_PENDING, true).await?;
+            let retry_at = now_ms().saturating_add(INDEX_RETRY_MS);
+            let next = record
+                .as_ref()
+                .and_then(|job| job.next_deadline(&lifetimes))
+                .map_or(retry_at, |at| at.min(retry_at));
+            storage.set_alarm(alarm_delay(next)).await?;
+        }
+        Ok(handled.effects)
+    }
+
+    /// The alarm: overdue calls fail, an expired share is dropped, an expired draft or a
+    /// finished job past its retention is erased, and a refused index write is retried.
+    async fn ring(&self) -> AppResult<()> {
+        let storage = self.state.storage();
+        let mut record = load(&storage).await?;
+        if record.is_none() {
+            return Ok(());
+        }
+        let lifetimes = lifetimes(&self.env);
+        let timeout = Command::Timeout { lifetimes };
+        self.apply(&storage, &mut record, &Caller::System, timeout)
+            .await?;
+        let Some(job) = &record else {
+            return Ok(());
+        };
+        if storage.get::<bool>(INDEX_PENDING).await?.unwrap_or(false) {
+            storage.delete(INDEX_PENDING).await?;
+            let index = [Effect::Index];
+            let follow_up =
+                effects::perform(&self.env, &self.listeners, Some(job), &index, &lifetimes).await;
+            if follow_up.index_pending {
+                storage.put(INDEX_PENDING, true).await?;
+                let retry = now_ms().saturating_add(INDEX_RETRY_MS);
+                storage.set_alarm(alarm_delay(retry)).await?;
+                return Ok(());
+            }
+        }
+        // Re-arm even when nothing was due: an early alarm must not end the watch.
+        self.arm(&storage, job).await?;
+        Ok(())
+    }
+
+    fn stream_times(&self) -> StreamTimes {
+        StreamTimes {
+            heartbeat_ms: number(&self.env, "STREAM_HEARTBEAT_MS").unwrap_or(15_000),
+            draft_stream_ms: number(&self.env, "DRAFT_STREAM_MS").unwrap_or(10 * 60 * 1000),
+        }
+    }
+
+    /// Keeps the alarm on the job's next deadline (an open call, a share's or draft's expiry,
+    /// the end of its retention), or removes it.
+    async fn arm(&self, storage: &Storage, research: &Research) -> Result<()> {
+        match research.next_deadline(&lifetimes(&self.env)) {
+            Some(at) => storage.set_alarm(alarm_delay(at)).await,
             None => storage.delete_alarm().await,
         }
     }
 }
 
-/// The job, or 404 when the object holds none.
-fn existing(record: &Option<Research>) -> AppResult<&Research> {
-    record
-        .as_ref()
-        .ok_or_else(|| AppError::not_found("research"))
+/// The delay from now until `at`, for `set_alarm` (at least 1 ms).
+fn alarm_delay(at: u64) -> i64 {
+    (at.saturating_sub(now_ms()) as i64).max(1)
 }
 
 /// The job's record, stored as JSON text: one serde backend for it in the whole Worker.

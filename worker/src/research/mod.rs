@@ -1,6 +1,8 @@
 //! Research jobs (research-lifecycle.md) at the edge: the HTTP handlers (`/api/research...`,
 //! `/share/:id`), the job's Durable Object ([`job_object::ResearchJob`]), and the consumers of
-//! the `llm-call` and `research-events` queues. The lifecycle's rules are the core's
+//! the `llm-call` and `research-events` queues. Every route needs an owner and acts only on the
+//! owner's jobs (anyone else gets 404); routes that can call a model pass the kill switch, the
+//! rate limits and the spending guard first. The lifecycle's rules are the core's
 //! (`stepwise_core::research`); everything here validates input, forwards commands, and
 //! performs effects.
 
@@ -16,59 +18,125 @@ pub mod notify;
 pub mod share;
 
 use serde::Deserialize;
-use stepwise_core::research::{Command, ConfirmAction, Research};
+use stepwise_core::llm::ProviderKind;
+use stepwise_core::research::{Caller, Command, ConfirmAction, Research};
+use stepwise_core::spend::{Charge, estimate_tokens};
 use worker::{Env, Request, Response};
 
 use self::client::JobRequest;
 use self::drafts::DraftBody;
-use crate::platform::admin::require_admin;
-use crate::platform::body::read_json;
+use crate::platform::body::{read_json, require_json};
+use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
-use crate::platform::ids;
 use crate::platform::kv::Kv;
-use crate::platform::settings::Settings;
-use crate::platform::url_parts;
+use crate::platform::owner::Owner;
+use crate::platform::settings::{Settings, share_ttl_ms, var};
+use crate::platform::{ids, spend, url_parts};
 
 /// Jobs listed by default and at most.
 const LIST_DEFAULT: u64 = 20;
 const LIST_MAX: u64 = 100;
 
-/// Applies a command to the job `id` and answers with the job (or the core's refusal).
-async fn apply(env: &Env, id: &str, command: Command) -> AppResult<Response> {
-    let request = JobRequest::Apply {
-        command: &command,
-        origin: None,
-    };
-    client::send(env, id, request).await
+/// Applies the owner's command to the job `id`; answers with the job (or the core's refusal).
+async fn apply(env: &Env, id: &str, owner: &Owner, command: &Command) -> AppResult<Response> {
+    let caller = Caller::Owner(owner.id.clone());
+    client::send(env, id, &caller, JobRequest::Apply(command)).await
 }
 
-/// `POST /api/research/draft`: a validated, titled draft; 201 with the job.
-pub async fn create_draft(mut req: Request, env: &Env) -> AppResult<Response> {
+/// The owner's job `id` (404 for anyone else's).
+async fn read_job(env: &Env, id: &str, owner: &Owner) -> AppResult<Research> {
+    let caller = Caller::Owner(owner.id.clone());
+    let mut response = client::send(env, id, &caller, JobRequest::Get).await?;
+    if response.status_code() != 200 {
+        return Err(AppError::not_found("research"));
+    }
+    Ok(response.json().await?)
+}
+
+/// Applies a command that makes model calls: they are counted against the owner's daily caps
+/// first (429 `quota_exceeded` before any call), and given back if the job refuses the command.
+async fn apply_paid(env: &Env, id: &str, owner: &Owner, command: &Command) -> AppResult<Response> {
+    let settings = Settings::from_env(env)?;
+    let job = read_job(env, id, owner).await?;
+    let calls = job
+        .calls_for(command)
+        .into_iter()
+        .filter(|name| {
+            settings
+                .providers
+                .get(name)
+                .is_some_and(|p| p.kind != ProviderKind::Offline)
+        })
+        .count() as u64;
+    let per_call = estimate_tokens(
+        job.prompt.len(),
+        settings.max_tokens.max(calls::RESEARCH_MAX_TOKENS),
+    );
+    let charge = Charge {
+        calls,
+        tokens: calls * per_call,
+    };
+    spend::charge(env, owner, charge).await?;
+    let response = apply(env, id, owner, command).await;
+    if !matches!(&response, Ok(answer) if answer.status_code() == 200) {
+        spend::refund(env, owner, charge).await?;
+    }
+    response
+}
+
+/// Once the object accepted a draft, lets the synthesis model title it and answers with the
+/// titled job (or the job as it was, when no title came).
+async fn titled(
+    env: &Env,
+    settings: &Settings,
+    owner: &Owner,
+    id: &str,
+    fields: &stepwise_core::research::DraftFields,
+    accepted: Response,
+) -> AppResult<Response> {
+    match drafts::generated_title(env, settings, owner, fields).await {
+        Some(title) => apply(env, id, owner, &Command::SetTitle { title }).await,
+        None => Ok(accepted),
+    }
+}
+
+/// `POST /api/research/draft`: a validated draft of the caller, then titled; 201 with the job.
+pub async fn create_draft(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Response> {
+    let settings = Settings::from_env(env)?;
     let body: DraftBody = read_json(&mut req).await?;
-    let research = drafts::build(env, body, ids::random_id()?).await?;
-    let id = research.id.clone();
+    let fields = body.fields(&settings);
+    let id = ids::random_id()?;
+    let research = Research::draft(id.clone(), owner.id.clone(), fields.clone(), now_ms())?;
     let create = Command::Create {
         research: Box::new(research),
     };
-    let response = apply(env, &id, create).await?;
-    Ok(if response.status_code() == 200 {
-        response.with_status(201)
-    } else {
-        response
-    })
+    let accepted = apply(env, &id, owner, &create).await?;
+    if accepted.status_code() != 200 {
+        return Ok(accepted);
+    }
+    let titled = titled(env, &settings, owner, &id, &fields, accepted).await?;
+    Ok(titled.with_status(201))
 }
 
-/// `PUT /api/research/:id/draft`: replaces a draft's fields (409 once it has started).
-pub async fn edit_draft(mut req: Request, env: &Env, id: &str) -> AppResult<Response> {
-    if !ids::is_id(id) {
-        return Err(AppError::not_found("research"));
-    }
+/// `PUT /api/research/:id/draft`: replaces a draft's fields (409 once it has started), then
+/// titles it again.
+pub async fn edit_draft(
+    mut req: Request,
+    env: &Env,
+    owner: &Owner,
+    id: &str,
+) -> AppResult<Response> {
+    let settings = Settings::from_env(env)?;
     let body: DraftBody = read_json(&mut req).await?;
-    let draft = drafts::build(env, body, id.to_owned()).await?;
+    let fields = body.fields(&settings);
     let edit = Command::EditDraft {
-        draft: Box::new(draft),
+        fields: fields.clone(),
     };
-    apply(env, id, edit).await
+    let accepted = apply(env, id, owner, &edit).await?;
+    if accepted.status_code() != 200 {
+        return Ok(accepted);
+    }
+    titled(env, &settings, owner, id, &fields, accepted).await
 }
 
 /// The body of `POST /api/research`.
@@ -79,29 +147,26 @@ struct StartBody {
 }
 
 /// `POST /api/research`: starts a draft (422 `no_providers_selected` or
-/// `provider_not_configured`; 409 unless it is a draft).
-pub async fn start(mut req: Request, env: &Env) -> AppResult<Response> {
+/// `provider_not_configured`; 409 unless it is a draft), its calls counted up front.
+pub async fn start(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Response> {
     let settings = Settings::from_env(env)?;
     let body: StartBody = read_json(&mut req).await?;
-    let url = req.inner().url();
-    let command = Command::Start {
+    let start = Command::Start {
         configured: settings.providers.names(),
     };
-    let request = JobRequest::Apply {
-        command: &command,
-        origin: Some(url_parts::origin(&url)),
-    };
-    client::send(env, &body.research_id, request).await
+    apply_paid(env, &body.research_id, owner, &start).await
 }
 
 /// `GET /api/research/:id`: the job, with `synthesis_not_available`.
-pub async fn get(env: &Env, id: &str) -> AppResult<Response> {
-    client::send(env, id, JobRequest::Get).await
+pub async fn get(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    let caller = Caller::Owner(owner.id.clone());
+    client::send(env, id, &caller, JobRequest::Get).await
 }
 
 /// `GET /api/research/:id/events`: SSE, a `snapshot` then every change as it happens.
-pub async fn events(env: &Env, id: &str) -> AppResult<Response> {
-    client::send(env, id, JobRequest::Events).await
+pub async fn events(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    let caller = Caller::Owner(owner.id.clone());
+    client::send(env, id, &caller, JobRequest::Events).await
 }
 
 /// The body of `POST /api/research/:id/confirm`.
@@ -112,18 +177,44 @@ struct ConfirmBody {
 }
 
 /// `POST /api/research/:id/confirm` with `{action: proceed | retry | cancel}`.
-pub async fn confirm(mut req: Request, env: &Env, id: &str) -> AppResult<Response> {
+pub async fn confirm(mut req: Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
     let ConfirmBody { action } = read_json(&mut req).await?;
-    apply(env, id, Command::Confirm { action }).await
+    apply_paid(env, id, owner, &Command::Confirm { action }).await
 }
 
 /// `POST /api/research/:id/retry` (409 `conflict` unless the job failed).
-pub async fn retry(env: &Env, id: &str) -> AppResult<Response> {
-    apply(env, id, Command::Retry).await
+pub async fn retry(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    require_json(req)?;
+    apply_paid(env, id, owner, &Command::Retry).await
 }
 
-/// `GET /api/research?limit=N&cursor=C`: jobs newest first from the KV index (`{items, cursor}`).
-pub async fn list(req: &Request, env: &Env) -> AppResult<Response> {
+/// `POST /api/research/:id/share`: publishes the completed job's read-only report (the
+/// webhook fires then), for `SHARE_TTL_DAYS`; sharing again extends it.
+pub async fn share(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    require_json(req)?;
+    let url = req.inner().url();
+    let base_url = var(env, "PUBLIC_URL").unwrap_or_else(|| url_parts::origin(&url).to_owned());
+    let share = Command::Share {
+        share_id: ids::random_id()?,
+        base_url,
+        ttl_ms: share_ttl_ms(env),
+    };
+    apply(env, id, owner, &share).await
+}
+
+/// `DELETE /api/research/:id/share`: withdraws the report; its page is gone at once.
+pub async fn unshare(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    apply(env, id, owner, &Command::Unshare).await
+}
+
+/// `DELETE /api/research/:id`: deletes the job, its index entry and its share page (204).
+pub async fn delete(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    apply(env, id, owner, &Command::Delete).await
+}
+
+/// `GET /api/research?limit=N&cursor=C`: the caller's jobs, newest first, from the owner's KV
+/// index (`{items, cursor}`).
+pub async fn list(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response> {
     let url = req.inner().url();
     let limit = match url_parts::query_param(&url, "limit") {
         None => LIST_DEFAULT,
@@ -134,15 +225,15 @@ pub async fn list(req: &Request, env: &Env) -> AppResult<Response> {
             .ok_or_else(|| AppError::invalid_request("limit must be 1 to 100"))?,
     };
     let cursor = url_parts::query_param(&url, "cursor").filter(|c| !c.is_empty());
-    let page = index::list(&Kv::new(env)?, limit, cursor).await?;
+    let page = index::list(&Kv::new(env)?, &owner.id, limit, cursor).await?;
     let page = serde_json::json!({"items": page.items, "cursor": page.cursor});
     Ok(Response::from_json(&page)?)
 }
 
 /// `PUT /api/research/:id` (admin): imports a whole job record, replacing the job's record (a
-/// restore from a backup or a migration). The record's `id` must be the path's id.
+/// restore from a backup or a migration). The record's `id` must be the path's id; the core
+/// validates the rest (an owner, the fields' limits, a share URL that is `http:` or `https:`).
 pub async fn import(mut req: Request, env: &Env, id: &str) -> AppResult<Response> {
-    require_admin(&req, env, "research imports")?;
     let research: Research = read_json(&mut req).await?;
     if research.id != id {
         return Err(AppError::invalid_request(
@@ -152,5 +243,5 @@ pub async fn import(mut req: Request, env: &Env, id: &str) -> AppResult<Response
     let import = Command::Import {
         research: Box::new(research),
     };
-    apply(env, id, import).await
+    client::send(env, id, &Caller::Admin, JobRequest::Apply(&import)).await
 }

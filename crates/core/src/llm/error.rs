@@ -45,6 +45,7 @@ impl ErrorCode {
             "auth" => ErrorCode::Auth,
             "upstream_error" => ErrorCode::UpstreamError,
             "bad_stream" => ErrorCode::BadStream,
+            "answer_too_long" => ErrorCode::AnswerTooLong,
             _ => return None,
         })
     }

@@ -3,7 +3,7 @@
 //! implementation, so it is the caller's: [`AccessToken`] hands over the key id, the signing
 //! input and the signature to verify.
 
-use serde::Deserialize;
+use serde_json::Value;
 
 use super::{AuthError, base64url_decode};
 
@@ -25,31 +25,44 @@ pub struct AccessToken {
     pub claims: Claims,
 }
 
-/// The claims Stepwise reads.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// The claims Stepwise reads. (Read from a `serde_json::Value`: the Worker already links that
+/// reader, and a derived one would add its own code for two small structs.)
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claims {
     /// The user's stable id: the owner.
     pub sub: String,
     /// The user's e-mail address, shown to the user.
-    #[serde(default)]
     pub email: Option<String>,
-    /// The applications the token is for (Access sends an array).
-    #[serde(deserialize_with = "one_or_many")]
+    /// The applications the token is for (Access sends an array; a single string is read too).
     pub aud: Vec<String>,
     /// The team domain that issued it.
     pub iss: String,
     /// Expiry, seconds since the epoch.
     pub exp: u64,
     /// Not valid before, seconds since the epoch.
-    #[serde(default)]
     pub nbf: Option<u64>,
 }
 
-#[derive(Deserialize)]
-struct Header {
-    alg: String,
-    #[serde(default)]
-    kid: Option<String>,
+impl Claims {
+    fn read(claims: &Value) -> Option<Claims> {
+        let text = |key: &str| claims.get(key).and_then(Value::as_str).map(str::to_owned);
+        let aud = match claims.get("aud")? {
+            Value::String(one) => vec![one.clone()],
+            Value::Array(many) => many
+                .iter()
+                .map(|a| a.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()?,
+            _ => return None,
+        };
+        Some(Claims {
+            sub: text("sub")?,
+            email: text("email"),
+            aud,
+            iss: text("iss")?,
+            exp: claims.get("exp")?.as_u64()?,
+            nbf: claims.get("nbf").and_then(Value::as_u64),
+        })
+    }
 }
 
 impl AccessToken {
@@ -75,16 +88,21 @@ impl AccessToken {
         let decode = |part: &str| {
             base64url_decode(part).ok_or(AuthError::Malformed("a part is not base64url"))
         };
-        let header: Header = serde_json::from_slice(&decode(header)?)
-            .map_err(|_| AuthError::Malformed("the header is not a JWT header"))?;
-        if header.alg != "RS256" {
-            return Err(AuthError::UnsupportedAlgorithm(header.alg));
+        let header: Value = serde_json::from_slice(&decode(header)?)
+            .map_err(|_| AuthError::Malformed("the header is not JSON"))?;
+        let alg = header.get("alg").and_then(Value::as_str).unwrap_or("");
+        if alg != "RS256" {
+            return Err(AuthError::UnsupportedAlgorithm(alg.to_owned()));
         }
         let kid = header
-            .kid
-            .ok_or(AuthError::Malformed("the header has no key id"))?;
-        let claims: Claims = serde_json::from_slice(&decode(payload)?)
-            .map_err(|_| AuthError::Malformed("the claims lack sub, aud, iss or exp"))?;
+            .get("kid")
+            .and_then(Value::as_str)
+            .ok_or(AuthError::Malformed("the header has no key id"))?
+            .to_owned();
+        let claims: Value = serde_json::from_slice(&decode(payload)?)
+            .map_err(|_| AuthError::Malformed("the claims are not JSON"))?;
+        let claims = Claims::read(&claims)
+            .ok_or(AuthError::Malformed("the claims lack sub, aud, iss or exp"))?;
         let signature = decode(signature)?;
         if signature.is_empty() {
             return Err(AuthError::Malformed("the token is not signed"));
@@ -120,17 +138,4 @@ impl AccessToken {
         }
         Ok(())
     }
-}
-
-fn one_or_many<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum OneOrMany {
-        One(String),
-        Many(Vec<String>),
-    }
-    Ok(match OneOrMany::deserialize(deserializer)? {
-        OneOrMany::One(one) => vec![one],
-        OneOrMany::Many(many) => many,
-    })
 }

@@ -283,6 +283,56 @@ impl Research {
         }
     }
 
+    /// The providers a command will call if accepted, the synthesis provider included when it
+    /// may run: what the spending guard counts before the command is sent. A start counts all
+    /// of its calls up front; a retry counts the failed providers and the synthesis.
+    ///
+    /// ```
+    /// use stepwise_core::research::{Command, DraftFields, Research};
+    /// let fields = DraftFields { title: "T".into(), prompt: "Why?".into(),
+    ///     selected_llms: vec!["a".into(), "b".into()], synthesis_llm: "s".into(), external_reports: vec![] };
+    /// let job = Research::draft("r1".into(), "me".into(), fields, 0).unwrap();
+    /// assert_eq!(job.calls_for(&Command::Start { configured: vec![] }), ["a", "b", "s"]);
+    /// assert!(job.calls_for(&Command::Retry).is_empty());
+    /// ```
+    pub fn calls_for(&self, command: &super::Command) -> Vec<&str> {
+        use super::Command;
+        let synthesis = std::iter::once(self.synthesis_llm.as_str());
+        let failed = || {
+            self.llm_results
+                .iter()
+                .filter(|r| r.status == LlmStatus::Failed)
+                .map(|r| r.provider.as_str())
+        };
+        match (command, self.status) {
+            (Command::Start { .. }, ResearchStatus::Draft) => self
+                .selected_llms
+                .iter()
+                .map(String::as_str)
+                .chain(synthesis)
+                .collect(),
+            (
+                Command::Confirm {
+                    action: ConfirmAction::Proceed,
+                },
+                ResearchStatus::AwaitingConfirmation,
+            ) => synthesis.collect(),
+            (
+                Command::Confirm {
+                    action: ConfirmAction::Retry,
+                },
+                ResearchStatus::AwaitingConfirmation,
+            ) => failed().chain(synthesis).collect(),
+            (Command::Retry, ResearchStatus::Failed) if failed().next().is_some() => {
+                failed().chain(synthesis).collect()
+            }
+            (Command::Retry, ResearchStatus::Failed) if self.synthesis_error.is_some() => {
+                synthesis.collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
     /// The spec's "Synthesis not available" condition for the completed card: completed with no
     /// synthesis, at most one successful report and no external report. The job's JSON carries
     /// it as `synthesis_not_available` ([`Research::view`]), so clients never re-derive it.

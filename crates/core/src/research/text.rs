@@ -98,7 +98,7 @@ pub fn synthesis_prompt(research: &Research) -> String {
     for (number, ((label, text), (&share, &length))) in
         sources.iter().zip(shares.iter().zip(&lengths)).enumerate()
     {
-        let _ = write!(out, "=== Source {}: {label} ===\n", number + 1);
+        let _ = writeln!(out, "=== Source {}: {label} ===", number + 1);
         if share < length {
             out.extend(text.chars().take(share));
             out.push_str("\n[… cut to fit the synthesis]\n\n");
