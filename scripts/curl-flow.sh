@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 #! Walks the whole research_stream flow with curl against a running Worker (scripts/dev.sh):
 #! each turn carries the last response's next_step, updated_config and skipped, as a browser does.
-#! Usage: scripts/curl-flow.sh [base-url]   (default http://127.0.0.1:8787)
+#! Usage: scripts/curl-flow.sh [base-url]   (default http://127.0.0.1:8787). An anonymous owner
+#! token is made for the run (OWNER=<32 hex digits> reuses one).
 set -euo pipefail
 base="${1:-http://127.0.0.1:8787}"
 state='{"current_config":{},"skipped":[]}'   # what the client carries between turns
 id="" token=""
+owner="${OWNER:-$(python3 -c 'import secrets; print(secrets.token_hex(16))')}"
 
 turn() { # turn MESSAGE [USER_ACTION_JSON]
   local body
@@ -20,7 +22,7 @@ print(json.dumps(body))
 PY
 )
   local response
-  response=$(curl -sS -X POST "$base/api/chat" -H 'accept: application/json' -H 'content-type: application/json' \
+  response=$(curl -sS -X POST "$base/api/chat" -H "authorization: Bearer $owner" -H 'accept: application/json' -H 'content-type: application/json' \
     ${token:+-H "x-conversation-token: $token"} -d "$body")
   printf '\n> %s %s\n' "$1" "${2:-}"
   state=$(python3 - "$response" <<'PY'
@@ -48,4 +50,4 @@ turn "Skip" '{"type":"skip_step","target_field":"competitors"}'
 turn "EGFR, KRAS, PD-1"
 turn "Looks good" '{"type":"confirm"}'
 printf '\n$ GET /api/conversations/%s (with its token)\n' "$id"
-curl -sS "$base/api/conversations/$id" -H "x-conversation-token: $token" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps({k: d[k] for k in ("current_step","current_config","skipped","turns")}))'
+curl -sS "$base/api/conversations/$id" -H "authorization: Bearer $owner" -H "x-conversation-token: $token" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps({k: d[k] for k in ("current_step","current_config","skipped","turns")}))'

@@ -4,13 +4,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, normalize } from "node:path";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const tracked = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], { cwd: ROOT, encoding: "utf8" })
   .split("\n")
-  .filter((path) => path && existsSync(join(ROOT, path)));
+  .filter((path) => path && existsSync(join(ROOT, path)) && statSync(join(ROOT, path)).isFile());
 
 /** The code map's rows: the backticked paths of the first column, and the whole row's text. */
 function codeMap() {

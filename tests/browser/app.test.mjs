@@ -227,6 +227,9 @@ describe("research dashboard", () => {
       await page.screenshot({ path: `${SHOTS}failure-research.png`, fullPage: true });
       throw error;
     }
+    // Nothing is published until the owner chooses to.
+    assert.equal(await card.locator("a.share").count(), 0);
+    await card.locator("button:has-text('Publish a share link')").click();
     await card.locator("a.share").waitFor({ timeout: 10000 });
     assert.match(await card.innerText(), /Synthesis by chat/);
     assert.equal(await card.locator("details summary").count(), 3);
@@ -302,10 +305,10 @@ describe("research dashboard", () => {
     await card.locator("button:has-text('Proceed')").click();
     await card.locator("[data-status=completed]").waitFor({ timeout: 20000 });
     assert.match(await card.innerText(), /Synthesis by chat/);
-    // The past jobs are listed after a reload.
+    // The job is listed again after a reload (jobs belong to this browser's owner token).
+    const id = await card.getAttribute("data-id");
     await page.reload();
-    await page.waitForSelector("article.card");
-    assert.ok((await page.locator("article.card").count()) >= 2);
+    await page.waitForSelector(`article.card[data-id="${id}"] [data-status=completed]`, { timeout: 15000 });
     await context.close();
   });
 });

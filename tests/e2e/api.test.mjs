@@ -4,7 +4,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { ADMIN_TOKEN, SECRET_KEY, TIMEOUT_MS, parseSse, startStack } from "./harness.mjs";
+import { ADMIN_TOKEN, SECRET_KEY, TIMEOUT_MS, asOwner, parseSse, startStack } from "./harness.mjs";
 
 const vectors = JSON.parse(readFileSync(new URL("../vectors/guided_workflow.json", import.meta.url), "utf8"));
 const DEFAULTS = { message: "", suggestions: [], options: [], skipped: [], updated_config: {} };
@@ -19,10 +19,11 @@ after(async () => {
   await stack?.stop();
 });
 
+/** A request as the suite's owner (`Authorization` may be overridden in `headers`). */
 async function call(method, path, { body, headers = {}, raw } = {}) {
   const response = await fetch(stack.base + path, {
     method,
-    headers: { "content-type": "application/json", ...headers },
+    headers: { "content-type": "application/json", ...asOwner(), ...headers },
     body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
   });
   const text = await response.text();
@@ -161,17 +162,19 @@ describe("update-field, workflows and health", () => {
 
 describe("bad input", () => {
   const codeOf = (response) => JSON.parse(response.text).error.code;
-  test("oversized, malformed and misshapen bodies get 413, 400 and 422 with the field's path", async () => {
+  test("oversized, malformed and misshapen bodies get 413, 400 and 422 saying what and where", async () => {
     const big = await call("POST", "/api/chat", { raw: JSON.stringify({ message: "x".repeat(300_000) }) });
     assert.equal(big.status, 413);
     const malformed = await call("POST", "/api/chat", { raw: "{not json" });
     assert.deepEqual([malformed.status, codeOf(malformed)], [400, "invalid_json"]);
     const shape = await chatJson({ message: "x", current_config: { purpose: 5 } });
-    assert.equal(shape.status, 422);
-    assert.match(JSON.parse(shape.text).error.message, /current_config/);
+    assert.deepEqual([shape.status, codeOf(shape)], [422, "invalid_request"]);
+    assert.match(JSON.parse(shape.text).error.message, /integer .*line 1 column \d+/);
     const action = await chatJson({ message: "x", current_step: "purpose", current_config: {}, user_action: { type: "teleport" } });
-    assert.equal(action.status, 422);
-    assert.match(JSON.parse(action.text).error.message, /user_action/);
+    assert.deepEqual([action.status, codeOf(action)], [422, "invalid_request"]);
+    assert.match(JSON.parse(action.text).error.message, /teleport.*line 1 column \d+/);
+    const extra = await chatJson({ message: "x", current_config: {}, colour: "red" });
+    assert.match(JSON.parse(extra.text).error.message, /unknown field `colour`/);
     const provider = await chatJson({ message: "x", current_config: {}, provider: "nope" });
     assert.deepEqual([provider.status, codeOf(provider)], [422, "unknown_provider"]);
     assert.equal((await call("DELETE", "/api/chat")).status, 405);

@@ -107,21 +107,33 @@ export async function startFakeProvider() {
   const requests = [];
   const writes = [];
   const webhooks = [];
+  const jwksFetches = [];
+  let jwks = [];
   const sockets = new Set();
   let script = { reply: "Hello." };
   let webhookStatus = 200;
   const server = http.createServer(async (req, res) => {
     let body = "";
     for await (const chunk of req) body += chunk;
+    if (req.url === "/cdn-cgi/access/certs") {
+      // A Cloudflare Access team's key set, for the owner tests.
+      jwksFetches.push(Date.now());
+      res.writeHead(200, { "content-type": "application/json" });
+      return res.end(JSON.stringify({ keys: jwks }));
+    }
     if (req.url === "/webhook") {
-      webhooks.push({ at: Date.now(), status: webhookStatus, body: JSON.parse(body) });
+      webhooks.push({ at: Date.now(), status: webhookStatus, body: JSON.parse(body), raw: body, headers: req.headers });
       res.writeHead(webhookStatus, { "content-type": "text/plain" });
       return res.end("ok");
     }
     const kind = ["openai", "anthropic", "gemini"].find((k) => req.url.startsWith(`/${k}/`));
     const parsed = body ? JSON.parse(body) : null;
-    const request = { kind, url: req.url, headers: req.headers, body: parsed, model: modelOf(req.url, parsed), system: systemOf(parsed), at: Date.now() };
+    const request = { kind, url: req.url, headers: req.headers, body: parsed, model: modelOf(req.url, parsed), system: systemOf(parsed), at: Date.now(), closedEarly: null };
     requests.push(request);
+    // The client (the Worker) closing the connection before the answer ended: a cancelled call.
+    res.on("close", () => {
+      if (!res.writableEnded) request.closedEarly = Date.now();
+    });
     const behaviour = typeof script === "function" ? script(request) : script;
     const { reply = "", fault, status, message, delayMs = 0, latencyMs = 0 } = behaviour;
     if (latencyMs) await new Promise((r) => setTimeout(r, latencyMs));
@@ -165,6 +177,11 @@ export async function startFakeProvider() {
     requests,
     writes,
     webhooks,
+    jwksFetches,
+    /** Serves these JWKs at /cdn-cgi/access/certs. */
+    setJwks(keys) {
+      jwks = keys;
+    },
     script(next) {
       script = next;
     },

@@ -1,7 +1,8 @@
 // Starts the stack for end-to-end tests: the fake provider and `wrangler dev` (workerd, local KV)
 // on free loopback ports, configured with three fake providers; stops both cleanly.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +13,23 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 export const SECRET_KEY = "sk-test-9f8e7d6c5b4a39281706";
 export const ADMIN_TOKEN = "admin-test-token-1234";
 export const TIMEOUT_MS = 1500;
+/** The owner token of the suites' main user (an anonymous owner: 32 lowercase hex digits). */
+export const OWNER = "0123456789abcdef0123456789abcdef";
+
+/** A fresh anonymous owner token, as the browser app makes one. */
+export function newOwner() {
+  return randomBytes(16).toString("hex");
+}
+
+/** The owner id the server keys an anonymous owner's data by: hex SHA-256 of `token:<token>`. */
+export function ownerId(token = OWNER) {
+  return createHash("sha256").update(`token:${token}`).digest("hex");
+}
+
+/** The `Authorization` header of an owner token. */
+export function asOwner(token = OWNER) {
+  return { authorization: `Bearer ${token}` };
+}
 
 async function freePort() {
   const server = net.createServer();
@@ -42,9 +60,18 @@ export function fakeProvider(fakeUrl, name, kind, model = "fake-model") {
   return { name, kind, base_url, model, api_key_secret: "FAKE_KEY" };
 }
 
+/** Rate limits high enough for functional suites, which make hundreds of calls as one owner
+ * (the security suite sets its own). */
+export function generousLimits(toml) {
+  return toml.replace(/simple = \{ limit = \d+, period = 60 \}/g, "simple = { limit = 100000, period = 60 }");
+}
+
 /** `overrides`: vars (or a function of the fake provider's URL returning them).
- * `providers(fakeUrl)` replaces the default list: fake-openai, fake-anthropic, fake-gemini, offline. */
-async function startOnce({ runtime = "wrangler", overrides = {}, providers: listProviders } = {}) {
+ * `providers(fakeUrl)` replaces the default list: fake-openai, fake-anthropic, fake-gemini, offline.
+ * `config(toml)` edits wrangler.toml for this stack only (bindings such as rate limits can only be
+ * set there; by default the limits are raised with `generousLimits`); the edited copy is written
+ * beside it and removed when the stack stops. */
+async function startOnce({ runtime = "wrangler", overrides = {}, providers: listProviders, config = generousLimits } = {}) {
   const fake = await startFakeProvider();
   const port = await freePort();
   const state = mkdtempSync(join(tmpdir(), "stepwise-e2e-"));
@@ -58,6 +85,8 @@ async function startOnce({ runtime = "wrangler", overrides = {}, providers: list
     ADMIN_TOKEN,
     LLM_TIMEOUT_MS: String(TIMEOUT_MS),
     ALLOWED_ORIGINS: "http://allowed.example",
+    MODEL_CALLS_PER_OWNER_PER_DAY: "1000000",
+    MODEL_CALLS_PER_DAY: "1000000",
     ...(typeof overrides === "function" ? overrides(fake.url) : overrides),
   };
   if (runtime === "miniflare") {
@@ -69,6 +98,13 @@ async function startOnce({ runtime = "wrangler", overrides = {}, providers: list
     }
   }
   const args = ["--no-install", "wrangler", "dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--show-interactive-dev-session=false"];
+  let configFile = null;
+  if (config) {
+    configFile = join(ROOT, `.wrangler-e2e-${port}.toml`);
+    writeFileSync(configFile, config(readFileSync(join(ROOT, "wrangler.toml"), "utf8")));
+    args.push("--config", configFile);
+  }
+  const removeConfig = () => configFile && rmSync(configFile, { force: true });
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "true" };
   delete env.CLOUDFLARE_API_TOKEN;
@@ -107,6 +143,7 @@ async function startOnce({ runtime = "wrangler", overrides = {}, providers: list
     await kill();
     await fake.close();
     rmSync(state, { recursive: true, force: true });
+    removeConfig();
     throw error;
   }
   return {
@@ -117,6 +154,7 @@ async function startOnce({ runtime = "wrangler", overrides = {}, providers: list
       await kill();
       await fake.close();
       rmSync(state, { recursive: true, force: true });
+      removeConfig();
     },
   };
 }

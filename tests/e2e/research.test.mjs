@@ -6,7 +6,10 @@
 import { after, before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { ADMIN_TOKEN, SECRET_KEY, fakeProvider, parseSse, startStack } from "./harness.mjs";
+import { createHmac } from "node:crypto";
+import { ADMIN_TOKEN, SECRET_KEY, asOwner, fakeProvider, newOwner, ownerId, parseSse, startStack } from "./harness.mjs";
+
+const WEBHOOK_SECRET = "whsec-test-5e4d3c2b1a";
 
 const PROVIDERS = ["p1", "p2", "p3", "p4", "p5", "p6"];
 const ALARM_MS = 2500;
@@ -26,6 +29,7 @@ before(async () => {
     ],
     overrides: (url) => ({
       NOTIFY_WEBHOOK_URL: `${url}/webhook`,
+      WEBHOOK_SECRET,
       LLM_PROVIDER: "synth",
       LLM_TIMEOUT_MS: "20000",
       RESEARCH_TIMEOUT_MS: String(ALARM_MS),
@@ -49,10 +53,11 @@ after(async () => {
   await stack?.stop();
 });
 
+/** A request as the suite's owner (another owner's token may be given in `headers`). */
 async function call(method, path, body, headers = {}) {
   const response = await fetch(stack.base + path, {
     method,
-    headers: { "content-type": "application/json", ...headers },
+    headers: { "content-type": "application/json", ...asOwner(), ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -171,7 +176,8 @@ describe("every replayable row of tests/vectors/research.json", () => {
   const NAMES = { a: "p1", b: "p2", c: "p3", s: "synth" };
   const named = (provider) => NAMES[provider] ?? provider;
   const FAULTS = { upstream_error: { status: 500 }, rate_limited: { status: 429 }, auth: { status: 401 }, bad_stream: { fault: "malformed" } };
-  const STATUS = { conflict: 409, not_found: 404, no_providers_selected: 422, provider_not_configured: 422, invalid_draft: 422 };
+  const STATUS = { conflict: 409, not_found: 404, no_providers_selected: 422, provider_not_configured: 422, invalid_draft: 422, invalid_record: 422 };
+  const OTHER = newOwner();
   const settledOrDraft = (job) => settled(job) || job.status === "draft";
 
   /** The fake provider's answers for one case: each provider's (and the synthesis's) outcome
@@ -198,27 +204,39 @@ describe("every replayable row of tests/vectors/research.json", () => {
     const state = testCase.state;
     const job = await draft({ prompt, selected_llms: state.selected_llms.map(named), synthesis_llm: named(state.synthesis_llm) });
     if (state.status === "draft") return job.id;
+    // The vectors' times count from 0; a record of 1970 would be past its retention at once.
+    const now = Date.now();
+    const at = (t) => (t === undefined ? undefined : t + now);
     const record = {
       ...state,
       id: job.id,
+      owner: ownerId(),
+      created_at: at(state.created_at),
+      started_at: at(state.started_at),
+      finished_at: at(state.finished_at),
       prompt,
       selected_llms: state.selected_llms.map(named),
       synthesis_llm: named(state.synthesis_llm),
-      llm_results: state.llm_results.map((r) => ({ ...r, provider: named(r.provider), result: r.status === "completed" ? `Report of ${named(r.provider)}.` : r.result })),
+      llm_results: state.llm_results.map((r) => ({ ...r, dispatched_at: at(r.dispatched_at), provider: named(r.provider), result: r.status === "completed" ? `Report of ${named(r.provider)}.` : r.result })),
     };
     const imported = await call("PUT", `/api/research/${job.id}`, record, { authorization: `Bearer ${ADMIN_TOKEN}` });
     assert.equal(imported.status, 200, imported.text);
     return job.id;
   }
 
-  /** A user's step over HTTP; internal steps (results, claims, alarms, publishing) are the
+  /** A user's step over HTTP, as the step's caller (the owner, or `other`); internal steps
+   * (results, claims, alarms) and steps with no route (titles come from the model) are the
    * running system's own and are not sent. */
   function request(id, step) {
+    const as = step.caller === "other" ? asOwner(OTHER) : {};
     switch (step.op) {
-      case "confirm": return call("POST", `/api/research/${id}/confirm`, { action: step.action });
-      case "retry": return call("POST", `/api/research/${id}/retry`);
-      case "start": return call("POST", "/api/research", { research_id: id });
-      case "edit": return call("PUT", `/api/research/${id}/draft`, { prompt: step.prompt ?? "P", selected_llms: (step.selected_llms ?? ["a"]).map(named), synthesis_llm: "synth" });
+      case "confirm": return call("POST", `/api/research/${id}/confirm`, { action: step.action }, as);
+      case "retry": return call("POST", `/api/research/${id}/retry`, undefined, as);
+      case "start": return call("POST", "/api/research", { research_id: id }, as);
+      case "edit": return call("PUT", `/api/research/${id}/draft`, { prompt: step.prompt ?? "P", selected_llms: (step.selected_llms ?? ["a"]).map(named), synthesis_llm: "synth" }, as);
+      case "share": return call("POST", `/api/research/${id}/share`, undefined, as);
+      case "unshare": return call("DELETE", `/api/research/${id}/share`, undefined, as);
+      case "delete": return call("DELETE", `/api/research/${id}`, undefined, as);
       default: return null;
     }
   }
@@ -235,8 +253,10 @@ describe("every replayable row of tests/vectors/research.json", () => {
         return outcomes[req.model]?.[calls[req.model]] ?? { reply: `Report of ${req.model}.` };
       };
       const id = await begin(testCase, prompt);
+      let gone = false;
       for (const step of testCase.steps) {
-        await waitFor(id, settledOrDraft);
+        if (!gone) await waitFor(id, settledOrDraft);
+        if (step.op === "delete" && !step.caller) gone = true;
         const response = await request(id, step);
         if (!response) continue;
         if (step.expect_error) {
@@ -245,6 +265,10 @@ describe("every replayable row of tests/vectors/research.json", () => {
         } else {
           assert.ok(response.status < 300, `${step.op}: ${response.text}`);
         }
+      }
+      if (testCase.e2e === "deleted") {
+        assert.equal((await call("GET", `/api/research/${id}`)).status, 404);
+        return;
       }
       const job = await waitFor(id, settledOrDraft);
       assert.equal(job.status, testCase.e2e, JSON.stringify(job).slice(0, 600));
@@ -256,6 +280,7 @@ describe("every replayable row of tests/vectors/research.json", () => {
       if (expect.partial_failure) assert.deepEqual(job.partial_failure.failed_providers, expect.partial_failure.map(named));
       for (const key of ["retry_count", "synthesis_not_available"]) if (key in expect) assert.equal(job[key], expect[key], key);
       if (expect.prompt) assert.equal(job.prompt, expect.prompt);
+      if ("share_id" in expect) assert.equal(Boolean(job.share_info), expect.share_id !== null, "shared");
       if (expect.selected_llms) assert.deepEqual(job.selected_llms, expect.selected_llms.map(named));
     });
   }
@@ -357,7 +382,7 @@ describe("events, share page, webhook, list", () => {
   test("the events stream shows every status and provider change, then ends", async () => {
     Object.assign(behaviours, { p1: { reply: "Report of p1.", latencyMs: 200 }, p2: { reply: "Report of p2.", latencyMs: 400 } });
     const job = await draft({ selected_llms: ["p1", "p2"] });
-    const stream = await fetch(`${stack.base}/api/research/${job.id}/events`, { signal: AbortSignal.timeout(15000) });
+    const stream = await fetch(`${stack.base}/api/research/${job.id}/events`, { headers: asOwner(), signal: AbortSignal.timeout(15000) });
     assert.equal(stream.status, 200);
     assert.match(stream.headers.get("content-type"), /^text\/event-stream/);
     const text = stream.text();
@@ -367,25 +392,31 @@ describe("events, share page, webhook, list", () => {
     assert.equal(events[0].event, "snapshot");
     assert.equal(events[0].data.status, "draft");
     const changes = events.slice(1).map((e) => (e.event === "status_changed" ? e.data.status : e.event === "provider_changed" ? `${e.data.provider}:${e.data.status}` : e.event));
-    assert.deepEqual(changes, ["processing", "p1:pending", "p2:pending", "p1:processing", "p2:processing", "p1:completed", "p2:completed", "synthesizing", "completed", "published", "end"]);
+    assert.deepEqual(changes, ["processing", "p1:pending", "p2:pending", "p1:processing", "p2:processing", "p1:completed", "p2:completed", "synthesizing", "completed", "end"]);
     delete behaviours.p1;
     delete behaviours.p2;
     // A finished job's stream is its snapshot alone.
-    const again = parseSse(await (await fetch(`${stack.base}/api/research/${job.id}/events`)).text());
+    const again = parseSse(await (await fetch(`${stack.base}/api/research/${job.id}/events`, { headers: asOwner() })).text());
     assert.deepEqual(again.map((e) => [e.event, e.data.status]), [["snapshot", "completed"], ["end", undefined]]);
   });
 
-  test("a completed job is published as an escaped read-only page, and the webhook gets its URL", async () => {
+  test("its owner publishes a completed job as an escaped read-only page; the signed webhook gets its URL", async () => {
     const job = await run(["p1", "p2"], { p2: { reply: "<script>alert(1)</script> & more" } });
     delete behaviours.p2;
     assert.equal(job.status, "completed");
-    const done = await waitFor(job.id, (j) => j.share_info);
-    const { share_id, url } = done.share_info;
+    assert.equal(job.share_info, undefined, "nothing is published until the owner chooses to");
+    const shared = await call("POST", `/api/research/${job.id}/share`);
+    assert.equal(shared.status, 200, shared.text);
+    const { share_id, url, expires_at, published_at } = shared.json.share_info;
+    assert.ok(expires_at - published_at >= 89 * 24 * 3600 * 1000, "shared for 90 days by default");
     assert.equal(url, `${stack.base}/share/${share_id}`);
     const page = await fetch(url);
     assert.equal(page.status, 200);
     assert.match(page.headers.get("content-type"), /^text\/html/);
     assert.match(page.headers.get("content-security-policy"), /default-src 'none'/);
+    assert.match(page.headers.get("content-security-policy"), /frame-ancestors 'none'; base-uri 'none'; form-action 'none'/);
+    assert.equal(page.headers.get("x-content-type-options"), "nosniff");
+    assert.equal(page.headers.get("referrer-policy"), "no-referrer");
     const html = await page.text();
     assert.match(html, /Fake generated title/);
     assert.match(html, /Report of synth\./);
@@ -398,7 +429,17 @@ describe("events, share page, webhook, list", () => {
     assert.equal(hook.body.type, "research.published");
     assert.equal(hook.body.event.url, url);
     assert.equal(hook.body.event.research_id, job.id);
+    // The receiver checks the signature over the raw body, and keys repeats by the share id.
+    const expected = createHmac("sha256", WEBHOOK_SECRET).update(hook.raw).digest("hex");
+    assert.equal(hook.headers["x-stepwise-signature"], `sha256=${expected}`);
+    assert.equal(hook.headers["idempotency-key"], share_id);
     assert.equal((await fetch(`${stack.base}/share/${"0".repeat(32)}`)).status, 404);
+    // Sharing again keeps the link; withdrawing removes the page at once.
+    assert.equal((await call("POST", `/api/research/${job.id}/share`)).json.share_info.share_id, share_id);
+    const withdrawn = await call("DELETE", `/api/research/${job.id}/share`);
+    assert.equal(withdrawn.status, 200);
+    assert.equal(withdrawn.json.share_info, undefined);
+    assert.equal((await fetch(url)).status, 404);
   });
 
   test("the list shows jobs newest first with their status", async () => {

@@ -1,6 +1,8 @@
 //! Reading request bodies: a JSON content type (415: a cross-site form cannot post one), a size
-//! limit (413), JSON syntax (400 `invalid_json`) and shape (422 `invalid_request`, naming the
-//! path of the bad field).
+//! limit (413), JSON syntax (400 `invalid_json`) and shape (422 `invalid_request`, saying what
+//! is wrong and where: "unknown field `colour`, expected one of ... at line 1 column 22"). The
+//! body is read straight into its type: going through a `Value` to name the field's path cost
+//! 16 KB of the Worker bundle.
 
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
@@ -33,10 +35,9 @@ pub fn require_json(req: &Request) -> AppResult<()> {
 
 /// Parses JSON bytes as `T`, with errors that say what and where.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> AppResult<T> {
-    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(AppError::invalid_json)?;
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        AppError::invalid_request(format!("invalid field `{path}`: {}", e.into_inner()))
+    serde_json::from_slice(bytes).map_err(|e| match e.classify() {
+        serde_json::error::Category::Data => AppError::invalid_request(e.to_string()),
+        _ => AppError::invalid_json(e),
     })
 }
 

@@ -1,8 +1,9 @@
 //! Each owner's index behind `GET /api/research`: one key per job,
 //! `research:<owner id>:<inverted creation time>:<id>`, so a prefix listing is the owner's jobs
 //! newest first, with the list entry in the key's metadata so a listing needs no reads. Entries
-//! are written at creation and at final states, and expire with the job's retention. KV is
-//! eventually consistent: a new job may take a moment to show.
+//! are written at creation (again when the generated title arrives) and at final states, and
+//! expire with the job's retention. KV is eventually consistent: a new job may take a moment to
+//! show.
 
 use serde::Serialize;
 use stepwise_core::research::{Lifetimes, Research, ResearchStatus};

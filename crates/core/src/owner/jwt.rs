@@ -139,3 +139,153 @@ impl AccessToken {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const AUD: &str = "aud-1";
+    const ISS: &str = "https://team.cloudflareaccess.com";
+    const NOW: u64 = 1_800_000_000;
+
+    fn b64(bytes: &[u8]) -> String {
+        const ALPHABET: &[u8; 64] =
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let mut out = String::new();
+        for chunk in bytes.chunks(3) {
+            let n =
+                chunk.iter().fold(0u32, |n, &b| (n << 8) | u32::from(b)) << (8 * (3 - chunk.len()));
+            for i in 0..=chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]));
+            }
+        }
+        out
+    }
+
+    fn token(header: &str, claims: &str) -> String {
+        format!(
+            "{}.{}.{}",
+            b64(header.as_bytes()),
+            b64(claims.as_bytes()),
+            b64(b"sig")
+        )
+    }
+
+    fn claims(extra: &str) -> String {
+        format!(
+            r#"{{"sub":"u1","email":"ada@example.com","aud":["{AUD}"],"iss":"{ISS}","exp":{},"nbf":{}{extra}}}"#,
+            NOW + 600,
+            NOW - 5
+        )
+    }
+
+    const RS256: &str = r#"{"alg":"RS256","kid":"k1"}"#;
+
+    #[test]
+    fn a_well_formed_token_gives_its_key_id_signing_input_and_claims() {
+        let jwt = token(RS256, &claims(""));
+        let parsed = AccessToken::parse(&jwt).unwrap();
+        assert_eq!(parsed.kid, "k1");
+        assert_eq!(parsed.signature, b"sig");
+        assert_eq!(parsed.signing_input, jwt[..jwt.rfind('.').unwrap()]);
+        assert_eq!(parsed.claims.email.as_deref(), Some("ada@example.com"));
+        assert_eq!(parsed.check(NOW, AUD, &format!("{ISS}/")), Ok(()));
+    }
+
+    #[test]
+    fn a_single_audience_string_is_read_too() {
+        let claims = format!(
+            r#"{{"sub":"u1","aud":"{AUD}","iss":"{ISS}","exp":{}}}"#,
+            NOW + 1
+        );
+        let parsed = AccessToken::parse(&token(RS256, &claims)).unwrap();
+        assert_eq!(parsed.claims.aud, [AUD]);
+        assert_eq!(parsed.check(NOW, AUD, ISS), Ok(()));
+    }
+
+    #[test]
+    fn every_bad_token_is_refused_with_its_reason() {
+        let check = |jwt: &str| AccessToken::parse(jwt).and_then(|t| t.check(NOW, AUD, ISS));
+        let cases: [(&str, String, AuthError); 9] = [
+            (
+                "alg none",
+                token(r#"{"alg":"none","kid":"k1"}"#, &claims("")),
+                AuthError::UnsupportedAlgorithm("none".into()),
+            ),
+            (
+                "HS256",
+                token(r#"{"alg":"HS256","kid":"k1"}"#, &claims("")),
+                AuthError::UnsupportedAlgorithm("HS256".into()),
+            ),
+            (
+                "no kid",
+                token(r#"{"alg":"RS256"}"#, &claims("")),
+                AuthError::Malformed("the header has no key id"),
+            ),
+            (
+                "two parts",
+                "a.b".into(),
+                AuthError::Malformed("a JWT has three parts"),
+            ),
+            (
+                "no signature",
+                format!("{}.{}.", b64(RS256.as_bytes()), b64(claims("").as_bytes())),
+                AuthError::Malformed("the token is not signed"),
+            ),
+            (
+                "no sub",
+                token(
+                    RS256,
+                    &format!(r#"{{"aud":"{AUD}","iss":"{ISS}","exp":{}}}"#, NOW + 1),
+                ),
+                AuthError::Malformed("the claims lack sub, aud, iss or exp"),
+            ),
+            (
+                "expired",
+                token(
+                    RS256,
+                    &format!(
+                        r#"{{"sub":"u","aud":"{AUD}","iss":"{ISS}","exp":{}}}"#,
+                        NOW - LEEWAY_SECONDS
+                    ),
+                ),
+                AuthError::Expired,
+            ),
+            (
+                "wrong audience",
+                token(
+                    RS256,
+                    &format!(
+                        r#"{{"sub":"u","aud":["x"],"iss":"{ISS}","exp":{}}}"#,
+                        NOW + 1
+                    ),
+                ),
+                AuthError::WrongAudience,
+            ),
+            (
+                "wrong issuer",
+                token(
+                    RS256,
+                    &format!(
+                        r#"{{"sub":"u","aud":"{AUD}","iss":"https://evil","exp":{}}}"#,
+                        NOW + 1
+                    ),
+                ),
+                AuthError::WrongIssuer,
+            ),
+        ];
+        for (name, jwt, error) in cases {
+            assert_eq!(check(&jwt), Err(error.clone()), "{name}");
+            assert_eq!(error.code(), "invalid_token", "{name}");
+        }
+        let early = token(
+            RS256,
+            &claims(&format!(r#","nbf":{}"#, NOW + LEEWAY_SECONDS + 1)).replacen(
+                &format!(r#","nbf":{}"#, NOW - 5),
+                "",
+                1,
+            ),
+        );
+        assert_eq!(check(&early), Err(AuthError::NotYetValid));
+    }
+}

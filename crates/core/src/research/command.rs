@@ -180,7 +180,8 @@ pub fn handle(
         (Some(job), Command::SetTitle { title }) => {
             check_title(&title)?;
             job.title = title;
-            Vec::new()
+            // The generated title completes the job's creation: its list entry shows it.
+            vec![Effect::Index]
         }
         (Some(job), Command::Start { configured }) => job.start(&configured, now)?,
         (Some(job), Command::Confirm { action }) => job.confirm(action, now)?,
