@@ -126,6 +126,8 @@ fn body(kind: ProviderKind, key: Option<&str>) -> (String, Vec<(String, String)>
         system: "SYS",
         messages: &messages,
         max_tokens: 256,
+        tools: &[],
+        rounds: &[],
     };
     let request = build_request(&provider(kind), key, &call).unwrap();
     (
@@ -186,6 +188,8 @@ fn without_a_key_no_auth_header_is_sent_and_offline_needs_no_request() {
         system: "",
         messages: &messages,
         max_tokens: 1,
+        tools: &[],
+        rounds: &[],
     };
     assert!(build_request(&provider(ProviderKind::Offline), None, &call).is_none());
 }

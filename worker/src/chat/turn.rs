@@ -71,6 +71,8 @@ impl Turn {
             system: &plan.system_prompt,
             messages: &plan.messages,
             max_tokens: self.settings.max_tokens,
+            tools: &[],
+            rounds: &[],
         };
         let gateway = Gateway::new(&self.env, &self.settings);
         let offline = || offline::reply(&self.spec, plan);

@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use stepwise_core::llm::{
     ErrorCode, ModelCall, ProviderConfig, ProviderError, ProviderKind, StreamDecoder, StreamItem,
-    build_request,
+    ToolCall, build_request,
 };
 use worker::{AbortController, ByteStream, Headers, Method, Request, RequestInit};
 
@@ -45,6 +45,8 @@ pub struct ModelStream {
     /// Aborts the upstream fetch: when the stream is dropped (the client went away, or the
     /// call failed), the connection to the provider is closed at once.
     abort: Option<AbortController>,
+    /// Tool calls completed so far, for [`ModelStream::take_tool_calls`].
+    tool_calls: Vec<ToolCall>,
 }
 
 impl Drop for ModelStream {
@@ -75,6 +77,7 @@ impl ModelStream {
             received: 0,
             max_answer_bytes: usize::MAX,
             abort: None,
+            tool_calls: Vec::new(),
         }
     }
 
@@ -140,6 +143,7 @@ impl ModelStream {
             received: 0,
             max_answer_bytes: limits.max_answer_bytes,
             abort: Some(abort),
+            tool_calls: Vec::new(),
         })
     }
 
@@ -151,6 +155,7 @@ impl ModelStream {
             for item in self.read().await {
                 match item {
                     StreamItem::Text { text: piece } => text.push_str(&piece),
+                    StreamItem::ToolCall(call) => self.tool_calls.push(call),
                     StreamItem::Finished { .. } => self.done = true,
                     StreamItem::Failed(error) => {
                         self.done = true;
@@ -172,6 +177,11 @@ impl ModelStream {
             }
         }
         Ok(None)
+    }
+
+    /// The tool calls the model made so far (each whole), taken out of the stream.
+    pub fn take_tool_calls(&mut self) -> Vec<ToolCall> {
+        std::mem::take(&mut self.tool_calls)
     }
 
     async fn read(&mut self) -> Vec<StreamItem> {

@@ -64,6 +64,8 @@ pub async fn handle(env: &Env, call: &CallMessage) -> AppResult<()> {
         system: RESEARCH_SYSTEM_PROMPT,
         messages: &messages,
         max_tokens: settings.max_tokens.max(RESEARCH_MAX_TOKENS),
+        tools: &[],
+        rounds: &[],
     };
     let prompt = &messages[0].content;
     let offline = || offline::research_answer(&call.provider, prompt);

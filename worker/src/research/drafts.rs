@@ -88,6 +88,8 @@ pub async fn generated_title(
         system: TITLE_SYSTEM_PROMPT,
         messages: &messages,
         max_tokens: TITLE_MAX_TOKENS,
+        tools: &[],
+        rounds: &[],
     };
     match gateway
         .complete(&fields.synthesis_llm, &call, &String::new, limits)

@@ -1,11 +1,15 @@
-//! Decoders of streamed model answers: provider bytes in; text deltas, the end, or a
-//! normalized error out. Byte-split invariant: SSE lines (and, for the offline provider, UTF-8
-//! characters) are only decoded once complete.
+//! Decoders of streamed model answers: provider bytes in; text deltas, tool calls, the end, or
+//! a normalized error out. Byte-split invariant: SSE lines (and, for the offline provider, UTF-8
+//! characters) are only decoded once complete, and a tool call is given out whole, at the event
+//! that completes it (its arguments, streamed in pieces, checked by the incremental JSON
+//! validator on the way).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::tools::ToolCall;
 use super::{ErrorCode, ProviderError, ProviderKind};
+use crate::json::JsonCheck;
 use crate::sse::{SseDecoder, SseEvent};
 
 /// What a stream produced.
@@ -17,6 +21,8 @@ pub enum StreamItem {
         /// The text.
         text: String,
     },
+    /// A complete tool call.
+    ToolCall(ToolCall),
     /// The answer is complete.
     Finished {
         /// The provider's stop reason (`stop`, `end_turn`, `STOP`, `max_tokens`...).
@@ -42,6 +48,19 @@ pub struct StreamDecoder {
     partial_char: Vec<u8>,
     finish_reason: Option<String>,
     ended: bool,
+    /// Tool calls still streaming, by the provider's index.
+    pending: Vec<(u64, PendingCall)>,
+    /// Tool calls given out so far (for ids of providers that give none).
+    calls: u32,
+}
+
+/// A tool call whose arguments are still streaming.
+#[derive(Debug, Clone, Default)]
+struct PendingCall {
+    id: String,
+    name: String,
+    arguments: String,
+    check: JsonCheck,
 }
 
 impl StreamDecoder {
@@ -53,6 +72,8 @@ impl StreamDecoder {
             partial_char: Vec::new(),
             finish_reason: None,
             ended: false,
+            pending: Vec::new(),
+            calls: 0,
         }
     }
 
@@ -124,15 +145,56 @@ impl StreamDecoder {
             ProviderKind::OpenAi => {
                 let choice = &value["choices"][0];
                 push_text(items, choice["delta"]["content"].as_str());
+                for delta in choice["delta"]["tool_calls"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                {
+                    let index = delta["index"].as_u64().unwrap_or(0);
+                    let call = self.pending_call(index);
+                    if let Some(id) = delta["id"].as_str().filter(|id| !id.is_empty()) {
+                        call.id = id.to_owned();
+                    }
+                    let function = &delta["function"];
+                    if let Some(name) = function["name"].as_str().filter(|n| !n.is_empty()) {
+                        call.name = name.to_owned();
+                    }
+                    call.append(function["arguments"].as_str().unwrap_or(""));
+                }
+                if choice["finish_reason"].is_string() {
+                    self.flush_calls(items);
+                }
                 self.note_reason(choice["finish_reason"].as_str());
             }
             ProviderKind::Anthropic => match value["type"].as_str().unwrap_or(&event.event) {
                 "content_block_delta" if value["delta"]["type"] == "text_delta" => {
                     push_text(items, value["delta"]["text"].as_str());
                 }
+                "content_block_start" if value["content_block"]["type"] == "tool_use" => {
+                    let index = value["index"].as_u64().unwrap_or(0);
+                    let block = &value["content_block"];
+                    let call = self.pending_call(index);
+                    call.id = block["id"].as_str().unwrap_or("").to_owned();
+                    call.name = block["name"].as_str().unwrap_or("").to_owned();
+                }
+                "content_block_delta" if value["delta"]["type"] == "input_json_delta" => {
+                    let index = value["index"].as_u64().unwrap_or(0);
+                    let piece = value["delta"]["partial_json"].as_str().unwrap_or("");
+                    // Only a block begun as `tool_use` takes arguments.
+                    if let Some((_, call)) = self.pending.iter_mut().find(|(i, _)| *i == index) {
+                        call.append(piece);
+                    }
+                }
+                "content_block_stop" => {
+                    let index = value["index"].as_u64().unwrap_or(0);
+                    if let Some(at) = self.pending.iter().position(|(i, _)| *i == index) {
+                        let (_, call) = self.pending.remove(at);
+                        self.give_out(call, items);
+                    }
+                }
                 "message_delta" => self.note_reason(value["delta"]["stop_reason"].as_str()),
                 "message_stop" => self.end(items, Ok(())),
-                _ => {} // message_start, content_block_start/stop, ping, and unknown events
+                _ => {} // message_start, text block starts, ping, and unknown events
             },
             ProviderKind::Gemini => {
                 if let Some(reason) = value["promptFeedback"]["blockReason"].as_str() {
@@ -146,6 +208,21 @@ impl StreamDecoder {
                 if let Some(parts) = candidate["content"]["parts"].as_array() {
                     let text: String = parts.iter().filter_map(|p| p["text"].as_str()).collect();
                     push_text(items, Some(&text));
+                    for part in parts {
+                        let function = &part["functionCall"];
+                        if let Some(name) = function["name"].as_str() {
+                            let arguments = match &function["args"] {
+                                Value::Null => "{}".to_owned(),
+                                args => args.to_string(),
+                            };
+                            let mut call = PendingCall {
+                                name: name.to_owned(),
+                                ..PendingCall::default()
+                            };
+                            call.append(&arguments);
+                            self.give_out(call, items);
+                        }
+                    }
                 }
                 self.note_reason(candidate["finishReason"].as_str());
             }
@@ -166,6 +243,50 @@ impl StreamDecoder {
         push_text(items, Some(&text));
     }
 
+    /// The call streaming at `index`, begun if new.
+    fn pending_call(&mut self, index: u64) -> &mut PendingCall {
+        let at = match self.pending.iter().position(|(i, _)| *i == index) {
+            Some(at) => at,
+            None => {
+                self.pending.push((index, PendingCall::default()));
+                self.pending.len() - 1
+            }
+        };
+        &mut self.pending[at].1
+    }
+
+    /// Gives out every call still streaming, in the provider's order.
+    fn flush_calls(&mut self, items: &mut Vec<StreamItem>) {
+        let mut pending = std::mem::take(&mut self.pending);
+        pending.sort_unstable_by_key(|(index, _)| *index);
+        for (_, call) in pending {
+            self.give_out(call, items);
+        }
+    }
+
+    fn give_out(&mut self, call: PendingCall, items: &mut Vec<StreamItem>) {
+        if call.name.is_empty() {
+            return; // pieces of no named call: nothing the model asked for
+        }
+        self.calls += 1;
+        let empty = call.arguments.trim().is_empty();
+        let malformed = !empty && call.check.finish().is_err();
+        items.push(StreamItem::ToolCall(ToolCall {
+            id: if call.id.is_empty() {
+                format!("call_{}", self.calls)
+            } else {
+                call.id
+            },
+            name: call.name,
+            arguments: if empty {
+                "{}".to_owned()
+            } else {
+                call.arguments
+            },
+            malformed,
+        }));
+    }
+
     fn note_reason(&mut self, reason: Option<&str>) {
         if let Some(reason) = reason {
             self.finish_reason = Some(reason.to_owned());
@@ -173,6 +294,9 @@ impl StreamDecoder {
     }
 
     fn end(&mut self, items: &mut Vec<StreamItem>, outcome: Result<(), ProviderError>) {
+        if outcome.is_ok() {
+            self.flush_calls(items);
+        }
         self.ended = true;
         items.push(match outcome {
             Ok(()) => StreamItem::Finished {
@@ -188,5 +312,15 @@ fn push_text(items: &mut Vec<StreamItem>, text: Option<&str>) {
         items.push(StreamItem::Text {
             text: text.to_owned(),
         });
+    }
+}
+
+impl PendingCall {
+    /// Adds a piece of the arguments, checking it as it comes.
+    fn append(&mut self, piece: &str) {
+        if !piece.is_empty() {
+            self.check.feed(piece.as_bytes());
+            self.arguments.push_str(piece);
+        }
     }
 }

@@ -8,8 +8,10 @@ mod decode;
 mod error;
 mod request;
 mod settings;
+mod tools;
 
 pub use decode::{StreamDecoder, StreamItem};
 pub use error::{ErrorCode, ProviderError};
 pub use request::{HttpRequest, ModelCall, build_request};
 pub use settings::{ProviderConfig, ProviderKind, ProviderSettings, SettingsError};
+pub use tools::{Round, ToolCall, ToolReply, ToolSpec};

@@ -1,11 +1,15 @@
-//! The HTTP request of a streamed model call, for each provider protocol.
+//! The HTTP request of a streamed model call, for each provider protocol: the system prompt,
+//! the conversation, and, for a model with tools, the tools offered and the rounds of calls and
+//! replies of the current turn, in each protocol's own shape.
 
 use serde_json::{Value, json};
 
+use super::tools::{Round, ToolSpec};
 use super::{ProviderConfig, ProviderKind};
 use crate::protocol::{ChatMessage, Role};
 
-/// A model call: the system prompt and the conversation, oldest first, ending with the user.
+/// A model call: the system prompt and the conversation, oldest first, ending with the user;
+/// then, with tools, the rounds of the current turn.
 #[derive(Debug, Clone, Copy)]
 pub struct ModelCall<'a> {
     /// Instructions for the model.
@@ -14,6 +18,23 @@ pub struct ModelCall<'a> {
     pub messages: &'a [ChatMessage],
     /// Most tokens to generate.
     pub max_tokens: u32,
+    /// Tools the model may call (none: a plain text answer).
+    pub tools: &'a [ToolSpec<'a>],
+    /// The current turn's rounds so far: the model's calls and their replies.
+    pub rounds: &'a [Round],
+}
+
+impl<'a> ModelCall<'a> {
+    /// A call without tools.
+    pub fn text(system: &'a str, messages: &'a [ChatMessage], max_tokens: u32) -> Self {
+        ModelCall {
+            system,
+            messages,
+            max_tokens,
+            tools: &[],
+            rounds: &[],
+        }
+    }
 }
 
 /// An HTTP request to perform: always a POST of a JSON body that asks for a streamed answer.
@@ -36,7 +57,7 @@ pub struct HttpRequest {
 /// let provider = ProviderConfig { name: "claude".into(), kind: ProviderKind::Anthropic,
 ///     base_url: Some("http://127.0.0.1:9000/v1".into()), model: "m".into(), api_key_secret: None };
 /// let messages = [ChatMessage { role: Role::User, content: "Hi".into() }];
-/// let request = build_request(&provider, Some("k"), &ModelCall { system: "Be brief", messages: &messages, max_tokens: 512 }).unwrap();
+/// let request = build_request(&provider, Some("k"), &ModelCall::text("Be brief", &messages, 512)).unwrap();
 /// assert_eq!(request.url, "http://127.0.0.1:9000/v1/messages");
 /// assert!(request.headers.contains(&("x-api-key".into(), "k".into())));
 /// ```
@@ -69,7 +90,30 @@ pub fn build_request(
                     .iter()
                     .map(|m| json!({"role": role_name(m.role, "assistant"), "content": m.content})),
             );
-            let body = json!({"model": provider.model, "stream": true, "max_tokens": call.max_tokens, "messages": messages});
+            for round in call.rounds {
+                let calls: Vec<Value> = round
+                    .calls
+                    .iter()
+                    .map(|c| {
+                        let arguments = if c.malformed { "{}" } else { &c.arguments };
+                        json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments}})
+                    })
+                    .collect();
+                let text = Some(&round.text).filter(|t| !t.is_empty());
+                messages.push(json!({"role": "assistant", "content": text, "tool_calls": calls}));
+                for reply in &round.replies {
+                    messages.push(json!({"role": "tool", "tool_call_id": reply.call_id, "content": reply.content}));
+                }
+            }
+            let mut body = json!({"model": provider.model, "stream": true, "max_tokens": call.max_tokens, "messages": messages});
+            if !call.tools.is_empty() {
+                let tools: Vec<Value> = call
+                    .tools
+                    .iter()
+                    .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
+                    .collect();
+                body["tools"] = Value::Array(tools);
+            }
             (
                 format!("{}/chat/completions", base("https://api.openai.com/v1")),
                 body,
@@ -80,11 +124,36 @@ pub fn build_request(
                 headers.push(("x-api-key".into(), key.to_owned()));
             }
             headers.push(("anthropic-version".into(), "2023-06-01".into()));
-            let messages: Vec<Value> = alternating(call.messages)
+            let mut messages: Vec<Value> = alternating(call.messages)
                 .into_iter()
                 .map(|(role, content)| json!({"role": role_name(role, "assistant"), "content": content}))
                 .collect();
-            let body = json!({"model": provider.model, "stream": true, "max_tokens": call.max_tokens, "system": call.system, "messages": messages});
+            for round in call.rounds {
+                let mut content = Vec::new();
+                if !round.text.is_empty() {
+                    content.push(json!({"type": "text", "text": round.text}));
+                }
+                content.extend(round.calls.iter().map(|c| {
+                    let input = c.input().unwrap_or_else(|| json!({}));
+                    json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input})
+                }));
+                messages.push(json!({"role": "assistant", "content": content}));
+                let results: Vec<Value> = round
+                    .replies
+                    .iter()
+                    .map(|r| json!({"type": "tool_result", "tool_use_id": r.call_id, "content": r.content, "is_error": r.is_error}))
+                    .collect();
+                messages.push(json!({"role": "user", "content": results}));
+            }
+            let mut body = json!({"model": provider.model, "stream": true, "max_tokens": call.max_tokens, "system": call.system, "messages": messages});
+            if !call.tools.is_empty() {
+                let tools: Vec<Value> = call
+                    .tools
+                    .iter()
+                    .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+                    .collect();
+                body["tools"] = Value::Array(tools);
+            }
             (
                 format!("{}/messages", base("https://api.anthropic.com/v1")),
                 body,
@@ -94,15 +163,40 @@ pub fn build_request(
             if let Some(key) = api_key {
                 headers.push(("x-goog-api-key".into(), key.to_owned()));
             }
-            let contents: Vec<Value> = alternating(call.messages)
+            let mut contents: Vec<Value> = alternating(call.messages)
                 .into_iter()
                 .map(|(role, content)| json!({"role": role_name(role, "model"), "parts": [{"text": content}]}))
                 .collect();
-            let body = json!({
+            for round in call.rounds {
+                let mut parts = Vec::new();
+                if !round.text.is_empty() {
+                    parts.push(json!({"text": round.text}));
+                }
+                parts.extend(round.calls.iter().map(|c| {
+                    let args = c.input().unwrap_or_else(|| json!({}));
+                    json!({"functionCall": {"name": c.name, "args": args}})
+                }));
+                contents.push(json!({"role": "model", "parts": parts}));
+                let responses: Vec<Value> = round
+                    .replies
+                    .iter()
+                    .map(|r| json!({"functionResponse": {"name": r.name, "response": {"content": r.content, "is_error": r.is_error}}}))
+                    .collect();
+                contents.push(json!({"role": "user", "parts": responses}));
+            }
+            let mut body = json!({
                 "systemInstruction": {"parts": [{"text": call.system}]},
                 "contents": contents,
                 "generationConfig": {"maxOutputTokens": call.max_tokens},
             });
+            if !call.tools.is_empty() {
+                let declarations: Vec<Value> = call
+                    .tools
+                    .iter()
+                    .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.parameters}))
+                    .collect();
+                body["tools"] = json!([{"functionDeclarations": declarations}]);
+            }
             let base = base("https://generativelanguage.googleapis.com/v1beta");
             (
                 format!(
