@@ -40,6 +40,7 @@
 //! assert_eq!(response.message, "Got it.\nWhich business goals matter?");
 //! ```
 
+pub mod agent;
 pub mod dates;
 pub mod json;
 pub mod llm;
@@ -47,6 +48,7 @@ pub mod markers;
 pub mod offline;
 pub mod owner;
 pub mod protocol;
+pub mod registry;
 pub mod research;
 pub mod spend;
 pub mod sse;

@@ -122,13 +122,7 @@ fn provider(kind: ProviderKind) -> ProviderConfig {
 
 fn body(kind: ProviderKind, key: Option<&str>) -> (String, Vec<(String, String)>, Value) {
     let messages = call_messages();
-    let call = ModelCall {
-        system: "SYS",
-        messages: &messages,
-        max_tokens: 256,
-        tools: &[],
-        rounds: &[],
-    };
+    let call = ModelCall::text("SYS", &messages, 256);
     let request = build_request(&provider(kind), key, &call).unwrap();
     (
         request.url,
@@ -184,13 +178,7 @@ fn without_a_key_no_auth_header_is_sent_and_offline_needs_no_request() {
     let (_, headers, _) = body(ProviderKind::OpenAi, None);
     assert!(headers.iter().all(|(name, _)| name != "authorization"));
     let messages = call_messages();
-    let call = ModelCall {
-        system: "",
-        messages: &messages,
-        max_tokens: 1,
-        tools: &[],
-        rounds: &[],
-    };
+    let call = ModelCall::text("", &messages, 1);
     assert!(build_request(&provider(ProviderKind::Offline), None, &call).is_none());
 }
 

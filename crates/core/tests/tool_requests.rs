@@ -7,7 +7,7 @@ use stepwise_core::llm::{
 };
 use stepwise_core::protocol::{ChatMessage, Role};
 
-fn request(kind: ProviderKind) -> Value {
+fn request(kind: ProviderKind, answer_now: bool) -> Value {
     let schema = json!({"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]});
     let tools = [ToolSpec {
         name: "search_pubmed",
@@ -55,6 +55,7 @@ fn request(kind: ProviderKind) -> Value {
         max_tokens: 100,
         tools: &tools,
         rounds: &rounds,
+        answer_now,
     };
     let provider = ProviderConfig {
         name: "p".into(),
@@ -68,7 +69,7 @@ fn request(kind: ProviderKind) -> Value {
 
 #[test]
 fn openai_offers_functions_and_replays_calls_as_tool_messages() {
-    let body = request(ProviderKind::OpenAi);
+    let body = request(ProviderKind::OpenAi, false);
     assert_eq!(
         body["tools"],
         json!([{"type": "function", "function": {"name": "search_pubmed", "description": "Search PubMed",
@@ -93,7 +94,7 @@ fn openai_offers_functions_and_replays_calls_as_tool_messages() {
 
 #[test]
 fn anthropic_offers_input_schemas_and_replays_tool_use_and_tool_result_blocks() {
-    let body = request(ProviderKind::Anthropic);
+    let body = request(ProviderKind::Anthropic, false);
     assert_eq!(body["tools"][0]["name"], "search_pubmed");
     assert_eq!(
         body["tools"][0]["input_schema"]["required"],
@@ -118,7 +119,7 @@ fn anthropic_offers_input_schemas_and_replays_tool_use_and_tool_result_blocks() 
 
 #[test]
 fn gemini_offers_function_declarations_and_replays_function_calls_and_responses() {
-    let body = request(ProviderKind::Gemini);
+    let body = request(ProviderKind::Gemini, false);
     assert_eq!(
         body["tools"][0]["functionDeclarations"][0]["name"],
         "search_pubmed"
@@ -155,6 +156,7 @@ fn an_empty_round_text_is_sent_as_no_content() {
         max_tokens: 1,
         tools: &tools,
         rounds: &rounds,
+        answer_now: false,
     };
     let provider = ProviderConfig {
         name: "p".into(),
@@ -166,4 +168,24 @@ fn an_empty_round_text_is_sent_as_no_content() {
     let body: Value =
         serde_json::from_str(&build_request(&provider, None, &call).unwrap().body).unwrap();
     assert_eq!(body["messages"][1]["content"], Value::Null);
+}
+
+#[test]
+fn a_last_call_keeps_the_tools_declared_but_forbids_calling_them() {
+    assert_eq!(request(ProviderKind::OpenAi, true)["tool_choice"], "none");
+    assert_eq!(
+        request(ProviderKind::Anthropic, true)["tool_choice"],
+        serde_json::json!({"type": "none"})
+    );
+    let gemini = request(ProviderKind::Gemini, true);
+    assert_eq!(
+        gemini["toolConfig"]["functionCallingConfig"]["mode"],
+        "NONE"
+    );
+    assert!(gemini["tools"].is_array());
+    assert!(
+        request(ProviderKind::OpenAi, false)
+            .get("tool_choice")
+            .is_none()
+    );
 }

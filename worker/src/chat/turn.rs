@@ -67,13 +67,11 @@ impl Turn {
     /// read, and nothing of the turn is saved).
     async fn call_model(&self, plan: &TurnPlan, out: &mut Output) -> Option<ChatResponse> {
         out.status("Thinking...").await;
-        let call = ModelCall {
-            system: &plan.system_prompt,
-            messages: &plan.messages,
-            max_tokens: self.settings.max_tokens,
-            tools: &[],
-            rounds: &[],
-        };
+        let call = ModelCall::text(
+            &plan.system_prompt,
+            &plan.messages,
+            self.settings.max_tokens,
+        );
         let gateway = Gateway::new(&self.env, &self.settings);
         let offline = || offline::reply(&self.spec, plan);
         let streamed = async {

@@ -60,13 +60,11 @@ pub async fn handle(env: &Env, call: &CallMessage) -> AppResult<()> {
         role: Role::User,
         content: answer.text().await?,
     }];
-    let model_call = ModelCall {
-        system: RESEARCH_SYSTEM_PROMPT,
-        messages: &messages,
-        max_tokens: settings.max_tokens.max(RESEARCH_MAX_TOKENS),
-        tools: &[],
-        rounds: &[],
-    };
+    let model_call = ModelCall::text(
+        RESEARCH_SYSTEM_PROMPT,
+        &messages,
+        settings.max_tokens.max(RESEARCH_MAX_TOKENS),
+    );
     let prompt = &messages[0].content;
     let offline = || offline::research_answer(&call.provider, prompt);
     let outcome = gateway

@@ -84,13 +84,7 @@ pub async fn generated_title(
         role: Role::User,
         content: fields.prompt.clone(),
     }];
-    let call = ModelCall {
-        system: TITLE_SYSTEM_PROMPT,
-        messages: &messages,
-        max_tokens: TITLE_MAX_TOKENS,
-        tools: &[],
-        rounds: &[],
-    };
+    let call = ModelCall::text(TITLE_SYSTEM_PROMPT, &messages, TITLE_MAX_TOKENS);
     match gateway
         .complete(&fields.synthesis_llm, &call, &String::new, limits)
         .await

@@ -1,10 +1,15 @@
 //! Reading a validated JSON array of flat objects whose values are all strings.
 
 /// Reads `[{"a": "..", "b": ".."}, ...]` from text a [`super::JsonCheck`] accepted: each
-/// object must have exactly the given keys, with string values (a repeated key's last value
-/// wins, as in a JSON object read into a map). Returns the values
-/// of each object in the order of `keys`, or a message saying what did not fit.
-pub(crate) fn read_records(text: &str, keys: &[&str]) -> Result<Vec<Vec<String>>, String> {
+/// object may have only the given keys, with string values (a repeated key's last value
+/// wins, as in a JSON object read into a map); the first `required` keys must be there, the
+/// others read as empty strings when absent. Returns the values of each object in the order
+/// of `keys`, or a message saying what did not fit.
+pub(crate) fn read_records(
+    text: &str,
+    keys: &[&str],
+    required: usize,
+) -> Result<Vec<Vec<String>>, String> {
     let mut cursor = Cursor {
         text,
         bytes: text.as_bytes(),
@@ -41,8 +46,12 @@ pub(crate) fn read_records(text: &str, keys: &[&str]) -> Result<Vec<Vec<String>>
             }
         }
         let mut record = Vec::with_capacity(keys.len());
-        for (key, value) in keys.iter().zip(values) {
-            record.push(value.ok_or_else(|| format!("item {item} has no `{key}`"))?);
+        for (index, (key, value)) in keys.iter().zip(values).enumerate() {
+            match value {
+                Some(value) => record.push(value),
+                None if index >= required => record.push(String::new()),
+                None => return Err(format!("item {item} has no `{key}`")),
+            }
         }
         records.push(record);
         if !cursor.eat(b',') {

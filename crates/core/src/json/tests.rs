@@ -158,7 +158,7 @@ fn json_text_round_trips_through_serde_json_unchanged() {
 fn records_are_read_with_escapes_in_key_order() {
     let text =
         r#" [ {"value": "a\"b\u00e9\ud83d\ude00", "label": "L\n"}, {"label":"x","value":""} ] "#;
-    let records = read_records(text.trim(), &["label", "value"]).unwrap();
+    let records = read_records(text.trim(), &["label", "value"], 2).unwrap();
     assert_eq!(
         records,
         [
@@ -167,7 +167,7 @@ fn records_are_read_with_escapes_in_key_order() {
         ]
     );
     assert_eq!(
-        read_records("[]", &["label"]).unwrap(),
+        read_records("[]", &["label"], 1).unwrap(),
         Vec::<Vec<String>>::new()
     );
 }
@@ -199,6 +199,10 @@ fn record_shape_errors_say_what_did_not_fit() {
             "a string holds a lone UTF-16 surrogate",
         ),
     ] {
-        assert_eq!(read_records(text, keys).unwrap_err(), why, "{text}");
+        assert_eq!(
+            read_records(text, keys, keys.len()).unwrap_err(),
+            why,
+            "{text}"
+        );
     }
 }

@@ -31,6 +31,11 @@ impl JsonText {
         Ok(JsonText(text.to_owned()))
     }
 
+    /// The text of a JSON value.
+    pub fn from_value(value: &serde_json::Value) -> JsonText {
+        JsonText(value.to_string())
+    }
+
     /// Wraps text the caller has already validated with a [`JsonCheck`].
     pub(crate) fn checked(text: String) -> JsonText {
         JsonText(text)

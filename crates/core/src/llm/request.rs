@@ -22,6 +22,9 @@ pub struct ModelCall<'a> {
     pub tools: &'a [ToolSpec<'a>],
     /// The current turn's rounds so far: the model's calls and their replies.
     pub rounds: &'a [Round],
+    /// The model must answer in text now: the tools stay declared (providers refuse calls in
+    /// the history without them) but may not be called (`tool_choice` none).
+    pub answer_now: bool,
 }
 
 impl<'a> ModelCall<'a> {
@@ -33,6 +36,7 @@ impl<'a> ModelCall<'a> {
             max_tokens,
             tools: &[],
             rounds: &[],
+            answer_now: false,
         }
     }
 }
@@ -113,6 +117,9 @@ pub fn build_request(
                     .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
                     .collect();
                 body["tools"] = Value::Array(tools);
+                if call.answer_now {
+                    body["tool_choice"] = json!("none");
+                }
             }
             (
                 format!("{}/chat/completions", base("https://api.openai.com/v1")),
@@ -153,6 +160,9 @@ pub fn build_request(
                     .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
                     .collect();
                 body["tools"] = Value::Array(tools);
+                if call.answer_now {
+                    body["tool_choice"] = json!({"type": "none"});
+                }
             }
             (
                 format!("{}/messages", base("https://api.anthropic.com/v1")),
@@ -196,6 +206,9 @@ pub fn build_request(
                     .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.parameters}))
                     .collect();
                 body["tools"] = json!([{"functionDeclarations": declarations}]);
+                if call.answer_now {
+                    body["toolConfig"] = json!({"functionCallingConfig": {"mode": "NONE"}});
+                }
             }
             let base = base("https://generativelanguage.googleapis.com/v1beta");
             (

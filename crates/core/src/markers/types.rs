@@ -108,6 +108,9 @@ pub struct SuggestedAction {
     pub action: String,
     /// Who runs it.
     pub handler: ActionHandler,
+    /// What it acts on (an id, a page, a question), when the action needs one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
 }
 
 /// A registered payload: its type (the marker name in snake_case) and its JSON body.

@@ -93,8 +93,8 @@ pub(crate) fn json_marker(
     let marker = match id {
         MarkerId::SuggestedValues => {
             const SHAPE: &str = "[{\"label\", \"value\"}]";
-            let records =
-                read_records(&body, &["label", "value"]).map_err(|why| shape_error(SHAPE, why))?;
+            let records = read_records(&body, &["label", "value"], 2)
+                .map_err(|why| shape_error(SHAPE, why))?;
             Marker::SuggestedValues(
                 records
                     .into_iter()
@@ -106,11 +106,13 @@ pub(crate) fn json_marker(
             )
         }
         MarkerId::SuggestedActions => {
-            const SHAPE: &str = "[{\"label\", \"action\", \"handler\": \"client\"|\"server\"}]";
-            let records = read_records(&body, &["label", "action", "handler"])
+            const SHAPE: &str =
+                "[{\"label\", \"action\", \"handler\": \"client\"|\"server\", \"target\"?}]";
+            let records = read_records(&body, &["label", "action", "handler", "target"], 3)
                 .map_err(|why| shape_error(SHAPE, why))?;
             let mut actions = Vec::with_capacity(records.len());
             for (index, mut record) in records.into_iter().enumerate() {
+                let target = record.pop().filter(|t| !t.is_empty());
                 let handler = match record.pop().as_deref() {
                     Some("client") => ActionHandler::Client,
                     Some("server") => ActionHandler::Server,
@@ -125,6 +127,7 @@ pub(crate) fn json_marker(
                     label,
                     action,
                     handler,
+                    target,
                 });
             }
             Marker::SuggestedActions(actions)
