@@ -1,8 +1,8 @@
 //! What the assistant can do, as data (chat-architecture.md "Core Concepts"): payload types and
 //! tools are definitions that know nothing of pages; page configs, with their tabs and subtabs,
-//! name the definitions they use. [`Registry::resolve`] gives a page's set (global + page + tab
-//! + subtab) and [`system_prompt`] the prompt built from it: the page's context, the payloads'
-//! instructions, the tools, and the stream's own instructions.
+//! name the definitions they use. [`Registry::resolve`] gives a page's set (global, page, tab
+//! and subtab) and [`system_prompt`] the prompt built from it: the page's context, the
+//! payloads' instructions, the tools, and the stream's own instructions.
 //!
 //! The built-in registry is JSON compiled in ([`BUILTIN_JSON`]); a registry is read and checked
 //! whole by [`Registry::from_value`] (every name it references exists, schemas use only what
