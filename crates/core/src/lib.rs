@@ -41,6 +41,7 @@
 //! ```
 
 pub mod agent;
+pub mod conversation;
 pub mod dates;
 pub mod json;
 pub mod llm;
@@ -48,9 +49,11 @@ pub mod markers;
 pub mod offline;
 pub mod owner;
 pub mod protocol;
+pub mod pubmed;
 pub mod registry;
 pub mod research;
 pub mod spend;
 pub mod sse;
+pub mod streams;
 pub mod turn;
 pub mod workflow;

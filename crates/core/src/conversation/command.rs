@@ -1,0 +1,385 @@
+//! The conversation protocol: [`handle`] checks who asks (another owner's conversation is not
+//! found, exactly like a missing one; a guided conversation also needs its token) and applies
+//! the turn rules: one turn at a time (a turn that never committed is given up when its lease
+//! ends), a guided turn states the count of turns it builds on, a commit must be the running
+//! turn's.
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use super::{
+    Conversation, ConversationKind, Entry, GuidedState, MAX_TURNS, RunningTurn, title_from,
+};
+use crate::workflow::Config;
+
+/// A change or a read asked of a conversation by its owner. Externally tagged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Command {
+    /// Begin a guided turn that builds on `turns` committed turns (0 starts the conversation,
+    /// whose token's hash this is).
+    BeginGuided {
+        /// SHA-256 of the caller's conversation token.
+        token_hash: String,
+        /// Turns the caller's state builds on.
+        turns: u32,
+        /// How long the turn may run before it is given up, in ms.
+        lease_ms: u64,
+    },
+    /// Begin an assistant turn; the first one starts the conversation, titled from `message`.
+    BeginAssistant {
+        /// The user's message (or the action's label).
+        message: String,
+        /// How long the turn may run before it is given up, in ms.
+        lease_ms: u64,
+    },
+    /// Commit the running guided turn with the workflow's new state.
+    CommitGuided {
+        /// The lease of the turn begun.
+        lease: u32,
+        /// The state after it.
+        state: GuidedState,
+    },
+    /// Commit the running assistant turn's messages.
+    CommitAssistant {
+        /// The lease of the turn begun.
+        lease: u32,
+        /// The user's message and the answer.
+        entries: Vec<Entry>,
+    },
+    /// Give up the running turn (the model failed, the client went away).
+    Abort {
+        /// The lease of the turn begun.
+        lease: u32,
+    },
+    /// Read the conversation (a guided one with its token).
+    Read {
+        /// SHA-256 of the caller's token (guided conversations).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token_hash: Option<String>,
+    },
+    /// Replace a guided conversation's collected fields (an inline edit), between turns.
+    SetGuidedConfig {
+        /// SHA-256 of the caller's token.
+        token_hash: String,
+        /// The fields, already validated against the workflow.
+        config: Config,
+    },
+    /// Delete the conversation.
+    Delete,
+}
+
+/// Why a command was refused; the record is unchanged.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ConversationError {
+    /// No such conversation of this owner.
+    #[error("no such conversation")]
+    NotFound,
+    /// The guided conversation's token is missing or wrong.
+    #[error("the conversation token does not match")]
+    Forbidden,
+    /// Another turn of this conversation is running.
+    #[error("another turn of this conversation is running; wait for it to finish")]
+    TurnInProgress,
+    /// The caller's state is behind (another tab took a turn).
+    #[error("this turn builds on {stated} turns but the conversation has {current}; reload it")]
+    StaleTurn {
+        /// Turns the caller built on.
+        stated: u32,
+        /// Turns committed.
+        current: u32,
+    },
+    /// The turn being committed is no longer running (its lease ended).
+    #[error("the turn was given up before it finished")]
+    TurnExpired,
+    /// The conversation holds the most turns it may.
+    #[error("this conversation holds {MAX_TURNS} turns; start a new one")]
+    Full,
+}
+
+impl ConversationError {
+    /// Stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConversationError::NotFound => "conversation_not_found",
+            ConversationError::Forbidden => "forbidden",
+            ConversationError::TurnInProgress => "turn_in_progress",
+            ConversationError::StaleTurn { .. } => "stale_turn",
+            ConversationError::TurnExpired => "turn_expired",
+            ConversationError::Full => "conversation_full",
+        }
+    }
+}
+
+/// What a command answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reply {
+    /// A turn began: its number and lease, and the conversation as it was before it.
+    Begun {
+        /// The turn's number.
+        turn: u32,
+        /// Its lease, for the commit.
+        lease: u32,
+        /// The conversation.
+        conversation: Box<Conversation>,
+    },
+    /// The conversation (after a commit, an edit, or for a read).
+    Conversation(Box<Conversation>),
+    /// The turn was given up.
+    Aborted,
+    /// The conversation is gone.
+    Deleted,
+}
+
+/// A handled command: the record to save (`None`: unchanged), whether to erase it, the reply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Handled {
+    /// The new record, when it changed.
+    pub record: Option<Conversation>,
+    /// The record is to be erased.
+    pub erase: bool,
+    /// The answer.
+    pub reply: Reply,
+}
+
+/// Applies `command` of `owner` to conversation `id` (`record` as stored, if any) at `now`.
+///
+/// ```
+/// use stepwise_core::conversation::{handle, Command, ConversationError};
+/// let begin = Command::BeginAssistant { message: "Find EGFR articles".into(), lease_ms: 60_000 };
+/// let first = handle(None, "c1", "o1", &begin, 10).unwrap();
+/// let record = first.record.unwrap();
+/// assert_eq!(record.title, "Find EGFR articles");
+/// // A second turn while the first runs is refused.
+/// assert_eq!(handle(Some(&record), "c1", "o1", &begin, 20).unwrap_err(), ConversationError::TurnInProgress);
+/// // Another owner does not see it.
+/// assert_eq!(handle(Some(&record), "c1", "o2", &begin, 20).unwrap_err(), ConversationError::NotFound);
+/// ```
+pub fn handle(
+    record: Option<&Conversation>,
+    id: &str,
+    owner: &str,
+    command: &Command,
+    now: u64,
+) -> Result<Handled, ConversationError> {
+    if record.is_some_and(|r| r.owner != owner) {
+        // Someone else's conversation: not found, and never replaced by a new one.
+        return Err(ConversationError::NotFound);
+    }
+    match command {
+        Command::BeginGuided {
+            token_hash,
+            turns,
+            lease_ms,
+        } => {
+            let mut next = match record {
+                None if *turns == 0 => Conversation {
+                    id: id.to_owned(),
+                    owner: owner.to_owned(),
+                    kind: ConversationKind::Guided,
+                    title: String::new(),
+                    created_at: now,
+                    updated_at: now,
+                    turns: 0,
+                    leases: 0,
+                    running: None,
+                    token_hash: Some(token_hash.clone()),
+                    guided: None,
+                    entries: Vec::new(),
+                },
+                None => return Err(ConversationError::NotFound),
+                Some(record) => {
+                    let record = guided(record, Some(token_hash))?;
+                    idle(record, now)?;
+                    if *turns != record.turns {
+                        return Err(ConversationError::StaleTurn {
+                            stated: *turns,
+                            current: record.turns,
+                        });
+                    }
+                    record.clone()
+                }
+            };
+            begin(&mut next, now, *lease_ms)
+        }
+        Command::BeginAssistant { message, lease_ms } => {
+            let mut next = match record {
+                None => Conversation {
+                    id: id.to_owned(),
+                    owner: owner.to_owned(),
+                    kind: ConversationKind::Assistant,
+                    title: title_from(message),
+                    created_at: now,
+                    updated_at: now,
+                    turns: 0,
+                    leases: 0,
+                    running: None,
+                    token_hash: None,
+                    guided: None,
+                    entries: Vec::new(),
+                },
+                Some(record) => {
+                    let record = assistant(record)?;
+                    idle(record, now)?;
+                    if record.turns >= MAX_TURNS {
+                        return Err(ConversationError::Full);
+                    }
+                    record.clone()
+                }
+            };
+            begin(&mut next, now, *lease_ms)
+        }
+        Command::CommitGuided { lease, state } => {
+            let mut next = guided(found(record)?, None)?.clone();
+            commit(&mut next, *lease, now)?;
+            next.guided = Some(state.clone());
+            saved(next)
+        }
+        Command::CommitAssistant { lease, entries } => {
+            let mut next = assistant(found(record)?)?.clone();
+            commit(&mut next, *lease, now)?;
+            next.entries.extend(entries.iter().cloned());
+            saved(next)
+        }
+        Command::Abort { lease } => {
+            let record = found(record)?;
+            if record.running.is_none_or(|r| r.lease != *lease) {
+                return Err(ConversationError::TurnExpired);
+            }
+            let mut next = record.clone();
+            next.running = None;
+            if next.turns == 0 {
+                // A conversation whose first turn failed is not kept (its client never
+                // learned its id).
+                return Ok(Handled {
+                    record: None,
+                    erase: true,
+                    reply: Reply::Aborted,
+                });
+            }
+            Ok(Handled {
+                record: Some(next),
+                erase: false,
+                reply: Reply::Aborted,
+            })
+        }
+        Command::Read { token_hash } => {
+            let record = found(record)?;
+            if record.kind == ConversationKind::Guided {
+                let token_hash = token_hash.as_ref().ok_or(ConversationError::Forbidden)?;
+                guided(record, Some(token_hash))?;
+            }
+            Ok(Handled {
+                record: None,
+                erase: false,
+                reply: Reply::Conversation(Box::new(record.clone())),
+            })
+        }
+        Command::SetGuidedConfig { token_hash, config } => {
+            let record = guided(found(record)?, Some(token_hash))?;
+            idle(record, now)?;
+            let mut next = record.clone();
+            if let Some(state) = &mut next.guided {
+                state.current_config = config.clone();
+            }
+            next.updated_at = now;
+            saved(next)
+        }
+        Command::Delete => {
+            found(record)?;
+            Ok(Handled {
+                record: None,
+                erase: true,
+                reply: Reply::Deleted,
+            })
+        }
+    }
+}
+
+fn found(record: Option<&Conversation>) -> Result<&Conversation, ConversationError> {
+    record.ok_or(ConversationError::NotFound)
+}
+
+/// The record as a guided conversation, its token checked when one is given.
+fn guided<'a>(
+    record: &'a Conversation,
+    token_hash: Option<&String>,
+) -> Result<&'a Conversation, ConversationError> {
+    if record.kind != ConversationKind::Guided {
+        return Err(ConversationError::NotFound);
+    }
+    if let Some(token_hash) = token_hash {
+        let stored = record.token_hash.as_deref().unwrap_or("");
+        if !same_secret(stored, token_hash) {
+            return Err(ConversationError::Forbidden);
+        }
+    }
+    Ok(record)
+}
+
+fn assistant(record: &Conversation) -> Result<&Conversation, ConversationError> {
+    if record.kind == ConversationKind::Assistant {
+        Ok(record)
+    } else {
+        Err(ConversationError::NotFound)
+    }
+}
+
+/// No turn runs (one whose lease ended is given up).
+fn idle(record: &Conversation, now: u64) -> Result<(), ConversationError> {
+    match record.running {
+        Some(running) if running.expires_at > now => Err(ConversationError::TurnInProgress),
+        _ => Ok(()),
+    }
+}
+
+fn begin(next: &mut Conversation, now: u64, lease_ms: u64) -> Result<Handled, ConversationError> {
+    let turn = next.turns + 1;
+    let before = Box::new(next.clone());
+    next.leases += 1;
+    let lease = next.leases;
+    next.running = Some(RunningTurn {
+        turn,
+        lease,
+        started_at: now,
+        expires_at: now.saturating_add(lease_ms),
+    });
+    Ok(Handled {
+        record: Some(next.clone()),
+        erase: false,
+        reply: Reply::Begun {
+            turn,
+            lease,
+            conversation: before,
+        },
+    })
+}
+
+fn commit(next: &mut Conversation, lease: u32, now: u64) -> Result<(), ConversationError> {
+    let Some(running) = next.running.filter(|r| r.lease == lease) else {
+        return Err(ConversationError::TurnExpired);
+    };
+    next.running = None;
+    next.turns = running.turn;
+    next.updated_at = now;
+    Ok(())
+}
+
+fn saved(next: Conversation) -> Result<Handled, ConversationError> {
+    Ok(Handled {
+        reply: Reply::Conversation(Box::new(next.clone())),
+        record: Some(next),
+        erase: false,
+    })
+}
+
+/// Compares two secrets' hashes in time independent of where they differ.
+fn same_secret(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut diff = u8::from(a.len() != b.len());
+    for i in 0..a.len().max(b.len()) {
+        diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0);
+    }
+    diff == 0
+}

@@ -1,0 +1,185 @@
+//! Server-held conversations (chat-architecture.md §6): one record a conversation, owned,
+//! with its turns serialized. A guided conversation keeps the workflow's last state (for
+//! refresh recovery); an assistant conversation keeps every message with its tool calls,
+//! payloads, suggestions and time. Every change is a [`Command`] given to [`handle`]: a turn
+//! begins (refused while another runs, or when it builds on a stale count of turns), commits,
+//! or is abandoned; the driver (a Durable Object at the edge) loads, hands over and saves.
+
+mod command;
+mod history;
+
+pub use command::{Command, ConversationError, Reply, handle};
+pub use history::{MAX_HISTORY_CHARS, model_history};
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent::ToolUse;
+use crate::markers::{Payload, SuggestedAction, SuggestedValue};
+use crate::protocol::{ChatMessage, Role};
+use crate::workflow::Config;
+
+/// Most turns an assistant conversation holds; past them, a new conversation is needed.
+pub const MAX_TURNS: u32 = 100;
+/// Longest conversation title, in characters.
+pub const MAX_TITLE_CHARS: usize = 80;
+
+/// What a conversation is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConversationKind {
+    /// The guided workflow chat.
+    Guided,
+    /// The page-aware assistant.
+    Assistant,
+}
+
+/// The guided workflow's state after the last turn.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GuidedState {
+    /// The workflow id.
+    pub workflow: String,
+    /// The step the next request uses.
+    pub current_step: String,
+    /// The collected fields.
+    pub current_config: Config,
+    /// The conversation so far.
+    pub conversation_history: Vec<ChatMessage>,
+    /// Skipped optional fields.
+    pub skipped: Vec<String>,
+}
+
+/// One message of an assistant conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Who wrote it.
+    pub role: Role,
+    /// The text (for the assistant: marker lines removed).
+    pub content: String,
+    /// When (ms since the epoch).
+    pub at: u64,
+    /// The page the user was on (user messages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<String>,
+    /// The server action this message asked for, instead of text (user messages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    /// Tools called for this answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_history: Vec<ToolUse>,
+    /// Payloads of this answer, the main card last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub payloads: Vec<Payload>,
+    /// Chips offered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suggested_values: Vec<SuggestedValue>,
+    /// Buttons offered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suggested_actions: Vec<SuggestedAction>,
+}
+
+impl Entry {
+    /// A user message.
+    pub fn user(content: &str, at: u64, page: Option<&str>) -> Entry {
+        Entry {
+            role: Role::User,
+            content: content.to_owned(),
+            at,
+            page: page.map(str::to_owned),
+            action: None,
+            tool_history: Vec::new(),
+            payloads: Vec::new(),
+            suggested_values: Vec::new(),
+            suggested_actions: Vec::new(),
+        }
+    }
+}
+
+/// A turn being built: its number, its lease and when it began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunningTurn {
+    /// The turn's number (the count of turns once it commits).
+    pub turn: u32,
+    /// Which begin this is (a turn given up and begun again gets a new lease, so the late
+    /// commit of the first one is refused).
+    pub lease: u32,
+    /// When it began (ms since the epoch).
+    pub started_at: u64,
+    /// When it is given up if it has not committed (ms since the epoch).
+    pub expires_at: u64,
+}
+
+/// A conversation as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Conversation {
+    /// Its id.
+    pub id: String,
+    /// Its owner's id.
+    pub owner: String,
+    /// Guided or assistant.
+    pub kind: ConversationKind,
+    /// A title (the assistant's first message, cut).
+    #[serde(default)]
+    pub title: String,
+    /// Creation time.
+    pub created_at: u64,
+    /// Last commit.
+    pub updated_at: u64,
+    /// Turns committed.
+    pub turns: u32,
+    /// Turns begun, committed or not (the last lease given).
+    #[serde(default)]
+    pub leases: u32,
+    /// The turn being built, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<RunningTurn>,
+    /// SHA-256 of the guided conversation's access token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_hash: Option<String>,
+    /// The guided workflow's last state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guided: Option<GuidedState>,
+    /// The assistant's messages, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entries: Vec<Entry>,
+}
+
+impl Conversation {
+    /// The conversation's entry in its owner's list.
+    pub fn summary(&self) -> serde_json::Value {
+        serde_json::json!({
+            "id": self.id,
+            "title": self.title,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "turns": self.turns,
+        })
+    }
+}
+
+/// A title from a first message: one line, at most [`MAX_TITLE_CHARS`], cut at a word.
+pub fn title_from(message: &str) -> String {
+    let line: String = message
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect();
+    if line.chars().count() <= MAX_TITLE_CHARS {
+        return line;
+    }
+    let mut title = String::new();
+    for word in line.split(' ') {
+        if title.chars().count() + word.chars().count() + 1 > MAX_TITLE_CHARS - 1 {
+            break;
+        }
+        if !title.is_empty() {
+            title.push(' ');
+        }
+        title.push_str(word);
+    }
+    if title.is_empty() {
+        title = line.chars().take(MAX_TITLE_CHARS - 1).collect();
+    }
+    title + "…"
+}

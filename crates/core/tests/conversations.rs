@@ -1,0 +1,269 @@
+//! The conversation protocol: owners, tokens, one turn at a time, stale turns, leases, and the
+//! history the model reads.
+
+use stepwise_core::conversation::{
+    Command, Conversation, ConversationError, Entry, GuidedState, MAX_TURNS, Reply, handle,
+    model_history,
+};
+use stepwise_core::protocol::Role;
+
+const LEASE: u64 = 1_000;
+
+/// Applies a command and returns the new record (the old one when unchanged) and the reply.
+fn apply(
+    record: &Option<Conversation>,
+    owner: &str,
+    command: Command,
+    now: u64,
+) -> Result<(Option<Conversation>, Reply), ConversationError> {
+    let handled = handle(record.as_ref(), "c1", owner, &command, now)?;
+    let next = if handled.erase {
+        None
+    } else {
+        handled.record.or_else(|| record.clone())
+    };
+    Ok((next, handled.reply))
+}
+
+fn lease_of(reply: &Reply) -> u32 {
+    match reply {
+        Reply::Begun { lease, .. } => *lease,
+        other => panic!("not begun: {other:?}"),
+    }
+}
+
+fn begin_guided(turns: u32) -> Command {
+    Command::BeginGuided {
+        token_hash: "hash-a".into(),
+        turns,
+        lease_ms: LEASE,
+    }
+}
+
+fn state(step: &str) -> GuidedState {
+    GuidedState {
+        workflow: "research_stream".into(),
+        current_step: step.into(),
+        ..GuidedState::default()
+    }
+}
+
+#[test]
+fn guided_turns_are_serialized_and_build_on_the_current_count() {
+    let (record, reply) = apply(&None, "o1", begin_guided(0), 0).unwrap();
+    let lease = lease_of(&reply);
+    // A second tab cannot start a turn while one runs.
+    let busy = apply(&record, "o1", begin_guided(0), 10).unwrap_err();
+    assert_eq!(busy.code(), "turn_in_progress");
+    let (record, _) = apply(
+        &record,
+        "o1",
+        Command::CommitGuided {
+            lease,
+            state: state("business_goals"),
+        },
+        20,
+    )
+    .unwrap();
+    assert_eq!(record.as_ref().unwrap().turns, 1);
+    // A tab still at 0 turns is stale.
+    let stale = apply(&record, "o1", begin_guided(0), 30).unwrap_err();
+    assert_eq!(
+        stale,
+        ConversationError::StaleTurn {
+            stated: 0,
+            current: 1
+        }
+    );
+    let (record, reply) = apply(&record, "o1", begin_guided(1), 40).unwrap();
+    match reply {
+        Reply::Begun {
+            turn, conversation, ..
+        } => {
+            assert_eq!(turn, 2);
+            assert_eq!(conversation.guided.unwrap().current_step, "business_goals");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(record.unwrap().running.unwrap().turn, 2);
+}
+
+#[test]
+fn a_turn_that_never_commits_is_given_up_and_its_late_commit_refused() {
+    let (record, reply) = apply(&None, "o1", begin_guided(0), 0).unwrap();
+    let first = lease_of(&reply);
+    let (record, _) = apply(
+        &record,
+        "o1",
+        Command::CommitGuided {
+            lease: first,
+            state: state("a"),
+        },
+        5,
+    )
+    .unwrap();
+    let (record, reply) = apply(&record, "o1", begin_guided(1), 10).unwrap();
+    let stuck = lease_of(&reply);
+    // Past its lease, the same turn can begin again...
+    let (record, reply) = apply(&record, "o1", begin_guided(1), 10 + LEASE).unwrap();
+    let again = lease_of(&reply);
+    assert_ne!(stuck, again);
+    // ...and the stuck one's commit is refused.
+    let late = apply(
+        &record,
+        "o1",
+        Command::CommitGuided {
+            lease: stuck,
+            state: state("x"),
+        },
+        10 + LEASE + 1,
+    );
+    assert_eq!(late.unwrap_err(), ConversationError::TurnExpired);
+    let (record, _) = apply(
+        &record,
+        "o1",
+        Command::CommitGuided {
+            lease: again,
+            state: state("b"),
+        },
+        10 + LEASE + 2,
+    )
+    .unwrap();
+    let record = record.unwrap();
+    assert_eq!(
+        (record.turns, record.guided.unwrap().current_step.as_str()),
+        (2, "b")
+    );
+}
+
+#[test]
+fn tokens_and_owners_are_checked() {
+    let (record, reply) = apply(&None, "o1", begin_guided(0), 0).unwrap();
+    let lease = lease_of(&reply);
+    let (record, _) = apply(
+        &record,
+        "o1",
+        Command::CommitGuided {
+            lease,
+            state: state("a"),
+        },
+        1,
+    )
+    .unwrap();
+    let wrong_token = Command::BeginGuided {
+        token_hash: "hash-b".into(),
+        turns: 1,
+        lease_ms: LEASE,
+    };
+    assert_eq!(
+        apply(&record, "o1", wrong_token, 2).unwrap_err(),
+        ConversationError::Forbidden
+    );
+    assert_eq!(
+        apply(&record, "o1", Command::Read { token_hash: None }, 2).unwrap_err(),
+        ConversationError::Forbidden
+    );
+    // Another owner finds nothing, and cannot start a conversation over this one.
+    for command in [
+        begin_guided(0),
+        Command::Read {
+            token_hash: Some("hash-a".into()),
+        },
+        Command::Delete,
+    ] {
+        assert_eq!(
+            apply(&record, "o2", command, 3).unwrap_err(),
+            ConversationError::NotFound
+        );
+    }
+    let assistant = Command::BeginAssistant {
+        message: "hi".into(),
+        lease_ms: LEASE,
+    };
+    assert_eq!(
+        apply(&record, "o2", assistant.clone(), 3).unwrap_err(),
+        ConversationError::NotFound
+    );
+    // A guided conversation is not an assistant conversation.
+    assert_eq!(
+        apply(&record, "o1", assistant, 3).unwrap_err(),
+        ConversationError::NotFound
+    );
+    // Continuing a conversation that does not exist.
+    assert_eq!(
+        apply(&None, "o1", begin_guided(2), 3).unwrap_err(),
+        ConversationError::NotFound
+    );
+}
+
+#[test]
+fn assistant_conversations_keep_their_messages_and_drop_a_failed_first_turn() {
+    let begin = Command::BeginAssistant {
+        message: "Find EGFR resistance articles please".into(),
+        lease_ms: LEASE,
+    };
+    let (record, reply) = apply(&None, "o1", begin.clone(), 0).unwrap();
+    let lease = lease_of(&reply);
+    let (gone, reply) = apply(&record, "o1", Command::Abort { lease }, 1).unwrap();
+    assert_eq!((gone, reply), (None, Reply::Aborted));
+
+    let (record, reply) = apply(&None, "o1", begin.clone(), 2).unwrap();
+    let lease = lease_of(&reply);
+    let mut answer = Entry::user("Here is a query.", 3, None);
+    answer.role = Role::Assistant;
+    let entries = vec![
+        Entry::user("Find EGFR resistance articles please", 2, Some("streams")),
+        answer,
+    ];
+    let (record, _) = apply(
+        &record,
+        "o1",
+        Command::CommitAssistant { lease, entries },
+        3,
+    )
+    .unwrap();
+    let stored = record.clone().unwrap();
+    assert_eq!(
+        (stored.turns, stored.entries.len(), stored.updated_at),
+        (1, 2, 3)
+    );
+    assert_eq!(stored.title, "Find EGFR resistance articles please");
+    // A failed later turn keeps the conversation.
+    let (record, reply) = apply(&record, "o1", begin.clone(), 4).unwrap();
+    let (record, _) = apply(
+        &record,
+        "o1",
+        Command::Abort {
+            lease: lease_of(&reply),
+        },
+        5,
+    )
+    .unwrap();
+    assert_eq!(record.as_ref().unwrap().entries.len(), 2);
+    assert!(record.as_ref().unwrap().running.is_none());
+    // Full conversations refuse new turns.
+    let mut full = record.unwrap();
+    full.turns = MAX_TURNS;
+    assert_eq!(
+        apply(&Some(full), "o1", begin, 6).unwrap_err(),
+        ConversationError::Full
+    );
+}
+
+#[test]
+fn the_model_reads_the_newest_messages_that_fit_never_starting_with_an_answer() {
+    let mut entries = Vec::new();
+    for i in 0..5 {
+        entries.push(Entry::user(&format!("question {i}"), i, None));
+        let mut answer = Entry::user(&format!("answer {i}"), i, None);
+        answer.role = Role::Assistant;
+        entries.push(answer);
+    }
+    let all = model_history(&entries, 10_000);
+    assert_eq!(all.len(), 10);
+    assert_eq!(all[0].content, "question 0");
+    // "answer 4" (8) + "question 4" (10) + "answer 3" (8) fit 30; the answer left first is dropped.
+    let some = model_history(&entries, 30);
+    let contents: Vec<&str> = some.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(contents, ["question 4", "answer 4"]);
+}
