@@ -5,6 +5,7 @@
 //! time and random ids are inputs.
 
 mod command;
+mod compare;
 mod job;
 mod share;
 mod text;
@@ -12,6 +13,7 @@ mod types;
 mod view;
 
 pub use command::{Command, Handled, handle, read};
+pub use compare::compare_reports;
 pub use job::{
     MAX_EXTERNAL_REPORT_CHARS, MAX_EXTERNAL_REPORTS, MAX_EXTERNAL_TOTAL_CHARS, MAX_PROMPT_CHARS,
     MAX_PROVIDERS, MAX_TITLE_CHARS,

@@ -3,6 +3,10 @@
 //! marker format: it extracts the user's text for the current step, then asks the next step's
 //! question with suggestions or options drawn from the spec.
 
+mod assistant;
+
+pub use assistant::{OfflineAnswer, assistant_reply};
+
 use std::fmt::Write;
 
 use crate::turn::TurnPlan;

@@ -1,0 +1,488 @@
+//! The offline assistant: the offline provider's answers on the assistant's pages. Rule-based
+//! and labelled as such: it reads the wording of the message and what is on screen, calls a
+//! tool when the wording asks for one the page has (search, list or compare research, fetch
+//! details, prepare a research question), writes a payload the page allows (a query, a filter,
+//! a settings change), answers counting questions from the item summaries, and otherwise says
+//! what it can do here. It never invents data: numbers come from the screen or a tool.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use serde_json::{Value, json};
+
+use super::OFFLINE_LABEL;
+use crate::llm::{Round, ToolCall};
+use crate::registry::{ChatContext, Resolution};
+
+/// What the offline assistant answers in one model call: text in the marker format, and the
+/// tools it calls.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OfflineAnswer {
+    /// The text.
+    pub text: String,
+    /// Tool calls (none when `answer_now`).
+    pub calls: Vec<ToolCall>,
+}
+
+const STOP_WORDS: &[&str] = &[
+    "a",
+    "about",
+    "all",
+    "an",
+    "and",
+    "any",
+    "are",
+    "article",
+    "articles",
+    "can",
+    "could",
+    "do",
+    "find",
+    "for",
+    "give",
+    "help",
+    "i",
+    "in",
+    "is",
+    "latest",
+    "literature",
+    "look",
+    "me",
+    "new",
+    "of",
+    "on",
+    "papers",
+    "please",
+    "pubmed",
+    "query",
+    "recent",
+    "research",
+    "search",
+    "show",
+    "some",
+    "studies",
+    "study",
+    "the",
+    "to",
+    "up",
+    "want",
+    "what",
+    "with",
+    "write",
+    "you",
+];
+
+/// The offline answer to `message` on a page, given the rounds of tool calls so far.
+///
+/// ```
+/// use stepwise_core::offline::assistant_reply;
+/// use stepwise_core::registry::{ChatContext, Registry};
+/// let registry = Registry::builtin();
+/// let context = ChatContext::from_value(serde_json::json!({"current_page": "streams", "active_tab": "articles"})).unwrap();
+/// let resolution = registry.resolve("streams", Some("articles"), None);
+/// let answer = assistant_reply("EGFR resistance articles", &context, &resolution, &[], false);
+/// assert!(answer.text.contains("QUERY_SUGGESTION: {\"explanation\""));
+/// assert!(answer.text.contains("EGFR[Title/Abstract] AND resistance[Title/Abstract]"));
+/// ```
+pub fn assistant_reply(
+    message: &str,
+    context: &ChatContext,
+    resolution: &Resolution<'_>,
+    rounds: &[Round],
+    answer_now: bool,
+) -> OfflineAnswer {
+    let mut text = format!("{OFFLINE_LABEL} ");
+    if let Some(round) = rounds.last() {
+        after_tools(&mut text, round);
+        return OfflineAnswer {
+            text,
+            calls: Vec::new(),
+        };
+    }
+    let lower = message.to_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
+    let tool = |name: &str| !answer_now && resolution.tool(name).is_some();
+    let payload = |name: &str| resolution.payload(name).is_some();
+    let call = |name: &str, input: Value| OfflineAnswer {
+        text: format!("{OFFLINE_LABEL} Calling `{name}`."),
+        calls: vec![ToolCall {
+            id: "offline_1".into(),
+            name: name.into(),
+            arguments: input.to_string(),
+            malformed: false,
+        }],
+    };
+
+    if has(&["compare"])
+        && tool("compare_reports")
+        && let Some(id) = &context.report_id
+    {
+        return call("compare_reports", json!({"research_id": id}));
+    }
+    if has(&[
+        "my research",
+        "list research",
+        "research jobs",
+        "which research",
+        "what research",
+    ]) && tool("list_research")
+    {
+        return call("list_research", json!({}));
+    }
+    if has(&[
+        "draft",
+        "research question",
+        "start research",
+        "prepare research",
+        "set up research",
+    ]) && tool("create_research_draft")
+    {
+        return call(
+            "create_research_draft",
+            json!({"prompt": research_prompt(message, context)}),
+        );
+    }
+    if has(&["status", "how is the job", "how is my job"])
+        && tool("get_research")
+        && let Some(id) = &context.report_id
+    {
+        return call("get_research", json!({"research_id": id}));
+    }
+    if has(&["abstract", "details", "full text", "summarize", "summarise"])
+        && tool("retrieve_items")
+    {
+        let ids = ids_in_view(context);
+        if !ids.is_empty() {
+            return call("retrieve_items", json!({"ids": ids}));
+        }
+    }
+    if has(&[
+        "which year",
+        "what year",
+        "most common year",
+        "years",
+        "which journal",
+        "most common journal",
+    ]) && !context.item_summaries().is_empty()
+    {
+        let key = if has(&["journal"]) { "journal" } else { "year" };
+        count_items(&mut text, context.item_summaries(), key);
+        return OfflineAnswer {
+            text,
+            calls: Vec::new(),
+        };
+    }
+    let terms = query_terms(message);
+    if has(&["search pubmed", "search for", "look up"])
+        && tool("search_pubmed")
+        && !terms.is_empty()
+    {
+        return call(
+            "search_pubmed",
+            json!({"query": terms.join(" AND "), "max_results": 10}),
+        );
+    }
+    if has(&[
+        "since",
+        "after",
+        "before",
+        "until",
+        "between",
+        "newest",
+        "latest first",
+        "sort by date",
+        "by date",
+    ]) && payload("filter_suggestion")
+        && let Some(filter) = filter_from(&lower)
+    {
+        text.push_str("Here is a filter for the results; Accept applies it and searches again.\n");
+        let _ = writeln!(text, "FILTER_SUGGESTION: {filter}");
+        return OfflineAnswer {
+            text,
+            calls: Vec::new(),
+        };
+    }
+    if has(&["instruction", "keyword", "rename", "change the", "add "])
+        && payload("stream_config_suggestion")
+        && let Some(change) = settings_change(message, &lower, context)
+    {
+        text.push_str(
+            "Here is the change; Accept applies it to the stream (the server checks it).\n",
+        );
+        let _ = writeln!(text, "STREAM_CONFIG_SUGGESTION: {change}");
+        return OfflineAnswer {
+            text,
+            calls: Vec::new(),
+        };
+    }
+    if has(&["find", "article", "paper", "query", "studies", "literature"]) && !terms.is_empty() {
+        if payload("query_suggestion") {
+            let query: Vec<String> = terms
+                .iter()
+                .map(|t| format!("{t}[Title/Abstract]"))
+                .collect();
+            let suggestion = json!({
+                "query": query.join(" AND "),
+                "explanation": format!("Articles mentioning {} in their title or abstract.", terms.join(" and ")),
+            });
+            text.push_str("Here is a PubMed query for that; Accept puts it in the search field and runs it.\n");
+            let _ = writeln!(text, "QUERY_SUGGESTION: {suggestion}");
+            let _ = writeln!(
+                text,
+                "SUGGESTED_VALUES: {}",
+                json!([{"label": "Only recent ones", "value": "Only articles since 2020"}])
+            );
+            return OfflineAnswer {
+                text,
+                calls: Vec::new(),
+            };
+        }
+        if tool("search_pubmed") {
+            return call(
+                "search_pubmed",
+                json!({"query": terms.join(" AND "), "max_results": 10}),
+            );
+        }
+    }
+    help(&mut text, context, resolution);
+    OfflineAnswer {
+        text,
+        calls: Vec::new(),
+    }
+}
+
+/// The answer once tools have run: what each returned (its first lines) or how it failed.
+fn after_tools(text: &mut String, round: &Round) {
+    for reply in &round.replies {
+        if reply.is_error {
+            let _ = writeln!(
+                text,
+                "The tool `{}` failed: {}",
+                reply.name,
+                first_line(&reply.content)
+            );
+            continue;
+        }
+        let _ = writeln!(text, "From `{}`:", reply.name);
+        for line in reply.content.lines().take(12) {
+            let _ = writeln!(text, "{line}");
+        }
+        if reply.content.lines().count() > 12 {
+            text.push_str("(more in the tool's result)\n");
+        }
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines()
+        .next()
+        .unwrap_or("")
+        .trim_start_matches("error: ")
+}
+
+/// The most common values of `key` among the items on screen.
+fn count_items(text: &mut String, items: &[Value], key: &str) {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for item in items {
+        let value = match &item[key] {
+            Value::String(s) if !s.is_empty() => s.clone(),
+            Value::Number(n) => n.to_string(),
+            _ => continue,
+        };
+        *counts.entry(value).or_insert(0) += 1;
+    }
+    let mut ranked: Vec<(String, usize)> = counts.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let Some((top, n)) = ranked.first() else {
+        let _ = write!(
+            text,
+            "The {} items on screen do not say their {key}.",
+            items.len()
+        );
+        return;
+    };
+    let _ = write!(
+        text,
+        "Among the {} items on screen, the most common {key} is {top} ({n} items)",
+        items.len()
+    );
+    let rest: Vec<String> = ranked
+        .iter()
+        .skip(1)
+        .take(3)
+        .map(|(v, n)| format!("{v} ({n})"))
+        .collect();
+    if !rest.is_empty() {
+        let _ = write!(text, ", then {}", rest.join(", "));
+    }
+    text.push_str(".\n");
+}
+
+/// The words of a message worth searching for, acronyms kept as written.
+fn query_terms(message: &str) -> Vec<String> {
+    message
+        .split(|c: char| !c.is_alphanumeric() && c != '-')
+        .filter(|w| !w.is_empty() && !STOP_WORDS.contains(&w.to_lowercase().as_str()))
+        .take(6)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A date filter from years in the wording (`since 2020`, `before 2015`, `between 2018 and
+/// 2021`) and an order (`newest`, `by date`).
+fn filter_from(lower: &str) -> Option<Value> {
+    let years: Vec<&str> = lower
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|w| w.len() == 4 && (w.starts_with("19") || w.starts_with("20")))
+        .collect();
+    let mut filter = serde_json::Map::new();
+    match years.as_slice() {
+        [from, to, ..] => {
+            filter.insert("mindate".into(), json!(from));
+            filter.insert("maxdate".into(), json!(to));
+        }
+        [year] if lower.contains("before") || lower.contains("until") => {
+            filter.insert("maxdate".into(), json!(year));
+        }
+        [year] => {
+            filter.insert("mindate".into(), json!(year));
+        }
+        [] => {}
+    }
+    if ["newest", "latest", "by date", "sort"]
+        .iter()
+        .any(|w| lower.contains(w))
+    {
+        filter.insert("sort".into(), json!("date"));
+    }
+    (!filter.is_empty()).then(|| {
+        filter.insert(
+            "explanation".into(),
+            json!("From the dates and order you asked for."),
+        );
+        Value::Object(filter)
+    })
+}
+
+/// A settings change: new chat instructions (`instructions: ...`) or an added keyword.
+fn settings_change(message: &str, lower: &str, context: &ChatContext) -> Option<Value> {
+    if let Some(at) = lower.find("instruction") {
+        let rest = &message[at..];
+        let text = rest.split_once(':').map_or("", |(_, t)| t).trim();
+        return (!text.is_empty()).then(|| {
+            json!({"chat_instructions": text, "explanation": "New instructions for the assistant on this stream."})
+        });
+    }
+    let at = lower.find("keyword")?;
+    let added = message[at..]
+        .split_once(|c: char| c == ':' || c.is_whitespace())
+        .map_or("", |(_, t)| t)
+        .trim()
+        .trim_matches('"');
+    if added.is_empty() {
+        return None;
+    }
+    let mut keywords: Vec<Value> = context
+        .get("stream.config.keywords")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    keywords.push(json!(added));
+    Some(
+        json!({"edits": [{"field": "keywords", "value": keywords}], "explanation": format!("Adds {added} to the keywords.")}),
+    )
+}
+
+/// A research question from the message, or from the stream in view.
+fn research_prompt(message: &str, context: &ChatContext) -> String {
+    for marker in [" about ", " on ", ": "] {
+        if let Some((_, rest)) = message.split_once(marker) {
+            let rest = rest.trim();
+            if rest.len() > 8 {
+                return rest.to_owned();
+            }
+        }
+    }
+    match context.get("stream.config.purpose").and_then(Value::as_str) {
+        Some(purpose) => format!("What is new and important for this purpose: {purpose}"),
+        None => message.trim().to_owned(),
+    }
+}
+
+/// PMIDs the user is looking at: the selection, the open article, or the first items.
+fn ids_in_view(context: &ChatContext) -> Vec<String> {
+    let as_ids = |value: Option<&Value>| -> Vec<String> {
+        match value {
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect(),
+            Some(Value::String(id)) => vec![id.clone()],
+            _ => Vec::new(),
+        }
+    };
+    let mut ids = as_ids(context.get("selection"));
+    if ids.is_empty() {
+        ids = as_ids(context.get("viewer.pmid"));
+    }
+    if ids.is_empty() {
+        ids = context
+            .item_summaries()
+            .iter()
+            .filter_map(|item| item["pmid"].as_str().map(str::to_owned))
+            .take(3)
+            .collect();
+    }
+    ids.truncate(20);
+    ids
+}
+
+/// What the assistant can do on this page, with chips to try.
+fn help(text: &mut String, context: &ChatContext, resolution: &Resolution<'_>) {
+    text.push_str("I answer from fixed rules here, not a language model. On this page I can:\n");
+    let mut chips = Vec::new();
+    if resolution.payload("query_suggestion").is_some() {
+        text.push_str(
+            "- write a PubMed query for what you want to find (ask: find articles about ...)\n",
+        );
+        chips.push(
+            json!({"label": "Suggest a query", "value": "Find articles about EGFR resistance"}),
+        );
+    }
+    if resolution.payload("filter_suggestion").is_some() {
+        text.push_str("- set a date range or order (ask: only since 2020, newest first)\n");
+    }
+    if !context.item_summaries().is_empty() {
+        text.push_str("- count what is on screen (ask: which year is most common?)\n");
+        chips.push(
+            json!({"label": "Most common year", "value": "Which year is most common among these?"}),
+        );
+    }
+    if resolution.payload("stream_config_suggestion").is_some() {
+        text.push_str(
+            "- change the stream's settings (ask: add keyword osimertinib, or instructions: ...)\n",
+        );
+    }
+    if resolution.tool("list_research").is_some() {
+        text.push_str("- list your research jobs, or prepare a research question (ask: draft a research question about ...)\n");
+        chips.push(json!({"label": "My research", "value": "List my research"}));
+    }
+    if resolution.tool("compare_reports").is_some() && context.report_id.is_some() {
+        text.push_str("- compare two providers' reports of this job (ask: compare the reports)\n");
+        chips.push(json!({"label": "Compare reports", "value": "Compare the reports"}));
+    }
+    if resolution.tool("search_pubmed").is_some() {
+        text.push_str("- search PubMed directly (ask: search pubmed for ...)\n");
+    }
+    if !chips.is_empty() {
+        let _ = writeln!(text, "SUGGESTED_VALUES: {}", Value::Array(chips));
+    }
+    let pages: Vec<Value> = ["streams", "research", "chat"]
+        .into_iter()
+        .filter(|p| *p != context.current_page && resolution.has_client_action("navigate"))
+        .map(|p| json!({"label": format!("Open {p}"), "action": "navigate", "handler": "client", "target": p}))
+        .collect();
+    if !pages.is_empty() {
+        let _ = writeln!(text, "SUGGESTED_ACTIONS: {}", Value::Array(pages));
+    }
+}
