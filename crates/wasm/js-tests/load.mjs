@@ -4,7 +4,7 @@ import * as stepwise from "../pkg/stepwise.js";
 
 stepwise.initSync({ module: readFileSync(new URL("../pkg/stepwise_bg.wasm", import.meta.url)) });
 
-export const { Workflow, MarkerStream } = stepwise;
+export const { Workflow, MarkerStream, resolveChat } = stepwise;
 
 /** Reads a file of the repository's tests/ folder. */
 export function repoFile(path) {

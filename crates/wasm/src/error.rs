@@ -1,7 +1,6 @@
-//! Crossing the JS boundary: data in (`input.rs`) and out (serde-wasm-bindgen), errors as JS
+//! Crossing the JS boundary: data in (`input.rs`; out: `events.rs`, `plain.rs`), errors as JS
 //! `Error`s carrying a stable `code` property.
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use wasm_bindgen::JsValue;
 
@@ -24,11 +23,4 @@ pub(crate) fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result
 /// Reads plain JS data into a core type, or says why it does not fit.
 pub(crate) fn read_js<T: DeserializeOwned>(value: JsValue) -> Result<T, String> {
     crate::input::read(value).map_err(|e| e.to_string())
-}
-
-/// Writes a core value as plain JS data (objects, not Maps; `None` as `null`).
-pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .expect("core types serialize to JS")
 }

@@ -22,7 +22,7 @@ export function parsed(message, suggestions, options, extracted, proposed_messag
   return { message, suggestions, options, extracted, proposed_message, target_field, suggested_values, suggested_actions, payloads, diagnostics };
 }
 export function object2(k1, v1, k2, v2) { return { [k1]: v1, [k2]: v2 }; }
-export function action(label, action, handler) { return { label, action, handler }; }
+export function action(label, action, handler, target) { return target === undefined ? { label, action, handler } : { label, action, handler, target }; }
 export function payload(type, json) { return { type, data: JSON.parse(json) }; }
 ")]
 extern "C" {
@@ -46,7 +46,7 @@ extern "C" {
         diagnostics: JsValue,
     ) -> JsValue;
     fn object2(k1: &str, v1: &str, k2: &str, v2: &str) -> JsValue;
-    fn action(label: &str, action: &str, handler: &str) -> JsValue;
+    fn action(label: &str, action: &str, handler: &str, target: Option<String>) -> JsValue;
     /// A payload's value. Its JSON text was validated by the core; the engine's `JSON.parse`
     /// builds a large object many times faster than field-by-field conversion.
     fn payload(payload_type: &str, json: &str) -> JsValue;
@@ -126,5 +126,5 @@ fn suggested_value(v: &SuggestedValue) -> JsValue {
 }
 
 fn suggested_action(a: &SuggestedAction) -> JsValue {
-    action(&a.label, &a.action, a.handler.as_str())
+    action(&a.label, &a.action, a.handler.as_str(), a.target.clone())
 }

@@ -77,8 +77,121 @@ pub(crate) fn read<T: de::DeserializeOwned>(value: JsValue) -> Result<T, InputEr
 /// plain objects (read as maps of their own enumerable string keys).
 struct JsData(JsValue);
 
+impl JsData {
+    /// The value as an error message words it.
+    fn found(&self) -> Unexpected<'static> {
+        let value = &self.0;
+        if value.is_null() || value.is_undefined() {
+            Unexpected::Unit
+        } else if let Some(b) = value.as_bool() {
+            Unexpected::Bool(b)
+        } else if let Some(n) = value.as_f64() {
+            match js_sys::Number::is_safe_integer(value) {
+                true if n >= 0.0 => Unexpected::Unsigned(n as u64),
+                true => Unexpected::Signed(n as i64),
+                false => Unexpected::Float(n),
+            }
+        } else if value.is_string() {
+            Unexpected::Other("a string") // worded by `mismatch`, which has the text
+        } else if js_sys::Array::is_array(value) {
+            Unexpected::Seq
+        } else if value.is_object() && !value.is_function() {
+            Unexpected::Map
+        } else {
+            Unexpected::Other("a JS value that is not plain data")
+        }
+    }
+
+    /// The error of a value of the wrong kind for `expected`.
+    fn mismatch(&self, expected: &dyn Expected) -> InputError {
+        match self.0.as_string() {
+            Some(text) => de::Error::invalid_type(Unexpected::Str(&text), expected),
+            None => de::Error::invalid_type(self.found(), expected),
+        }
+    }
+
+    /// The entries of a `Map` or a plain object.
+    fn entries(&self) -> Option<Entries> {
+        let value = &self.0;
+        let entries = if value.is_instance_of::<js_sys::Map>() {
+            let map: &js_sys::Map = value.unchecked_ref();
+            js_sys::Array::from(&map.entries())
+        } else if value.is_object() && !value.is_function() && !js_sys::Array::is_array(value) {
+            js_sys::Object::entries(value.unchecked_ref())
+        } else {
+            return None;
+        };
+        Some(Entries {
+            entries,
+            next: 0,
+            value: None,
+        })
+    }
+}
+
+// Typed requests are answered directly, and a value of another kind is refused here: only
+// `deserialize_any` calls every `visit_*` method, so each type links just those it reads.
 impl<'de> de::Deserializer<'de> for JsData {
     type Error = InputError;
+
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, InputError> {
+        match self.0.as_string() {
+            Some(s) => visitor.visit_string(s),
+            None => Err(self.mismatch(&visitor)),
+        }
+    }
+
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, InputError> {
+        self.deserialize_string(visitor)
+    }
+
+    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, InputError> {
+        self.deserialize_string(visitor)
+    }
+
+    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, InputError> {
+        match self.0.as_bool() {
+            Some(b) => visitor.visit_bool(b),
+            None => Err(self.mismatch(&visitor)),
+        }
+    }
+
+    fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, InputError> {
+        match (self.0.as_f64(), self.found()) {
+            (Some(n), Unexpected::Unsigned(_)) => visitor.visit_u64(n as u64),
+            (Some(n), Unexpected::Signed(_)) => visitor.visit_i64(n as i64),
+            _ => Err(self.mismatch(&visitor)),
+        }
+    }
+
+    fn deserialize_u32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, InputError> {
+        self.deserialize_u64(visitor)
+    }
+
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, InputError> {
+        if js_sys::Array::is_array(&self.0) {
+            let items: js_sys::Array = self.0.unchecked_into();
+            visitor.visit_seq(Items { items, next: 0 })
+        } else {
+            Err(self.mismatch(&visitor))
+        }
+    }
+
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, InputError> {
+        match self.entries() {
+            Some(entries) => visitor.visit_map(entries),
+            None => Err(self.mismatch(&visitor)),
+        }
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, InputError> {
+        self.deserialize_map(visitor)
+    }
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, InputError> {
         let value = self.0;
@@ -142,7 +255,7 @@ impl<'de> de::Deserializer<'de> for JsData {
                 let name: StringDeserializer<InputError> = name.into_deserializer();
                 visitor.visit_enum(name)
             }
-            None => self.deserialize_any(visitor),
+            None => Err(self.mismatch(&visitor)),
         }
     }
 
@@ -151,8 +264,8 @@ impl<'de> de::Deserializer<'de> for JsData {
     }
 
     forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-        unit unit_struct newtype_struct seq tuple tuple_struct map struct identifier
+        i8 i16 i32 i64 i128 u8 u16 u128 f32 f64 char bytes byte_buf
+        unit unit_struct newtype_struct tuple tuple_struct
     }
 }
 

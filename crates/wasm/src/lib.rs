@@ -17,12 +17,16 @@
 //! stream.feed("Pick:\nSUGGESTIONS: a, b\n");                   // [{type:"text",...}, {type:"marker",...}]
 //! ```
 
+mod assistant_types;
 mod error;
 mod events;
 mod input;
 mod marker_stream;
+mod plain;
+mod registry;
 mod types;
 mod workflow;
 
 pub use marker_stream::{CHUNK_AS_TEXT, EVENTS_READY, MarkerStream, NO_EVENTS};
+pub use registry::resolve_chat_lines;
 pub use workflow::Workflow;

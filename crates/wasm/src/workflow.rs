@@ -1,11 +1,10 @@
 //! `Workflow`: a validated workflow spec with step inference and action validation for browsers.
 
-use serde::Serialize;
-use stepwise_core::protocol::ErrorBody;
 use stepwise_core::workflow::{Config, UserAction, WorkflowSpec, WorkflowState};
 use wasm_bindgen::prelude::*;
 
-use crate::error::{INVALID_INPUT, coded_error, from_js, read_js, to_js};
+use crate::error::{INVALID_INPUT, coded_error, from_js, read_js};
+use crate::plain::{spec_to_js, state_to_js, steps_to_js, validation_to_js};
 
 /// A validated workflow spec.
 ///
@@ -17,13 +16,6 @@ use crate::error::{INVALID_INPUT, coded_error, from_js, read_js, to_js};
 /// ```
 #[wasm_bindgen]
 pub struct Workflow(WorkflowSpec);
-
-#[derive(Serialize)]
-struct Validation {
-    ok: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<ErrorBody>,
-}
 
 #[wasm_bindgen]
 impl Workflow {
@@ -55,7 +47,8 @@ impl Workflow {
             coded_error("unknown_workflow", &format!("no built-in workflow `{id}`"))
         })?;
         // The engine's JSON parser reads the spec, so the package carries none of its own.
-        let spec = js_sys::JSON::parse(json).expect("the built-in specs are JSON");
+        let spec = js_sys::JSON::parse(json)
+            .unwrap_or_else(|_| wasm_bindgen::throw_str("the built-in specs are JSON"));
         Workflow::new(spec)
     }
 
@@ -78,13 +71,13 @@ impl Workflow {
     /// ```
     #[wasm_bindgen(unchecked_return_type = "StepSpecJson[]")]
     pub fn steps(&self) -> JsValue {
-        to_js(&self.0.steps)
+        steps_to_js(&self.0.steps)
     }
 
     /// The whole spec as plain data.
     #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "WorkflowSpecJson")]
     pub fn to_json(&self) -> JsValue {
-        to_js(&self.0)
+        spec_to_js(&self.0)
     }
 
     /// The step a refreshed page should show: the first incomplete step, passing over skipped
@@ -126,23 +119,14 @@ impl Workflow {
         #[wasm_bindgen(unchecked_param_type = "UserAction")] action: JsValue,
     ) -> JsValue {
         let error = match read_state_and_action(state, action) {
-            Err(message) => Some(ErrorBody {
-                code: INVALID_INPUT.into(),
-                message,
-            }),
+            Err(message) => Some((INVALID_INPUT.to_owned(), message)),
             Ok((state, action)) => self
                 .0
                 .apply_action(&state, &action)
                 .err()
-                .map(|e| ErrorBody {
-                    code: e.code().into(),
-                    message: e.to_string(),
-                }),
+                .map(|e| (e.code().to_owned(), e.to_string())),
         };
-        to_js(&Validation {
-            ok: error.is_none(),
-            error,
-        })
+        validation_to_js(error)
     }
 
     /// Applies an action and returns the new state; throws an `Error` with the rejection's
@@ -165,7 +149,7 @@ impl Workflow {
             .0
             .apply_action(&state, &action)
             .map_err(|e| coded_error(e.code(), &e.to_string()))?;
-        Ok(to_js(&next))
+        Ok(state_to_js(&next))
     }
 }
 
