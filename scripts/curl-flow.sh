@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 #! Walks the whole research_stream flow with curl against a running Worker (scripts/dev.sh):
-#! each turn carries the last response's next_step, updated_config and skipped, as a browser does.
+#! each turn carries the last response's next_step, updated_config, skipped and turns, as a browser does.
 #! Usage: scripts/curl-flow.sh [base-url]   (default http://127.0.0.1:8787). An anonymous owner
 #! token is made for the run (OWNER=<32 hex digits> reuses one).
 set -euo pipefail
@@ -17,7 +17,7 @@ state, message, action, cid = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3],
 body = {"message": message, "current_config": state["current_config"], "skipped": state["skipped"], "conversation_history": []}
 if "next_step" in state: body["current_step"] = state["next_step"]
 if action: body["user_action"] = json.loads(action)
-if cid: body["conversation_id"] = cid
+if cid: body["conversation_id"], body["turns"] = cid, state["turns"]
 print(json.dumps(body))
 PY
 )
@@ -34,7 +34,7 @@ print(f"< [{r['next_step']}] {r['message'][:110]}", file=sys.stderr)
 if r.get("suggestions"): print(f"  suggestions: {r['suggestions']}", file=sys.stderr)
 if r.get("options"): print(f"  options: {[o['value'] for o in r['options']]}", file=sys.stderr)
 print(json.dumps({"next_step": r["next_step"], "current_config": r["updated_config"], "skipped": r["skipped"],
-                  "id": r.get("conversation_id", ""), "token": r.get("conversation_token", "")}))
+                  "turns": r.get("turns", 0), "id": r.get("conversation_id", ""), "token": r.get("conversation_token", "")}))
 PY
 )
   [ -z "$id" ] && id=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["id"])' "$state")

@@ -36,7 +36,7 @@ const chatSse = async (body, headers) => {
   const response = await call("POST", "/api/chat", { body, headers: { accept: "text/event-stream", ...headers } });
   return { ...response, events: response.status === 200 ? parseSse(response.text) : [] };
 };
-const withoutIds = ({ conversation_id, conversation_token, ...rest }) => rest;
+const withoutIds = ({ conversation_id, conversation_token, turns, ...rest }) => rest;
 
 describe("the shared guided-workflow vectors over HTTP", () => {
   for (const vector of vectors.cases) {
@@ -95,7 +95,7 @@ describe("conversations", () => {
     const token = { "x-conversation-token": first.conversation_token };
     stack.fake.script({ reply: "Goals noted.\nEXTRACTED_DATA: business_goals=Launches, Pricing\n" });
     const second = JSON.parse(
-      (await chatJson({ conversation_id: first.conversation_id, message: "Launches, pricing", current_step: first.next_step, current_config: first.updated_config, conversation_history: [] }, token)).text,
+      (await chatJson({ conversation_id: first.conversation_id, turns: first.turns, message: "Launches, pricing", current_step: first.next_step, current_config: first.updated_config, conversation_history: [] }, token)).text,
     );
     assert.equal(second.next_step, "stream_type");
     assert.equal(second.conversation_token, undefined, "the token is sent on the first turn only");
@@ -107,7 +107,9 @@ describe("conversations", () => {
     assert.equal(saved.conversation_history.length, 2);
     assert.equal((await call("GET", `/api/conversations/${first.conversation_id}`)).status, 403);
     assert.equal((await call("GET", `/api/conversations/${first.conversation_id}`, { headers: { "x-conversation-token": "0".repeat(32) } })).status, 403);
-    const wrongTurn = await chatJson({ conversation_id: first.conversation_id, message: "x", current_config: {} }, { "x-conversation-token": "1".repeat(32) });
+    assert.equal(first.turns, 1);
+    assert.equal(second.turns, 2);
+    const wrongTurn = await chatJson({ conversation_id: first.conversation_id, turns: 2, message: "x", current_config: {} }, { "x-conversation-token": "1".repeat(32) });
     assert.equal(wrongTurn.status, 403);
   });
 
@@ -116,7 +118,7 @@ describe("conversations", () => {
     const first = JSON.parse((await chatJson({ message: "Kept", current_config: {}, conversation_history: [] })).text);
     const token = { "x-conversation-token": first.conversation_token };
     stack.fake.script({ reply: "Partial\nEXTRACTED_DATA: business_goals=Lost\n", fault: "cut" });
-    const failed = await chatSse({ conversation_id: first.conversation_id, message: "Lost", current_step: "business_goals", current_config: first.updated_config }, token);
+    const failed = await chatSse({ conversation_id: first.conversation_id, turns: 1, message: "Lost", current_step: "business_goals", current_config: first.updated_config }, token);
     assert.equal(failed.events.at(-1).event, "error");
     const saved = JSON.parse((await call("GET", `/api/conversations/${first.conversation_id}`, { headers: token })).text);
     assert.deepEqual(saved.current_config, { purpose: "Kept" });
@@ -219,7 +221,11 @@ describe("upstream faults", () => {
 
 describe("review findings", () => {
   test("an unknown conversation id cannot be claimed with a token of one's own", async () => {
-    const claim = await chatJson({ conversation_id: "ab".repeat(16), message: "x", current_config: {} }, { "x-conversation-token": "cd".repeat(16) });
+    for (const turns of [0, 1]) {
+      const claim = await chatJson({ conversation_id: "ab".repeat(16), turns, message: "x", current_config: {} }, { "x-conversation-token": "cd".repeat(16) });
+      assert.deepEqual([claim.status, JSON.parse(claim.text).error.code], [404, "conversation_not_found"]);
+    }
+    const claim = await chatJson({ conversation_id: "ab".repeat(16), turns: 0, message: "x", current_config: {} }, { "x-conversation-token": "cd".repeat(16) });
     assert.deepEqual([claim.status, JSON.parse(claim.text).error.code], [404, "conversation_not_found"]);
   });
 

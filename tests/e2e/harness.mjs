@@ -1,6 +1,6 @@
 // Starts the stack for end-to-end tests: the fake provider and `wrangler dev` (workerd, local KV)
 // on free loopback ports, configured with three fake providers; stops both cleanly.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
@@ -66,12 +66,29 @@ export function generousLimits(toml) {
   return toml.replace(/simple = \{ limit = \d+, period = 60 \}/g, "simple = { limit = 100000, period = 60 }");
 }
 
+/** Builds the Worker and the app once per test process (each part skips itself when up to
+ * date); stacks then run that build as it is: their config has no `[build]` table, so wrangler
+ * neither rebuilds on start nor reloads when a source file changes during a run. */
+let built = false;
+function buildOnce() {
+  if (built) return;
+  const result = spawnSync(join(ROOT, "scripts/build.sh"), { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"] });
+  if (result.status !== 0) throw new Error(`scripts/build.sh failed (${result.status})`);
+  built = true;
+}
+
+/** `toml` without its `[build]` table. */
+function withoutBuild(toml) {
+  return toml.replace(/^\[build\][\s\S]*?(?=^\[)/m, "");
+}
+
 /** `overrides`: vars (or a function of the fake provider's URL returning them).
  * `providers(fakeUrl)` replaces the default list: fake-openai, fake-anthropic, fake-gemini, offline.
  * `config(toml)` edits wrangler.toml for this stack only (bindings such as rate limits can only be
  * set there; by default the limits are raised with `generousLimits`); the edited copy is written
  * beside it and removed when the stack stops. */
 async function startOnce({ runtime = "wrangler", overrides = {}, providers: listProviders, config = generousLimits } = {}) {
+  buildOnce();
   const fake = await startFakeProvider();
   const port = await freePort();
   const state = mkdtempSync(join(tmpdir(), "stepwise-e2e-"));
@@ -98,13 +115,11 @@ async function startOnce({ runtime = "wrangler", overrides = {}, providers: list
     }
   }
   const args = ["--no-install", "wrangler", "dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--show-interactive-dev-session=false"];
-  let configFile = null;
-  if (config) {
-    configFile = join(ROOT, `.wrangler-e2e-${port}.toml`);
-    writeFileSync(configFile, config(readFileSync(join(ROOT, "wrangler.toml"), "utf8")));
-    args.push("--config", configFile);
-  }
-  const removeConfig = () => configFile && rmSync(configFile, { force: true });
+  const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+  const configFile = join(ROOT, `.wrangler-e2e-${port}.toml`);
+  writeFileSync(configFile, withoutBuild(config ? config(toml) : toml));
+  args.push("--config", configFile);
+  const removeConfig = () => rmSync(configFile, { force: true });
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "true" };
   delete env.CLOUDFLARE_API_TOKEN;

@@ -134,7 +134,7 @@ describe("anonymous owners, limits and lifecycle", () => {
     const other = newOwner();
     const read = await call("GET", `/api/conversations/${id}`, { token: other, headers });
     assert.deepEqual([read.status, read.json.error.code], [404, "conversation_not_found"]);
-    const cont = await call("POST", "/api/chat", { token: other, headers: { ...headers, accept: "application/json" }, body: { conversation_id: id, message: "Hi", current_config: {} } });
+    const cont = await call("POST", "/api/chat", { token: other, headers: { ...headers, accept: "application/json" }, body: { conversation_id: id, turns: 1, message: "Hi", current_config: {} } });
     assert.deepEqual([cont.status, cont.json.error.code], [404, "conversation_not_found"]);
   });
 
@@ -206,7 +206,7 @@ describe("anonymous owners, limits and lifecycle", () => {
         method: "POST",
         signal: controller.signal,
         headers: { "content-type": "application/json", "x-conversation-token": conversation_token, ...asOwner(owner) },
-        body: JSON.stringify({ conversation_id, message: "Launches", current_step: "business_goals", current_config: first.json.updated_config, provider: "paid" }),
+        body: JSON.stringify({ conversation_id, turns: 1, message: "Launches", current_step: "business_goals", current_config: first.json.updated_config, provider: "paid" }),
       });
       const reader = response.body.getReader();
       let seen = "";

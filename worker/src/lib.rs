@@ -7,19 +7,24 @@
 //! queues, deadlines, SSE, ids, CORS, bodies) and `provider` (the one way to call a model). The
 //! rules are the core's (`stepwise-core`); [`router`] maps requests to handlers.
 
+mod articles;
+mod assistant;
 mod chat;
+mod conversations;
 mod health;
 mod me;
 mod platform;
 mod provider;
 mod research;
 mod router;
+mod streams;
 mod workflows;
 
 use worker::{
     Context, Env, MessageBatch, MessageExt, Method, Request, Response, console_error, event,
 };
 
+pub use conversations::object::Conversation;
 pub use platform::spend::SpendGuard;
 pub use research::job_object::ResearchJob;
 

@@ -8,7 +8,7 @@ use crate::platform::admin::require_admin;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::limits;
 use crate::platform::owner::{self, Owner};
-use crate::{chat, health, me, research, workflows};
+use crate::{articles, assistant, chat, health, me, research, streams, workflows};
 
 /// Answers one request (errors are turned into responses by the caller).
 pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response> {
@@ -28,9 +28,11 @@ pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response>
             research::import(req, &env, &id).await
         }
         (Method::Get, ["share", id]) => research::share::get(&env, id).await,
-        (_, ["healthz"] | ["api", "workflows", _] | ["share", _]) => {
-            Err(AppError::method_not_allowed())
-        }
+        (Method::Get, ["api", "assistant", "registry"]) => assistant::get_registry(),
+        (
+            _,
+            ["healthz"] | ["api", "workflows", _] | ["share", _] | ["api", "assistant", "registry"],
+        ) => Err(AppError::method_not_allowed()),
         (_, ["api", ..]) => {
             let owner = owner::require(&req, &env).await?;
             owned(req, env, ctx, &owner).await
@@ -46,6 +48,8 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
     let route = (req.method(), segments.as_slice());
     if calls_a_model(&route) {
         limits::admit(&req, &env, owner).await?;
+    } else if matches!(route, (Method::Get, ["api", "articles", _])) {
+        limits::rate_limit(&req, &env, owner).await?;
     }
     match route {
         (Method::Get, ["api", "me"]) => me::get(&env, owner).await,
@@ -79,13 +83,41 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
         (Method::Delete, ["api", "research", id, "share"]) => {
             research::unshare(&env, owner, id).await
         }
+        (Method::Post, ["api", "assistant"]) => assistant::post(req, env, ctx, owner).await,
+        (Method::Post, ["api", "assistant", "actions"]) => {
+            assistant::post_action(req, env, ctx, owner).await
+        }
+        (Method::Get, ["api", "assistant", "conversations"]) => {
+            assistant::list(&req, &env, owner).await
+        }
+        (Method::Get, ["api", "assistant", "conversations", id]) => {
+            assistant::get(&env, owner, id).await
+        }
+        (Method::Delete, ["api", "assistant", "conversations", id]) => {
+            assistant::delete(&env, owner, id).await
+        }
+        (Method::Get, ["api", "streams"]) => streams::list(&req, &env, owner).await,
+        (Method::Post, ["api", "streams"]) => streams::create(req, &env, owner).await,
+        (Method::Get, ["api", "streams", id]) => streams::get(&env, owner, id).await,
+        (Method::Put, ["api", "streams", id]) => {
+            let id = (*id).to_owned();
+            streams::change(req, &env, owner, &id).await
+        }
+        (Method::Delete, ["api", "streams", id]) => streams::delete(&env, owner, id).await,
+        (Method::Get, ["api", "articles", "search"]) => articles::search(&req, &env).await,
+        (Method::Get, ["api", "articles", "abstracts"]) => articles::abstracts(&req, &env).await,
         (
             _,
             ["api", "me"]
             | ["api", "chat"]
             | ["api", "chat", "update-field"]
             | ["api", "conversations", _]
-            | ["api", "research", ..],
+            | ["api", "research", ..]
+            | ["api", "assistant" | "streams"]
+            | ["api", "assistant", "actions" | "conversations"]
+            | ["api", "assistant", "conversations", _]
+            | ["api", "streams", _]
+            | ["api", "articles", "search" | "abstracts"],
         ) => Err(AppError::method_not_allowed()),
         _ => Err(AppError::not_found("route")),
     }
@@ -97,6 +129,8 @@ fn calls_a_model(route: &(Method, &[&str])) -> bool {
     matches!(
         route,
         (Method::Post, ["api", "chat"])
+            | (Method::Post, ["api", "assistant"])
+            | (Method::Post, ["api", "assistant", "actions"])
             | (Method::Post, ["api", "research", "draft"])
             | (Method::Put, ["api", "research", _, "draft"])
             | (Method::Post, ["api", "research"])

@@ -13,6 +13,8 @@ const STORAGE_KEY = "stepwise.chat.v1";
 interface Saved {
   conversation_id?: string;
   token?: string;
+  /** Turns the server holds: each turn states it, so another tab's turn is never lost. */
+  turns?: number;
   step: string;
   config: Config;
   skipped: string[];
@@ -94,6 +96,7 @@ export class ChatView {
       this.state.config = snapshot.current_config;
       this.state.skipped = snapshot.skipped;
       this.state.history = snapshot.conversation_history;
+      this.state.turns = snapshot.turns;
       const known = snapshot.current_step === "done" || this.steps.some((s) => s.id === snapshot.current_step);
       this.state.step = known ? snapshot.current_step : this.workflow.inferStep(this.state.config, this.state.skipped);
       this.save();
@@ -143,7 +146,10 @@ export class ChatView {
       conversation_history: this.state.history,
       user_action: action,
     };
-    if (this.state.conversation_id) request.conversation_id = this.state.conversation_id;
+    if (this.state.conversation_id) {
+      request.conversation_id = this.state.conversation_id;
+      request.turns = this.state.turns ?? 0;
+    }
     this.log.append(h("div", { class: "msg user" }, message));
     const bubble = h("div", { class: "msg assistant", "aria-busy": "true" });
     this.log.append(bubble);
@@ -157,6 +163,8 @@ export class ChatView {
       bubble.remove();
       this.showError((error as Error).message, undefined, true);
       this.renderControls(this.state.last);
+      // Another tab moved the conversation on: take its state, so the next turn builds on it.
+      if (/\((stale_turn|turn_in_progress)\)$/.test((error as Error).message)) await this.resume();
     } finally {
       bubble.removeAttribute("aria-busy");
       this.setBusy(false);
@@ -232,6 +240,7 @@ export class ChatView {
     this.state.last = response;
     if (response.conversation_id) this.state.conversation_id = response.conversation_id;
     if (response.conversation_token) this.state.token = response.conversation_token;
+    if (response.turns !== undefined) this.state.turns = response.turns;
     this.save();
     this.render();
   }

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::agent::AssistantResponse;
 use crate::markers::{Payload, SuggestedAction, SuggestedValue};
 use crate::workflow::{Config, UserAction};
 
@@ -33,6 +34,10 @@ pub struct ChatRequest {
     /// The conversation this turn belongs to (absent on the first turn).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_id: Option<String>,
+    /// The count of turns this turn builds on (the last response's `turns`); required with
+    /// `conversation_id`. A stale count (another tab took a turn) is refused with 409.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<u32>,
     /// The workflow id (default `research_stream`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow: Option<String>,
@@ -121,6 +126,9 @@ pub struct ChatResponse {
     /// The conversation's access token, sent once, on its first turn (`X-Conversation-Token`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_token: Option<String>,
+    /// Turns the conversation holds with this one (send it back as the next request's `turns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<u32>,
 }
 
 /// Server-Sent Events of a streamed turn (chat-architecture.md §5).
@@ -155,8 +163,10 @@ pub enum StreamEvent {
     ToolProgress {
         /// Tool name.
         tool: String,
-        /// Stage name.
+        /// Stage name (`searching`, `fetching_summaries`...).
         stage: String,
+        /// What it is doing, for people.
+        message: String,
         /// 0.0 to 1.0.
         progress: f64,
     },
@@ -170,7 +180,7 @@ pub enum StreamEvent {
     /// The turn's authoritative response.
     Complete {
         /// The response.
-        payload: Box<ChatResponse>,
+        payload: Box<TurnAnswer>,
     },
     /// The turn failed.
     Error {
@@ -179,6 +189,28 @@ pub enum StreamEvent {
         /// Human explanation.
         message: String,
     },
+}
+
+/// The answer a `complete` event carries: a guided turn's or an assistant turn's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TurnAnswer {
+    /// A guided workflow turn (guided-workflow.md §5).
+    Guided(ChatResponse),
+    /// An assistant turn (`ChatResponsePayload`, chat-architecture.md §5).
+    Assistant(AssistantResponse),
+}
+
+impl From<ChatResponse> for TurnAnswer {
+    fn from(response: ChatResponse) -> Self {
+        TurnAnswer::Guided(response)
+    }
+}
+
+impl From<AssistantResponse> for TurnAnswer {
+    fn from(response: AssistantResponse) -> Self {
+        TurnAnswer::Assistant(response)
+    }
 }
 
 impl StreamEvent {
@@ -230,7 +262,7 @@ mod tests {
             ..ChatResponse::default()
         };
         let event = StreamEvent::Complete {
-            payload: Box::new(response),
+            payload: Box::new(response.into()),
         };
         let frame = event.to_sse(7);
         let data: Vec<&str> = frame

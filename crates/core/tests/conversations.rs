@@ -35,7 +35,15 @@ fn lease_of(reply: &Reply) -> u32 {
 fn begin_guided(turns: u32) -> Command {
     Command::BeginGuided {
         token_hash: "hash-a".into(),
-        turns,
+        turns: Some(turns),
+        lease_ms: LEASE,
+    }
+}
+
+fn start_guided() -> Command {
+    Command::BeginGuided {
+        token_hash: "hash-a".into(),
+        turns: None,
         lease_ms: LEASE,
     }
 }
@@ -50,7 +58,7 @@ fn state(step: &str) -> GuidedState {
 
 #[test]
 fn guided_turns_are_serialized_and_build_on_the_current_count() {
-    let (record, reply) = apply(&None, "o1", begin_guided(0), 0).unwrap();
+    let (record, reply) = apply(&None, "o1", start_guided(), 0).unwrap();
     let lease = lease_of(&reply);
     // A second tab cannot start a turn while one runs.
     let busy = apply(&record, "o1", begin_guided(0), 10).unwrap_err();
@@ -90,7 +98,7 @@ fn guided_turns_are_serialized_and_build_on_the_current_count() {
 
 #[test]
 fn a_turn_that_never_commits_is_given_up_and_its_late_commit_refused() {
-    let (record, reply) = apply(&None, "o1", begin_guided(0), 0).unwrap();
+    let (record, reply) = apply(&None, "o1", start_guided(), 0).unwrap();
     let first = lease_of(&reply);
     let (record, _) = apply(
         &record,
@@ -138,7 +146,7 @@ fn a_turn_that_never_commits_is_given_up_and_its_late_commit_refused() {
 
 #[test]
 fn tokens_and_owners_are_checked() {
-    let (record, reply) = apply(&None, "o1", begin_guided(0), 0).unwrap();
+    let (record, reply) = apply(&None, "o1", start_guided(), 0).unwrap();
     let lease = lease_of(&reply);
     let (record, _) = apply(
         &record,
@@ -152,7 +160,7 @@ fn tokens_and_owners_are_checked() {
     .unwrap();
     let wrong_token = Command::BeginGuided {
         token_hash: "hash-b".into(),
-        turns: 1,
+        turns: Some(1),
         lease_ms: LEASE,
     };
     assert_eq!(
@@ -178,6 +186,7 @@ fn tokens_and_owners_are_checked() {
     }
     let assistant = Command::BeginAssistant {
         message: "hi".into(),
+        start: false,
         lease_ms: LEASE,
     };
     assert_eq!(
@@ -189,9 +198,24 @@ fn tokens_and_owners_are_checked() {
         apply(&record, "o1", assistant, 3).unwrap_err(),
         ConversationError::NotFound
     );
-    // Continuing a conversation that does not exist.
+    // A client's id never starts a conversation, and a new id never lands on a stored one.
+    for command in [begin_guided(0), begin_guided(2)] {
+        assert_eq!(
+            apply(&None, "o1", command, 3).unwrap_err(),
+            ConversationError::NotFound
+        );
+    }
     assert_eq!(
-        apply(&None, "o1", begin_guided(2), 3).unwrap_err(),
+        apply(&record, "o1", start_guided(), 3).unwrap_err(),
+        ConversationError::NotFound
+    );
+    let claim = Command::BeginAssistant {
+        message: "x".into(),
+        start: false,
+        lease_ms: LEASE,
+    };
+    assert_eq!(
+        apply(&None, "o1", claim, 3).unwrap_err(),
         ConversationError::NotFound
     );
 }
@@ -200,6 +224,12 @@ fn tokens_and_owners_are_checked() {
 fn assistant_conversations_keep_their_messages_and_drop_a_failed_first_turn() {
     let begin = Command::BeginAssistant {
         message: "Find EGFR resistance articles please".into(),
+        start: true,
+        lease_ms: LEASE,
+    };
+    let next = Command::BeginAssistant {
+        message: "More".into(),
+        start: false,
         lease_ms: LEASE,
     };
     let (record, reply) = apply(&None, "o1", begin.clone(), 0).unwrap();
@@ -229,7 +259,7 @@ fn assistant_conversations_keep_their_messages_and_drop_a_failed_first_turn() {
     );
     assert_eq!(stored.title, "Find EGFR resistance articles please");
     // A failed later turn keeps the conversation.
-    let (record, reply) = apply(&record, "o1", begin.clone(), 4).unwrap();
+    let (record, reply) = apply(&record, "o1", next.clone(), 4).unwrap();
     let (record, _) = apply(
         &record,
         "o1",
@@ -245,7 +275,7 @@ fn assistant_conversations_keep_their_messages_and_drop_a_failed_first_turn() {
     let mut full = record.unwrap();
     full.turns = MAX_TURNS;
     assert_eq!(
-        apply(&Some(full), "o1", begin, 6).unwrap_err(),
+        apply(&Some(full), "o1", next, 6).unwrap_err(),
         ConversationError::Full
     );
 }

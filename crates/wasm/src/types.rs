@@ -131,6 +131,8 @@ export interface ChatMessage { role: "user" | "assistant"; content: string }
 /** A guided chat turn as sent to `POST /api/chat`. */
 export interface ChatRequest {
   conversation_id?: string;
+  /** With `conversation_id`: the last response's `turns` (a stale count is refused with 409). */
+  turns?: number;
   workflow?: string;
   /** A configured provider's name; the server's default when absent. */
   provider?: string;
@@ -161,6 +163,8 @@ export interface ChatResponse {
   conversation_id?: string;
   /** Sent once, on the first turn: send it back as the `X-Conversation-Token` header. */
   conversation_token?: string;
+  /** Turns the conversation holds with this one: the next request's `turns`. */
+  turns?: number;
 }
 
 /** Server-Sent Events of a streamed chat turn. */

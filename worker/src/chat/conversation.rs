@@ -1,119 +1,124 @@
-//! A guided conversation's identity and last snapshot: a 128-bit id and an access token made
-//! on its first turn, and the snapshot stored in KV after every turn for refresh recovery. A
-//! conversation belongs to the owner who started it; its token is stored only as a SHA-256,
-//! and both are checked here and nowhere else.
+//! A guided conversation's identity and its turns on the conversation's Durable Object: a
+//! 128-bit id and an access token made on its first turn (the token stored only as a SHA-256),
+//! a turn begun on the object (which checks the owner, the token, that no other turn runs and
+//! that the request builds on the latest count of turns), then committed with the workflow's new
+//! state or given up.
 
-use serde::{Deserialize, Serialize};
-use stepwise_core::protocol::ChatMessage;
-use stepwise_core::workflow::Config;
-
+use stepwise_core::conversation::{Command, Conversation as Record, GuidedState, Reply};
 use stepwise_core::owner::OwnerKind;
+use worker::Env;
 
+use crate::conversations::client;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::ids;
-use crate::platform::kv::Kv;
 use crate::platform::owner::{Owner, hash_identity};
 
 /// Header carrying a conversation's access token.
 pub const TOKEN_HEADER: &str = "x-conversation-token";
-/// How long a conversation snapshot is kept after its last turn.
-const SNAPSHOT_TTL_SECONDS: u64 = 30 * 24 * 3600;
 
-/// The last persisted state of a conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Snapshot {
-    /// The owner id of the owner who started it.
-    pub owner: String,
-    /// SHA-256 of the access token; only its holder may read or extend the conversation.
-    pub token_hash: String,
-    /// The workflow id.
-    pub workflow: String,
-    /// The step the next request uses.
-    pub current_step: String,
-    /// The collected fields.
-    pub current_config: Config,
-    /// The conversation so far.
-    pub conversation_history: Vec<ChatMessage>,
-    /// Skipped optional fields.
-    pub skipped: Vec<String>,
-    /// Turns persisted so far.
-    pub turns: u32,
-}
-
-/// The conversation a request belongs to.
+/// A conversation a turn has begun on.
 pub struct Conversation {
     /// Its id.
     pub id: String,
     /// Its access token: in clear only on the turn that made it (to send back once).
     pub token: Option<String>,
-    /// SHA-256 of the access token.
-    pub token_hash: String,
-    /// The stored snapshot; `None` for a conversation this request starts.
-    pub snapshot: Option<Snapshot>,
+    /// The turn's number (the count of turns once it commits).
+    pub turn: u32,
+    /// The turn's lease on the object.
+    lease: u32,
+    /// The owner's id.
+    owner: String,
 }
 
 impl Conversation {
-    /// A new conversation with a fresh id and token.
-    pub async fn start() -> AppResult<Conversation> {
-        let token = ids::random_id()?;
-        Ok(Conversation {
-            id: ids::random_id()?,
-            token_hash: hash_token(&token).await?,
-            token: Some(token),
-            snapshot: None,
-        })
-    }
-
-    /// A stored conversation of `owner`, for the holder of its token: 404
-    /// `conversation_not_found` when KV holds no such conversation of this owner (another
-    /// owner's conversation is not found either), 403 `forbidden` without the token or with
-    /// another one. `id` must be a valid id.
-    pub async fn resume(
-        kv: &Kv,
+    /// Begins a turn: on a new conversation (no `id`: a fresh id and token) or on conversation
+    /// `id`, for the holder of its token, building on `turns` committed turns. Errors: 404
+    /// `conversation_not_found` (also for another owner's), 403 `forbidden` (token), 409
+    /// `turn_in_progress` or `stale_turn`.
+    pub async fn begin(
+        env: &Env,
         owner: &Owner,
-        id: &str,
+        continued: Option<(&str, u32)>,
         token: Option<String>,
+        lease_ms: u64,
     ) -> AppResult<Conversation> {
-        let snapshot = Self::snapshot(kv, owner, id, token).await?;
-        Ok(Conversation {
-            id: id.to_owned(),
-            token: None,
-            token_hash: snapshot.token_hash.clone(),
-            snapshot: Some(snapshot),
-        })
-    }
-
-    /// The stored snapshot of conversation `id` (errors as [`Conversation::resume`]).
-    pub async fn snapshot(
-        kv: &Kv,
-        owner: &Owner,
-        id: &str,
-        token: Option<String>,
-    ) -> AppResult<Snapshot> {
-        let snapshot: Snapshot = kv
-            .json(&key(id))
-            .await?
-            .filter(|s: &Snapshot| s.owner == owner.id)
-            .ok_or_else(AppError::conversation_not_found)?;
-        let token = token
-            .filter(|t| ids::is_id(t))
-            .ok_or_else(|| AppError::forbidden(MISSING_TOKEN))?;
-        if !ids::same_secret(&snapshot.token_hash, &hash_token(&token).await?) {
-            return Err(AppError::forbidden("the conversation token does not match"));
+        let (id, token, turns) = match continued {
+            None => (ids::random_id()?, ids::random_id()?, None),
+            Some((id, turns)) => (id.to_owned(), require_token(token)?, Some(turns)),
+        };
+        let fresh = turns.is_none();
+        let command = Command::BeginGuided {
+            token_hash: hash_token(&token).await?,
+            turns,
+            lease_ms,
+        };
+        match client::send(env, &id, &owner.id, &command).await? {
+            Reply::Begun { turn, lease, .. } => Ok(Conversation {
+                id,
+                token: fresh.then_some(token),
+                turn,
+                lease,
+                owner: owner.id.clone(),
+            }),
+            other => Err(unexpected(&other)),
         }
-        Ok(snapshot)
     }
 
-    /// Turns persisted before this request.
-    pub fn turns(&self) -> u32 {
-        self.snapshot.as_ref().map_or(0, |s| s.turns)
+    /// Commits the turn with the workflow's new state.
+    pub async fn commit(&self, env: &Env, state: GuidedState) -> AppResult<()> {
+        let command = Command::CommitGuided {
+            lease: self.lease,
+            state,
+        };
+        client::send(env, &self.id, &self.owner, &command).await?;
+        Ok(())
     }
 
-    /// Stores the conversation's snapshot after a turn.
-    pub async fn save(&self, kv: &Kv, snapshot: &Snapshot) -> AppResult<()> {
-        kv.put_json(&key(&self.id), snapshot, Some(SNAPSHOT_TTL_SECONDS))
-            .await
+    /// Gives the turn up (nothing of it is kept; a first turn takes its conversation along).
+    pub async fn abort(&self, env: &Env) {
+        let command = Command::Abort { lease: self.lease };
+        if let Err(error) = client::send(env, &self.id, &self.owner, &command).await {
+            worker::console_warn!("conversation {}: abort: {error}", self.id);
+        }
     }
+}
+
+/// The stored conversation `id` of `owner`, for the holder of its token.
+pub async fn read(env: &Env, owner: &Owner, id: &str, token: Option<String>) -> AppResult<Record> {
+    let token_hash = hash_token(&require_token(token)?).await?;
+    let command = Command::Read {
+        token_hash: Some(token_hash),
+    };
+    match client::send(env, id, &owner.id, &command).await? {
+        Reply::Conversation(record) => Ok(*record),
+        other => Err(unexpected(&other)),
+    }
+}
+
+/// Replaces the collected fields of conversation `id` between turns (an inline edit).
+pub async fn set_config(
+    env: &Env,
+    owner: &Owner,
+    id: &str,
+    token: Option<String>,
+    config: stepwise_core::workflow::Config,
+) -> AppResult<Record> {
+    let token_hash = hash_token(&require_token(token)?).await?;
+    let command = Command::SetGuidedConfig { token_hash, config };
+    match client::send(env, id, &owner.id, &command).await? {
+        Reply::Conversation(record) => Ok(*record),
+        other => Err(unexpected(&other)),
+    }
+}
+
+fn require_token(token: Option<String>) -> AppResult<String> {
+    token
+        .filter(|t| ids::is_id(t))
+        .ok_or_else(|| AppError::forbidden(MISSING_TOKEN))
+}
+
+fn unexpected(_: &Reply) -> AppError {
+    AppError::internal(&"the conversation answered another kind of reply")
 }
 
 const MISSING_TOKEN: &str = "this conversation needs its token in the X-Conversation-Token header";
@@ -121,8 +126,4 @@ const MISSING_TOKEN: &str = "this conversation needs its token in the X-Conversa
 /// The stored form of a conversation token.
 async fn hash_token(token: &str) -> AppResult<String> {
     hash_identity(OwnerKind::Anonymous, &format!("conversation:{token}")).await
-}
-
-fn key(id: &str) -> String {
-    format!("conversation:{id}")
 }

@@ -1,13 +1,14 @@
 //! Guided chat (guided-workflow.md) at the edge: `POST /api/chat` (a turn, SSE by default or one
 //! JSON answer with `Accept: application/json`), `PUT /api/chat/update-field` (an inline edit,
-//! no model call) and `GET /api/conversations/:id` (the last snapshot, for refresh recovery).
+//! no model call) and `GET /api/conversations/:id` (the last state, for refresh recovery). Turns
+//! are serialized on the conversation's Durable Object.
 
-mod conversation;
-mod output;
+pub mod conversation;
 mod turn;
 
 use futures_channel::mpsc;
 use serde::Deserialize;
+use stepwise_core::conversation::ConversationKind;
 use stepwise_core::llm::ProviderKind;
 use stepwise_core::protocol::ChatRequest;
 use stepwise_core::spend::{Charge, estimate_tokens};
@@ -16,13 +17,13 @@ use stepwise_core::workflow::{ActionError, Config, FieldValue, UserAction, Workf
 use worker::{Context, Env, Request, Response, console_warn};
 
 use self::conversation::{Conversation, TOKEN_HEADER};
-use self::output::Output;
 use self::turn::Turn;
 use crate::platform::body::read_json;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::ids;
 use crate::platform::kv::Kv;
 use crate::platform::negotiate::wants_json;
+use crate::platform::output::Output;
 use crate::platform::owner::Owner;
 use crate::platform::settings::Settings;
 use crate::platform::spend;
@@ -35,7 +36,8 @@ const DEFAULT_WORKFLOW: &str = "research_stream";
 const DELTAS_HEADER: &str = "x-stepwise-deltas";
 
 /// `POST /api/chat`: an owner's turn. Refused before any model call when the kill switch is on
-/// (503), a rate limit or a daily cap is reached (429), or the message is too long (422).
+/// (503), a rate limit or a daily cap is reached (429), the message is too long (422), another
+/// turn of the conversation runs or the request builds on a stale count of turns (409).
 pub async fn post_turn(
     mut req: Request,
     env: Env,
@@ -55,12 +57,17 @@ pub async fn post_turn(
     .ok_or_else(|| AppError::unknown_provider(request.provider.as_deref().unwrap_or("")))?;
     let workflow = request.workflow.as_deref().unwrap_or(DEFAULT_WORKFLOW);
     let spec = workflows::load(&kv, workflow).await?;
-    let conversation = open(&kv, owner, request.conversation_id.as_deref(), token).await?;
-    let start =
-        core_turn::begin_with(&spec, &request, settings.turn_options()).map_err(|rejection| {
+    let continued = continuing(&request)?;
+    let lease_ms = u64::from(settings.deadline_ms) + LEASE_MARGIN_MS;
+    let conversation = Conversation::begin(&env, owner, continued, token, lease_ms).await?;
+    let start = match core_turn::begin_with(&spec, &request, settings.turn_options()) {
+        Ok(start) => start,
+        Err(rejection) => {
             warn_on_mismatch(&rejection.error);
-            AppError::from(rejection.error)
-        })?;
+            conversation.abort(&env).await;
+            return Err(rejection.error.into());
+        }
+    };
     if let TurnStart::CallModel(plan) = &start
         && provider.kind != ProviderKind::Offline
     {
@@ -70,10 +77,12 @@ pub async fn post_turn(
             calls: 1,
             tokens: estimate_tokens(prompt, settings.max_tokens),
         };
-        spend::charge(&env, owner, charge).await?;
+        if let Err(error) = spend::charge(&env, owner, charge).await {
+            conversation.abort(&env).await;
+            return Err(error);
+        }
     }
     let turn = Turn {
-        owner: owner.clone(),
         spec,
         provider,
         request,
@@ -107,18 +116,20 @@ fn warn_on_mismatch(error: &ActionError) {
     }
 }
 
-/// The conversation a request names (owner and token checked), or a new one.
-async fn open(
-    kv: &Kv,
-    owner: &Owner,
-    id: Option<&str>,
-    token: Option<String>,
-) -> AppResult<Conversation> {
-    match id {
-        None => Conversation::start().await,
-        Some(id) if ids::is_id(id) => Conversation::resume(kv, owner, id, token).await,
-        Some(_) => Err(AppError::invalid_request(
+/// How long a turn may hold its conversation beyond the model call's deadline, in ms.
+const LEASE_MARGIN_MS: u64 = 30_000;
+
+/// The conversation a request continues and the count of turns it builds on (`None`: a new
+/// conversation); a continuing request names a well-formed id and states its `turns`.
+fn continuing(request: &ChatRequest) -> AppResult<Option<(&str, u32)>> {
+    match (&request.conversation_id, request.turns) {
+        (None, _) => Ok(None),
+        (Some(id), _) if !ids::is_id(id) => Err(AppError::invalid_request(
             "invalid field `conversation_id`: not a conversation id",
+        )),
+        (Some(id), Some(turns)) => Ok(Some((id, turns))),
+        (Some(_), None) => Err(AppError::invalid_request(
+            "missing field `turns`: a turn of a conversation states the `turns` of its last response",
         )),
     }
 }
@@ -154,20 +165,16 @@ pub async fn update_field(mut req: Request, env: Env, owner: &Owner) -> AppResul
         value: body.value,
     };
     let (state, _) = spec.apply_action(&state, &edit)?;
-    if body.conversation_id.is_some() {
-        let conversation = open(&kv, owner, body.conversation_id.as_deref(), token).await?;
-        if let Some(mut snapshot) = conversation.snapshot.clone() {
-            if snapshot.workflow != spec.id {
-                return Err(AppError::workflow_mismatch(
-                    &conversation.id,
-                    &snapshot.workflow,
-                ));
-            }
-            snapshot.current_config = state.config.clone();
-            if let Err(error) = conversation.save(&kv, &snapshot).await {
-                worker::console_error!("update-field: the snapshot was not stored: {error}");
-            }
+    if let Some(id) = &body.conversation_id {
+        if !ids::is_id(id) {
+            return Err(AppError::conversation_not_found());
         }
+        // The stored workflow is checked first: an edit never lands on another workflow's state.
+        let record = conversation::read(&env, owner, id, token.clone()).await?;
+        if let Some(stored) = record.guided.as_ref().filter(|g| g.workflow != spec.id) {
+            return Err(AppError::workflow_mismatch(id, &stored.workflow));
+        }
+        conversation::set_config(&env, owner, id, token, state.config.clone()).await?;
     }
     Ok(Response::from_json(
         &serde_json::json!({"updated_config": state.config}),
@@ -185,15 +192,19 @@ pub async fn get_conversation(
         return Err(AppError::conversation_not_found());
     }
     let token = req.headers().get(TOKEN_HEADER)?;
-    let snapshot = Conversation::snapshot(&Kv::new(env)?, owner, id, token).await?;
+    let record = conversation::read(env, owner, id, token).await?;
+    if record.kind != ConversationKind::Guided {
+        return Err(AppError::conversation_not_found());
+    }
+    let state = record.guided.unwrap_or_default();
     let view = serde_json::json!({
         "conversation_id": id,
-        "workflow": snapshot.workflow,
-        "current_step": snapshot.current_step,
-        "current_config": snapshot.current_config,
-        "conversation_history": snapshot.conversation_history,
-        "skipped": snapshot.skipped,
-        "turns": snapshot.turns,
+        "workflow": state.workflow,
+        "current_step": state.current_step,
+        "current_config": state.current_config,
+        "conversation_history": state.conversation_history,
+        "skipped": state.skipped,
+        "turns": record.turns,
     });
     Ok(Response::from_json(&view)?)
 }

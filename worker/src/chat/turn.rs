@@ -1,18 +1,18 @@
 //! One accepted chat turn at the edge: call the model (or answer at once), forward its display
-//! text as it arrives, let the core finish the turn, store the snapshot, and send `complete`.
+//! text as it arrives, let the core finish the turn, commit it on the conversation's object, and
+//! send `complete`. A turn that fails is given up on the object: nothing of it is kept.
 
+use stepwise_core::conversation::GuidedState;
 use stepwise_core::llm::{ModelCall, ProviderConfig};
-use stepwise_core::markers::{Event, MarkerParser};
+use stepwise_core::markers::MarkerParser;
 use stepwise_core::offline;
 use stepwise_core::protocol::{ChatMessage, ChatRequest, ChatResponse, Role};
 use stepwise_core::turn::{self, TurnPlan, TurnStart};
 use stepwise_core::workflow::WorkflowSpec;
 use worker::{Env, console_error, console_log};
 
-use super::conversation::{Conversation, Snapshot};
-use super::output::Output;
-use crate::platform::kv::Kv;
-use crate::platform::owner::Owner;
+use super::conversation::Conversation;
+use crate::platform::output::{Output, display_text};
 use crate::platform::settings::Settings;
 use crate::provider::Gateway;
 
@@ -21,8 +21,6 @@ const NOT_SAVED: &str = "not saved: this turn could not be stored; refreshing ma
 
 /// A turn the core accepted, with everything needed to run it.
 pub struct Turn {
-    /// Whose turn it is.
-    pub owner: Owner,
     /// The workflow.
     pub spec: WorkflowSpec,
     /// The provider to call.
@@ -48,16 +46,21 @@ impl Turn {
                     let reply = response.message.clone();
                     (response, Some(reply))
                 }
-                None => return false,
+                None => {
+                    self.conversation.abort(&self.env).await;
+                    return false;
+                }
             },
         };
         response.conversation_id = Some(self.conversation.id.clone());
         response.conversation_token = self.conversation.token.clone();
         let stored = self.persist(&response, reply).await;
-        if !stored {
+        if stored {
+            response.turns = Some(self.conversation.turn);
+        } else {
             out.status(NOT_SAVED).await;
         }
-        out.complete(response).await;
+        out.complete(response.into()).await;
         stored
     }
 
@@ -73,7 +76,7 @@ impl Turn {
             self.settings.max_tokens,
         );
         let gateway = Gateway::new(&self.env, &self.settings);
-        let offline = || offline::reply(&self.spec, plan);
+        let offline = || offline::reply(&self.spec, plan).into();
         let streamed = async {
             let mut stream = gateway
                 .open(&self.provider, &call, &offline, gateway.limits())
@@ -111,7 +114,7 @@ impl Turn {
         Some(outcome.response)
     }
 
-    /// Stores the conversation's snapshot; false (and logged) when KV refused it.
+    /// Commits the turn with the workflow's new state; false (and logged) when it could not.
     async fn persist(&self, response: &ChatResponse, reply: Option<String>) -> bool {
         let mut history = self.request.conversation_history.clone();
         if let Some(reply) = reply {
@@ -124,33 +127,18 @@ impl Turn {
                 content: reply,
             });
         }
-        let snapshot = Snapshot {
-            owner: self.owner.id.clone(),
-            token_hash: self.conversation.token_hash.clone(),
+        let state = GuidedState {
             workflow: self.spec.id.clone(),
             current_step: response.next_step.clone(),
             current_config: response.updated_config.clone(),
             conversation_history: history,
             skipped: response.skipped.clone(),
-            turns: self.conversation.turns() + 1,
         };
-        let saved = match Kv::new(&self.env) {
-            Ok(kv) => self.conversation.save(&kv, &snapshot).await,
-            Err(error) => Err(error),
-        };
+        let saved = self.conversation.commit(&self.env, state).await;
         if let Err(error) = &saved {
             let id = &self.conversation.id;
             console_error!("conversation {id} was not stored: {error}");
         }
         saved.is_ok()
     }
-}
-
-fn display_text(events: std::vec::Drain<'_, Event>) -> String {
-    events
-        .filter_map(|e| match e {
-            Event::Text { text } => Some(text),
-            _ => None,
-        })
-        .collect()
 }

@@ -3,9 +3,13 @@
 //! here, so this file is the one table from error kinds to HTTP statuses. Internal details are
 //! logged, never echoed to the client.
 
+use stepwise_core::conversation::ConversationError;
 use stepwise_core::llm::{ErrorCode, ProviderError, SettingsError};
 use stepwise_core::owner::AuthError;
+use stepwise_core::pubmed::PubmedError;
+use stepwise_core::registry::ContextError;
 use stepwise_core::research::ResearchError;
+use stepwise_core::streams::StreamError;
 use stepwise_core::workflow::{ActionError, SpecError};
 use worker::{Response, console_error};
 
@@ -123,10 +127,48 @@ impl AppError {
         AppError::new(422, "workflow_mismatch", message)
     }
 
+    /// 409 `limit_reached`: an owner holds the most of something (`message` says what).
+    pub fn limit_reached(message: &str) -> Self {
+        AppError::new(409, "limit_reached", message)
+    }
+
     /// 429 `too_many_streams`: a job already serves its most event streams.
     pub fn too_many_streams() -> Self {
         let message = "this job has too many open event streams";
         AppError::new(429, "too_many_streams", message)
+    }
+
+    /// 502 `upstream_unreachable`: a service the Worker calls (`what`) could not be reached or
+    /// did not answer in time; nothing was made up in its place.
+    pub fn upstream_unreachable(what: &str) -> Self {
+        let message = format!("{what} could not be reached; try again later");
+        AppError::new(502, "upstream_unreachable", message)
+    }
+
+    /// 502 `upstream_error`: a service the Worker calls answered with an error.
+    pub fn upstream_error(message: impl Into<String>) -> Self {
+        AppError::new(502, "upstream_error", message)
+    }
+
+    /// The error a Durable Object answered (`{"error": {"code", "message"}}` with `status`),
+    /// as the same error here; an answer of another shape is an internal error.
+    pub fn relayed(status: u16, body: &str) -> Self {
+        let body: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+        let error = &body["error"];
+        let known = [
+            "conversation_not_found",
+            "forbidden",
+            "turn_in_progress",
+            "stale_turn",
+            "turn_expired",
+            "conversation_full",
+            "invalid_request",
+            "invalid_json",
+        ];
+        match known.iter().find(|code| error["code"] == **code) {
+            Some(code) => AppError::new(status, code, error["message"].as_str().unwrap_or("")),
+            None => AppError::internal(&format_args!("object answered {status}: {body}")),
+        }
     }
 
     /// 500 `internal`: the detail is logged, the client gets a generic message.
@@ -138,6 +180,16 @@ impl AppError {
     /// 500 `misconfigured`: a setting is invalid (the reason names the setting, never a value).
     pub fn misconfigured(reason: impl std::fmt::Display) -> Self {
         AppError::new(500, "misconfigured", reason.to_string())
+    }
+
+    /// Its machine code.
+    pub fn code(&self) -> &'static str {
+        self.code
+    }
+
+    /// Its message.
+    pub fn message(&self) -> &str {
+        &self.message
     }
 
     /// The JSON response for this error (with `Retry-After` when limited, `WWW-Authenticate`
@@ -227,6 +279,47 @@ impl From<ResearchError> for AppError {
     }
 }
 
+/// A conversation command refused by the core.
+impl From<ConversationError> for AppError {
+    fn from(error: ConversationError) -> Self {
+        let status = match &error {
+            ConversationError::NotFound => 404,
+            ConversationError::Forbidden => 403,
+            _ => 409,
+        };
+        AppError::new(status, error.code(), error.to_string())
+    }
+}
+
+/// A saved stream that cannot be made or changed so.
+impl From<StreamError> for AppError {
+    fn from(error: StreamError) -> Self {
+        match error {
+            StreamError::Action(action) => action.into(),
+            StreamError::NotConfirmed(_) => AppError::new(409, error.code(), error.to_string()),
+            other => AppError::new(422, other.code(), other.to_string()),
+        }
+    }
+}
+
+/// A search refused before any request (422), or an answer PubMed sent that could not be read.
+impl From<PubmedError> for AppError {
+    fn from(error: PubmedError) -> Self {
+        let status = match error {
+            PubmedError::InvalidSearch(_) => 422,
+            PubmedError::BadAnswer(_) => 502,
+        };
+        AppError::new(status, error.code(), error.to_string())
+    }
+}
+
+/// A page context that does not hold.
+impl From<ContextError> for AppError {
+    fn from(error: ContextError) -> Self {
+        AppError::new(422, "invalid_context", error.to_string())
+    }
+}
+
 /// A model call that failed upstream (JSON mode of a chat turn): the normalized code decides.
 impl From<ProviderError> for AppError {
     fn from(error: ProviderError) -> Self {
@@ -308,5 +401,42 @@ mod tests {
             415,
             "unsupported_media_type",
         );
+        check(ConversationError::NotFound, 404, "conversation_not_found");
+        check(ConversationError::Forbidden, 403, "forbidden");
+        check(ConversationError::TurnInProgress, 409, "turn_in_progress");
+        let stale = ConversationError::StaleTurn {
+            stated: 1,
+            current: 2,
+        };
+        check(stale, 409, "stale_turn");
+        check(ConversationError::Full, 409, "conversation_full");
+        check(
+            StreamError::NotConfirmed("review".into()),
+            409,
+            "not_confirmed",
+        );
+        check(StreamError::Invalid("x".into()), 422, "invalid_stream");
+        check(
+            PubmedError::InvalidSearch("x".into()),
+            422,
+            "invalid_search",
+        );
+        check(PubmedError::BadAnswer("x".into()), 502, "upstream_error");
+        check(
+            AppError::upstream_unreachable("PubMed"),
+            502,
+            "upstream_unreachable",
+        );
+    }
+
+    #[test]
+    fn errors_answered_by_an_object_come_back_the_same() {
+        let stale = AppError::from(ConversationError::StaleTurn {
+            stated: 1,
+            current: 2,
+        });
+        let body = serde_json::json!({"error": {"code": stale.code, "message": stale.message}});
+        assert_eq!(AppError::relayed(409, &body.to_string()), stale);
+        assert_eq!(AppError::relayed(500, "<html>").code, "internal");
     }
 }

@@ -1,4 +1,4 @@
-//! Limits on routes that can call a model: the kill switch (`MODEL_CALLS_DISABLED=true` answers
+//! Limits on routes that call out: for a model, the kill switch (`MODEL_CALLS_DISABLED=true` answers
 //! 503 `model_calls_disabled`), and the Rate Limiting bindings keyed by owner and by client IP
 //! (429 `rate_limited` with `Retry-After`). The daily spending caps are [`super::spend`]'s.
 
@@ -21,6 +21,12 @@ pub async fn admit(req: &Request, env: &Env, owner: &Owner) -> AppResult<()> {
     if calls_disabled(env) {
         return Err(AppError::model_calls_disabled());
     }
+    rate_limit(req, env, owner).await
+}
+
+/// The owner's and the client IP's rate limits alone (routes that call an upstream service
+/// other than a model, such as PubMed).
+pub async fn rate_limit(req: &Request, env: &Env, owner: &Owner) -> AppResult<()> {
     let ip = req
         .headers()
         .get("cf-connecting-ip")?

@@ -14,6 +14,7 @@ pub mod kv;
 pub mod limits;
 pub mod negotiate;
 pub mod objects;
+pub mod output;
 pub mod owner;
 pub mod queues;
 pub mod settings;

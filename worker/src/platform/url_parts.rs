@@ -1,6 +1,8 @@
-//! The two things handlers need from a request URL, the origin and a query parameter, read from
-//! the URL text directly. Parsing it with the `url` crate would link its IDNA tables (over
+//! What handlers need from a request URL (the origin, query parameters, a list's page), read
+//! from the URL text directly. Parsing it with the `url` crate would link its IDNA tables (over
 //! 100 KB of the bundle) for no gain: the platform has already validated the URL.
+
+use super::error::{AppError, AppResult};
 
 /// `scheme://host[:port]` of an absolute URL (the text before its path, query or fragment).
 pub fn origin(url: &str) -> &str {
@@ -22,6 +24,24 @@ pub fn query_param(url: &str, name: &str) -> Option<String> {
             (decode(key) == name).then(|| decode(value))
         })
         .next()
+}
+
+/// Most items a listing answers at once, and the default.
+const PAGE_MAX: u64 = 100;
+const PAGE_DEFAULT: u64 = 20;
+
+/// A listing's `limit` (1 to 100, default 20) and `cursor` query parameters; 422 for a bad limit.
+pub fn page_params(url: &str) -> AppResult<(u64, Option<String>)> {
+    let limit = match query_param(url, "limit") {
+        None => PAGE_DEFAULT,
+        Some(limit) => limit
+            .parse::<u64>()
+            .ok()
+            .filter(|n| (1..=PAGE_MAX).contains(n))
+            .ok_or_else(|| AppError::invalid_request("limit must be 1 to 100"))?,
+    };
+    let cursor = query_param(url, "cursor").filter(|c| !c.is_empty());
+    Ok((limit, cursor))
 }
 
 fn decode(text: &str) -> String {

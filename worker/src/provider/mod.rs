@@ -5,6 +5,7 @@
 mod stream;
 
 use stepwise_core::llm::{ErrorCode, ModelCall, ProviderConfig, ProviderError, ProviderKind};
+use stepwise_core::offline::OfflineAnswer;
 use stepwise_core::research::ProviderOutcome;
 use worker::{Env, console_warn};
 
@@ -42,13 +43,13 @@ impl<'a> Gateway<'a> {
         error.public()
     }
 
-    /// Opens a call to `provider`. `offline` writes the offline provider's reply; it runs only
-    /// for that kind.
+    /// Opens a call to `provider`. `offline` writes the offline provider's answer (text, and tool
+    /// calls for a call that offers tools); it runs only for that kind.
     pub async fn open(
         &self,
         provider: &ProviderConfig,
         call: &ModelCall<'_>,
-        offline: &dyn Fn() -> String,
+        offline: &dyn Fn() -> OfflineAnswer,
         limits: CallLimits,
     ) -> Result<ModelStream, ProviderError> {
         if provider.kind == ProviderKind::Offline {
@@ -64,7 +65,7 @@ impl<'a> Gateway<'a> {
         &self,
         name: &str,
         call: &ModelCall<'_>,
-        offline: &dyn Fn() -> String,
+        offline: &dyn Fn() -> OfflineAnswer,
         limits: CallLimits,
     ) -> ProviderOutcome {
         let Some(provider) = self.settings.providers.get(name) else {

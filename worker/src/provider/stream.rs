@@ -10,6 +10,7 @@ use stepwise_core::llm::{
     ErrorCode, ModelCall, ProviderConfig, ProviderError, ProviderKind, StreamDecoder, StreamItem,
     ToolCall, build_request,
 };
+use stepwise_core::offline::OfflineAnswer;
 use worker::{AbortController, ByteStream, Headers, Method, Request, RequestInit};
 
 use crate::platform::deadline::{FetchFailure, fetch_abortable, now_ms, within};
@@ -65,11 +66,15 @@ enum Source {
 }
 
 impl ModelStream {
-    /// The offline provider's reply, streamed in small chunks.
-    pub fn offline(reply: String) -> ModelStream {
+    /// The offline provider's answer, its text streamed in small chunks, its tool calls given
+    /// out once the text is read.
+    pub fn offline(answer: OfflineAnswer) -> ModelStream {
         ModelStream {
             decoder: StreamDecoder::new(ProviderKind::Offline),
-            source: Source::Text { text: reply, at: 0 },
+            source: Source::Text {
+                text: answer.text,
+                at: 0,
+            },
             chunk_timeout: Duration::ZERO,
             deadline_at: u64::MAX,
             key: None,
@@ -77,7 +82,7 @@ impl ModelStream {
             received: 0,
             max_answer_bytes: usize::MAX,
             abort: None,
-            tool_calls: Vec::new(),
+            tool_calls: answer.calls,
         }
     }
 
@@ -179,7 +184,7 @@ impl ModelStream {
         Ok(None)
     }
 
-    /// The tool calls the model made so far (each whole), taken out of the stream.
+    /// The tool calls the model made (each whole), taken out of the stream once it has ended.
     pub fn take_tool_calls(&mut self) -> Vec<ToolCall> {
         std::mem::take(&mut self.tool_calls)
     }

@@ -66,7 +66,7 @@ pub async fn handle(env: &Env, call: &CallMessage) -> AppResult<()> {
         settings.max_tokens.max(RESEARCH_MAX_TOKENS),
     );
     let prompt = &messages[0].content;
-    let offline = || offline::research_answer(&call.provider, prompt);
+    let offline = || offline::research_answer(&call.provider, prompt).into();
     let outcome = gateway
         .complete(&call.provider, &model_call, &offline, gateway.limits())
         .await;

@@ -5,6 +5,7 @@
 
 use serde::Deserialize;
 use stepwise_core::llm::{ModelCall, ProviderKind};
+use stepwise_core::offline::OfflineAnswer;
 use stepwise_core::protocol::{ChatMessage, Role};
 use stepwise_core::research::{
     DraftFields, ExternalReport, ProviderOutcome, TITLE_SYSTEM_PROMPT, clean_title, fallback_title,
@@ -86,7 +87,12 @@ pub async fn generated_title(
     }];
     let call = ModelCall::text(TITLE_SYSTEM_PROMPT, &messages, TITLE_MAX_TOKENS);
     match gateway
-        .complete(&fields.synthesis_llm, &call, &String::new, limits)
+        .complete(
+            &fields.synthesis_llm,
+            &call,
+            &OfflineAnswer::default,
+            limits,
+        )
         .await
     {
         ProviderOutcome::Completed { text } => clean_title(&text),

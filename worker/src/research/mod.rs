@@ -10,7 +10,7 @@ pub mod calls;
 mod client;
 mod drafts;
 mod effects;
-mod index;
+pub mod index;
 pub mod job_object;
 mod listeners;
 pub mod messages;
@@ -19,7 +19,7 @@ pub mod share;
 
 use serde::Deserialize;
 use stepwise_core::llm::ProviderKind;
-use stepwise_core::research::{Caller, Command, ConfirmAction, Research};
+use stepwise_core::research::{Caller, Command, ConfirmAction, DraftFields, Research};
 use stepwise_core::spend::{Charge, estimate_tokens};
 use worker::{Env, Request, Response};
 
@@ -33,10 +33,6 @@ use crate::platform::owner::Owner;
 use crate::platform::settings::{Settings, share_ttl_ms, var};
 use crate::platform::{ids, spend, url_parts};
 
-/// Jobs listed by default and at most.
-const LIST_DEFAULT: u64 = 20;
-const LIST_MAX: u64 = 100;
-
 /// Applies the owner's command to the job `id`; answers with the job (or the core's refusal).
 async fn apply(env: &Env, id: &str, owner: &Owner, command: &Command) -> AppResult<Response> {
     let caller = Caller::Owner(owner.id.clone());
@@ -44,7 +40,7 @@ async fn apply(env: &Env, id: &str, owner: &Owner, command: &Command) -> AppResu
 }
 
 /// The owner's job `id` (404 for anyone else's).
-async fn read_job(env: &Env, id: &str, owner: &Owner) -> AppResult<Research> {
+pub async fn read_job(env: &Env, id: &str, owner: &Owner) -> AppResult<Research> {
     let caller = Caller::Owner(owner.id.clone());
     let mut response = client::send(env, id, &caller, JobRequest::Get).await?;
     if response.status_code() != 200 {
@@ -91,7 +87,7 @@ async fn titled(
     settings: &Settings,
     owner: &Owner,
     id: &str,
-    fields: &stepwise_core::research::DraftFields,
+    fields: &DraftFields,
     accepted: Response,
 ) -> AppResult<Response> {
     match drafts::generated_title(env, settings, owner, fields).await {
@@ -104,7 +100,21 @@ async fn titled(
 pub async fn create_draft(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Response> {
     let settings = Settings::from_env(env)?;
     let body: DraftBody = read_json(&mut req).await?;
-    let fields = body.fields(&settings);
+    let drafted = make_draft(env, &settings, owner, body.fields(&settings)).await?;
+    Ok(match drafted.status_code() {
+        200 => drafted.with_status(201),
+        _ => drafted,
+    })
+}
+
+/// A validated draft of `owner` from `fields`, stored, then titled: the job as its object
+/// answers (200), or the object's refusal.
+pub async fn make_draft(
+    env: &Env,
+    settings: &Settings,
+    owner: &Owner,
+    fields: DraftFields,
+) -> AppResult<Response> {
     let id = ids::random_id()?;
     let research = Research::draft(id.clone(), owner.id.clone(), fields.clone(), now_ms())?;
     let create = Command::Create {
@@ -114,8 +124,7 @@ pub async fn create_draft(mut req: Request, env: &Env, owner: &Owner) -> AppResu
     if accepted.status_code() != 200 {
         return Ok(accepted);
     }
-    let titled = titled(env, &settings, owner, &id, &fields, accepted).await?;
-    Ok(titled.with_status(201))
+    titled(env, settings, owner, &id, &fields, accepted).await
 }
 
 /// `PUT /api/research/:id/draft`: replaces a draft's fields (409 once it has started), then
@@ -215,16 +224,7 @@ pub async fn delete(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
 /// `GET /api/research?limit=N&cursor=C`: the caller's jobs, newest first, from the owner's KV
 /// index (`{items, cursor}`).
 pub async fn list(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response> {
-    let url = req.inner().url();
-    let limit = match url_parts::query_param(&url, "limit") {
-        None => LIST_DEFAULT,
-        Some(limit) => limit
-            .parse::<u64>()
-            .ok()
-            .filter(|n| (1..=LIST_MAX).contains(n))
-            .ok_or_else(|| AppError::invalid_request("limit must be 1 to 100"))?,
-    };
-    let cursor = url_parts::query_param(&url, "cursor").filter(|c| !c.is_empty());
+    let (limit, cursor) = url_parts::page_params(&req.inner().url())?;
     let page = index::list(&Kv::new(env)?, &owner.id, limit, cursor).await?;
     let page = serde_json::json!({"items": page.items, "cursor": page.cursor});
     Ok(Response::from_json(&page)?)

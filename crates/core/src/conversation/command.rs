@@ -16,20 +16,23 @@ use crate::workflow::Config;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Command {
-    /// Begin a guided turn that builds on `turns` committed turns (0 starts the conversation,
-    /// whose token's hash this is).
+    /// Begin a guided turn that builds on `turns` committed turns, or (`None`) the first turn
+    /// of a conversation whose id the server just made, with this token's hash.
     BeginGuided {
         /// SHA-256 of the caller's conversation token.
         token_hash: String,
-        /// Turns the caller's state builds on.
-        turns: u32,
+        /// Turns the caller's state builds on; `None` starts the conversation.
+        turns: Option<u32>,
         /// How long the turn may run before it is given up, in ms.
         lease_ms: u64,
     },
-    /// Begin an assistant turn; the first one starts the conversation, titled from `message`.
+    /// Begin an assistant turn; with `start`, the first turn of a conversation whose id the
+    /// server just made, titled from `message`.
     BeginAssistant {
         /// The user's message (or the action's label).
         message: String,
+        /// The conversation is new (its id was just made by the server).
+        start: bool,
         /// How long the turn may run before it is given up, in ms.
         lease_ms: u64,
     },
@@ -147,14 +150,15 @@ pub struct Handled {
 ///
 /// ```
 /// use stepwise_core::conversation::{handle, Command, ConversationError};
-/// let begin = Command::BeginAssistant { message: "Find EGFR articles".into(), lease_ms: 60_000 };
-/// let first = handle(None, "c1", "o1", &begin, 10).unwrap();
+/// let start = Command::BeginAssistant { message: "Find EGFR articles".into(), start: true, lease_ms: 60_000 };
+/// let first = handle(None, "c1", "o1", &start, 10).unwrap();
 /// let record = first.record.unwrap();
 /// assert_eq!(record.title, "Find EGFR articles");
 /// // A second turn while the first runs is refused.
-/// assert_eq!(handle(Some(&record), "c1", "o1", &begin, 20).unwrap_err(), ConversationError::TurnInProgress);
+/// let next = Command::BeginAssistant { message: "More".into(), start: false, lease_ms: 60_000 };
+/// assert_eq!(handle(Some(&record), "c1", "o1", &next, 20).unwrap_err(), ConversationError::TurnInProgress);
 /// // Another owner does not see it.
-/// assert_eq!(handle(Some(&record), "c1", "o2", &begin, 20).unwrap_err(), ConversationError::NotFound);
+/// assert_eq!(handle(Some(&record), "c1", "o2", &next, 20).unwrap_err(), ConversationError::NotFound);
 /// ```
 pub fn handle(
     record: Option<&Conversation>,
@@ -173,8 +177,8 @@ pub fn handle(
             turns,
             lease_ms,
         } => {
-            let mut next = match record {
-                None if *turns == 0 => Conversation {
+            let mut next = match (record, turns) {
+                (None, None) => Conversation {
                     id: id.to_owned(),
                     owner: owner.to_owned(),
                     kind: ConversationKind::Guided,
@@ -188,8 +192,9 @@ pub fn handle(
                     guided: None,
                     entries: Vec::new(),
                 },
-                None => return Err(ConversationError::NotFound),
-                Some(record) => {
+                // A client's id never starts a conversation; a new id never names a stored one.
+                (None, Some(_)) | (Some(_), None) => return Err(ConversationError::NotFound),
+                (Some(record), Some(turns)) => {
                     let record = guided(record, Some(token_hash))?;
                     idle(record, now)?;
                     if *turns != record.turns {
@@ -203,9 +208,13 @@ pub fn handle(
             };
             begin(&mut next, now, *lease_ms)
         }
-        Command::BeginAssistant { message, lease_ms } => {
-            let mut next = match record {
-                None => Conversation {
+        Command::BeginAssistant {
+            message,
+            start,
+            lease_ms,
+        } => {
+            let mut next = match (record, start) {
+                (None, true) => Conversation {
                     id: id.to_owned(),
                     owner: owner.to_owned(),
                     kind: ConversationKind::Assistant,
@@ -219,7 +228,7 @@ pub fn handle(
                     guided: None,
                     entries: Vec::new(),
                 },
-                Some(record) => {
+                (Some(record), false) => {
                     let record = assistant(record)?;
                     idle(record, now)?;
                     if record.turns >= MAX_TURNS {
@@ -227,6 +236,7 @@ pub fn handle(
                     }
                     record.clone()
                 }
+                _ => return Err(ConversationError::NotFound),
             };
             begin(&mut next, now, *lease_ms)
         }

@@ -24,6 +24,16 @@ pub struct OfflineAnswer {
     pub calls: Vec<ToolCall>,
 }
 
+impl From<String> for OfflineAnswer {
+    /// A plain text answer.
+    fn from(text: String) -> Self {
+        OfflineAnswer {
+            text,
+            calls: Vec::new(),
+        }
+    }
+}
+
 const STOP_WORDS: &[&str] = &[
     "a",
     "about",

@@ -28,6 +28,21 @@ pub enum ResearchStatus {
     Failed,
 }
 
+impl ResearchStatus {
+    /// The status as written on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResearchStatus::Draft => "draft",
+            ResearchStatus::Processing => "processing",
+            ResearchStatus::Synthesizing => "synthesizing",
+            ResearchStatus::AwaitingConfirmation => "awaiting_confirmation",
+            ResearchStatus::Retrying => "retrying",
+            ResearchStatus::Completed => "completed",
+            ResearchStatus::Failed => "failed",
+        }
+    }
+}
+
 /// Where one provider's call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

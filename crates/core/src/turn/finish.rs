@@ -108,6 +108,7 @@ pub fn finish(spec: &WorkflowSpec, plan: &TurnPlan, parsed: Parsed) -> TurnOutco
         payloads: parsed.payloads,
         conversation_id: plan.conversation_id.clone(),
         conversation_token: None,
+        turns: None,
     };
     TurnOutcome { response, notes }
 }

@@ -1,13 +1,16 @@
-//! Where a turn's events go: an SSE stream written as they happen, or collected into one JSON
-//! answer (`Accept: application/json`).
+//! Where a turn's events go, for the guided chat and the assistant alike: an SSE stream written
+//! as they happen (each event with its `id`), or collected into one JSON answer
+//! (`Accept: application/json`).
 
 use futures_channel::mpsc;
 use futures_util::SinkExt;
+use serde_json::Value;
 use stepwise_core::llm::ProviderError;
-use stepwise_core::protocol::{ChatResponse, StreamEvent};
+use stepwise_core::markers::Event;
+use stepwise_core::protocol::{StreamEvent, TurnAnswer};
 use worker::Response;
 
-use crate::platform::error::{AppError, AppResult};
+use super::error::{AppError, AppResult};
 
 /// The events of one turn.
 pub enum Output {
@@ -20,8 +23,18 @@ pub enum Output {
         /// Send the model's own text (`model_delta`) instead of display text (`text_delta`).
         model_deltas: bool,
     },
-    /// One JSON answer: the turn's response, or the provider failure that ended it.
-    Json(Option<Result<Box<ChatResponse>, ProviderError>>),
+    /// One JSON answer: the turn's answer, or the failure that ended it.
+    Json(Option<Result<Box<TurnAnswer>, AppError>>),
+}
+
+/// The display text among parser events (marker lines are never shown as text).
+pub fn display_text(events: std::vec::Drain<'_, Event>) -> String {
+    events
+        .filter_map(|e| match e {
+            Event::Text { text } => Some(text),
+            _ => None,
+        })
+        .collect()
 }
 
 impl Output {
@@ -66,12 +79,36 @@ impl Output {
         self.emit(event).await
     }
 
-    /// The turn's response: the `complete` event.
-    pub async fn complete(&mut self, response: ChatResponse) {
+    /// A tool starts (`tool_start`).
+    pub async fn tool_start(&mut self, tool: &str, input: &Value) -> bool {
+        let tool = tool.to_owned();
+        let input = input.clone();
+        self.emit(StreamEvent::ToolStart { tool, input }).await
+    }
+
+    /// A tool reports progress (`tool_progress`).
+    pub async fn tool_progress(&mut self, tool: &str, stage: &str, message: &str, progress: f64) {
+        let event = StreamEvent::ToolProgress {
+            tool: tool.to_owned(),
+            stage: stage.to_owned(),
+            message: message.to_owned(),
+            progress,
+        };
+        self.emit(event).await;
+    }
+
+    /// A tool finished (`tool_complete`), the call's index in the turn.
+    pub async fn tool_complete(&mut self, tool: &str, index: u32) {
+        let tool = tool.to_owned();
+        self.emit(StreamEvent::ToolComplete { tool, index }).await;
+    }
+
+    /// The turn's answer: the `complete` event.
+    pub async fn complete(&mut self, answer: TurnAnswer) {
         match self {
-            Output::Json(slot) => *slot = Some(Ok(Box::new(response))),
+            Output::Json(slot) => *slot = Some(Ok(Box::new(answer))),
             Output::Sse { .. } => {
-                let payload = Box::new(response);
+                let payload = Box::new(answer);
                 self.emit(StreamEvent::Complete { payload }).await;
             }
         }
@@ -79,12 +116,17 @@ impl Output {
 
     /// The provider failure that ended the turn: the `error` event.
     pub async fn failed(&mut self, error: ProviderError) {
+        self.error(error.into()).await;
+    }
+
+    /// The failure that ended the turn: the `error` event (the JSON answer's error).
+    pub async fn error(&mut self, error: AppError) {
         match self {
             Output::Json(slot) => *slot = Some(Err(error)),
             Output::Sse { .. } => {
                 let event = StreamEvent::Error {
-                    code: error.code.as_str().into(),
-                    message: error.message,
+                    code: error.code().into(),
+                    message: error.message().into(),
                 };
                 self.emit(event).await;
             }
@@ -108,15 +150,15 @@ impl Output {
     /// The JSON answer of a collected turn (header `x-stepwise-persisted`), or its error.
     pub fn into_json_response(self, persisted: bool) -> AppResult<Response> {
         match self {
-            Output::Json(Some(Ok(response))) => {
-                let mut answer = Response::from_json(&response)?;
+            Output::Json(Some(Ok(answer))) => {
+                let mut response = Response::from_json(&answer)?;
                 let flag = if persisted { "true" } else { "false" };
-                answer.headers_mut().set("x-stepwise-persisted", flag)?;
-                Ok(answer)
+                response.headers_mut().set("x-stepwise-persisted", flag)?;
+                Ok(response)
             }
-            Output::Json(Some(Err(error))) => Err(error.into()),
+            Output::Json(Some(Err(error))) => Err(error),
             Output::Json(None) | Output::Sse { .. } => {
-                Err(AppError::internal(&"a turn ended without a response"))
+                Err(AppError::internal(&"a turn ended without an answer"))
             }
         }
     }

@@ -1,0 +1,256 @@
+//! The page-aware assistant (chat-architecture.md) at the edge: `POST /api/assistant` (a turn:
+//! SSE by default, one JSON answer with `Accept: application/json`), `POST
+//! /api/assistant/actions` (a server action, answered as a turn), the owner's conversations
+//! (`GET /api/assistant/conversations`, `GET`/`DELETE /api/assistant/conversations/:id`) and the
+//! registry browsers resolve pages with (`GET /api/assistant/registry`). Conversations are
+//! server-held, one Durable Object each, one turn at a time (409 `turn_in_progress`).
+
+mod actions;
+mod registry;
+mod session;
+mod tools;
+mod turn;
+
+use std::time::Duration;
+
+use futures_channel::mpsc;
+use serde::Deserialize;
+use stepwise_core::agent::AgentLimits;
+use stepwise_core::conversation::{Command, ConversationKind, Reply};
+use stepwise_core::registry::ChatContext;
+use worker::{Context, Env, Request, Response};
+
+use self::registry::{registry, registry_json};
+use self::session::Session;
+use self::turn::{Ask, AssistantTurn};
+use crate::conversations::{client, index};
+use crate::platform::body::read_json;
+use crate::platform::deadline::now_ms;
+use crate::platform::error::{AppError, AppResult};
+use crate::platform::kv::Kv;
+use crate::platform::negotiate::wants_json;
+use crate::platform::output::Output;
+use crate::platform::owner::Owner;
+use crate::platform::settings::{Settings, number};
+use crate::platform::sse;
+use crate::platform::url_parts::page_params;
+use crate::streams;
+
+/// The request header asking for `model_delta` events (value `model`) instead of `text_delta`.
+const DELTAS_HEADER: &str = "x-stepwise-deltas";
+/// Default longest turn, in ms (`ASSISTANT_TURN_MS`).
+const DEFAULT_TURN_MS: u64 = 300_000;
+/// Default longest tool run, in ms (`TOOL_TIMEOUT_MS`).
+const DEFAULT_TOOL_TIMEOUT_MS: u64 = 30_000;
+/// How long a turn holds its conversation beyond its own deadline.
+const LEASE_MARGIN_MS: u64 = 30_000;
+
+/// The body of `POST /api/assistant`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AssistantRequest {
+    #[serde(default)]
+    conversation_id: Option<String>,
+    message: String,
+    context: serde_json::Value,
+    #[serde(default)]
+    provider: Option<String>,
+}
+
+/// The body of `POST /api/assistant/actions`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ActionRequest {
+    #[serde(default)]
+    conversation_id: Option<String>,
+    action: String,
+    #[serde(default)]
+    target: Option<String>,
+    #[serde(default)]
+    label: Option<String>,
+    context: serde_json::Value,
+}
+
+/// `GET /api/assistant/registry`: the payload types, tools, actions and pages, as JSON.
+pub fn get_registry() -> AppResult<Response> {
+    let mut response = Response::ok(registry_json())?;
+    response
+        .headers_mut()
+        .set("content-type", "application/json")?;
+    Ok(response)
+}
+
+/// `POST /api/assistant`: a turn with `{conversation_id?, message, context}`.
+pub async fn post(mut req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResult<Response> {
+    let settings = Settings::from_env(&env)?;
+    let body: AssistantRequest = read_json(&mut req).await?;
+    let message = body.message.trim().to_owned();
+    if message.is_empty() {
+        return Err(AppError::invalid_request("`message` is empty"));
+    }
+    if message.chars().count() > settings.max_message_chars {
+        let limit = settings.max_message_chars;
+        return Err(AppError::invalid_request(format!(
+            "`message` is longer than {limit} characters"
+        )));
+    }
+    let ask = Ask::Message(message.clone());
+    start(
+        req,
+        env,
+        ctx,
+        owner,
+        settings,
+        body.conversation_id,
+        &message,
+        ask,
+        body.context,
+        body.provider,
+    )
+    .await
+}
+
+/// `POST /api/assistant/actions`: a server action `{conversation_id?, action, target?, label?,
+/// context}` the page offers, answered as a turn.
+pub async fn post_action(
+    mut req: Request,
+    env: Env,
+    ctx: &Context,
+    owner: &Owner,
+) -> AppResult<Response> {
+    let settings = Settings::from_env(&env)?;
+    let body: ActionRequest = read_json(&mut req).await?;
+    if registry().server_action(&body.action).is_none() {
+        return Err(AppError::invalid_request(format!(
+            "there is no server action `{:.64}`",
+            body.action
+        )));
+    }
+    let label = body
+        .label
+        .filter(|l| !l.trim().is_empty())
+        .unwrap_or_else(|| body.action.clone());
+    let ask = Ask::Action {
+        action: body.action,
+        label: label.clone(),
+        target: body.target,
+    };
+    start(
+        req,
+        env,
+        ctx,
+        owner,
+        settings,
+        body.conversation_id,
+        &label,
+        ask,
+        body.context,
+        None,
+    )
+    .await
+}
+
+/// Checks the context and the stream in view, begins the turn on its conversation, and runs it.
+#[allow(clippy::too_many_arguments)]
+async fn start(
+    req: Request,
+    env: Env,
+    ctx: &Context,
+    owner: &Owner,
+    settings: Settings,
+    conversation_id: Option<String>,
+    title: &str,
+    ask: Ask,
+    context: serde_json::Value,
+    provider: Option<String>,
+) -> AppResult<Response> {
+    let json_mode = wants_json(&req)?;
+    let model_deltas = req
+        .headers()
+        .get(DELTAS_HEADER)?
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("model"));
+    let context = ChatContext::from_value(context)?;
+    let provider = match provider.as_deref() {
+        Some(name) => settings.providers.get(name),
+        None => Some(settings.providers.chat_provider()),
+    }
+    .cloned()
+    .ok_or_else(|| AppError::unknown_provider(provider.as_deref().unwrap_or("")))?;
+    let stream = match &context.stream_id {
+        Some(id) => Some(streams::find(&Kv::new(&env)?, owner, id).await?),
+        None => None,
+    };
+    let turn_ms = number(&env, "ASSISTANT_TURN_MS").unwrap_or(DEFAULT_TURN_MS);
+    let session = Session::begin(
+        &env,
+        owner,
+        conversation_id.as_deref(),
+        title,
+        turn_ms + LEASE_MARGIN_MS,
+    )
+    .await?;
+    let turn = AssistantTurn {
+        limits: AgentLimits {
+            max_iterations: number(&env, "ASSISTANT_MAX_ITERATIONS")
+                .unwrap_or(AgentLimits::default().max_iterations),
+            max_tool_calls: number(&env, "ASSISTANT_MAX_TOOL_CALLS")
+                .unwrap_or(AgentLimits::default().max_tool_calls),
+        },
+        tool_timeout: Duration::from_millis(
+            number(&env, "TOOL_TIMEOUT_MS").unwrap_or(DEFAULT_TOOL_TIMEOUT_MS),
+        ),
+        deadline_at: now_ms() + turn_ms,
+        env,
+        settings,
+        owner: owner.clone(),
+        provider,
+        session,
+        ask,
+        context,
+        stream,
+    };
+    if json_mode {
+        let mut out = Output::json();
+        let stored = turn.run(&mut out).await;
+        return out.into_json_response(stored);
+    }
+    let (sender, receiver) = mpsc::channel::<worker::Result<Vec<u8>>>(32);
+    ctx.wait_until(async move {
+        let mut out = Output::sse(sender, model_deltas);
+        turn.run(&mut out).await;
+    });
+    Ok(sse::response(receiver)?)
+}
+
+/// `GET /api/assistant/conversations`: the owner's conversations, newest first.
+pub async fn list(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response> {
+    let (limit, cursor) = page_params(&req.inner().url())?;
+    let page = index::list(&Kv::new(env)?, &owner.id, limit, cursor).await?;
+    Ok(Response::from_json(
+        &serde_json::json!({"items": page.items, "cursor": page.cursor}),
+    )?)
+}
+
+/// `GET /api/assistant/conversations/:id`: the messages, with their tools, payloads and
+/// suggestions, oldest first.
+pub async fn get(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    let record = match client::send(env, id, &owner.id, &Command::Read { token_hash: None }).await?
+    {
+        Reply::Conversation(record) if record.kind == ConversationKind::Assistant => record,
+        _ => return Err(AppError::conversation_not_found()),
+    };
+    let mut view = record.summary();
+    view["messages"] = serde_json::to_value(&record.entries)?;
+    view["running"] = record.running.is_some().into();
+    Ok(Response::from_json(&view)?)
+}
+
+/// `DELETE /api/assistant/conversations/:id`: 204.
+pub async fn delete(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    match client::send(env, id, &owner.id, &Command::Read { token_hash: None }).await? {
+        Reply::Conversation(record) if record.kind == ConversationKind::Assistant => {}
+        _ => return Err(AppError::conversation_not_found()),
+    }
+    client::send(env, id, &owner.id, &Command::Delete).await?;
+    Ok(Response::empty()?.with_status(204))
+}

@@ -1,0 +1,17 @@
+//! The assistant registry the Worker serves: the core's built-in registry, read and checked
+//! once per isolate.
+
+use std::sync::OnceLock;
+
+use stepwise_core::registry::{BUILTIN_JSON, Registry};
+
+/// The registry (payload types, tools, actions, pages).
+pub fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(Registry::builtin)
+}
+
+/// The registry as JSON, as `GET /api/assistant/registry` serves it to browsers.
+pub fn registry_json() -> &'static str {
+    BUILTIN_JSON
+}

@@ -1,0 +1,41 @@
+//! Talking to a conversation's Durable Object (one per conversation id, named by the id): a
+//! [`Command`] of an owner goes in as JSON (headers `x-stepwise-owner`, `x-stepwise-conversation`)
+//! and its [`Reply`] comes back; a refusal comes back as the usual error answer and is turned
+//! into the same [`AppError`] here.
+
+use stepwise_core::conversation::{Command, Reply};
+use worker::{Env, Headers, Method, Request, RequestInit};
+
+use crate::platform::error::{AppError, AppResult};
+use crate::platform::{ids, objects};
+
+/// The Durable Object binding's name in wrangler.toml.
+pub const BINDING: &str = "CONVERSATIONS";
+/// The header naming the owner who asks.
+pub const OWNER_HEADER: &str = "x-stepwise-owner";
+/// The header naming the conversation.
+pub const ID_HEADER: &str = "x-stepwise-conversation";
+
+/// Sends `command` of `owner` to conversation `id`; 404 `conversation_not_found` for a string
+/// that is not a conversation id.
+pub async fn send(env: &Env, id: &str, owner: &str, command: &Command) -> AppResult<Reply> {
+    if !ids::is_id(id) {
+        return Err(AppError::conversation_not_found());
+    }
+    let headers = Headers::new();
+    headers.set(OWNER_HEADER, owner)?;
+    headers.set(ID_HEADER, id)?;
+    headers.set("content-type", "application/json")?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_headers(headers)
+        .with_body(Some(serde_json::to_string(command)?.into()));
+    let request = Request::new_with_init("https://conversation.internal/", &init)?;
+    let mut response = objects::fetch(env, BINDING, id, request).await?;
+    let status = response.status_code();
+    let text = response.text().await?;
+    if status == 200 {
+        return Ok(serde_json::from_str(&text)?);
+    }
+    Err(AppError::relayed(status, &text))
+}
