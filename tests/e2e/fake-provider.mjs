@@ -1,9 +1,11 @@
 // A fake LLM provider on 127.0.0.1 that speaks the real streaming wire formats of OpenAI chat
-// completions, Anthropic Messages and Gemini streamGenerateContent (SSE), splits its bytes at
-// awkward points (inside marker names, UTF-8 characters and JSON escapes), and injects faults.
+// completions, Anthropic Messages and Gemini streamGenerateContent (SSE), text and tool calls,
+// splits its bytes at awkward points (inside marker names, UTF-8 characters, JSON escapes and
+// tool arguments), and injects faults. It also serves a fake of PubMed's E-utilities.
 import http from "node:http";
+import { handleEutils } from "./fake-eutils.mjs";
 
-const MARKER_NAMES = ["SUGGESTIONS", "OPTIONS", "EXTRACTED_DATA", "PROPOSED_MESSAGE", "TARGET_FIELD"];
+const MARKER_NAMES = ["SUGGESTIONS", "OPTIONS", "EXTRACTED_DATA", "PROPOSED_MESSAGE", "TARGET_FIELD", "QUERY_SUGGESTION", "FILTER_SUGGESTION", "SUGGESTED_VALUES", "SUGGESTED_ACTIONS", "tool_calls", "input_json_delta", "functionCall"];
 
 /** Splits the reply text into content deltas of about 7 characters (so markers straddle them),
  * or one per line when `byLine`. */
@@ -15,17 +17,31 @@ function deltas(text, byLine = false) {
   return pieces.length ? pieces : [""];
 }
 
-/** The raw response body of a successful stream, in a provider's wire format. */
-export function encodeStream(kind, reply, byLine = false) {
+/** Tool-call arguments as the JSON text a model streams, in pieces of about 6 characters. */
+function argumentPieces(call) {
+  const text = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments ?? {});
+  const pieces = [];
+  for (let i = 0; i < text.length; i += 6) pieces.push(text.slice(i, i + 6));
+  return pieces.length ? pieces : [""];
+}
+
+/** The raw response body of a successful stream, in a provider's wire format: the reply's text,
+ * then the `toolCalls` (`[{name, arguments}]`, arguments as an object or raw text). */
+export function encodeStream(kind, reply, byLine = false, toolCalls = []) {
   if (kind === "openai") {
     const chunk = (delta, finish = null) =>
       `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "fake", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
     // Escape non-ASCII as \uXXXX, as some servers do, so splits land inside escapes too.
     const ascii = (s) => s.replace(/[\u0080-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+    const calls = toolCalls.flatMap((call, index) => [
+      chunk({ tool_calls: [{ index, id: `call_fake_${index}`, type: "function", function: { name: call.name, arguments: "" } }] }),
+      ...argumentPieces(call).map((piece) => chunk({ tool_calls: [{ index, function: { arguments: piece } }] })),
+    ]);
     return (
       chunk({ role: "assistant", content: "" }) +
-      deltas(reply, byLine).map((t) => ascii(chunk({ content: t }))).join("") +
-      chunk({}, "stop") +
+      (reply ? deltas(reply, byLine).map((t) => ascii(chunk({ content: t }))).join("") : "") +
+      calls.join("") +
+      chunk({}, toolCalls.length ? "tool_calls" : "stop") +
       `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } })}\n\n` +
       "data: [DONE]\n\n"
     );
@@ -38,15 +54,28 @@ export function encodeStream(kind, reply, byLine = false) {
       event("ping", { type: "ping" }) +
       deltas(reply, byLine).map((t) => event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: t } })).join("") +
       event("content_block_stop", { type: "content_block_stop", index: 0 }) +
-      event("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 5 } }) +
+      toolCalls
+        .map(
+          (call, i) =>
+            event("content_block_start", { type: "content_block_start", index: i + 1, content_block: { type: "tool_use", id: `toolu_fake_${i}`, name: call.name, input: {} } }) +
+            argumentPieces(call).map((piece) => event("content_block_delta", { type: "content_block_delta", index: i + 1, delta: { type: "input_json_delta", partial_json: piece } })).join("") +
+            event("content_block_stop", { type: "content_block_stop", index: i + 1 }),
+        )
+        .join("") +
+      event("message_delta", { type: "message_delta", delta: { stop_reason: toolCalls.length ? "tool_use" : "end_turn", stop_sequence: null }, usage: { output_tokens: 5 } }) +
       event("message_stop", { type: "message_stop" })
     );
   }
   const pieces = deltas(reply, byLine);
-  return pieces
-    .map((t, i) => {
-      const candidate = { content: { parts: [{ text: t }], role: "model" }, index: 0 };
-      if (i === pieces.length - 1) candidate.finishReason = "STOP";
+  const parts = pieces.map((t) => [{ text: t }]);
+  if (toolCalls.length) {
+    const args = (call) => (typeof call.arguments === "string" ? JSON.parse(call.arguments) : call.arguments ?? {});
+    parts.push(toolCalls.map((call) => ({ functionCall: { name: call.name, args: args(call) } })));
+  }
+  return parts
+    .map((p, i) => {
+      const candidate = { content: { parts: p, role: "model" }, index: 0 };
+      if (i === parts.length - 1) candidate.finishReason = "STOP";
       return `data: ${JSON.stringify({ candidates: [candidate], usageMetadata: { promptTokenCount: 1 } })}\r\n\r\n`;
     })
     .join("");
@@ -98,7 +127,7 @@ function systemOf(body) {
 /**
  * Starts the fake provider. `script(next)` sets how answers behave: an object for every answer,
  * or a function of the request `{kind, model, system, body}` returning one per request.
- * Behaviour fields: `reply`, `status` (+ `message`), `fault` (`hang_before_headers`, `hang`,
+ * Behaviour fields: `reply`, `toolCalls`, `status` (+ `message`), `fault` (`hang_before_headers`, `hang`,
  * `cut`, `malformed`), `latencyMs` (wait before answering), `delayMs` (between writes), `paced`, `hangMs` (drop a
  * hung connection after this long).
  * POSTs to `/webhook` are recorded in `webhooks` and answered `webhookStatus` (default 200).
@@ -112,9 +141,11 @@ export async function startFakeProvider() {
   const sockets = new Set();
   let script = { reply: "Hello." };
   let webhookStatus = 200;
+  const eutils = { requests: [], fault: null };
   const server = http.createServer(async (req, res) => {
     let body = "";
     for await (const chunk of req) body += chunk;
+    if (req.url.startsWith("/eutils/")) return handleEutils(req, res, eutils);
     if (req.url === "/cdn-cgi/access/certs") {
       // A Cloudflare Access team's key set, for the owner tests.
       jwksFetches.push(Date.now());
@@ -147,7 +178,8 @@ export async function startFakeProvider() {
       return res.end(JSON.stringify(errorBody(kind, status, message)));
     }
     res.writeHead(200, { "content-type": "text/event-stream" });
-    let bytes = Buffer.from(fault === "malformed" ? "data: {not json\n\n" : encodeStream(kind, reply, behaviour.paced), "utf8");
+    const encoded = encodeStream(kind, reply, behaviour.paced, behaviour.toolCalls ?? []);
+    let bytes = Buffer.from(fault === "malformed" ? "data: {not json\n\n" : encoded, "utf8");
     if (fault === "cut" || fault === "hang") bytes = bytes.subarray(0, Math.floor(bytes.length / 2));
     // `paced`: one write per SSE event, `delayMs` apart, each write's time recorded (benchmarks);
     // otherwise writes cut at awkward points.
@@ -178,6 +210,8 @@ export async function startFakeProvider() {
     writes,
     webhooks,
     jwksFetches,
+    /** The E-utilities fake: its request log, and `fault` (`{status}` or `{down: true}`). */
+    eutils,
     /** Serves these JWKs at /cdn-cgi/access/certs. */
     setJwks(keys) {
       jwks = keys;

@@ -104,6 +104,7 @@ async function startOnce({ runtime = "wrangler", overrides = {}, providers: list
     ALLOWED_ORIGINS: "http://allowed.example",
     MODEL_CALLS_PER_OWNER_PER_DAY: "1000000",
     MODEL_CALLS_PER_DAY: "1000000",
+    PUBMED_BASE_URL: `${fake.url}/eutils`,
     ...(typeof overrides === "function" ? overrides(fake.url) : overrides),
   };
   if (runtime === "miniflare") {

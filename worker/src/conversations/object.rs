@@ -67,7 +67,8 @@ impl Conversation {
         };
         let owner = header(OWNER_HEADER)?;
         let id = header(ID_HEADER)?;
-        let command: Command = req.json().await?;
+        // serde_json, from the text: `Request::json` would link a second deserializer.
+        let command: Command = serde_json::from_str(&req.text().await?)?;
         let storage = self.state.storage();
         let record = load(&storage).await?;
         let handled = conversation::handle(record.as_ref(), &id, &owner, &command, now_ms())?;

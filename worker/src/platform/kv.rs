@@ -39,13 +39,13 @@ impl Kv {
         self.store.get(key).text().await.map_err(AppError::from)
     }
 
-    /// A JSON value read as `T`.
+    /// A JSON value read as `T` (by serde_json from its text: the Worker's one JSON backend;
+    /// KV's own JSON reading would link a second deserializer for every type).
     pub async fn json<T: DeserializeOwned>(&self, key: &str) -> AppResult<Option<T>> {
-        self.store
-            .get(key)
-            .json::<T>()
-            .await
-            .map_err(AppError::from)
+        match self.text(key).await? {
+            Some(text) => Ok(Some(serde_json::from_str(&text)?)),
+            None => Ok(None),
+        }
     }
 
     /// Stores a text value, expiring after `ttl_seconds` when given.

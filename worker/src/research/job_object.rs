@@ -78,7 +78,8 @@ impl ResearchJob {
                 _ => Ok(Response::from_json(&job.view())?),
             };
         }
-        let command: Command = req.json().await?;
+        // serde_json, from the text: `Request::json` would link a second deserializer.
+        let command: Command = serde_json::from_str(&req.text().await?)?;
         let mut record = load(&storage).await?;
         let claim = matches!(command, Command::Claim { .. });
         let effects = self.apply(&storage, &mut record, &caller, command).await?;

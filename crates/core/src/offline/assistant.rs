@@ -101,14 +101,16 @@ pub fn assistant_reply(
     rounds: &[Round],
     answer_now: bool,
 ) -> OfflineAnswer {
-    let mut text = format!("{OFFLINE_LABEL} ");
     if let Some(round) = rounds.last() {
+        // The first round's text carried the label; this answer continues it.
+        let mut text = String::new();
         after_tools(&mut text, round);
         return OfflineAnswer {
             text,
             calls: Vec::new(),
         };
     }
+    let mut text = format!("{OFFLINE_LABEL} ");
     let lower = message.to_lowercase();
     let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
     let tool = |name: &str| !answer_now && resolution.tool(name).is_some();
