@@ -2,9 +2,11 @@
 //! checkboxes with Continue, Skip and Confirm, a step indicator, an inline-editable config
 //! preview, local validation with the wasm `Workflow`, and refresh recovery.
 
-import { MarkerStream, Workflow, type ChatMessage, type ChatRequest, type ChatResponse, type CheckboxOption, type Config, type FieldValue, type StepSpecJson, type UserAction } from "../../crates/wasm/pkg/stepwise.js";
+import { MarkerStream, Workflow, type ChatContext, type ChatMessage, type ChatRequest, type ChatResponse, type CheckboxOption, type Config, type FieldValue, type SavedStream, type StepSpecJson, type UserAction } from "../../crates/wasm/pkg/stepwise.js";
+import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { authHeaders } from "./owner.js";
+import type { Page } from "./page.js";
 import { readSse } from "./sse.js";
 
 const STORAGE_KEY = "stepwise.chat.v1";
@@ -15,6 +17,8 @@ interface Saved {
   token?: string;
   /** Turns the server holds: each turn states it, so another tab's turn is never lost. */
   turns?: number;
+  /** The stream this configuration was saved as. */
+  stream_id?: string;
   step: string;
   config: Config;
   skipped: string[];
@@ -23,7 +27,7 @@ interface Saved {
 }
 
 /** The chat screen. */
-export class ChatView {
+export class ChatView implements Page {
   private readonly workflow: Workflow;
   private readonly steps: StepSpecJson[];
   private state: Saved;
@@ -56,6 +60,11 @@ export class ChatView {
       h("section", { class: "panel", "aria-label": "Chat" }, this.log, this.notice, this.controls, composer, restart),
       h("aside", { class: "panel", "aria-label": "Configuration" }, h("h2", {}, "Configuration"), this.configPanel),
     );
+  }
+
+  /** The assistant's view of this page: the step and the fields collected so far. */
+  context(): ChatContext {
+    return { current_page: "chat", workflow_step: this.state.step, config: this.state.config, skipped: this.state.skipped };
   }
 
   /** Mounts the view and resumes a saved conversation (re-reading it from the server). */
@@ -281,7 +290,11 @@ export class ChatView {
 
   private renderChoices(suggestions: string[], options: CheckboxOption[], proposed: string | undefined, streaming: boolean): void {
     if (!this.steps.some((s) => s.id === this.state.step)) {
-      replace(this.controls, h("p", { class: "done" }, "This configuration is complete."));
+      const saved = this.state.stream_id;
+      const next = saved
+        ? h("a", { class: "btn", href: `#streams/${saved}` }, "Open the saved stream")
+        : h("button", { class: "btn", type: "button", disabled: !this.state.conversation_id, onclick: () => this.saveStream() }, "Save as a stream");
+      replace(this.controls, h("p", { class: "done" }, "This configuration is complete."), h("div", { class: "actions" }, next));
       return;
     }
     const step = this.currentStep();
@@ -369,6 +382,18 @@ export class ChatView {
       this.render();
     } catch {
       this.showError("The connection was lost; the edit was not saved.");
+    }
+  }
+
+  /** Saves the confirmed configuration as a stream, then opens it on the Streams page. */
+  private async saveStream(): Promise<void> {
+    try {
+      const stream = await api<SavedStream>("POST", "/api/streams", { conversation_id: this.state.conversation_id }, { "x-conversation-token": this.state.token ?? "" });
+      this.state.stream_id = stream.id;
+      this.save();
+      location.hash = `#streams/${stream.id}`;
+    } catch (error) {
+      this.showError((error as Error).message);
     }
   }
 

@@ -1,9 +1,12 @@
 //! The research dashboard: create and edit drafts, start them, and follow each job live through
 //! its events stream, with one card per job following research-lifecycle.md's Status → UI table.
+//! The job in focus (clicked, or opened by the assistant) is the assistant's `report_id`.
 
-import type { Health, ProviderInfo, Research, ResearchDraft, ResearchList, ResearchStatus } from "../../crates/wasm/pkg/stepwise.js";
+import type { ChatContext, Health, ProviderInfo, Research, ResearchDraft, ResearchList, ResearchStatus } from "../../crates/wasm/pkg/stepwise.js";
+import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { authHeaders } from "./owner.js";
+import type { Page, ResearchDraftFill } from "./page.js";
 import { readSse } from "./sse.js";
 
 const FINAL: ResearchStatus[] = ["completed", "failed"];
@@ -11,21 +14,8 @@ const FINAL: ResearchStatus[] = ["completed", "failed"];
 /** Longest wait between two attempts to reopen an events stream, in ms. */
 const MAX_BACKOFF_MS = 30_000;
 
-async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  let response: Response;
-  try {
-    response = await fetch(path, { method, headers: authHeaders({ "content-type": "application/json" }), body: body === undefined ? undefined : JSON.stringify(body) });
-  } catch {
-    throw new Error("The connection was lost.");
-  }
-  if (response.status === 204) return null as T;
-  const json = await response.json().catch(() => null);
-  if (!response.ok) throw new Error(json?.error ? `${json.error.message} (${json.error.code})` : `The server answered ${response.status}.`);
-  return json as T;
-}
-
 /** The research screen. */
-export class ResearchView {
+export class ResearchView implements Page {
   private providers: ProviderInfo[] = [];
   private defaultSynthesis = "";
   private readonly cards = h("div", { class: "cards", "aria-live": "polite" });
@@ -33,6 +23,37 @@ export class ResearchView {
   /** Jobs whose events stream was refused (429, 404): not reopened until a reload. */
   private readonly refused = new Set<string>();
   private readonly notice = h("div", { "aria-live": "assertive" });
+  /** The jobs shown, by id, and the one in focus. */
+  private readonly jobs = new Map<string, Research>();
+  private focused: string | null = null;
+  private newForm: HTMLFormElement | null = null;
+
+  /** `focus`: a job to bring into view (from `#research/<id>`). */
+  constructor(private readonly focus: string | null = null) {}
+
+  /** The assistant's view of this page: the jobs (summaries) and the one in focus. */
+  context(): ChatContext {
+    const id = this.focused ?? [...this.jobs.keys()][0];
+    const job = id ? this.jobs.get(id) : undefined;
+    return {
+      current_page: "research",
+      ...(job ? { report_id: job.id, job: { title: job.title, status: job.status, prompt: job.prompt.slice(0, 500), providers: job.selected_llms } } : {}),
+      results: { jobs: this.jobs.size },
+      item_summaries: [...this.jobs.values()].map((j) => ({ id: j.id, title: j.title, status: j.status, created_at: j.created_at })),
+    };
+  }
+
+  /** Fills the new-research form from an accepted suggestion. */
+  fillResearchDraft(draft: ResearchDraftFill): void {
+    const form = this.newForm;
+    if (!form) return;
+    form.querySelector<HTMLTextAreaElement>("textarea")!.value = draft.prompt;
+    if (draft.providers?.length) {
+      for (const box of form.querySelectorAll<HTMLInputElement>("input[name=provider]")) box.checked = draft.providers.includes(box.value);
+    }
+    form.scrollIntoView({ block: "nearest" });
+    form.querySelector<HTMLTextAreaElement>("textarea")!.focus();
+  }
 
   async mount(parent: Element): Promise<void> {
     const health = await api<Health>("GET", "/healthz");
@@ -42,6 +63,7 @@ export class ResearchView {
       const job = await api<Research>("POST", "/api/research/draft", fields);
       this.upsert(job, true);
     });
+    this.newForm = form;
     replace(
       parent,
       h("div", { class: "research-layout" },
@@ -49,6 +71,14 @@ export class ResearchView {
         h("section", { "aria-labelledby": "jobs" }, h("h2", { id: "jobs" }, "Research jobs"), this.notice, this.cards)),
     );
     await this.refreshList();
+    if (this.focus) {
+      const job = this.jobs.get(this.focus) ?? (await api<Research>("GET", `/api/research/${this.focus}`).catch(() => null));
+      if (job) {
+        this.upsert(job, !this.jobs.has(job.id));
+        this.focused = job.id;
+        this.cards.querySelector<HTMLElement>(`[data-id="${job.id}"]`)?.scrollIntoView({ block: "nearest" });
+      }
+    }
   }
 
   /** Leaves the screen: closes every events stream. */
@@ -107,6 +137,7 @@ export class ResearchView {
 
   /** Shows a job's card (new ones first) and follows it while it can still change. */
   private upsert(job: Research, first: boolean): void {
+    this.jobs.set(job.id, job);
     const existing = this.cards.querySelector<HTMLElement>(`[data-id="${job.id}"]`);
     const card = this.card(job);
     if (existing) existing.replaceWith(card);
@@ -224,10 +255,16 @@ export class ResearchView {
         break;
     }
     const remove = h("button", { class: "btn link delete", type: "button", "aria-label": `Delete ${job.title}`, onclick: () => this.remove(job) }, "Delete");
-    return h("article", { class: "card panel", "data-id": job.id, "aria-labelledby": `title-${job.id}` },
+    return h("article", { class: `card panel${this.focused === job.id ? " focused" : ""}`, "data-id": job.id, "aria-labelledby": `title-${job.id}`, onpointerdown: () => this.setFocus(job.id) },
       h("h3", { id: `title-${job.id}` }, job.title, " ", badge, " ", remove),
       h("p", { class: "muted" }, job.prompt.length > 140 ? `${job.prompt.slice(0, 140)}…` : job.prompt),
       ...body);
+  }
+
+  /** Puts a job in focus (the assistant's `report_id`). */
+  private setFocus(id: string): void {
+    this.focused = id;
+    for (const card of this.cards.querySelectorAll<HTMLElement>(".card")) card.classList.toggle("focused", card.dataset.id === id);
   }
 
   /** A completed job's sharing: publish a read-only link (it expires), or withdraw it. */
@@ -250,6 +287,8 @@ export class ResearchView {
     try {
       await api<null>("DELETE", `/api/research/${job.id}`);
       this.unfollow(job.id);
+      this.jobs.delete(job.id);
+      if (this.focused === job.id) this.focused = null;
       this.cards.querySelector(`[data-id="${job.id}"]`)?.remove();
     } catch (error) {
       replace(this.notice, h("p", { class: "error", role: "alert" }, (error as Error).message));

@@ -74,7 +74,9 @@ export interface StepwiseError extends Error { code: string }
 
 export interface ExtractedField { field: string; value: string }
 export interface SuggestedValue { label: string; value: string }
-export interface SuggestedAction { label: string; action: string; handler: "client" | "server" }
+/** A button: a client action the page handles, or a server action (`POST /api/assistant/actions`),
+ * with the id, page or question it acts on. */
+export interface SuggestedAction { label: string; action: string; handler: "client" | "server"; target?: string }
 export interface Payload { type: string; data: unknown }
 
 export type DiagnosticCode =
@@ -173,7 +175,7 @@ export type StreamEvent =
   | { type: "text_delta"; text: string }
   | { type: "model_delta"; text: string }
   | { type: "tool_start"; tool: string; input: unknown }
-  | { type: "tool_progress"; tool: string; stage: string; progress: number }
+  | { type: "tool_progress"; tool: string; stage: string; message: string; progress: number }
   | { type: "tool_complete"; tool: string; index: number }
   | { type: "complete"; payload: ChatResponse }
   | { type: "error"; code: string; message: string };

@@ -1,0 +1,18 @@
+//! Calls to the Worker's JSON API with this browser's owner token: the parsed answer, or an
+//! `Error` whose message ends with the server's error code in parentheses.
+
+import { authHeaders } from "./owner.js";
+
+/** Calls `path`; `null` for 204. */
+export async function api<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(path, { method, headers: authHeaders({ "content-type": "application/json", ...headers }), body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch {
+    throw new Error("The connection was lost.");
+  }
+  if (response.status === 204) return null as T;
+  const json = await response.json().catch(() => null);
+  if (!response.ok) throw new Error(json?.error ? `${json.error.message} (${json.error.code})` : `The server answered ${response.status}.`);
+  return json as T;
+}

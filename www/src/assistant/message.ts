@@ -1,0 +1,124 @@
+//! One assistant answer on screen: text as it streams (the model's own text parsed by the wasm
+//! `MarkerStream` with the page's payload markers, so cards appear as soon as their marker
+//! closes and no marker syntax is ever shown), tool rows with live progress, then the
+//! authoritative `complete` answer: its text, cards, chips and action buttons.
+
+import { MarkerStream, type AssistantResponse, type MarkerEvent, type Payload, type SuggestedAction, type SuggestedValue } from "../../../crates/wasm/pkg/stepwise.js";
+import { h, replace } from "../dom.js";
+import { type PayloadHost, payloadHandler } from "./payloads.js";
+
+/** What the buttons of an answer do. */
+export interface AnswerActions {
+  /** A chip: sends its value as the next message. */
+  send(value: string): void;
+  /** An action button. */
+  act(action: SuggestedAction): void;
+  /** Where cards apply. */
+  host: PayloadHost;
+}
+
+/** An answer being received, then shown whole. */
+export class AnswerView {
+  readonly root = h("div", { class: "msg assistant", "aria-busy": "true" });
+  private readonly text = h("div", { class: "text" });
+  private readonly tools = h("ul", { class: "tool-rows", "aria-label": "Tools" });
+  private readonly extras = h("div", { class: "extras" });
+  private readonly parser: MarkerStream;
+  private shown = "";
+
+  constructor(markers: string[], private readonly actions: AnswerActions) {
+    this.parser = new MarkerStream(markers);
+    this.root.append(this.tools, this.text, this.extras);
+  }
+
+  /** The model's own text (a `model_delta`). */
+  model(delta: string): void {
+    for (const event of this.parser.feed(delta)) this.event(event);
+  }
+
+  /** Display text already cleaned by the server (a `text_delta`). */
+  display(delta: string): void {
+    this.shown += delta;
+    this.text.textContent = this.shown;
+  }
+
+  /** `tool_start`: a row for the call. */
+  toolStart(tool: string): void {
+    this.tools.append(h("li", { "data-tool": tool, "data-state": "running" }, h("span", { class: "tool-name" }, tool), h("span", { class: "tool-stage muted" }, "starting…")));
+  }
+
+  /** `tool_progress`: the running row's stage and share done. */
+  toolProgress(tool: string, message: string, progress: number): void {
+    const row = this.running(tool);
+    if (row) row.querySelector(".tool-stage")!.textContent = `${message} (${Math.round(progress * 100)}%)`;
+  }
+
+  /** `tool_complete`. */
+  toolComplete(tool: string): void {
+    const row = this.running(tool);
+    if (!row) return;
+    row.dataset.state = "done";
+    row.querySelector(".tool-stage")!.textContent = "done";
+  }
+
+  /** The authoritative answer. */
+  complete(answer: AssistantResponse): void {
+    this.root.removeAttribute("aria-busy");
+    this.text.textContent = answer.message;
+    for (const [i, use] of answer.tool_history.entries()) {
+      const row = this.tools.children[i] as HTMLElement | undefined;
+      if (row && use.is_error) {
+        row.dataset.state = "failed";
+        row.querySelector(".tool-stage")!.textContent = use.output.replace(/^error: /, "");
+      }
+    }
+    replace(this.extras, ...cards(answer.payloads ?? (answer.custom_payload ? [answer.custom_payload] : []), this.actions.host));
+    this.extras.append(...this.buttons(answer.suggested_values, answer.suggested_actions, false));
+  }
+
+  /** A turn that failed: the reason, with its code. */
+  failed(message: string, code: string): void {
+    this.root.removeAttribute("aria-busy");
+    this.extras.append(h("p", { class: "error", role: "alert", "data-code": code }, `${message} (${code})`));
+  }
+
+  private event(event: MarkerEvent): void {
+    if (event.type === "text") {
+      this.display(event.text);
+    } else if (event.type === "marker" && event.kind === "payload") {
+      this.extras.append(...cards([event.value], this.actions.host));
+    } else if (event.type === "marker" && event.kind === "suggested_values") {
+      this.extras.append(...this.buttons(event.value, [], true));
+    }
+  }
+
+  private running(tool: string): HTMLElement | null {
+    return [...this.tools.querySelectorAll<HTMLElement>(`[data-state="running"]`)].find((row) => row.dataset.tool === tool) ?? null;
+  }
+
+  /** Chips and action buttons (disabled while the answer streams). */
+  private buttons(values: SuggestedValue[], actions: SuggestedAction[], streaming: boolean): HTMLElement[] {
+    const out: HTMLElement[] = [];
+    if (values.length) {
+      out.push(h("div", { class: "chips", role: "group", "aria-label": "Suggestions" }, ...values.map((v) => h("button", { class: "chip", type: "button", disabled: streaming, title: v.value, onclick: () => this.actions.send(v.value) }, v.label))));
+    }
+    if (actions.length) {
+      out.push(h("div", { class: "actions", role: "group", "aria-label": "Actions" }, ...actions.map((a) => h("button", { class: "btn secondary", type: "button", "data-action": a.action, onclick: () => this.actions.act(a) }, a.label))));
+    }
+    return out;
+  }
+}
+
+/** The cards of `payloads`, from the handler registry. */
+export function cards(payloads: Payload[], host: PayloadHost): HTMLElement[] {
+  return payloads.map((payload) => {
+    const handler = payloadHandler(payload.type);
+    if (!handler) return h("div", { class: "payload", "data-type": payload.type }, h("h4", {}, payload.type), h("pre", {}, JSON.stringify(payload.data, null, 2)));
+    let element: HTMLElement;
+    const callbacks = handler.accept
+      ? { onAccept: () => handler.accept!(payload.data, host), onDismiss: () => element.setAttribute("data-state", "dismissed") }
+      : undefined;
+    element = handler.render(payload.data, callbacks);
+    return element;
+  });
+}

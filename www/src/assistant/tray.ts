@@ -1,0 +1,185 @@
+//! The assistant tray, on every page: a right-hand column on wide screens, a drawer on narrow
+//! ones. Each message goes with the page's context; the answer streams in with tool progress,
+//! payload cards, chips and action buttons. Conversations are the server's: the current one
+//! resumes after a reload, and past ones are listed in History.
+
+import { resolveChat, type AssistantConversation, type AssistantEvent, type ChatContext, type ChatRegistryJson, type ConversationSummary, type SuggestedAction } from "../../../crates/wasm/pkg/stepwise.js";
+import { api } from "../api.js";
+import { h, replace } from "../dom.js";
+import { authHeaders } from "../owner.js";
+import { readSse } from "../sse.js";
+import { AnswerView } from "./message.js";
+import type { PayloadHost } from "./payloads.js";
+
+const STORAGE_KEY = "stepwise.assistant.v1";
+
+/** What the tray needs from the app. */
+export interface TrayHost extends PayloadHost {
+  /** Runs a client action (`navigate`, `open_stream`, `open_research`, `show_tab`). */
+  clientAction(action: string, target?: string): void;
+}
+
+/** The tray. */
+export class Tray {
+  private readonly root = h("aside", { class: "tray", id: "assistant", "aria-label": "Assistant", hidden: true });
+  private readonly log = h("div", { class: "tray-log", role: "log", "aria-live": "polite", "aria-label": "Assistant conversation" });
+  private readonly history = h("div", { class: "tray-history", hidden: true });
+  private readonly input = h("textarea", { id: "assistant-input", rows: 2, maxlength: 8000, placeholder: "Ask about this page…" });
+  private readonly sendButton = h("button", { class: "btn", type: "submit" }, "Send");
+  private readonly toggle = h("button", { class: "btn tray-toggle", type: "button", "aria-controls": "assistant", "aria-expanded": "false" }, "Assistant");
+  private conversationId: string | null = localStorage.getItem(STORAGE_KEY);
+  private busy = false;
+
+  constructor(private readonly host: TrayHost, private readonly registry: ChatRegistryJson) {
+    const composer = h("form", { class: "tray-composer", onsubmit: (e: Event) => (e.preventDefault(), this.sendInput()) },
+      h("label", { for: "assistant-input", class: "visually-hidden" }, "Message to the assistant"), this.input, this.sendButton);
+    this.input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey) (e.preventDefault(), this.sendInput());
+    });
+    this.root.append(
+      h("header", { class: "tray-head" }, h("h2", {}, "Assistant"),
+        h("button", { class: "btn link", type: "button", onclick: () => this.showHistory() }, "History"),
+        h("button", { class: "btn link", type: "button", onclick: () => this.newConversation() }, "New"),
+        h("button", { class: "btn link", type: "button", "aria-label": "Close the assistant", onclick: () => this.setOpen(false) }, "×")),
+      this.history, this.log, composer);
+    this.toggle.addEventListener("click", () => this.setOpen(this.root.hidden));
+  }
+
+  /** Puts the tray and its toggle in the page, and resumes the last conversation. */
+  async mount(header: Element): Promise<void> {
+    header.append(this.toggle);
+    document.body.append(this.root);
+    this.setOpen(localStorage.getItem(`${STORAGE_KEY}.open`) === "true");
+    if (this.conversationId) await this.load(this.conversationId);
+  }
+
+  private setOpen(open: boolean): void {
+    this.root.hidden = !open;
+    document.body.classList.toggle("tray-open", open);
+    this.toggle.setAttribute("aria-expanded", String(open));
+    localStorage.setItem(`${STORAGE_KEY}.open`, String(open));
+    if (open) this.input.focus();
+  }
+
+  private sendInput(): void {
+    const text = this.input.value.trim();
+    if (!text || this.busy) return;
+    this.input.value = "";
+    void this.send(text);
+  }
+
+  /** Sends a message with the page's context and streams the answer. */
+  async send(message: string): Promise<void> {
+    this.setOpen(true);
+    this.log.append(h("div", { class: "msg user" }, message));
+    await this.turn("/api/assistant", { conversation_id: this.conversationId ?? undefined, message, context: this.context() });
+  }
+
+  /** A suggested action: the page runs client actions; server actions are a turn of their own. */
+  private act(action: SuggestedAction): void {
+    if (action.handler === "client") return this.host.clientAction(action.action, action.target);
+    this.log.append(h("div", { class: "msg user action" }, action.label));
+    void this.turn("/api/assistant/actions", { conversation_id: this.conversationId ?? undefined, action: action.action, target: action.target, label: action.label, context: this.context() });
+  }
+
+  private context(): ChatContext {
+    return this.host.page().context();
+  }
+
+  /** One turn over SSE (`model_delta`s parsed here with the page's markers). */
+  private async turn(path: string, body: Record<string, unknown>): Promise<void> {
+    if (this.busy) return;
+    const context = body.context as ChatContext;
+    const { markers } = resolveChat(this.registry, context.current_page, context.active_tab as string | undefined, context.active_subtab as string | undefined);
+    const answer = new AnswerView(markers, { send: (v) => void this.send(v), act: (a) => this.act(a), host: this.host });
+    this.log.append(answer.root);
+    this.setBusy(true);
+    try {
+      const response = await fetch(path, { method: "POST", headers: authHeaders({ "content-type": "application/json", accept: "text/event-stream", "x-stepwise-deltas": "model" }), body: JSON.stringify(body) });
+      if (!response.ok || !response.body) {
+        const json = await response.json().catch(() => null);
+        if (json?.error?.code === "conversation_not_found") this.forget();
+        return answer.failed(json?.error?.message ?? `The server answered ${response.status}.`, json?.error?.code ?? "http_error");
+      }
+      for await (const message of readSse(response.body)) {
+        const event = JSON.parse(message.data) as AssistantEvent;
+        if (event.type === "model_delta") answer.model(event.text);
+        else if (event.type === "text_delta") answer.display(event.text);
+        else if (event.type === "tool_start") answer.toolStart(event.tool);
+        else if (event.type === "tool_progress") answer.toolProgress(event.tool, event.message, event.progress);
+        else if (event.type === "tool_complete") answer.toolComplete(event.tool);
+        else if (event.type === "error") return answer.failed(event.message, event.code);
+        else if (event.type === "complete") {
+          answer.complete(event.payload);
+          if (event.payload.conversation_id) this.remember(event.payload.conversation_id);
+          return;
+        }
+        this.log.scrollTop = this.log.scrollHeight;
+      }
+      answer.failed("The answer ended before it was complete.", "incomplete");
+    } catch {
+      answer.failed("The connection was lost while the answer was streaming.", "connection_lost");
+    } finally {
+      this.setBusy(false);
+      this.log.scrollTop = this.log.scrollHeight;
+    }
+  }
+
+  private setBusy(busy: boolean): void {
+    this.busy = busy;
+    this.sendButton.disabled = busy;
+  }
+
+  /** Shows a stored conversation: every message, with its tools, cards, chips and actions. */
+  private async load(id: string): Promise<void> {
+    try {
+      const conversation = await api<AssistantConversation>("GET", `/api/assistant/conversations/${id}`);
+      this.remember(id);
+      replace(this.log);
+      const last = conversation.messages.length - 1;
+      conversation.messages.forEach((m, i) => {
+        if (m.role === "user") return this.log.append(h("div", { class: `msg user${m.action ? " action" : ""}` }, m.content));
+        const view = new AnswerView([], { send: (v) => void this.send(v), act: (a) => this.act(a), host: this.host });
+        for (const use of m.tool_history ?? []) (view.toolStart(use.tool_name), view.toolComplete(use.tool_name));
+        view.complete({ message: m.content, payloads: m.payloads, tool_history: m.tool_history ?? [], suggested_values: i === last ? m.suggested_values ?? [] : [], suggested_actions: i === last ? m.suggested_actions ?? [] : [] });
+        this.log.append(view.root);
+      });
+      this.log.scrollTop = this.log.scrollHeight;
+    } catch (error) {
+      if ((error as Error).message.endsWith("(conversation_not_found)")) this.forget();
+      else this.log.append(h("p", { class: "error", role: "alert" }, (error as Error).message));
+    }
+  }
+
+  private async showHistory(): Promise<void> {
+    this.history.hidden = !this.history.hidden;
+    if (this.history.hidden) return;
+    replace(this.history, h("p", { class: "muted" }, "Loading…"));
+    try {
+      const { items } = await api<{ items: ConversationSummary[] }>("GET", "/api/assistant/conversations?limit=20");
+      replace(this.history, h("h3", {}, "Past conversations"),
+        items.length
+          ? h("ul", {}, ...items.map((c) => h("li", {}, h("button", { class: "btn link", type: "button", onclick: () => ((this.history.hidden = true), void this.load(c.id)) }, c.title || "(untitled)"), h("span", { class: "muted" }, ` ${new Date(c.updated_at).toLocaleString()}`))))
+          : h("p", { class: "muted" }, "None yet."));
+    } catch (error) {
+      replace(this.history, h("p", { class: "error", role: "alert" }, (error as Error).message));
+    }
+  }
+
+  private newConversation(): void {
+    this.forget();
+    replace(this.log);
+    this.history.hidden = true;
+    this.input.focus();
+  }
+
+  private remember(id: string): void {
+    this.conversationId = id;
+    localStorage.setItem(STORAGE_KEY, id);
+  }
+
+  private forget(): void {
+    this.conversationId = null;
+    localStorage.removeItem(STORAGE_KEY);
+  }
+}

@@ -1,0 +1,97 @@
+//! The Streams page: the owner's saved streams, and one stream's Articles and Settings tabs.
+//! Routes: `#streams`, `#streams/<id>`, `#streams/<id>/articles|settings`. The page's assistant
+//! context is the stream plus the active tab's own.
+
+import type { ChatContext, SavedStream, SavedStreamItem, StreamChange, Workflow } from "../../crates/wasm/pkg/stepwise.js";
+import { api } from "./api.js";
+import { ArticlesTab } from "./articles.js";
+import { h, replace } from "./dom.js";
+import type { ArticleFilter, Page } from "./page.js";
+import { SettingsTab } from "./settings.js";
+
+export type StreamTab = "articles" | "settings";
+
+/** The Streams screen. */
+export class StreamsView implements Page {
+  private readonly list = h("ul", { class: "stream-list" });
+  private readonly body = h("section", { class: "stream-body", "aria-live": "polite" });
+  private stream: SavedStream | null = null;
+  private articles: ArticlesTab | null = null;
+  private settings: SettingsTab | null = null;
+  private tab: StreamTab = "articles";
+
+  constructor(private readonly workflow: Workflow, readonly streamId: string | null, tab: StreamTab | null) {
+    if (tab) this.tab = tab;
+  }
+
+  async mount(parent: Element): Promise<void> {
+    replace(parent, h("div", { class: "streams-layout" }, h("nav", { class: "panel", "aria-label": "Saved streams" }, h("h2", {}, "Streams"), this.list), this.body));
+    const { items } = await api<{ items: SavedStreamItem[] }>("GET", "/api/streams?limit=100");
+    replace(this.list, ...items.map((s) => h("li", {}, h("a", { href: `#streams/${s.id}`, "aria-current": s.id === this.streamId ? "page" : undefined }, s.name))));
+    const id = this.streamId ?? items[0]?.id;
+    if (!id) {
+      replace(this.body, h("div", { class: "panel empty" }, h("p", {}, "No saved streams yet."), h("a", { class: "btn", href: "#chat" }, "Configure one in the guided chat")));
+      return;
+    }
+    this.stream = await api<SavedStream>("GET", `/api/streams/${id}`);
+    this.articles = new ArticlesTab(this.stream.default_query);
+    const changed = (s: SavedStream) => {
+      this.stream = s;
+      this.render();
+    };
+    this.settings = new SettingsTab(this.stream, this.workflow, changed, () => (location.hash = "#streams"));
+    this.render();
+    if (this.tab === "articles" && this.stream.default_query) await this.articles.search(1);
+  }
+
+  /** Shows `tab` (the route changed within this stream). */
+  showTab(tab: StreamTab): void {
+    this.tab = tab;
+    this.render();
+  }
+
+  context(): ChatContext {
+    const stream = this.stream;
+    if (!stream) return { current_page: "streams", results: { streams: this.list.childElementCount } };
+    const tab = this.tab === "articles" ? this.articles!.context() : {};
+    return {
+      current_page: "streams",
+      active_tab: this.tab,
+      stream_id: stream.id,
+      stream: { name: stream.name, config: stream.config, chat_instructions: stream.chat_instructions },
+      ...tab,
+    };
+  }
+
+  async applyQuery(query: string): Promise<void> {
+    this.switchTo("articles");
+    await this.articles?.applyQuery(query);
+  }
+
+  async applyFilter(filter: ArticleFilter): Promise<void> {
+    this.switchTo("articles");
+    await this.articles?.applyFilter(filter);
+  }
+
+  async applyStreamChange(change: StreamChange): Promise<void> {
+    if (!this.settings) throw new Error("Open a stream first.");
+    this.switchTo("settings");
+    await this.settings.apply(change);
+  }
+
+  /** Shows `tab` and puts it in the address (without reloading the page). */
+  private switchTo(tab: StreamTab): void {
+    if (this.tab === tab || !this.stream) return;
+    history.replaceState(null, "", `#streams/${this.stream.id}/${tab}`);
+    this.showTab(tab);
+  }
+
+  private render(): void {
+    const stream = this.stream!;
+    const tabs = (["articles", "settings"] as StreamTab[]).map((tab) =>
+      h("a", { class: "tab", role: "tab", href: `#streams/${stream.id}/${tab}`, "aria-selected": String(tab === this.tab), "aria-current": tab === this.tab ? "page" : undefined }, tab === "articles" ? "Articles" : "Settings"),
+    );
+    const panel = this.tab === "articles" ? this.articles!.root : this.settings!.root;
+    replace(this.body, h("h2", {}, stream.name), h("div", { class: "tabs", role: "tablist", "aria-label": "Stream" }, ...tabs), h("div", { role: "tabpanel" }, panel));
+  }
+}
