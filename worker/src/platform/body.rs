@@ -33,9 +33,13 @@ pub fn require_json(req: &Request) -> AppResult<()> {
     }
 }
 
-/// Parses JSON bytes as `T`, with errors that say what and where.
+/// Parses JSON bytes as `T`, with errors that say what and where. Read as text, as every other
+/// JSON in the Worker is: serde_json's byte and text readers would each link their own copy of
+/// every type's deserializer.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> AppResult<T> {
-    serde_json::from_slice(bytes).map_err(|e| match e.classify() {
+    let text =
+        std::str::from_utf8(bytes).map_err(|_| AppError::invalid_json("the body is not UTF-8"))?;
+    serde_json::from_str(text).map_err(|e| match e.classify() {
         serde_json::error::Category::Data => AppError::invalid_request(e.to_string()),
         _ => AppError::invalid_json(e),
     })

@@ -5,7 +5,6 @@
 //! a settings change), answers counting questions from the item summaries, and otherwise says
 //! what it can do here. It never invents data: numbers come from the screen or a tool.
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use serde_json::{Value, json};
@@ -294,17 +293,19 @@ fn first_line(text: &str) -> &str {
 
 /// The most common values of `key` among the items on screen.
 fn count_items(text: &mut String, items: &[Value], key: &str) {
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut ranked: Vec<(String, usize)> = Vec::new();
     for item in items {
         let value = match &item[key] {
             Value::String(s) if !s.is_empty() => s.clone(),
             Value::Number(n) => n.to_string(),
             _ => continue,
         };
-        *counts.entry(value).or_insert(0) += 1;
+        match ranked.iter_mut().find(|(v, _)| *v == value) {
+            Some((_, n)) => *n += 1,
+            None => ranked.push((value, 1)),
+        }
     }
-    let mut ranked: Vec<(String, usize)> = counts.into_iter().collect();
-    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let Some((top, n)) = ranked.first() else {
         let _ = write!(
             text,

@@ -2,8 +2,6 @@
 //! the key terms both use, those only one uses, and the pair of sentences that agree most. A
 //! measure of overlap in wording, said as such; the model reads it and judges.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use super::{LlmStatus, Research};
 
 /// Key terms listed at most in each group.
@@ -67,22 +65,23 @@ pub fn compare_reports(
     }
     let (terms_a, terms_b) = (terms(a.1), terms(b.1));
     let both: Vec<&str> = terms_a
-        .keys()
-        .filter(|t| terms_b.contains_key(*t))
-        .map(String::as_str)
+        .iter()
+        .filter(|(t, _)| has(&terms_b, t))
+        .map(|(t, _)| t.as_str())
         .collect();
-    let only = |mine: &BTreeMap<String, usize>, theirs: &BTreeMap<String, usize>| -> Vec<String> {
+    let only = |mine: &Terms, theirs: &Terms| -> Vec<String> {
         let mut unique: Vec<(&String, &usize)> = mine
             .iter()
-            .filter(|(t, _)| !theirs.contains_key(*t))
+            .filter(|(t, _)| !has(theirs, t))
+            .map(|(t, n)| (t, n))
             .collect();
-        unique.sort_by(|x, y| y.1.cmp(x.1).then(x.0.cmp(y.0)));
+        unique.sort_unstable_by(|x, y| y.1.cmp(x.1).then(x.0.cmp(y.0)));
         let mut top: Vec<String> = unique
             .into_iter()
             .take(MAX_TERMS)
             .map(|(t, _)| t.clone())
             .collect();
-        top.sort();
+        top.sort_unstable();
         top
     };
     let union = terms_a.len() + terms_b.len() - both.len();
@@ -132,16 +131,32 @@ pub fn compare_reports(
     Ok(text.trim_end().to_owned())
 }
 
-/// Key terms and how often each occurs.
-fn terms(text: &str) -> BTreeMap<String, usize> {
-    let mut counts = BTreeMap::new();
-    for word in text.split(|c: char| !c.is_alphanumeric() && c != '-') {
-        let word = word.trim_matches('-').to_lowercase();
-        if word.chars().count() >= MIN_TERM_CHARS && !STOP_WORDS.contains(&word.as_str()) {
-            *counts.entry(word).or_insert(0) += 1;
+/// Key terms and how often each occurs, sorted by term.
+type Terms = Vec<(String, usize)>;
+
+fn terms(text: &str) -> Terms {
+    let mut words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric() && c != '-')
+        .map(|word| word.trim_matches('-').to_lowercase())
+        .filter(|word| {
+            word.chars().count() >= MIN_TERM_CHARS && !STOP_WORDS.contains(&word.as_str())
+        })
+        .collect();
+    words.sort_unstable();
+    let mut counts: Terms = Vec::new();
+    for word in words {
+        match counts.last_mut() {
+            Some((last, n)) if *last == word => *n += 1,
+            _ => counts.push((word, 1)),
         }
     }
     counts
+}
+
+fn has(terms: &Terms, term: &str) -> bool {
+    terms
+        .binary_search_by(|(t, _)| t.as_str().cmp(term))
+        .is_ok()
 }
 
 fn sentences(text: &str) -> Vec<&str> {
@@ -154,16 +169,13 @@ fn sentences(text: &str) -> Vec<&str> {
 
 /// The pair of sentences, one of each report, whose key terms overlap most.
 fn closest_sentences<'a>(a: &'a str, b: &'a str) -> Option<(&'a str, &'a str)> {
-    let b_sentences: Vec<(&str, BTreeSet<String>)> = sentences(b)
-        .into_iter()
-        .map(|s| (s, terms(s).into_keys().collect()))
-        .collect();
+    let b_sentences: Vec<(&str, Terms)> = sentences(b).into_iter().map(|s| (s, terms(s))).collect();
     let mut best: Option<(f64, &str, &str)> = None;
     for x in sentences(a) {
-        let tx: BTreeSet<String> = terms(x).into_keys().collect();
+        let tx = terms(x);
         for (y, ty) in &b_sentences {
-            let shared = tx.intersection(ty).count();
-            let union = tx.union(ty).count();
+            let shared = tx.iter().filter(|(t, _)| has(ty, t)).count();
+            let union = tx.len() + ty.len() - shared;
             if shared == 0 || union == 0 {
                 continue;
             }
