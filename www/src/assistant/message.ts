@@ -1,7 +1,8 @@
 //! One assistant answer on screen: text as it streams (the model's own text parsed by the wasm
-//! `MarkerStream` with the page's payload markers, so cards appear as soon as their marker
-//! closes and no marker syntax is ever shown), tool rows with live progress, then the
-//! authoritative `complete` answer: its text, cards, chips and action buttons.
+//! `MarkerStream` with the page's payload markers, so no marker syntax is ever shown and a
+//! placeholder appears as soon as a card's marker closes), tool rows with live progress, then
+//! the authoritative `complete` answer: its text, its cards (checked by the server against their
+//! schemas), chips and action buttons.
 
 import { MarkerStream, type AssistantResponse, type MarkerEvent, type Payload, type SuggestedAction, type SuggestedValue } from "../../../crates/wasm/pkg/stepwise.js";
 import { h, replace } from "../dom.js";
@@ -86,7 +87,9 @@ export class AnswerView {
     if (event.type === "text") {
       this.display(event.text);
     } else if (event.type === "marker" && event.kind === "payload") {
-      this.extras.append(...cards([event.value], this.actions.host));
+      // A card is drawn from the complete answer only: the server checks it against its schema
+      // first. Until then, a placeholder says one is coming.
+      this.extras.append(h("p", { class: "payload pending muted" }, "Preparing a card…"));
     } else if (event.type === "marker" && event.kind === "suggested_values") {
       this.extras.append(...this.buttons(event.value, [], true));
     }

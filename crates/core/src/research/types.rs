@@ -483,3 +483,23 @@ impl ResearchError {
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_names_are_the_wire_names() {
+        for status in [
+            ResearchStatus::Draft,
+            ResearchStatus::Processing,
+            ResearchStatus::Synthesizing,
+            ResearchStatus::AwaitingConfirmation,
+            ResearchStatus::Retrying,
+            ResearchStatus::Completed,
+            ResearchStatus::Failed,
+        ] {
+            assert_eq!(serde_json::to_value(status).unwrap(), status.as_str());
+        }
+    }
+}
