@@ -4,7 +4,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { ADMIN_TOKEN, SECRET_KEY, TIMEOUT_MS, asOwner, parseSse, startStack } from "./harness.mjs";
+import { ADMIN_TOKEN, SECRET_KEY, TIMEOUT_MS, apiCaller, parseSse, startStack } from "./harness.mjs";
 
 const vectors = JSON.parse(readFileSync(new URL("../vectors/guided_workflow.json", import.meta.url), "utf8"));
 const DEFAULTS = { message: "", suggestions: [], options: [], skipped: [], updated_config: {} };
@@ -20,16 +20,7 @@ after(async () => {
 });
 
 /** A request as the suite's owner (`Authorization` may be overridden in `headers`). */
-async function call(method, path, { body, headers = {}, raw } = {}) {
-  const response = await fetch(stack.base + path, {
-    method,
-    headers: { "content-type": "application/json", ...asOwner(), ...headers },
-    body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
-  });
-  const text = await response.text();
-  bodies.push(text);
-  return { status: response.status, headers: response.headers, text };
-}
+const call = apiCaller(() => stack.base, bodies);
 
 const chatJson = (body, headers) => call("POST", "/api/chat", { body, headers: { accept: "application/json", ...headers } });
 const chatSse = async (body, headers) => {

@@ -5,7 +5,7 @@
 // turns, the loop's bounds, and owner isolation.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { SECRET_KEY, asOwner, fakeProvider, newOwner, parseSse, startStack } from "./harness.mjs";
+import { SECRET_KEY, apiCaller, fakeProvider, newOwner, parseSse, startStack } from "./harness.mjs";
 
 let stack;
 const bodies = [];
@@ -23,20 +23,7 @@ after(async () => {
 
 const ARTICLES = { current_page: "streams", active_tab: "articles", search_form: { query: "" } };
 
-async function call(method, path, { body, headers = {}, owner } = {}) {
-  const response = await fetch(stack.base + path, {
-    method,
-    headers: { "content-type": "application/json", ...asOwner(owner), ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  bodies.push(text);
-  let json = null;
-  try {
-    json = JSON.parse(text);
-  } catch {}
-  return { status: response.status, text, json, headers: response.headers };
-}
+const call = apiCaller(() => stack.base, bodies);
 
 /** An assistant turn over SSE: the response and its events. */
 async function turn(body, { owner, headers = {} } = {}) {

@@ -31,6 +31,29 @@ export function asOwner(token = OWNER) {
   return { authorization: `Bearer ${token}` };
 }
 
+/**
+ * A caller of the Worker's JSON API: `call(method, path, {body, raw, headers, owner})` sends
+ * `body` as JSON (or `raw` as is) as `owner` (the main owner when not given) and answers
+ * `{status, headers, text, json}` (`json` null when the body is not JSON). `base()` gives the
+ * stack's address; every body is pushed to `seen` when given (suites check none holds the key).
+ */
+export function apiCaller(base, seen) {
+  return async function call(method, path, { body, raw, headers = {}, owner } = {}) {
+    const response = await fetch(base() + path, {
+      method,
+      headers: { "content-type": "application/json", ...asOwner(owner), ...headers },
+      body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
+    });
+    const text = await response.text();
+    seen?.push(text);
+    let json = null;
+    try {
+      json = JSON.parse(text);
+    } catch {}
+    return { status: response.status, headers: response.headers, text, json };
+  };
+}
+
 async function freePort() {
   const server = net.createServer();
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -7,7 +7,7 @@ import { after, before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createHmac } from "node:crypto";
-import { ADMIN_TOKEN, SECRET_KEY, asOwner, fakeProvider, newOwner, ownerId, parseSse, startStack } from "./harness.mjs";
+import { ADMIN_TOKEN, SECRET_KEY, apiCaller, asOwner, fakeProvider, newOwner, ownerId, parseSse, startStack } from "./harness.mjs";
 
 const WEBHOOK_SECRET = "whsec-test-5e4d3c2b1a";
 
@@ -54,20 +54,8 @@ after(async () => {
 });
 
 /** A request as the suite's owner (another owner's token may be given in `headers`). */
-async function call(method, path, body, headers = {}) {
-  const response = await fetch(stack.base + path, {
-    method,
-    headers: { "content-type": "application/json", ...asOwner(), ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  bodies.push(text);
-  let json = null;
-  try {
-    json = JSON.parse(text);
-  } catch {}
-  return { status: response.status, headers: response.headers, text, json };
-}
+const api = apiCaller(() => stack.base, bodies);
+const call = (method, path, body, headers) => api(method, path, { body, headers });
 
 async function draft(fields) {
   const response = await call("POST", "/api/research/draft", { prompt: "How do EGFR inhibitors compare?", synthesis_llm: "synth", ...fields });

@@ -4,7 +4,7 @@
 // instructions in the assistant's prompt, and guided turns serialized on their object.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { asOwner, newOwner, startStack } from "./harness.mjs";
+import { apiCaller, newOwner, startStack } from "./harness.mjs";
 
 let stack;
 
@@ -15,19 +15,7 @@ after(async () => {
   await stack?.stop();
 });
 
-async function call(method, path, { body, headers = {}, owner } = {}) {
-  const response = await fetch(stack.base + path, {
-    method,
-    headers: { "content-type": "application/json", ...asOwner(owner), ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  let json = null;
-  try {
-    json = JSON.parse(text);
-  } catch {}
-  return { status: response.status, json, text };
-}
+const call = apiCaller(() => stack.base);
 
 /** Walks the guided workflow with the offline provider up to `until` (`review` or `done`). */
 async function guided(owner, until = "done") {

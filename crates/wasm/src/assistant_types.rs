@@ -104,16 +104,8 @@ export interface AssistantResponse {
   conversation_id?: string;
   diagnostics?: AssistantNote[];
 }
-/** Server-Sent Events of an assistant turn (each with an `id`). */
-export type AssistantEvent =
-  | { type: "status"; message: string }
-  | { type: "text_delta"; text: string }
-  | { type: "model_delta"; text: string }
-  | { type: "tool_start"; tool: string; input: unknown }
-  | { type: "tool_progress"; tool: string; stage: string; message: string; progress: number }
-  | { type: "tool_complete"; tool: string; index: number }
-  | { type: "complete"; payload: AssistantResponse }
-  | { type: "error"; code: string; message: string };
+/** Server-Sent Events of an assistant turn. */
+export type AssistantEvent = TurnEvent<AssistantResponse>;
 /** One entry of `GET /api/assistant/conversations`. */
 export interface ConversationSummary { id: string; title: string; created_at: number; updated_at: number; turns: number }
 /** One message of `GET /api/assistant/conversations/:id`. */

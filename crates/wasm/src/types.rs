@@ -169,16 +169,20 @@ export interface ChatResponse {
   turns?: number;
 }
 
-/** Server-Sent Events of a streamed chat turn. */
-export type StreamEvent =
+/** Server-Sent Events of a streamed turn (each with an `id`), ending with `complete` and its
+ * `Answer` or with `error`. */
+export type TurnEvent<Answer> =
   | { type: "status"; message: string }
   | { type: "text_delta"; text: string }
   | { type: "model_delta"; text: string }
   | { type: "tool_start"; tool: string; input: unknown }
   | { type: "tool_progress"; tool: string; stage: string; message: string; progress: number }
   | { type: "tool_complete"; tool: string; index: number }
-  | { type: "complete"; payload: ChatResponse }
+  | { type: "complete"; payload: Answer }
   | { type: "error"; code: string; message: string };
+
+/** Server-Sent Events of a streamed chat turn. */
+export type StreamEvent = TurnEvent<ChatResponse>;
 
 /** A research job's status (research-lifecycle.md). */
 export type ResearchStatus =

@@ -94,20 +94,14 @@ pub async fn post(mut req: Request, env: Env, ctx: &Context, owner: &Owner) -> A
             "`message` is longer than {limit} characters"
         )));
     }
-    let ask = Ask::Message(message.clone());
-    start(
-        req,
-        env,
-        ctx,
-        owner,
-        settings,
-        body.conversation_id,
-        &message,
-        ask,
-        body.context,
-        body.provider,
-    )
-    .await
+    let asked = Asked {
+        conversation_id: body.conversation_id,
+        title: message.clone(),
+        ask: Ask::Message(message),
+        context: body.context,
+        provider: body.provider,
+    };
+    start(req, env, ctx, owner, settings, asked).await
 }
 
 /// `POST /api/assistant/actions`: a server action `{conversation_id?, action, target?, label?,
@@ -130,40 +124,50 @@ pub async fn post_action(
         .label
         .filter(|l| !l.trim().is_empty())
         .unwrap_or_else(|| body.action.clone());
-    let ask = Ask::Action {
-        action: body.action,
-        label: label.clone(),
-        target: body.target,
+    let asked = Asked {
+        conversation_id: body.conversation_id,
+        title: label.clone(),
+        ask: Ask::Action {
+            action: body.action,
+            label,
+            target: body.target,
+        },
+        context: body.context,
+        provider: None,
     };
-    start(
-        req,
-        env,
-        ctx,
-        owner,
-        settings,
-        body.conversation_id,
-        &label,
-        ask,
-        body.context,
-        None,
-    )
-    .await
+    start(req, env, ctx, owner, settings, asked).await
+}
+
+/// What a request asks of a turn: a message or a server action, on which conversation, from
+/// which page.
+struct Asked {
+    /// The conversation to continue; a new one when `None`.
+    conversation_id: Option<String>,
+    /// The new conversation's title (the message, or the action's label).
+    title: String,
+    ask: Ask,
+    /// The page's `ChatContext`, checked by `start`.
+    context: serde_json::Value,
+    /// The provider named by the request; the chat provider when `None`.
+    provider: Option<String>,
 }
 
 /// Checks the context and the stream in view, begins the turn on its conversation, and runs it.
-#[allow(clippy::too_many_arguments)]
 async fn start(
     req: Request,
     env: Env,
     ctx: &Context,
     owner: &Owner,
     settings: Settings,
-    conversation_id: Option<String>,
-    title: &str,
-    ask: Ask,
-    context: serde_json::Value,
-    provider: Option<String>,
+    asked: Asked,
 ) -> AppResult<Response> {
+    let Asked {
+        conversation_id,
+        title,
+        ask,
+        context,
+        provider,
+    } = asked;
     let json_mode = wants_json(&req)?;
     let model_deltas = req
         .headers()
@@ -185,7 +189,7 @@ async fn start(
         &env,
         owner,
         conversation_id.as_deref(),
-        title,
+        &title,
         turn_ms + LEASE_MARGIN_MS,
     )
     .await?;
@@ -225,7 +229,9 @@ async fn start(
 /// `GET /api/assistant/conversations`: the owner's conversations, newest first.
 pub async fn list(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response> {
     let (limit, cursor) = page_params(&req.inner().url())?;
-    let page = index::list(&Kv::new(env)?, &owner.id, limit, cursor).await?;
+    let page = index::LIST
+        .page(&Kv::new(env)?, &owner.id, limit, cursor)
+        .await?;
     Ok(Response::from_json(
         &serde_json::json!({"items": page.items, "cursor": page.cursor}),
     )?)

@@ -6,37 +6,26 @@
 use stepwise_core::conversation::Conversation;
 
 use crate::platform::error::AppResult;
-use crate::platform::kv::{Kv, Listing};
+use crate::platform::kv::{Kv, ListedItem, OwnerList};
 
-const PREFIX: &str = "assistant:";
+/// Each owner's conversations, newest first.
+pub const LIST: OwnerList = OwnerList::new("assistant:");
 
 /// Writes the conversation's entry, expiring after `ttl_seconds`.
 pub async fn write(kv: &Kv, conversation: &Conversation, ttl_seconds: u64) -> AppResult<()> {
-    kv.put_metadata(&key(conversation), conversation.summary(), ttl_seconds)
+    LIST.put(kv, item(conversation), conversation.summary(), ttl_seconds)
         .await
 }
 
 /// Removes the conversation's entry.
 pub async fn delete(kv: &Kv, conversation: &Conversation) -> AppResult<()> {
-    kv.delete(&key(conversation)).await
+    LIST.remove(kv, item(conversation)).await
 }
 
-/// A page of the owner's newest entries.
-pub async fn list(
-    kv: &Kv,
-    owner: &str,
-    limit: u64,
-    cursor: Option<String>,
-) -> AppResult<Listing<serde_json::Value>> {
-    kv.list(&format!("{PREFIX}{owner}:"), limit, cursor).await
-}
-
-fn key(conversation: &Conversation) -> String {
-    const LATEST: u64 = 9_999_999_999_999;
-    format!(
-        "{PREFIX}{}:{:013}:{}",
-        conversation.owner,
-        LATEST.saturating_sub(conversation.created_at),
-        conversation.id
-    )
+fn item(conversation: &Conversation) -> ListedItem<'_> {
+    ListedItem {
+        owner: &conversation.owner,
+        created_at: conversation.created_at,
+        id: &conversation.id,
+    }
 }

@@ -120,3 +120,67 @@ impl Kv {
         Ok(Listing { items, cursor })
     }
 }
+
+/// One owner-scoped list in KV, newest first: a key per item,
+/// `<prefix><owner id>:<inverted creation time>:<id>`, whose metadata is the item's list entry,
+/// so a prefix listing is the owner's items newest first and needs no reads. Another owner's
+/// prefix is never formed from a request.
+pub struct OwnerList {
+    prefix: &'static str,
+}
+
+/// The item a list key stands for.
+pub struct ListedItem<'a> {
+    /// The owner's id.
+    pub owner: &'a str,
+    /// When the item was created (ms since the epoch): the key's order.
+    pub created_at: u64,
+    /// The item's id.
+    pub id: &'a str,
+}
+
+impl OwnerList {
+    /// The list whose keys start with `prefix` (which ends with `:`).
+    pub const fn new(prefix: &'static str) -> OwnerList {
+        OwnerList { prefix }
+    }
+
+    /// Writes the item's entry, expiring after `ttl_seconds`.
+    pub async fn put<M: Serialize>(
+        &self,
+        kv: &Kv,
+        item: ListedItem<'_>,
+        entry: M,
+        ttl_seconds: u64,
+    ) -> AppResult<()> {
+        kv.put_metadata(&self.key(&item), entry, ttl_seconds).await
+    }
+
+    /// Removes the item's entry.
+    pub async fn remove(&self, kv: &Kv, item: ListedItem<'_>) -> AppResult<()> {
+        kv.delete(&self.key(&item)).await
+    }
+
+    /// A page of the owner's newest entries, as stored.
+    pub async fn page(
+        &self,
+        kv: &Kv,
+        owner: &str,
+        limit: u64,
+        cursor: Option<String>,
+    ) -> AppResult<Listing<serde_json::Value>> {
+        kv.list(&format!("{}{owner}:", self.prefix), limit, cursor)
+            .await
+    }
+
+    fn key(&self, item: &ListedItem<'_>) -> String {
+        const LATEST: u64 = 9_999_999_999_999;
+        format!(
+            "{}{}:{:013}:{}",
+            self.prefix,
+            item.owner,
+            LATEST.saturating_sub(item.created_at),
+            item.id
+        )
+    }
+}

@@ -10,10 +10,10 @@ use stepwise_core::research::{Lifetimes, Research, ResearchStatus};
 
 use crate::platform::deadline::now_ms;
 use crate::platform::error::AppResult;
-use crate::platform::kv::{Kv, Listing};
+use crate::platform::kv::{Kv, ListedItem, OwnerList};
 
-/// KV key prefix of the job index.
-const PREFIX: &str = "research:";
+/// Each owner's jobs, newest first.
+pub const LIST: OwnerList = OwnerList::new("research:");
 
 /// A job's entry in the list.
 #[derive(Debug, Serialize)]
@@ -45,30 +45,18 @@ pub async fn write(kv: &Kv, research: &Research, lifetimes: &Lifetimes) -> AppRe
         .expires_at(lifetimes)
         .unwrap_or_else(|| now.saturating_add(lifetimes.retention_ms));
     let ttl_seconds = until.saturating_sub(now) / 1000;
-    kv.put_metadata(&key(research), entry, ttl_seconds).await
+    LIST.put(kv, item(research), entry, ttl_seconds).await
 }
 
 /// Removes the job's entry.
 pub async fn delete(kv: &Kv, research: &Research) -> AppResult<()> {
-    kv.delete(&key(research)).await
+    LIST.remove(kv, item(research)).await
 }
 
-/// A page of the owner's newest entries ([`IndexEntry`] as stored).
-pub async fn list(
-    kv: &Kv,
-    owner: &str,
-    limit: u64,
-    cursor: Option<String>,
-) -> AppResult<Listing<serde_json::Value>> {
-    kv.list(&format!("{PREFIX}{owner}:"), limit, cursor).await
-}
-
-fn key(research: &Research) -> String {
-    const LATEST: u64 = 9_999_999_999_999;
-    format!(
-        "{PREFIX}{}:{:013}:{}",
-        research.owner,
-        LATEST.saturating_sub(research.created_at),
-        research.id
-    )
+fn item(research: &Research) -> ListedItem<'_> {
+    ListedItem {
+        owner: &research.owner,
+        created_at: research.created_at,
+        id: &research.id,
+    }
 }

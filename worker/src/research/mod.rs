@@ -225,7 +225,9 @@ pub async fn delete(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
 /// index (`{items, cursor}`).
 pub async fn list(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response> {
     let (limit, cursor) = url_parts::page_params(&req.inner().url())?;
-    let page = index::list(&Kv::new(env)?, &owner.id, limit, cursor).await?;
+    let page = index::LIST
+        .page(&Kv::new(env)?, &owner.id, limit, cursor)
+        .await?;
     let page = serde_json::json!({"items": page.items, "cursor": page.cursor});
     Ok(Response::from_json(&page)?)
 }

@@ -48,7 +48,8 @@ pub async fn create(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Res
         config: state.current_config,
         skipped: state.skipped,
     };
-    if store::list(&kv, &owner.id, MAX_STREAMS_PER_OWNER, None)
+    if store::LIST
+        .page(&kv, &owner.id, MAX_STREAMS_PER_OWNER, None)
         .await?
         .items
         .len() as u64
@@ -73,7 +74,9 @@ pub async fn create(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Res
 /// `GET /api/streams`: the owner's streams, newest first (`limit`, `cursor`).
 pub async fn list(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response> {
     let (limit, cursor) = page_params(&req.inner().url())?;
-    let page = store::list(&Kv::new(env)?, &owner.id, limit, cursor).await?;
+    let page = store::LIST
+        .page(&Kv::new(env)?, &owner.id, limit, cursor)
+        .await?;
     Ok(Response::from_json(
         &serde_json::json!({"items": page.items, "cursor": page.cursor}),
     )?)

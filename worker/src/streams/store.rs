@@ -7,10 +7,11 @@ use stepwise_core::streams::SavedStream;
 use stepwise_core::workflow::FieldValue;
 
 use crate::platform::error::AppResult;
-use crate::platform::kv::{Kv, Listing};
+use crate::platform::kv::{Kv, ListedItem, OwnerList};
 
 const RECORD: &str = "stream:";
-const INDEX: &str = "streams:";
+/// Each owner's streams, newest first.
+pub const LIST: OwnerList = OwnerList::new("streams:");
 
 /// The owner's stream `id`, if it exists.
 pub async fn load(kv: &Kv, owner: &str, id: &str) -> AppResult<Option<SavedStream>> {
@@ -32,36 +33,23 @@ pub async fn save(kv: &Kv, stream: &SavedStream) -> AppResult<()> {
         "created_at": stream.created_at,
         "updated_at": stream.updated_at,
     });
-    kv.put_metadata(&index_key(stream), entry, INDEX_TTL_SECONDS)
-        .await
+    LIST.put(kv, item(stream), entry, INDEX_TTL_SECONDS).await
 }
 
 /// Removes the stream and its list entry.
 pub async fn delete(kv: &Kv, stream: &SavedStream) -> AppResult<()> {
-    kv.delete(&index_key(stream)).await?;
+    LIST.remove(kv, item(stream)).await?;
     kv.delete(&format!("{RECORD}{}:{}", stream.owner, stream.id))
         .await
-}
-
-/// A page of the owner's list, newest first.
-pub async fn list(
-    kv: &Kv,
-    owner: &str,
-    limit: u64,
-    cursor: Option<String>,
-) -> AppResult<Listing<serde_json::Value>> {
-    kv.list(&format!("{INDEX}{owner}:"), limit, cursor).await
 }
 
 /// List entries live as long as their streams (which do not expire): ten years.
 const INDEX_TTL_SECONDS: u64 = 10 * 365 * 24 * 3600;
 
-fn index_key(stream: &SavedStream) -> String {
-    const LATEST: u64 = 9_999_999_999_999;
-    format!(
-        "{INDEX}{}:{:013}:{}",
-        stream.owner,
-        LATEST.saturating_sub(stream.created_at),
-        stream.id
-    )
+fn item(stream: &SavedStream) -> ListedItem<'_> {
+    ListedItem {
+        owner: &stream.owner,
+        created_at: stream.created_at,
+        id: &stream.id,
+    }
 }

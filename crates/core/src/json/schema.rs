@@ -85,14 +85,15 @@ fn check(value: &Value, schema: &Value, path: &mut String, depth: usize) -> Resu
             }
         }
         Value::Number(number) => {
+            // Bounds are shown as the schema writes them.
             let number = number.as_f64().unwrap_or(0.0);
-            if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
-                && number < min
+            if let Some(min) = schema.get("minimum")
+                && min.as_f64().is_some_and(|min| number < min)
             {
                 return Err(format!("less than {min}"));
             }
-            if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
-                && number > max
+            if let Some(max) = schema.get("maximum")
+                && max.as_f64().is_some_and(|max| number > max)
             {
                 return Err(format!("more than {max}"));
             }

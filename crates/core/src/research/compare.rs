@@ -85,19 +85,18 @@ pub fn compare_reports(
         top
     };
     let union = terms_a.len() + terms_b.len() - both.len();
-    let overlap = if union == 0 {
-        0.0
-    } else {
-        both.len() as f64 / union as f64
-    };
+    // Rounded to the nearest whole percent.
+    let percent_shared = (both.len() * 100 + union / 2)
+        .checked_div(union)
+        .unwrap_or(0);
     let mut text = format!(
-        "Reports of {} and {} for \"{}\": {} and {} words; {:.0}% of their key terms are shared (a measure of wording, not of truth).\n",
+        "Reports of {} and {} for \"{}\": {} and {} words; {}% of their key terms are shared (a measure of wording, not of truth).\n",
         a.0,
         b.0,
         research.title,
         a.1.split_whitespace().count(),
         b.1.split_whitespace().count(),
-        overlap * 100.0
+        percent_shared
     );
     let list = |terms: &[String]| {
         if terms.is_empty() {

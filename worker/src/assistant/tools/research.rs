@@ -89,7 +89,9 @@ pub async fn retrieve_items(
 /// `list_research`: the caller's jobs, newest first.
 pub async fn list(ctx: &ToolContext<'_>, input: &Value) -> AppResult<ToolOutcome> {
     let limit = input["limit"].as_u64().unwrap_or(DEFAULT_LIST);
-    let page = index::list(&Kv::new(ctx.env)?, &ctx.owner.id, limit, None).await?;
+    let page = index::LIST
+        .page(&Kv::new(ctx.env)?, &ctx.owner.id, limit, None)
+        .await?;
     if page.items.is_empty() {
         return Ok(done("The user has no research jobs yet.".into()));
     }
