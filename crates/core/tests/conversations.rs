@@ -1,9 +1,10 @@
 //! The conversation protocol: owners, tokens, one turn at a time, stale turns, leases, and the
 //! history the model reads.
 
+use stepwise_core::agent::ToolUse;
 use stepwise_core::conversation::{
-    Command, Conversation, ConversationError, Entry, GuidedState, MAX_TURNS, Reply, handle,
-    model_history,
+    Command, Conversation, ConversationError, Entry, GuidedState, MAX_STORED_BYTES,
+    MAX_STORED_TOOL_OUTPUT, MAX_TURNS, Reply, handle, model_history,
 };
 use stepwise_core::protocol::Role;
 
@@ -137,6 +138,18 @@ fn a_turn_that_never_commits_is_given_up_and_its_late_commit_refused() {
         10 + LEASE + 2,
     )
     .unwrap();
+    // A turn whose lease ran out cannot commit either, even when no other turn began.
+    let (record, reply) = apply(&record, "o1", begin_guided(2), 20 + LEASE).unwrap();
+    let expired = apply(
+        &record,
+        "o1",
+        Command::CommitGuided {
+            lease: lease_of(&reply),
+            state: state("c"),
+        },
+        20 + 2 * LEASE,
+    );
+    assert_eq!(expired.unwrap_err(), ConversationError::TurnExpired);
     let record = record.unwrap();
     assert_eq!(
         (record.turns, record.guided.unwrap().current_step.as_str()),
@@ -167,10 +180,13 @@ fn tokens_and_owners_are_checked() {
         apply(&record, "o1", wrong_token, 2).unwrap_err(),
         ConversationError::Forbidden
     );
-    assert_eq!(
-        apply(&record, "o1", Command::Read { token_hash: None }, 2).unwrap_err(),
-        ConversationError::Forbidden
-    );
+    // Without a token, a guided conversation is not one the assistant's routes can see.
+    for command in [Command::Read { token_hash: None }, Command::Delete] {
+        assert_eq!(
+            apply(&record, "o1", command, 2).unwrap_err(),
+            ConversationError::NotFound
+        );
+    }
     // Another owner finds nothing, and cannot start a conversation over this one.
     for command in [
         begin_guided(0),
@@ -276,6 +292,45 @@ fn assistant_conversations_keep_their_messages_and_drop_a_failed_first_turn() {
     full.turns = MAX_TURNS;
     assert_eq!(
         apply(&Some(full), "o1", next, 6).unwrap_err(),
+        ConversationError::Full
+    );
+}
+
+#[test]
+fn stored_conversations_stay_within_the_size_a_stored_value_may_have() {
+    let begin = Command::BeginAssistant {
+        message: "Abstracts please".into(),
+        start: true,
+        lease_ms: LEASE,
+    };
+    let (record, reply) = apply(&None, "o1", begin, 0).unwrap();
+    let lease = lease_of(&reply);
+    // A long tool output is kept cut (the model read it whole during the turn).
+    let mut answer = Entry::user("Here they are.", 1, None);
+    answer.role = Role::Assistant;
+    answer.tool_history.push(ToolUse {
+        tool_name: "retrieve_items".into(),
+        input: serde_json::json!({"ids": ["1"]}),
+        output: "é".repeat(MAX_STORED_TOOL_OUTPUT * 3),
+        is_error: false,
+    });
+    let entries = vec![Entry::user("Abstracts please", 0, None), answer];
+    let commit = Command::CommitAssistant { lease, entries };
+    let (record, _) = apply(&record, "o1", commit, 1).unwrap();
+    let output = &record.as_ref().unwrap().entries[1].tool_history[0].output;
+    assert!(output.starts_with(&"é".repeat(MAX_STORED_TOOL_OUTPUT)));
+    assert!(output.ends_with("[cut for storage]"));
+    assert!(output.chars().count() < MAX_STORED_TOOL_OUTPUT + 40);
+    // A conversation past the stored-size bound takes no more turns, whatever its turn count.
+    let mut big = record.unwrap();
+    big.entries[0].content = "x".repeat(MAX_STORED_BYTES);
+    let next = Command::BeginAssistant {
+        message: "More".into(),
+        start: false,
+        lease_ms: LEASE,
+    };
+    assert_eq!(
+        apply(&Some(big), "o1", next, 2).unwrap_err(),
         ConversationError::Full
     );
 }

@@ -166,11 +166,21 @@ fn filters_and_settings_changes_are_payloads_of_their_pages() {
     );
     let (answer, _) = turn(
         "Set the instructions: Focus on phase 3 trials.",
-        settings,
+        settings.clone(),
         "",
     );
     let data: Value = serde_json::from_str(answer.custom_payload.unwrap().data.as_str()).unwrap();
     assert_eq!(data["chat_instructions"], "Focus on phase 3 trials.");
+    // Lowercasing the Kelvin sign shortens it: the wording is found at the message's own offsets.
+    let (answer, _) = turn("\u{212A} instructions: be brief", settings.clone(), "");
+    let data: Value = serde_json::from_str(answer.custom_payload.unwrap().data.as_str()).unwrap();
+    assert_eq!(data["chat_instructions"], "be brief");
+    let (answer, _) = turn("\u{212A} add keyword osimertinib", settings, "");
+    let data: Value = serde_json::from_str(answer.custom_payload.unwrap().data.as_str()).unwrap();
+    assert_eq!(
+        data["edits"],
+        json!([{"field": "keywords", "value": ["EGFR", "osimertinib"]}])
+    );
 }
 
 #[test]

@@ -6,8 +6,8 @@ mod common;
 use common::vectors;
 use serde_json::{Value, json};
 use stepwise_core::llm::{
-    ErrorCode, ModelCall, ProviderConfig, ProviderError, ProviderKind, ProviderSettings,
-    StreamDecoder, StreamItem, build_request,
+    ErrorCode, MAX_ARGUMENT_BYTES, MAX_CALLS_PER_ANSWER, ModelCall, ProviderConfig, ProviderError,
+    ProviderKind, ProviderSettings, StreamDecoder, StreamItem, build_request,
 };
 use stepwise_core::protocol::{ChatMessage, Role};
 
@@ -83,6 +83,57 @@ fn nothing_is_decoded_after_the_end() {
             .is_empty()
     );
     assert!(decoder.finish().is_empty());
+}
+
+/// The tool calls decoded from OpenAI `tool_calls` deltas, one event each.
+fn openai_calls(deltas: &[Value]) -> Vec<(String, String, String, bool)> {
+    let mut body = String::new();
+    for delta in deltas {
+        let event = json!({"choices": [{"delta": {"tool_calls": [delta]}}]});
+        body.push_str(&format!("data: {event}\n\n"));
+    }
+    body.push_str(
+        "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n",
+    );
+    decode(ProviderKind::OpenAi, &[body.as_bytes()])
+        .into_iter()
+        .filter_map(|item| match item {
+            StreamItem::ToolCall(c) => Some((c.id, c.name, c.arguments, c.malformed)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn openai_calls_without_an_index_are_told_apart_by_their_ids() {
+    let calls = openai_calls(&[
+        json!({"id": "a", "function": {"name": "x", "arguments": "{\"q\":"}}),
+        json!({"function": {"arguments": "1}"}}),
+        json!({"id": "b", "function": {"name": "y", "arguments": "{}"}}),
+    ]);
+    let expected = |id: &str, name: &str, args: &str| (id.into(), name.into(), args.into(), false);
+    assert_eq!(
+        calls,
+        vec![expected("a", "x", "{\"q\":1}"), expected("b", "y", "{}")]
+    );
+}
+
+#[test]
+fn one_answer_makes_a_bounded_number_of_calls_with_bounded_arguments() {
+    let many: Vec<Value> = (0..40)
+        .map(|i| json!({"index": i, "id": format!("c{i}"), "function": {"name": "t", "arguments": "{}"}}))
+        .collect();
+    assert_eq!(openai_calls(&many).len(), MAX_CALLS_PER_ANSWER);
+    let piece = format!("\"{}", "a".repeat(1000));
+    let mut long =
+        vec![json!({"index": 0, "id": "l", "function": {"name": "t", "arguments": "{\"q\":"}})];
+    for _ in 0..(MAX_ARGUMENT_BYTES / 1000 + 2) {
+        long.push(json!({"index": 0, "function": {"arguments": piece}}));
+    }
+    let calls = openai_calls(&long);
+    assert_eq!(calls.len(), 1);
+    assert!(calls[0].3, "arguments past the bound are malformed");
+    assert!(calls[0].2.len() <= MAX_ARGUMENT_BYTES);
 }
 
 fn call_messages() -> Vec<ChatMessage> {

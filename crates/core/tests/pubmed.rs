@@ -49,6 +49,18 @@ fn summaries_follow_the_ids_and_skip_those_without_one() {
 }
 
 #[test]
+fn an_ampersand_before_multibyte_text_is_kept_whole() {
+    let xml = "<PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>1</PMID><Article>\
+        <ArticleTitle>p &lt; 0.001 \u{b1} x &amp \u{3b1}\u{3b2}\u{3b3}\u{3b4}\u{3b5}\u{3b6}</ArticleTitle>\
+        </Article></MedlineCitation></PubmedArticle></PubmedArticleSet>";
+    let articles = parse_efetch(xml);
+    assert_eq!(
+        articles[0].title,
+        "p < 0.001 \u{b1} x &amp \u{3b1}\u{3b2}\u{3b3}\u{3b4}\u{3b5}\u{3b6}"
+    );
+}
+
+#[test]
 fn abstracts_are_read_with_their_sections_and_entities() {
     let articles = parse_efetch(&fixture("efetch.xml"));
     assert_eq!(articles.len(), 2);

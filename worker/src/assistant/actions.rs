@@ -26,17 +26,29 @@ pub async fn run(
     }
 }
 
+/// Refuses (422), before any turn begins, a server action whose target is missing.
+pub fn check(action: &str, target: Option<&str>) -> AppResult<()> {
+    match action {
+        "start_research" => question(target).map(|_| ()),
+        _ => Ok(()),
+    }
+}
+
+fn question(target: Option<&str>) -> AppResult<&str> {
+    target
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| {
+            AppError::invalid_request("`start_research` needs the question as its `target`")
+        })
+}
+
 /// Creates a research draft of the question `target` and offers to open it.
 async fn start_research(
     turn: &AssistantTurn,
     target: Option<&str>,
 ) -> AppResult<AssistantResponse> {
-    let prompt = target
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| {
-            AppError::invalid_request("`start_research` needs the question as its `target`")
-        })?;
+    let prompt = question(target)?;
     let settings = &turn.settings;
     let fields = DraftFields {
         title: fallback_title(prompt),

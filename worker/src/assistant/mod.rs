@@ -16,7 +16,7 @@ use std::time::Duration;
 use futures_channel::mpsc;
 use serde::Deserialize;
 use stepwise_core::agent::AgentLimits;
-use stepwise_core::conversation::{Command, ConversationKind, Reply};
+use stepwise_core::conversation::{Command, Reply};
 use stepwise_core::registry::ChatContext;
 use worker::{Context, Env, Request, Response};
 
@@ -71,6 +71,23 @@ struct ActionRequest {
     context: serde_json::Value,
 }
 
+/// Longest action label, in characters (a button's text).
+const MAX_LABEL_CHARS: usize = 200;
+
+/// `text` trimmed, refused (422) when empty or longer than `max_chars` characters.
+fn checked_text(field: &str, text: &str, max_chars: usize) -> AppResult<String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(AppError::invalid_request(format!("`{field}` is empty")));
+    }
+    if text.chars().count() > max_chars {
+        return Err(AppError::invalid_request(format!(
+            "`{field}` is longer than {max_chars} characters"
+        )));
+    }
+    Ok(text.to_owned())
+}
+
 /// `GET /api/assistant/registry`: the payload types, tools, actions and pages, as JSON.
 pub fn get_registry() -> AppResult<Response> {
     let mut response = Response::ok(registry_json())?;
@@ -84,16 +101,7 @@ pub fn get_registry() -> AppResult<Response> {
 pub async fn post(mut req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResult<Response> {
     let settings = Settings::from_env(&env)?;
     let body: AssistantRequest = read_json(&mut req).await?;
-    let message = body.message.trim().to_owned();
-    if message.is_empty() {
-        return Err(AppError::invalid_request("`message` is empty"));
-    }
-    if message.chars().count() > settings.max_message_chars {
-        let limit = settings.max_message_chars;
-        return Err(AppError::invalid_request(format!(
-            "`message` is longer than {limit} characters"
-        )));
-    }
+    let message = checked_text("message", &body.message, settings.max_message_chars)?;
     let asked = Asked {
         conversation_id: body.conversation_id,
         title: message.clone(),
@@ -120,10 +128,14 @@ pub async fn post_action(
             body.action
         )));
     }
-    let label = body
-        .label
-        .filter(|l| !l.trim().is_empty())
-        .unwrap_or_else(|| body.action.clone());
+    actions::check(&body.action, body.target.as_deref())?;
+    let label = match body.label.as_deref().filter(|l| !l.trim().is_empty()) {
+        Some(label) if label.contains(['\n', '\r']) => {
+            return Err(AppError::invalid_request("`label` is one line"));
+        }
+        Some(label) => checked_text("label", label, MAX_LABEL_CHARS)?,
+        None => body.action.clone(),
+    };
     let asked = Asked {
         conversation_id: body.conversation_id,
         title: label.clone(),
@@ -240,10 +252,12 @@ pub async fn list(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response
 /// `GET /api/assistant/conversations/:id`: the messages, with their tools, payloads and
 /// suggestions, oldest first.
 pub async fn get(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
-    let record = match client::send(env, id, &owner.id, &Command::Read { token_hash: None }).await?
-    {
-        Reply::Conversation(record) if record.kind == ConversationKind::Assistant => record,
-        _ => return Err(AppError::conversation_not_found()),
+    let Reply::Conversation(record) =
+        client::send(env, id, &owner.id, &Command::Read { token_hash: None }).await?
+    else {
+        return Err(AppError::internal(
+            &"the conversation answered another kind of reply",
+        ));
     };
     let mut view = record.summary();
     view["messages"] = serde_json::to_value(&record.entries)?;
@@ -253,10 +267,6 @@ pub async fn get(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
 
 /// `DELETE /api/assistant/conversations/:id`: 204.
 pub async fn delete(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
-    match client::send(env, id, &owner.id, &Command::Read { token_hash: None }).await? {
-        Reply::Conversation(record) if record.kind == ConversationKind::Assistant => {}
-        _ => return Err(AppError::conversation_not_found()),
-    }
     client::send(env, id, &owner.id, &Command::Delete).await?;
     Ok(Response::empty()?.with_status(204))
 }

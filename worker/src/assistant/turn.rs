@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use stepwise_core::agent::{Agent, AgentLimits, AssistantResponse, Step, ToolOutcome, finish};
 use stepwise_core::conversation::Entry;
-use stepwise_core::llm::{ModelCall, ProviderConfig, ProviderKind};
+use stepwise_core::llm::{ModelCall, ProviderConfig, ProviderKind, Round};
 use stepwise_core::markers::MarkerParser;
 use stepwise_core::offline::assistant_reply;
 use stepwise_core::protocol::{ChatMessage, Role};
@@ -124,6 +124,8 @@ impl AssistantTurn {
             Ok(()) => true,
             Err(error) => {
                 worker::console_error!("conversation {} was not stored: {error}", self.session.id);
+                // Release the turn so the next one is not refused until the lease runs out.
+                self.session.abort(&self.env).await;
                 out.status("not saved: this turn could not be stored").await;
                 false
             }
@@ -160,10 +162,10 @@ impl AssistantTurn {
         loop {
             step = match step {
                 Step::CallModel { answer_now } => {
-                    self.charge(&system, &messages)
+                    let rounds = agent.rounds();
+                    self.charge(&system, &messages, rounds)
                         .await
                         .map_err(Stop::Failed)?;
-                    let rounds = agent.rounds();
                     let call = ModelCall {
                         system: &system,
                         messages: &messages,
@@ -225,11 +227,18 @@ impl AssistantTurn {
     }
 
     /// Counts one model call against the owner's caps (offline answers cost nothing).
-    async fn charge(&self, system: &str, messages: &[ChatMessage]) -> Result<(), AppError> {
+    async fn charge(
+        &self,
+        system: &str,
+        messages: &[ChatMessage],
+        rounds: &[Round],
+    ) -> Result<(), AppError> {
         if self.provider.kind == ProviderKind::Offline {
             return Ok(());
         }
-        let prompt = system.len() + messages.iter().map(|m| m.content.len()).sum::<usize>();
+        let prompt = system.len()
+            + messages.iter().map(|m| m.content.len()).sum::<usize>()
+            + rounds.iter().map(Round::prompt_bytes).sum::<usize>();
         let charge = Charge {
             calls: 1,
             tokens: estimate_tokens(prompt, self.settings.max_tokens),

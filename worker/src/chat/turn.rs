@@ -138,6 +138,8 @@ impl Turn {
         if let Err(error) = &saved {
             let id = &self.conversation.id;
             console_error!("conversation {id} was not stored: {error}");
+            // Release the turn so the next one is not refused until the lease runs out.
+            self.conversation.abort(&self.env).await;
         }
         saved.is_ok()
     }

@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::{
-    Conversation, ConversationKind, Entry, GuidedState, MAX_TURNS, RunningTurn, title_from,
+    Conversation, ConversationKind, Entry, GuidedState, MAX_STORED_BYTES, MAX_STORED_TOOL_OUTPUT,
+    MAX_TURNS, RunningTurn, title_from,
 };
 use crate::workflow::Config;
 
@@ -55,7 +56,8 @@ pub enum Command {
         /// The lease of the turn begun.
         lease: u32,
     },
-    /// Read the conversation (a guided one with its token).
+    /// Read the conversation: a guided one with its token, an assistant one without (a
+    /// conversation of the other kind is not found).
     Read {
         /// SHA-256 of the caller's token (guided conversations).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -68,7 +70,7 @@ pub enum Command {
         /// The fields, already validated against the workflow.
         config: Config,
     },
-    /// Delete the conversation.
+    /// Delete an assistant conversation (a guided one ends with its retention).
     Delete,
 }
 
@@ -95,8 +97,10 @@ pub enum ConversationError {
     /// The turn being committed is no longer running (its lease ended).
     #[error("the turn was given up before it finished")]
     TurnExpired,
-    /// The conversation holds the most turns it may.
-    #[error("this conversation holds {MAX_TURNS} turns; start a new one")]
+    /// The conversation holds the most turns, or the most bytes, it may.
+    #[error(
+        "this conversation is full ({MAX_TURNS} turns or {MAX_STORED_BYTES} bytes); start a new one"
+    )]
     Full,
 }
 
@@ -249,7 +253,8 @@ pub fn handle(
         Command::CommitAssistant { lease, entries } => {
             let mut next = assistant(found(record)?)?.clone();
             commit(&mut next, *lease, now)?;
-            next.entries.extend(entries.iter().cloned());
+            next.entries
+                .extend(entries.iter().cloned().map(clip_tool_outputs));
             saved(next)
         }
         Command::Abort { lease } => {
@@ -276,10 +281,10 @@ pub fn handle(
         }
         Command::Read { token_hash } => {
             let record = found(record)?;
-            if record.kind == ConversationKind::Guided {
-                let token_hash = token_hash.as_ref().ok_or(ConversationError::Forbidden)?;
-                guided(record, Some(token_hash))?;
-            }
+            let record = match token_hash {
+                Some(token_hash) => guided(record, Some(token_hash))?,
+                None => assistant(record)?,
+            };
             Ok(Handled {
                 record: None,
                 erase: false,
@@ -290,14 +295,14 @@ pub fn handle(
             let record = guided(found(record)?, Some(token_hash))?;
             idle(record, now)?;
             let mut next = record.clone();
-            if let Some(state) = &mut next.guided {
-                state.current_config = config.clone();
-            }
+            // Nothing to edit before the first turn has committed.
+            let state = next.guided.as_mut().ok_or(ConversationError::NotFound)?;
+            state.current_config = config.clone();
             next.updated_at = now;
             saved(next)
         }
         Command::Delete => {
-            found(record)?;
+            assistant(found(record)?)?;
             Ok(Handled {
                 record: None,
                 erase: true,
@@ -345,6 +350,11 @@ fn idle(record: &Conversation, now: u64) -> Result<(), ConversationError> {
 }
 
 fn begin(next: &mut Conversation, now: u64, lease_ms: u64) -> Result<Handled, ConversationError> {
+    // A stored value has a size limit at the edge (2 MB a key in a Durable Object): a
+    // conversation past half of it takes no more turns, so the next commit always fits.
+    if serde_json::to_vec(&*next).map_or(usize::MAX, |bytes| bytes.len()) > MAX_STORED_BYTES {
+        return Err(ConversationError::Full);
+    }
     let turn = next.turns + 1;
     let before = Box::new(next.clone());
     next.leases += 1;
@@ -367,13 +377,28 @@ fn begin(next: &mut Conversation, now: u64, lease_ms: u64) -> Result<Handled, Co
 }
 
 fn commit(next: &mut Conversation, lease: u32, now: u64) -> Result<(), ConversationError> {
-    let Some(running) = next.running.filter(|r| r.lease == lease) else {
+    let Some(running) = next
+        .running
+        .filter(|r| r.lease == lease && r.expires_at > now)
+    else {
         return Err(ConversationError::TurnExpired);
     };
     next.running = None;
     next.turns = running.turn;
     next.updated_at = now;
     Ok(())
+}
+
+/// The entry with each tool output cut to [`MAX_STORED_TOOL_OUTPUT`] characters: the model read
+/// it whole during the turn; what is kept is a record of it.
+fn clip_tool_outputs(mut entry: Entry) -> Entry {
+    for tool_use in &mut entry.tool_history {
+        if let Some((cut, _)) = tool_use.output.char_indices().nth(MAX_STORED_TOOL_OUTPUT) {
+            tool_use.output.truncate(cut);
+            tool_use.output.push_str("\n[cut for storage]");
+        }
+    }
+    entry
 }
 
 fn saved(next: Conversation) -> Result<Handled, ConversationError> {

@@ -20,6 +20,11 @@ use crate::workflow::Config;
 
 /// Most turns an assistant conversation holds; past them, a new conversation is needed.
 pub const MAX_TURNS: u32 = 100;
+/// Largest conversation, as stored JSON, that may begin another turn (half the edge's 2 MB a
+/// stored value, so one more turn always fits).
+pub const MAX_STORED_BYTES: usize = 1_000_000;
+/// Longest tool output kept in a stored conversation, in characters.
+pub const MAX_STORED_TOOL_OUTPUT: usize = 4_000;
 /// Longest conversation title, in characters.
 pub const MAX_TITLE_CHARS: usize = 80;
 

@@ -61,7 +61,15 @@ struct PendingCall {
     name: String,
     arguments: String,
     check: JsonCheck,
+    /// The arguments went past [`MAX_ARGUMENT_BYTES`]; the rest was dropped.
+    too_long: bool,
 }
+
+/// Most tool calls one answer may make; the provider's further calls are ignored (the agent
+/// runs fewer still).
+pub const MAX_CALLS_PER_ANSWER: usize = 16;
+/// Longest arguments of one tool call; longer ones are given out as malformed.
+pub const MAX_ARGUMENT_BYTES: usize = 64 * 1024;
 
 impl StreamDecoder {
     /// A decoder for one answer of a provider of this kind.
@@ -150,8 +158,20 @@ impl StreamDecoder {
                     .into_iter()
                     .flatten()
                 {
-                    let index = delta["index"].as_u64().unwrap_or(0);
-                    let call = self.pending_call(index);
+                    // Some compatible servers leave the index out: a new id then starts a
+                    // new call, anything else continues the last one.
+                    let id = delta["id"].as_str().filter(|id| !id.is_empty());
+                    let index =
+                        delta["index"]
+                            .as_u64()
+                            .unwrap_or_else(|| match self.pending.last() {
+                                Some((last, call)) if id.is_none_or(|id| id == call.id) => *last,
+                                Some((last, _)) => last + 1,
+                                None => 0,
+                            });
+                    let Some(call) = self.pending_call(index) else {
+                        continue;
+                    };
                     if let Some(id) = delta["id"].as_str().filter(|id| !id.is_empty()) {
                         call.id = id.to_owned();
                     }
@@ -173,7 +193,9 @@ impl StreamDecoder {
                 "content_block_start" if value["content_block"]["type"] == "tool_use" => {
                     let index = value["index"].as_u64().unwrap_or(0);
                     let block = &value["content_block"];
-                    let call = self.pending_call(index);
+                    let Some(call) = self.pending_call(index) else {
+                        return;
+                    };
                     call.id = block["id"].as_str().unwrap_or("").to_owned();
                     call.name = block["name"].as_str().unwrap_or("").to_owned();
                 }
@@ -244,15 +266,20 @@ impl StreamDecoder {
     }
 
     /// The call streaming at `index`, begun if new.
-    fn pending_call(&mut self, index: u64) -> &mut PendingCall {
+    /// The call streaming at `index`, begun if new; `None` once the answer has made
+    /// [`MAX_CALLS_PER_ANSWER`] calls (so the search here stays short).
+    fn pending_call(&mut self, index: u64) -> Option<&mut PendingCall> {
         let at = match self.pending.iter().position(|(i, _)| *i == index) {
             Some(at) => at,
+            None if self.pending.len() + self.calls as usize >= MAX_CALLS_PER_ANSWER => {
+                return None;
+            }
             None => {
                 self.pending.push((index, PendingCall::default()));
                 self.pending.len() - 1
             }
         };
-        &mut self.pending[at].1
+        Some(&mut self.pending[at].1)
     }
 
     /// Gives out every call still streaming, in the provider's order.
@@ -265,12 +292,12 @@ impl StreamDecoder {
     }
 
     fn give_out(&mut self, call: PendingCall, items: &mut Vec<StreamItem>) {
-        if call.name.is_empty() {
-            return; // pieces of no named call: nothing the model asked for
+        if call.name.is_empty() || self.calls as usize >= MAX_CALLS_PER_ANSWER {
+            return; // pieces of no named call, or calls past the bound
         }
         self.calls += 1;
         let empty = call.arguments.trim().is_empty();
-        let malformed = !empty && call.check.finish().is_err();
+        let malformed = call.too_long || (!empty && call.check.finish().is_err());
         items.push(StreamItem::ToolCall(ToolCall {
             id: if call.id.is_empty() {
                 format!("call_{}", self.calls)
@@ -318,9 +345,14 @@ fn push_text(items: &mut Vec<StreamItem>, text: Option<&str>) {
 impl PendingCall {
     /// Adds a piece of the arguments, checking it as it comes.
     fn append(&mut self, piece: &str) {
-        if !piece.is_empty() {
-            self.check.feed(piece.as_bytes());
-            self.arguments.push_str(piece);
+        if self.too_long || piece.is_empty() {
+            return;
         }
+        if self.arguments.len() + piece.len() > MAX_ARGUMENT_BYTES {
+            self.too_long = true;
+            return;
+        }
+        self.check.feed(piece.as_bytes());
+        self.arguments.push_str(piece);
     }
 }

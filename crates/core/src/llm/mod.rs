@@ -10,7 +10,7 @@ mod request;
 mod settings;
 mod tools;
 
-pub use decode::{StreamDecoder, StreamItem};
+pub use decode::{MAX_ARGUMENT_BYTES, MAX_CALLS_PER_ANSWER, StreamDecoder, StreamItem};
 pub use error::{ErrorCode, ProviderError};
 pub use request::{HttpRequest, ModelCall, build_request};
 pub use settings::{ProviderConfig, ProviderKind, ProviderSettings, SettingsError};

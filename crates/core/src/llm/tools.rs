@@ -66,3 +66,17 @@ pub struct Round {
     /// Their replies, in the calls' order.
     pub replies: Vec<ToolReply>,
 }
+
+impl Round {
+    /// The bytes of text this round adds to every later request of the turn (for estimating
+    /// what a model call costs).
+    pub fn prompt_bytes(&self) -> usize {
+        let calls: usize = self
+            .calls
+            .iter()
+            .map(|c| c.id.len() + c.name.len() + c.arguments.len())
+            .sum();
+        let replies: usize = self.replies.iter().map(|r| r.content.len()).sum();
+        self.text.len() + calls + replies
+    }
+}

@@ -215,7 +215,7 @@ pub fn assistant_reply(
     }
     if has(&["instruction", "keyword", "rename", "change the", "add "])
         && payload("stream_config_suggestion")
-        && let Some(change) = settings_change(message, &lower, context)
+        && let Some(change) = settings_change(message, context)
     {
         text.push_str(
             "Here is the change; Accept applies it to the stream (the server checks it).\n",
@@ -378,15 +378,18 @@ fn filter_from(lower: &str) -> Option<Value> {
 }
 
 /// A settings change: new chat instructions (`instructions: ...`) or an added keyword.
-fn settings_change(message: &str, lower: &str, context: &ChatContext) -> Option<Value> {
-    if let Some(at) = lower.find("instruction") {
+fn settings_change(message: &str, context: &ChatContext) -> Option<Value> {
+    // Found in an ASCII-lowercased copy: its byte offsets are the message's own (full
+    // lowercasing can change lengths, e.g. the Kelvin sign).
+    let ascii = message.to_ascii_lowercase();
+    if let Some(at) = ascii.find("instruction") {
         let rest = &message[at..];
         let text = rest.split_once(':').map_or("", |(_, t)| t).trim();
         return (!text.is_empty()).then(|| {
             json!({"chat_instructions": text, "explanation": "New instructions for the assistant on this stream."})
         });
     }
-    let at = lower.find("keyword")?;
+    let at = ascii.find("keyword")?;
     let added = message[at..]
         .split_once(|c: char| c == ':' || c.is_whitespace())
         .map_or("", |(_, t)| t)

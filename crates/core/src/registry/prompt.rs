@@ -155,7 +155,18 @@ fn screen_state(prompt: &mut String, context: &ChatContext) {
     prompt.push_str("\n## What is on the screen\n");
     for (key, value) in context.state() {
         if key != "item_summaries" && !value.is_null() {
-            prompt.push_str(&format!("{key}: {}\n", as_json(value)));
+            // Keys come from the page too: one that is not a plain name is written quoted, so
+            // it can never start a line of its own.
+            let plain = !key.is_empty()
+                && key
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+            if plain {
+                prompt.push_str(key);
+            } else {
+                prompt.push_str(&as_json(&serde_json::Value::String(key.clone())));
+            }
+            prompt.push_str(&format!(": {}\n", as_json(value)));
         }
     }
     let items = context.item_summaries();
