@@ -33,7 +33,6 @@ use crate::platform::output::Output;
 use crate::platform::owner::Owner;
 use crate::platform::settings::{Settings, number};
 use crate::platform::sse;
-use crate::platform::url_parts::page_params;
 use crate::streams;
 
 /// The request header asking for `model_delta` events (value `model`) instead of `text_delta`.
@@ -240,13 +239,7 @@ async fn start(
 
 /// `GET /api/assistant/conversations`: the owner's conversations, newest first.
 pub async fn list(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response> {
-    let (limit, cursor) = page_params(&req.inner().url())?;
-    let page = index::LIST
-        .page(&Kv::new(env)?, &owner.id, limit, cursor)
-        .await?;
-    Ok(Response::from_json(
-        &serde_json::json!({"items": page.items, "cursor": page.cursor}),
-    )?)
+    index::LIST.respond(req, env, &owner.id).await
 }
 
 /// `GET /api/assistant/conversations/:id`: the messages, with their tools, payloads and

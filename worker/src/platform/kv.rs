@@ -3,10 +3,11 @@
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use worker::Env;
 use worker::kv::KvStore;
+use worker::{Env, Request, Response};
 
 use super::error::{AppError, AppResult};
+use super::url_parts::page_params;
 
 /// The KV binding's name in wrangler.toml.
 const BINDING: &str = "STEPWISE_KV";
@@ -171,6 +172,15 @@ impl OwnerList {
     ) -> AppResult<Listing<serde_json::Value>> {
         kv.list(&format!("{}{owner}:", self.prefix), limit, cursor)
             .await
+    }
+
+    /// The answer of a list route (`?limit=N&cursor=C`): `{items, cursor}`, the owner's
+    /// newest entries first.
+    pub async fn respond(&self, req: &Request, env: &Env, owner: &str) -> AppResult<Response> {
+        let (limit, cursor) = page_params(&req.inner().url())?;
+        let page = self.page(&Kv::new(env)?, owner, limit, cursor).await?;
+        let body = serde_json::json!({"items": page.items, "cursor": page.cursor});
+        Ok(Response::from_json(&body)?)
     }
 
     fn key(&self, item: &ListedItem<'_>) -> String {

@@ -28,7 +28,6 @@ use self::drafts::DraftBody;
 use crate::platform::body::{read_json, require_json};
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
-use crate::platform::kv::Kv;
 use crate::platform::owner::Owner;
 use crate::platform::settings::{Settings, share_ttl_ms, var};
 use crate::platform::{ids, spend, url_parts};
@@ -224,12 +223,7 @@ pub async fn delete(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
 /// `GET /api/research?limit=N&cursor=C`: the caller's jobs, newest first, from the owner's KV
 /// index (`{items, cursor}`).
 pub async fn list(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response> {
-    let (limit, cursor) = url_parts::page_params(&req.inner().url())?;
-    let page = index::LIST
-        .page(&Kv::new(env)?, &owner.id, limit, cursor)
-        .await?;
-    let page = serde_json::json!({"items": page.items, "cursor": page.cursor});
-    Ok(Response::from_json(&page)?)
+    index::LIST.respond(req, env, &owner.id).await
 }
 
 /// `PUT /api/research/:id` (admin): imports a whole job record, replacing the job's record (a

@@ -18,7 +18,6 @@ use crate::platform::error::{AppError, AppResult};
 use crate::platform::ids;
 use crate::platform::kv::Kv;
 use crate::platform::owner::Owner;
-use crate::platform::url_parts::page_params;
 use crate::workflows::store as workflows;
 
 /// Most streams an owner may keep.
@@ -73,13 +72,7 @@ pub async fn create(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Res
 
 /// `GET /api/streams`: the owner's streams, newest first (`limit`, `cursor`).
 pub async fn list(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response> {
-    let (limit, cursor) = page_params(&req.inner().url())?;
-    let page = store::LIST
-        .page(&Kv::new(env)?, &owner.id, limit, cursor)
-        .await?;
-    Ok(Response::from_json(
-        &serde_json::json!({"items": page.items, "cursor": page.cursor}),
-    )?)
+    store::LIST.respond(req, env, &owner.id).await
 }
 
 /// `GET /api/streams/:id`.
