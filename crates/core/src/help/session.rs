@@ -1,0 +1,471 @@
+//! A help-desk session as its Durable Object keeps it: the owner, the transcript, the pipeline's
+//! [`HelpState`] (the clarification context among it) loaded at the start of a turn and saved at
+//! its end, the escalation, and how often the knowledge base was searched. [`handle`] is the one
+//! entry point: a command of a caller in, the record to save and the reply out; a refused
+//! command changes nothing.
+
+use serde::{Deserialize, Serialize};
+
+use super::HelpError;
+use super::pipeline::{DialogState, DocRef, HelpState, Node, Outcome, QuestionView};
+
+/// Most turns of one session.
+pub const MAX_TURNS: u32 = 40;
+/// Longest reply kept in the transcript, in characters.
+pub const MAX_STORED_REPLY_CHARS: usize = 8000;
+
+/// Who sends a command: the session's owner (by owner id) or an operator (admin token).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "id")]
+pub enum Caller {
+    /// An owner id.
+    Owner(String),
+    /// An operator, who may read and resolve escalated sessions.
+    Operator,
+}
+
+/// Whether a person is needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionStatus {
+    /// The desk answers.
+    Open,
+    /// Handed to a person; new questions start a new session.
+    Escalated,
+    /// An operator closed it.
+    Resolved,
+}
+
+/// Why a session was handed to a person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EscalationReason {
+    /// The article of the answer requires a handoff.
+    Article,
+    /// The user asked for a person.
+    Requested,
+}
+
+/// The handoff.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Escalation {
+    /// When it happened.
+    pub at: u64,
+    /// Why.
+    pub reason: EscalationReason,
+    /// When an operator resolved it.
+    pub resolved_at: Option<u64>,
+}
+
+/// Who wrote a transcript line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Speaker {
+    /// The user.
+    User,
+    /// The desk.
+    Desk,
+}
+
+/// A line of the transcript.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HelpMessage {
+    /// Who wrote it.
+    pub role: Speaker,
+    /// The text, verbatim for the user.
+    pub text: String,
+    /// When.
+    pub at: u64,
+    /// The clarifying question this line asks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<QuestionView>,
+    /// Shown after the text (the handoff footer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub footer: Option<String>,
+    /// The article the answer comes from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doc: Option<DocRef>,
+    /// The nodes the turn visited (desk lines).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trace: Vec<Node>,
+}
+
+/// A turn's hold on the session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lease {
+    /// The turn's id.
+    pub id: String,
+    /// When it lapses.
+    pub until: u64,
+}
+
+/// The session record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HelpSession {
+    /// Its id.
+    pub id: String,
+    /// Its owner's id.
+    pub owner: String,
+    /// When it started.
+    pub created_at: u64,
+    /// When it last changed.
+    pub updated_at: u64,
+    /// The pipeline's state between turns.
+    pub state: HelpState,
+    /// The transcript.
+    pub messages: Vec<HelpMessage>,
+    /// Whether a person is needed.
+    pub status: SessionStatus,
+    /// The handoff, once there is one.
+    pub escalation: Option<Escalation>,
+    /// The last answer found nothing and offered a person.
+    pub handoff_offered: bool,
+    /// How many turns searched the knowledge base.
+    pub search_calls: u32,
+    /// Turns committed.
+    pub turns: u32,
+    /// The running turn's hold.
+    pub lease: Option<Lease>,
+}
+
+/// A committed turn: the user's message and the pipeline's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnRecord {
+    /// The message, verbatim.
+    pub message: String,
+    /// The reply.
+    pub reply: String,
+    /// Shown after the reply.
+    pub footer: Option<String>,
+    /// The question asked, while clarifying.
+    pub question: Option<QuestionView>,
+    /// Nodes visited.
+    pub trace: Vec<Node>,
+    /// The state to keep.
+    pub state: HelpState,
+    /// Whether the turn searched.
+    pub searched: bool,
+    /// Whether to hand the session to a person.
+    pub escalate: bool,
+    /// Whether the desk had no answer.
+    pub no_answer: bool,
+}
+
+impl TurnRecord {
+    /// The record of `message` answered by `outcome`.
+    pub fn new(message: &str, outcome: &Outcome) -> Self {
+        TurnRecord {
+            message: message.to_owned(),
+            reply: outcome.reply.clone(),
+            footer: outcome.footer.clone(),
+            question: outcome.question.clone(),
+            trace: outcome.trace.clone(),
+            state: outcome.state.clone(),
+            searched: outcome.searched,
+            escalate: outcome.escalate,
+            no_answer: outcome.no_answer,
+        }
+    }
+}
+
+/// A command to a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "command")]
+pub enum HelpCommand {
+    /// Start a turn (the owner; a missing session is created): refused while another turn
+    /// holds the session, or once it is escalated, closed or full.
+    Begin {
+        /// The turn's id.
+        lease_id: String,
+        /// How long the hold lasts.
+        lease_ms: u64,
+    },
+    /// Keep a turn begun with `lease_id`.
+    Commit {
+        /// The turn's id.
+        lease_id: String,
+        /// What happened.
+        turn: Box<TurnRecord>,
+    },
+    /// Give a turn up (a failed model call): the hold goes, a session still empty goes too.
+    Release {
+        /// The turn's id.
+        lease_id: String,
+    },
+    /// Read the session.
+    Read,
+    /// The user asks for a person.
+    RequestHandoff,
+    /// An operator closes an escalated session.
+    Resolve,
+}
+
+/// The session as clients see it (no owner, no lease).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionView {
+    /// Its id.
+    pub id: String,
+    /// When it started.
+    pub created_at: u64,
+    /// When it last changed.
+    pub updated_at: u64,
+    /// Whether a person is needed.
+    pub status: SessionStatus,
+    /// Where the dialog stands.
+    pub dialog_state: Option<DialogState>,
+    /// The pipeline's state (the clarification context among it).
+    pub state: HelpState,
+    /// The transcript.
+    pub messages: Vec<HelpMessage>,
+    /// The handoff.
+    pub escalation: Option<Escalation>,
+    /// The last answer offered a person.
+    pub handoff_offered: bool,
+    /// Turns that searched the knowledge base.
+    pub search_calls: u32,
+    /// Turns committed.
+    pub turns: u32,
+}
+
+impl HelpSession {
+    /// The client's view.
+    pub fn view(&self) -> SessionView {
+        SessionView {
+            id: self.id.clone(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            status: self.status,
+            dialog_state: self.state.dialog_state,
+            state: self.state.clone(),
+            messages: self.messages.clone(),
+            escalation: self.escalation.clone(),
+            handoff_offered: self.handoff_offered,
+            search_calls: self.search_calls,
+            turns: self.turns,
+        }
+    }
+}
+
+/// The reply to a command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HelpReply {
+    /// The session after the command.
+    pub session: SessionView,
+    /// This command handed the session to a person.
+    pub escalated: bool,
+}
+
+/// A handled command: the record to save (`None`: unchanged), whether to erase it, the reply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Handled {
+    /// The new record.
+    pub record: Option<HelpSession>,
+    /// Erase the session (a first turn given up).
+    pub erase: bool,
+    /// The reply.
+    pub reply: HelpReply,
+}
+
+/// Handles `command` of `caller` on session `id` (`record`: `None` when it does not exist).
+/// Another owner's session answers [`HelpError::NotFound`], as a missing one does.
+///
+/// ```
+/// use stepwise_core::help::{Caller, HelpCommand, handle};
+/// let begin = HelpCommand::Begin { lease_id: "t1".into(), lease_ms: 1000 };
+/// let made = handle(None, "s1", &Caller::Owner("o1".into()), &begin, 5).unwrap();
+/// let record = made.record.unwrap();
+/// assert_eq!(record.owner, "o1");
+/// let stranger = handle(Some(&record), "s1", &Caller::Owner("o2".into()), &HelpCommand::Read, 6);
+/// assert_eq!(stranger.unwrap_err().code(), "help_session_not_found");
+/// let again = handle(Some(&record), "s1", &Caller::Owner("o1".into()), &begin, 6);
+/// assert_eq!(again.unwrap_err().code(), "turn_in_progress");
+/// ```
+pub fn handle(
+    record: Option<&HelpSession>,
+    id: &str,
+    caller: &Caller,
+    command: &HelpCommand,
+    now: u64,
+) -> Result<Handled, HelpError> {
+    let visible = record.filter(|r| match caller {
+        Caller::Owner(owner) => &r.owner == owner,
+        Caller::Operator => r.escalation.is_some(),
+    });
+    match (visible, command, caller) {
+        (None, HelpCommand::Begin { lease_id, lease_ms }, Caller::Owner(owner))
+            if record.is_none() =>
+        {
+            let fresh = HelpSession {
+                id: id.to_owned(),
+                owner: owner.clone(),
+                created_at: now,
+                updated_at: now,
+                state: HelpState::default(),
+                messages: Vec::new(),
+                status: SessionStatus::Open,
+                escalation: None,
+                handoff_offered: false,
+                search_calls: 0,
+                turns: 0,
+                lease: Some(Lease {
+                    id: lease_id.clone(),
+                    until: now.saturating_add(*lease_ms),
+                }),
+            };
+            Ok(changed(fresh, false))
+        }
+        (None, _, _) => Err(HelpError::NotFound),
+        (Some(session), command, caller) => on_session(session, command, caller, now),
+    }
+}
+
+fn on_session(
+    session: &HelpSession,
+    command: &HelpCommand,
+    caller: &Caller,
+    now: u64,
+) -> Result<Handled, HelpError> {
+    let owner = matches!(caller, Caller::Owner(_));
+    let held = session.lease.as_ref().is_some_and(|l| l.until > now);
+    let mut next = session.clone();
+    match command {
+        HelpCommand::Read => Ok(unchanged(session)),
+        HelpCommand::Begin { lease_id, lease_ms } if owner => {
+            open(session)?;
+            if session.turns >= MAX_TURNS {
+                return Err(HelpError::Full(MAX_TURNS as usize));
+            }
+            if held {
+                return Err(HelpError::TurnInProgress);
+            }
+            next.lease = Some(Lease {
+                id: lease_id.clone(),
+                until: now.saturating_add(*lease_ms),
+            });
+            Ok(changed(next, false))
+        }
+        HelpCommand::Commit { lease_id, turn } if owner => {
+            let ours = session
+                .lease
+                .as_ref()
+                .is_some_and(|l| &l.id == lease_id && l.until > now);
+            if !ours {
+                return Err(HelpError::LeaseExpired);
+            }
+            open(session)?;
+            commit(&mut next, turn, now);
+            Ok(changed(next, turn.escalate))
+        }
+        HelpCommand::Release { lease_id } if owner => {
+            if session.lease.as_ref().is_none_or(|l| &l.id != lease_id) {
+                return Ok(unchanged(session));
+            }
+            next.lease = None;
+            let mut handled = changed(next, false);
+            handled.erase = session.messages.is_empty();
+            Ok(handled)
+        }
+        HelpCommand::RequestHandoff if owner => match session.status {
+            SessionStatus::Escalated => Ok(unchanged(session)),
+            SessionStatus::Resolved => Err(HelpError::Closed),
+            SessionStatus::Open if held => Err(HelpError::TurnInProgress),
+            SessionStatus::Open => {
+                escalate(&mut next, EscalationReason::Requested, now);
+                Ok(changed(next, true))
+            }
+        },
+        HelpCommand::Resolve if !owner => {
+            if session.status != SessionStatus::Escalated {
+                return Err(HelpError::NotEscalated);
+            }
+            next.status = SessionStatus::Resolved;
+            if let Some(escalation) = next.escalation.as_mut() {
+                escalation.resolved_at = Some(now);
+            }
+            next.updated_at = now;
+            Ok(changed(next, false))
+        }
+        // An operator cannot speak for the owner, nor an owner resolve: as if missing.
+        _ => Err(HelpError::NotFound),
+    }
+}
+
+fn open(session: &HelpSession) -> Result<(), HelpError> {
+    match session.status {
+        SessionStatus::Open => Ok(()),
+        SessionStatus::Escalated => Err(HelpError::Escalated),
+        SessionStatus::Resolved => Err(HelpError::Closed),
+    }
+}
+
+fn commit(next: &mut HelpSession, turn: &TurnRecord, now: u64) {
+    let mut reply: String = turn.reply.chars().take(MAX_STORED_REPLY_CHARS).collect();
+    if reply.len() < turn.reply.len() {
+        reply.push('…');
+    }
+    next.messages.push(HelpMessage {
+        role: Speaker::User,
+        text: turn.message.clone(),
+        at: now,
+        question: None,
+        footer: None,
+        doc: None,
+        trace: Vec::new(),
+    });
+    let answered = turn.question.is_none() && !turn.no_answer;
+    next.messages.push(HelpMessage {
+        role: Speaker::Desk,
+        text: reply,
+        at: now,
+        question: turn.question.clone(),
+        footer: turn.footer.clone(),
+        doc: if answered {
+            turn.state.doc.clone()
+        } else {
+            None
+        },
+        trace: turn.trace.clone(),
+    });
+    next.state = turn.state.clone();
+    next.search_calls += u32::from(turn.searched);
+    next.turns += 1;
+    next.handoff_offered = turn.no_answer;
+    next.lease = None;
+    next.updated_at = now;
+    if turn.escalate {
+        escalate(next, EscalationReason::Article, now);
+    }
+}
+
+fn escalate(next: &mut HelpSession, reason: EscalationReason, now: u64) {
+    next.status = SessionStatus::Escalated;
+    next.escalation = Some(Escalation {
+        at: now,
+        reason,
+        resolved_at: None,
+    });
+    next.state.dialog_state = Some(DialogState::Escalated);
+    next.updated_at = now;
+}
+
+fn changed(next: HelpSession, escalated: bool) -> Handled {
+    Handled {
+        reply: HelpReply {
+            session: next.view(),
+            escalated,
+        },
+        record: Some(next),
+        erase: false,
+    }
+}
+
+fn unchanged(session: &HelpSession) -> Handled {
+    Handled {
+        record: None,
+        erase: false,
+        reply: HelpReply {
+            session: session.view(),
+            escalated: false,
+        },
+    }
+}

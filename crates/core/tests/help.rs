@@ -1,0 +1,575 @@
+//! The help desk's pipeline and sessions: every node, whole loops driven against a small
+//! in-memory world, spec §7's trace, and the property that no search happens while a
+//! clarification loop is active.
+
+use proptest::prelude::*;
+use stepwise_core::help::pipeline::{Answers, CachedAnswer, DocRef, HANDOFF_FOOTER, NO_ANSWER};
+use stepwise_core::help::session::{EscalationReason, TurnRecord};
+use stepwise_core::help::{
+    Caller, ClarificationContext, DialogState, Effect, HelpCommand, HelpDoc, HelpSession,
+    HelpState, Input, Node, Outcome, Pipeline, SessionStatus, Step, handle,
+};
+
+fn doc(id: &str, questions: &[&str], handoff: bool, language: &str) -> HelpDoc {
+    HelpDoc {
+        id: id.into(),
+        title: format!("Article {id}"),
+        body: format!("The body of {id}."),
+        language: language.into(),
+        clarifying_questions: questions.iter().map(|q| q.to_string()).collect(),
+        requires_handoff: handoff,
+        updated_at: 1,
+    }
+}
+
+/// A world: one article found by any search, an optional cached answer; it records effects.
+struct World {
+    found: Option<HelpDoc>,
+    cached: Option<CachedAnswer>,
+    effects: Vec<Effect>,
+}
+
+impl World {
+    fn new(found: Option<HelpDoc>) -> Self {
+        World {
+            found,
+            cached: None,
+            effects: Vec::new(),
+        }
+    }
+
+    fn turn(&mut self, state: &HelpState, message: &str) -> Outcome {
+        let (mut pipeline, mut step) = Pipeline::start(state, message).unwrap();
+        loop {
+            match step {
+                Step::Done(outcome) => return *outcome,
+                Step::Effect(effect) => {
+                    let input = match &effect {
+                        Effect::LookupCache { .. } => Input::Cached(self.cached.clone()),
+                        Effect::Search { .. } => Input::Found(self.found.clone()),
+                        Effect::Translate(request) => Input::Translated(Some(format!(
+                            "[{}] {}",
+                            request.to, request.question
+                        ))),
+                        Effect::Generate(request) => {
+                            Input::Generated(format!("ANSWER<{}>", request.prompt))
+                        }
+                    };
+                    self.effects.push(effect);
+                    step = pipeline.resume(input);
+                }
+            }
+        }
+    }
+
+    fn searches(&self) -> usize {
+        self.effects
+            .iter()
+            .filter(|e| matches!(e, Effect::Search { .. }))
+            .count()
+    }
+}
+
+fn looping(questions: &[&str], index: usize, answers: &[(&str, &str)]) -> HelpState {
+    HelpState {
+        clarification_context: Some(ClarificationContext {
+            active: true,
+            questions: questions.iter().map(|q| q.to_string()).collect(),
+            current_index: index,
+            answers: Answers(
+                answers
+                    .iter()
+                    .map(|(q, a)| (q.to_string(), a.to_string()))
+                    .collect(),
+            ),
+            original_doc_content: "Restart the app.".into(),
+            requires_handoff: false,
+        }),
+        original_query: Some("The app crashes".into()),
+        user_language: Some("en".into()),
+        doc: Some(DocRef {
+            id: "crash".into(),
+            title: "Crashes".into(),
+            language: "en".into(),
+        }),
+        dialog_state: Some(DialogState::NeedsClarification),
+    }
+}
+
+#[test]
+fn spec_trace_stores_12_for_version_and_asks_the_next_question_without_searching() {
+    let state = looping(
+        &["Device?", "Version?", "Describe error"],
+        1,
+        &[("Device?", "Pixel")],
+    );
+    let mut world = World::new(Some(doc("other", &[], false, "en")));
+    let outcome = world.turn(&state, "12");
+    assert!(
+        world.effects.is_empty(),
+        "no effect at all: {:?}",
+        world.effects
+    );
+    assert_eq!(
+        outcome.trace,
+        [Node::Guardrails, Node::Router, Node::Clarification]
+    );
+    let context = outcome.state.clarification_context.as_ref().unwrap();
+    assert_eq!(
+        context.answers.0,
+        [
+            ("Device?".into(), "Pixel".into()),
+            ("Version?".into(), "12".into())
+        ]
+    );
+    assert_eq!(context.current_index, 2);
+    assert!(context.active);
+    assert_eq!(outcome.reply, "Describe error");
+    let question = outcome.question.unwrap();
+    assert_eq!((question.number, question.total), (3, 3));
+    assert_eq!(outcome.dialog_state, DialogState::NeedsClarification);
+    assert!(!outcome.searched);
+}
+
+#[test]
+fn a_whole_loop_searches_once_then_generates_from_the_article_and_the_answers() {
+    let article = doc("crash", &["Which device?", "Version?"], false, "en");
+    let mut world = World::new(Some(article));
+    let first = world.turn(&HelpState::default(), "My app crashes on start");
+    assert_eq!(
+        first.trace,
+        [
+            Node::Guardrails,
+            Node::Router,
+            Node::CheckCache,
+            Node::HybridSearch,
+            Node::Clarification
+        ]
+    );
+    assert_eq!(first.reply, "Which device?");
+    let context = first.state.clarification_context.clone().unwrap();
+    assert!(context.active && context.current_index == 0 && context.answers.0.is_empty());
+    assert_eq!(context.original_doc_content, "The body of crash.");
+    let second = world.turn(&first.state, " Pixel 7 ");
+    assert_eq!(second.reply, "Version?");
+    let third = world.turn(&second.state, "12");
+    assert_eq!(world.searches(), 1);
+    assert_eq!(
+        third.trace,
+        [
+            Node::Guardrails,
+            Node::Router,
+            Node::Clarification,
+            Node::PromptRouting,
+            Node::Generation
+        ]
+    );
+    assert_eq!(
+        third.reply,
+        "ANSWER<Context: The body of crash.\n\nThe user has provided the following details:\n\
+         - Question: Which device? -> Answer:  Pixel 7 \n- Question: Version? -> Answer: 12\n\n\
+         User Query: My app crashes on start>"
+    );
+    assert_eq!(third.dialog_state, DialogState::AnswerProvided);
+    assert!(!third.state.clarifying());
+    assert!(
+        third.cache.is_none(),
+        "answers that needed clarification are not cached"
+    );
+    // The next message is a new question: searched again.
+    let fourth = world.turn(&third.state, "How do I share a report?");
+    assert!(fourth.searched);
+    assert_eq!(world.searches(), 2);
+}
+
+#[test]
+fn handoff_comes_after_the_generated_answer() {
+    let mut world = World::new(Some(doc("billing", &["Invoice number?"], true, "en")));
+    let first = world.turn(&HelpState::default(), "I was charged twice");
+    assert!(!first.escalate && first.footer.is_none());
+    let last = world.turn(&first.state, "INV-7");
+    assert!(matches!(world.effects.last(), Some(Effect::Generate(_))));
+    assert!(last.reply.starts_with("ANSWER<"));
+    assert_eq!(last.footer.as_deref(), Some(HANDOFF_FOOTER));
+    assert!(last.escalate);
+    assert_eq!(last.dialog_state, DialogState::Escalated);
+    assert!(last.cache.is_none());
+}
+
+#[test]
+fn an_article_without_questions_is_answered_at_once_and_cached() {
+    let mut world = World::new(Some(doc("share", &[], false, "en")));
+    let outcome = world.turn(&HelpState::default(), "How do I SHARE a report?");
+    assert_eq!(
+        outcome.trace,
+        [
+            Node::Guardrails,
+            Node::Router,
+            Node::CheckCache,
+            Node::HybridSearch,
+            Node::PromptRouting,
+            Node::Generation
+        ]
+    );
+    let (key, cached) = outcome.cache.clone().unwrap();
+    assert_eq!(key, "how do i share a report");
+    assert_eq!(cached.doc.id, "share");
+    // The same question again: the cache answers, search is skipped.
+    world.cached = Some(cached);
+    world.effects.clear();
+    let again = world.turn(&outcome.state, "how do i share a report");
+    assert_eq!(
+        again.trace,
+        [Node::Guardrails, Node::Router, Node::CheckCache]
+    );
+    assert_eq!(world.searches(), 0);
+    assert_eq!(again.reply, outcome.reply);
+    assert!(!again.searched);
+}
+
+#[test]
+fn nothing_above_the_threshold_says_so_and_offers_a_person() {
+    let mut world = World::new(None);
+    let outcome = world.turn(&HelpState::default(), "How do I bake bread?");
+    assert!(outcome.no_answer);
+    assert_eq!(outcome.reply, NO_ANSWER);
+    assert_eq!(outcome.dialog_state, DialogState::AnswerProvided);
+    match &world.effects[1] {
+        Effect::Search { fts, .. } => assert_eq!(fts.as_deref(), Some(r#""bake" OR "bread""#)),
+        other => panic!("expected a search, got {other:?}"),
+    }
+}
+
+#[test]
+fn questions_are_translated_only_for_another_language() {
+    let mut world = World::new(Some(doc(
+        "webhook",
+        &["Which URL?", "Which event?"],
+        false,
+        "en",
+    )));
+    let german = world.turn(&HelpState::default(), "Wie richte ich den Webhook ein?");
+    assert_eq!(german.reply, "[de] Which URL?");
+    assert_eq!(german.question.as_ref().unwrap().text, "[de] Which URL?");
+    let next = world.turn(&german.state, "https://example.org/hook");
+    assert_eq!(next.reply, "[de] Which event?");
+    // The answers stay keyed by the article's own questions.
+    let context = next.state.clarification_context.as_ref().unwrap();
+    assert_eq!(context.answers.0[0].0, "Which URL?");
+    let translations = world
+        .effects
+        .iter()
+        .filter(|e| matches!(e, Effect::Translate(_)))
+        .count();
+    assert_eq!(translations, 2);
+
+    let mut english = World::new(Some(doc("webhook", &["Which URL?"], false, "en")));
+    let outcome = english.turn(&HelpState::default(), "How do I set up the webhook?");
+    assert_eq!(outcome.reply, "Which URL?");
+    assert!(
+        !english
+            .effects
+            .iter()
+            .any(|e| matches!(e, Effect::Translate(_)))
+    );
+}
+
+#[test]
+fn a_failed_translation_asks_the_question_as_written() {
+    let state = HelpState::default();
+    let (mut pipeline, _) = Pipeline::start(&state, "Wie richte ich den Webhook ein?").unwrap();
+    pipeline.resume(Input::Cached(None));
+    let step = pipeline.resume(Input::Found(Some(doc(
+        "webhook",
+        &["Which URL?"],
+        false,
+        "en",
+    ))));
+    assert!(matches!(step, Step::Effect(Effect::Translate(_))));
+    match pipeline.resume(Input::Translated(None)) {
+        Step::Done(outcome) => assert_eq!(outcome.reply, "Which URL?"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn guardrails_refuse_empty_and_overlong_messages() {
+    assert_eq!(
+        Pipeline::start(&HelpState::default(), "\n\t ")
+            .unwrap_err()
+            .code(),
+        "empty_message"
+    );
+    let long = "x".repeat(2001);
+    assert_eq!(
+        Pipeline::start(&HelpState::default(), &long)
+            .unwrap_err()
+            .code(),
+        "message_too_long"
+    );
+    // Inside a loop too: an empty answer is not an answer.
+    let state = looping(&["Version?"], 0, &[]);
+    assert!(Pipeline::start(&state, " ").is_err());
+}
+
+#[test]
+fn answers_keep_the_questions_order_in_json() {
+    let state = looping(
+        &["Zeta?", "Alpha?", "Mid?"],
+        2,
+        &[("Zeta?", "1"), ("Alpha?", "2")],
+    );
+    let json = serde_json::to_string(&state.clarification_context).unwrap();
+    assert!(
+        json.contains(r#""answers":{"Zeta?":"1","Alpha?":"2"}"#),
+        "{json}"
+    );
+    let keys: Vec<&str> = [
+        "active",
+        "questions",
+        "current_index",
+        "answers",
+        "original_doc_content",
+        "requires_handoff",
+    ]
+    .to_vec();
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value.as_object().unwrap().len(), keys.len());
+    let back: Option<ClarificationContext> = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, state.clarification_context);
+}
+
+fn begun(owner: &str) -> HelpSession {
+    let begin = HelpCommand::Begin {
+        lease_id: "t1".into(),
+        lease_ms: 1000,
+    };
+    handle(None, "s1", &Caller::Owner(owner.into()), &begin, 10)
+        .unwrap()
+        .record
+        .unwrap()
+}
+
+fn outcome_of(world: &mut World, state: &HelpState, message: &str) -> TurnRecord {
+    TurnRecord::new(message, &world.turn(state, message))
+}
+
+#[test]
+fn sessions_commit_turns_under_a_lease_and_escalate_after_the_answer() {
+    let owner = Caller::Owner("o1".into());
+    let mut world = World::new(Some(doc("billing", &["Invoice?"], true, "en")));
+    let session = begun("o1");
+    let turn = outcome_of(&mut world, &session.state, "Charged twice");
+    let late = HelpCommand::Commit {
+        lease_id: "t1".into(),
+        turn: Box::new(turn.clone()),
+    };
+    assert_eq!(
+        handle(Some(&session), "s1", &owner, &late, 2000)
+            .unwrap_err()
+            .code(),
+        "lease_expired"
+    );
+    let other = HelpCommand::Commit {
+        lease_id: "t9".into(),
+        turn: Box::new(turn.clone()),
+    };
+    assert!(handle(Some(&session), "s1", &owner, &other, 20).is_err());
+    let commit = HelpCommand::Commit {
+        lease_id: "t1".into(),
+        turn: Box::new(turn),
+    };
+    let session = handle(Some(&session), "s1", &owner, &commit, 20)
+        .unwrap()
+        .record
+        .unwrap();
+    assert_eq!(
+        (session.turns, session.search_calls, session.messages.len()),
+        (1, 1, 2)
+    );
+    assert!(session.lease.is_none());
+    // Operators see only escalated sessions.
+    assert_eq!(
+        handle(
+            Some(&session),
+            "s1",
+            &Caller::Operator,
+            &HelpCommand::Read,
+            21
+        )
+        .unwrap_err()
+        .code(),
+        "help_session_not_found"
+    );
+
+    let begin = HelpCommand::Begin {
+        lease_id: "t2".into(),
+        lease_ms: 1000,
+    };
+    let session = handle(Some(&session), "s1", &owner, &begin, 30)
+        .unwrap()
+        .record
+        .unwrap();
+    let turn = outcome_of(&mut world, &session.state, "INV-7");
+    let commit = HelpCommand::Commit {
+        lease_id: "t2".into(),
+        turn: Box::new(turn),
+    };
+    let handled = handle(Some(&session), "s1", &owner, &commit, 40).unwrap();
+    assert!(handled.reply.escalated);
+    let session = handled.record.unwrap();
+    assert_eq!(session.status, SessionStatus::Escalated);
+    assert_eq!(
+        session.escalation.as_ref().unwrap().reason,
+        EscalationReason::Article
+    );
+    assert_eq!(
+        session.search_calls, 1,
+        "the answer to the question did not search"
+    );
+    assert_eq!(session.messages[3].footer.as_deref(), Some(HANDOFF_FOOTER));
+    assert_eq!(session.messages[2].text, "INV-7");
+    // No new turn once handed over; the operator can read and resolve it, the owner cannot resolve.
+    let begin = HelpCommand::Begin {
+        lease_id: "t3".into(),
+        lease_ms: 1000,
+    };
+    assert_eq!(
+        handle(Some(&session), "s1", &owner, &begin, 50)
+            .unwrap_err()
+            .code(),
+        "session_escalated"
+    );
+    assert!(handle(Some(&session), "s1", &owner, &HelpCommand::Resolve, 50).is_err());
+    let read = handle(
+        Some(&session),
+        "s1",
+        &Caller::Operator,
+        &HelpCommand::Read,
+        50,
+    )
+    .unwrap();
+    assert_eq!(read.reply.session.messages.len(), 4);
+    let resolved = handle(
+        Some(&session),
+        "s1",
+        &Caller::Operator,
+        &HelpCommand::Resolve,
+        60,
+    )
+    .unwrap()
+    .record
+    .unwrap();
+    assert_eq!(resolved.status, SessionStatus::Resolved);
+    assert_eq!(
+        handle(
+            Some(&resolved),
+            "s1",
+            &Caller::Operator,
+            &HelpCommand::Resolve,
+            61
+        )
+        .unwrap_err()
+        .code(),
+        "not_escalated"
+    );
+    assert_eq!(
+        handle(Some(&resolved), "s1", &owner, &begin, 62)
+            .unwrap_err()
+            .code(),
+        "session_closed"
+    );
+}
+
+#[test]
+fn a_first_turn_given_up_leaves_no_session_and_a_user_may_ask_for_a_person() {
+    let owner = Caller::Owner("o1".into());
+    let session = begun("o1");
+    let release = HelpCommand::Release {
+        lease_id: "t1".into(),
+    };
+    assert!(
+        handle(Some(&session), "s1", &owner, &release, 20)
+            .unwrap()
+            .erase
+    );
+    assert_eq!(
+        handle(
+            Some(&session),
+            "s1",
+            &owner,
+            &HelpCommand::RequestHandoff,
+            20
+        )
+        .unwrap_err()
+        .code(),
+        "turn_in_progress"
+    );
+    let mut free = session.clone();
+    free.lease = None;
+    let handled = handle(Some(&free), "s1", &owner, &HelpCommand::RequestHandoff, 30).unwrap();
+    assert!(handled.reply.escalated);
+    let escalated = handled.record.unwrap();
+    assert_eq!(
+        escalated.escalation.unwrap().reason,
+        EscalationReason::Requested
+    );
+    let stranger = Caller::Owner("o2".into());
+    assert_eq!(
+        handle(
+            Some(&free),
+            "s1",
+            &stranger,
+            &HelpCommand::RequestHandoff,
+            30
+        )
+        .unwrap_err()
+        .code(),
+        "help_session_not_found"
+    );
+    let begin = HelpCommand::Begin {
+        lease_id: "x".into(),
+        lease_ms: 10,
+    };
+    assert!(
+        handle(Some(&free), "s1", &stranger, &begin, 30).is_err(),
+        "a stranger never takes over a session id"
+    );
+}
+
+proptest! {
+    /// While a loop is active, whatever the user sends and whatever the world answers, the
+    /// machine never asks to search or to look up the cache.
+    #[test]
+    fn no_search_effect_while_active(
+        count in 1usize..6,
+        index_seed in 0usize..6,
+        message in "\\PC{1,40}",
+        translated in proptest::option::of("\\PC{0,20}"),
+        language in prop_oneof![Just("en"), Just("de"), Just("fr")],
+    ) {
+        prop_assume!(!message.trim().is_empty());
+        let questions: Vec<String> = (0..count).map(|i| format!("Question {i}?")).collect();
+        let refs: Vec<&str> = questions.iter().map(String::as_str).collect();
+        let mut state = looping(&refs, index_seed % count, &[]);
+        state.user_language = Some(language.into());
+        let (mut pipeline, mut step) = Pipeline::start(&state, &message).unwrap();
+        let mut rounds = 0;
+        while let Step::Effect(effect) = step {
+            let searches = matches!(effect, Effect::Search { .. } | Effect::LookupCache { .. });
+            prop_assert!(!searches, "searched while active");
+            let input = match effect {
+                Effect::Translate(_) => Input::Translated(translated.clone()),
+                _ => Input::Generated("answer".into()),
+            };
+            step = pipeline.resume(input);
+            rounds += 1;
+            prop_assert!(rounds < 4);
+        }
+        let Step::Done(outcome) = step else { unreachable!() };
+        prop_assert!(!outcome.searched);
+        prop_assert_eq!(&outcome.trace[..3], &[Node::Guardrails, Node::Router, Node::Clarification]);
+        let context = outcome.state.clarification_context.as_ref().unwrap();
+        prop_assert_eq!(context.answers.0.last().map(|(_, a)| a.as_str()), Some(message.as_str()));
+    }
+}
