@@ -307,7 +307,7 @@ impl Pipeline {
     /// effect counts as its empty answer (a cache miss, nothing found, no translation).
     pub fn resume(&mut self, input: Input) -> Step {
         match (std::mem::replace(&mut self.stage, Stage::Finished), input) {
-            (Stage::AwaitCache, Input::Cached(Some(hit))) => self.from_cache(hit),
+            (Stage::AwaitCache, Input::Cached(Some(hit))) => self.cached(hit),
             (Stage::AwaitCache, _) => {
                 self.trace.push(Node::HybridSearch);
                 self.searched = true;
@@ -470,7 +470,7 @@ impl Pipeline {
         Step::Done(Box::new(outcome))
     }
 
-    fn from_cache(&mut self, hit: CachedAnswer) -> Step {
+    fn cached(&mut self, hit: CachedAnswer) -> Step {
         self.state = HelpState {
             original_query: Some(self.message.clone()),
             user_language: detect_language(&self.message).map(str::to_owned),
