@@ -12,6 +12,7 @@ mod assistant;
 mod chat;
 mod conversations;
 mod health;
+mod help;
 mod me;
 mod platform;
 mod provider;
@@ -25,6 +26,7 @@ use worker::{
 };
 
 pub use conversations::object::Conversation;
+pub use help::object::HelpDesk;
 pub use platform::spend::SpendGuard;
 pub use research::job_object::ResearchJob;
 
@@ -80,6 +82,7 @@ async fn consume(env: &Env, body: &str) -> AppResult<()> {
             research::calls::handle(env, &call).await
         }
         RESEARCH_EVENT => research::notify::handle(env, &message).await,
+        help::escalations::HELP_EVENT => help::escalations::deliver(env, &message).await,
         other => {
             // An unknown kind can never succeed: drop it rather than retry it.
             console_error!("queue: message of unknown kind `{other}` dropped");

@@ -8,7 +8,7 @@ use crate::platform::admin::require_admin;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::limits;
 use crate::platform::owner::{self, Owner};
-use crate::{articles, assistant, chat, health, me, research, streams, workflows};
+use crate::{articles, assistant, chat, health, help, me, research, streams, workflows};
 
 /// Answers one request (errors are turned into responses by the caller).
 pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response> {
@@ -29,9 +29,34 @@ pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response>
         }
         (Method::Get, ["share", id]) => research::share::get(&env, id).await,
         (Method::Get, ["api", "assistant", "registry"]) => assistant::get_registry(),
+        (Method::Get, ["api", "help", "docs"]) => help::list_docs(&env).await,
+        (Method::Get, ["api", "help", "docs", id]) => help::get_doc(&env, id).await,
+        (Method::Put, ["api", "help", "docs", id]) => {
+            require_admin(&req, &env, "help article imports")?;
+            let id = (*id).to_owned();
+            help::put_doc(req, &env, &id).await
+        }
+        (Method::Post, ["api", "help", "docs:import"]) => {
+            require_admin(&req, &env, "help article imports")?;
+            help::import_docs(req, &env).await
+        }
+        (Method::Get, ["api", "help", "escalations"]) => {
+            require_admin(&req, &env, "help escalations")?;
+            help::escalations::list(&req, &env).await
+        }
+        (Method::Post, ["api", "help", "escalations", id, "resolve"]) => {
+            require_admin(&req, &env, "help escalations")?;
+            help::escalations::resolve(&env, id).await
+        }
         (
             _,
-            ["healthz"] | ["api", "workflows", _] | ["share", _] | ["api", "assistant", "registry"],
+            ["healthz"]
+            | ["api", "workflows", _]
+            | ["share", _]
+            | ["api", "assistant", "registry"]
+            | ["api", "help", "docs" | "docs:import" | "escalations"]
+            | ["api", "help", "docs", _]
+            | ["api", "help", "escalations", _, "resolve"],
         ) => Err(AppError::method_not_allowed()),
         (_, ["api", ..]) => {
             let owner = owner::require(&req, &env).await?;
@@ -96,6 +121,11 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
         (Method::Delete, ["api", "assistant", "conversations", id]) => {
             assistant::delete(&env, owner, id).await
         }
+        (Method::Post, ["api", "help"]) => help::turn::post(req, &env, owner).await,
+        (Method::Get, ["api", "help", "sessions", id]) => help::get_session(&env, owner, id).await,
+        (Method::Post, ["api", "help", "sessions", id, "handoff"]) => {
+            help::handoff(&env, owner, id).await
+        }
         (Method::Get, ["api", "streams"]) => streams::list(&req, &env, owner).await,
         (Method::Post, ["api", "streams"]) => streams::create(req, &env, owner).await,
         (Method::Get, ["api", "streams", id]) => streams::get(&env, owner, id).await,
@@ -113,7 +143,9 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
             | ["api", "chat", "update-field"]
             | ["api", "conversations", _]
             | ["api", "research", ..]
-            | ["api", "assistant" | "streams"]
+            | ["api", "assistant" | "streams" | "help"]
+            | ["api", "help", "sessions", _]
+            | ["api", "help", "sessions", _, "handoff"]
             | ["api", "assistant", "actions" | "conversations"]
             | ["api", "assistant", "conversations", _]
             | ["api", "streams", _]
@@ -131,6 +163,7 @@ fn calls_a_model(route: &(Method, &[&str])) -> bool {
         (Method::Post, ["api", "chat"])
             | (Method::Post, ["api", "assistant"])
             | (Method::Post, ["api", "assistant", "actions"])
+            | (Method::Post, ["api", "help"])
             | (Method::Post, ["api", "research", "draft"])
             | (Method::Put, ["api", "research", _, "draft"])
             | (Method::Post, ["api", "research"])

@@ -20,6 +20,14 @@ pub async fn read_json<T: DeserializeOwned>(req: &mut Request) -> AppResult<T> {
     parse_json(&bytes)
 }
 
+/// Reads a JSON body as text (content type and size checked) for a reader of the core, whose
+/// errors say what is wrong.
+pub async fn read_json_text(req: &mut Request) -> AppResult<String> {
+    require_json(req)?;
+    let bytes = read_limited(req).await?;
+    String::from_utf8(bytes).map_err(|_| AppError::invalid_json("the body is not UTF-8"))
+}
+
 /// 415 unless the request declares `Content-Type: application/json` (parameters allowed). Every
 /// POST and PUT of the API needs it, even with no body: a cross-site HTML form can only send
 /// form or text content types, so it can never reach these routes.

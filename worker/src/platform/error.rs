@@ -4,6 +4,7 @@
 //! logged, never echoed to the client.
 
 use stepwise_core::conversation::ConversationError;
+use stepwise_core::help::HelpError;
 use stepwise_core::llm::{ErrorCode, ProviderError, SettingsError};
 use stepwise_core::owner::AuthError;
 use stepwise_core::pubmed::PubmedError;
@@ -285,6 +286,19 @@ impl From<ConversationError> for AppError {
         let status = match &error {
             ConversationError::NotFound => 404,
             ConversationError::Forbidden => 403,
+            _ => 409,
+        };
+        AppError::new(status, error.code(), error.to_string())
+    }
+}
+
+/// A help-desk message, article or session command refused by the core.
+impl From<HelpError> for AppError {
+    fn from(error: HelpError) -> Self {
+        let status = match &error {
+            HelpError::EmptyMessage | HelpError::InvalidDoc(_) => 422,
+            HelpError::MessageTooLong(_) => 413,
+            HelpError::NotFound => 404,
             _ => 409,
         };
         AppError::new(status, error.code(), error.to_string())

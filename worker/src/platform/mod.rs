@@ -21,3 +21,4 @@ pub mod settings;
 pub mod spend;
 pub mod sse;
 pub mod url_parts;
+pub mod webhook;

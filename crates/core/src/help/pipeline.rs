@@ -277,13 +277,7 @@ impl Pipeline {
     /// assert_eq!(Pipeline::start(&HelpState::default(), "  ").unwrap_err().code(), "empty_message");
     /// ```
     pub fn start(state: &HelpState, message: &str) -> Result<(Pipeline, Step), HelpError> {
-        let chars = message.chars().count();
-        if message.trim().is_empty() {
-            return Err(HelpError::EmptyMessage);
-        }
-        if chars > MAX_MESSAGE_CHARS {
-            return Err(HelpError::MessageTooLong(chars));
-        }
+        check_message(message)?;
         let mut pipeline = Pipeline {
             state: state.clone(),
             message: message.to_owned(),
@@ -510,6 +504,19 @@ impl Pipeline {
             no_answer: false,
         }
     }
+}
+
+/// The guardrails node's checks, also run by a driver before it takes a session's turn: a
+/// message must hold a non-blank character and at most [`MAX_MESSAGE_CHARS`].
+pub fn check_message(message: &str) -> Result<(), HelpError> {
+    if message.trim().is_empty() {
+        return Err(HelpError::EmptyMessage);
+    }
+    let chars = message.chars().count();
+    if chars > MAX_MESSAGE_CHARS {
+        return Err(HelpError::MessageTooLong(chars));
+    }
+    Ok(())
 }
 
 /// What search hands the clarification node: the article's questions and content.

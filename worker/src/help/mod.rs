@@ -1,0 +1,86 @@
+//! The help desk (clarification-loop.md): `POST /api/help` turns (`turn.rs`), sessions read and
+//! handed to a person, the knowledge base's articles (`GET /api/help/docs[/:id]`, public; admin
+//! `PUT /api/help/docs/:id` and `POST /api/help/docs:import`), and the operators' escalations
+//! (`escalations.rs`). The rules are the core's (`core::help`); the session lives on its Durable
+//! Object (`object.rs`), the knowledge base in D1 (`kb.rs`, `search.rs`).
+
+pub mod client;
+pub mod escalations;
+pub mod kb;
+pub mod object;
+pub mod search;
+pub mod turn;
+
+use serde_json::json;
+use stepwise_core::help::{Caller, HelpCommand, HelpDoc, HelpError, read_import};
+use worker::{Env, Request, Response};
+
+use self::kb::{ImportReport, Kb};
+use crate::platform::body::read_json_text;
+use crate::platform::deadline::now_ms;
+use crate::platform::error::{AppError, AppResult};
+use crate::platform::kv::Kv;
+use crate::platform::owner::Owner;
+
+/// `GET /api/help/sessions/:id`: the owner's session (transcript, clarification context,
+/// status, counters), so a reload or a second tab resumes where the session stands.
+pub async fn get_session(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    let reply = client::send(env, id, Caller::Owner(owner.id.clone()), HelpCommand::Read).await?;
+    Ok(Response::from_json(&reply.session)?)
+}
+
+/// `POST /api/help/sessions/:id/handoff`: the owner asks for a person (after an answer, or when
+/// the desk had none). Asking again changes nothing.
+pub async fn handoff(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    let caller = Caller::Owner(owner.id.clone());
+    let reply = client::send(env, id, caller, HelpCommand::RequestHandoff).await?;
+    if reply.escalated {
+        escalations::escalated(env, &reply.session).await;
+    }
+    Ok(Response::from_json(&reply.session)?)
+}
+
+/// `GET /api/help/docs`: every article's summary (no bodies).
+pub async fn list_docs(env: &Env) -> AppResult<Response> {
+    let docs = Kb::new(env)?.list().await?;
+    Ok(Response::from_json(&json!({ "items": docs }))?)
+}
+
+/// `GET /api/help/docs/:id`: one article.
+pub async fn get_doc(env: &Env, id: &str) -> AppResult<Response> {
+    match Kb::new(env)?.doc(id).await? {
+        Some(doc) => Ok(Response::from_json(&doc)?),
+        None => Err(AppError::not_found("help article")),
+    }
+}
+
+/// `PUT /api/help/docs/:id` (admin): creates or replaces one article, checked whole.
+pub async fn put_doc(mut req: Request, env: &Env, id: &str) -> AppResult<Response> {
+    let text = read_json_text(&mut req).await?;
+    let doc = HelpDoc::read(id, &text, now_ms())?;
+    let report = import(env, &[doc]).await?;
+    Ok(Response::from_json(&report)?)
+}
+
+/// `POST /api/help/docs:import` (admin): `{"docs": [...]}`, every article checked before any is
+/// stored; repeating an import changes nothing.
+pub async fn import_docs(mut req: Request, env: &Env) -> AppResult<Response> {
+    let text = read_json_text(&mut req).await?;
+    let docs = read_import(&text, now_ms())?;
+    let report = import(env, &docs).await?;
+    Ok(Response::from_json(&report)?)
+}
+
+async fn import(env: &Env, docs: &[HelpDoc]) -> AppResult<ImportReport> {
+    if docs.is_empty() {
+        return Err(HelpError::InvalidDoc("nothing to import".into()).into());
+    }
+    let report = Kb::new(env)?.import(docs).await?;
+    if !(report.created.is_empty() && report.updated.is_empty()) {
+        let version = now_ms().to_string();
+        Kv::new(env)?
+            .put_text(turn::KB_VERSION_KEY, &version, None)
+            .await?;
+    }
+    Ok(report)
+}

@@ -1,0 +1,90 @@
+//! The help-desk session's Durable Object (class `HelpDesk`, one per session): it owns the
+//! transcript and the clarification context, so a reload, a second tab or a restart mid-loop
+//! resumes at the same question, and it serializes turns (one lease at a time). No rule of its
+//! own: load → `core::help::handle` → save or erase, and an alarm that erases the session past
+//! its retention (`CONVERSATION_RETENTION_DAYS`).
+// `#[durable_object]` generates wasm-bindgen glue without docs; everything written here has them.
+#![allow(missing_docs)]
+
+use stepwise_core::help::session::Handled;
+use stepwise_core::help::{HelpSession, handle};
+use worker::{DurableObject, Env, Request, Response, Result, State, Storage, durable_object};
+
+use super::client::{Envelope, ID_HEADER};
+use super::escalations;
+use crate::conversations::object::retention_ms;
+use crate::platform::deadline::now_ms;
+use crate::platform::error::{AppError, AppResult};
+use crate::platform::kv::Kv;
+
+/// Storage key of the record.
+const RECORD: &str = "session";
+
+/// The Durable Object class `HelpDesk` (wrangler.toml), one instance per session id.
+#[durable_object]
+pub struct HelpDesk {
+    state: State,
+    env: Env,
+}
+
+impl DurableObject for HelpDesk {
+    fn new(state: State, env: Env) -> Self {
+        HelpDesk { state, env }
+    }
+
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        match self.answer(req).await {
+            Ok(response) => Ok(response),
+            Err(error) => error.to_response(),
+        }
+    }
+
+    async fn alarm(&self) -> Result<Response> {
+        let storage = self.state.storage();
+        if let Some(record) = load(&storage).await?
+            && now_ms() >= record.updated_at.saturating_add(retention_ms(&self.env))
+        {
+            storage.delete_all().await?;
+            if let Ok(kv) = Kv::new(&self.env) {
+                let _ = escalations::unlist(&kv, &record).await;
+            }
+        }
+        Response::ok("")
+    }
+}
+
+impl HelpDesk {
+    /// `POST /` an [`Envelope`] (a caller and a command) for the session in `x-stepwise-session`.
+    async fn answer(&self, mut req: Request) -> AppResult<Response> {
+        let id = req
+            .headers()
+            .get(ID_HEADER)?
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| AppError::not_found("help session"))?;
+        let envelope: Envelope = serde_json::from_str(&req.text().await?)?;
+        let storage = self.state.storage();
+        let record = load(&storage).await?;
+        let handled: Handled = handle(
+            record.as_ref(),
+            &id,
+            &envelope.caller,
+            &envelope.command,
+            now_ms(),
+        )?;
+        if handled.erase {
+            storage.delete_all().await?;
+        } else if let Some(next) = &handled.record {
+            storage.put(RECORD, serde_json::to_string(next)?).await?;
+            let expires = next.updated_at.saturating_add(retention_ms(&self.env));
+            storage.set_alarm(expires as i64).await?;
+        }
+        Ok(Response::from_json(&handled.reply)?)
+    }
+}
+
+async fn load(storage: &Storage) -> Result<Option<HelpSession>> {
+    match storage.get::<String>(RECORD).await? {
+        Some(json) => Ok(Some(serde_json::from_str(&json)?)),
+        None => Ok(None),
+    }
+}

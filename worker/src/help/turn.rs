@@ -1,0 +1,219 @@
+//! One help-desk turn at the edge: `POST /api/help {session_id?, message}`. The message is
+//! checked, the session's Durable Object grants the turn (creating the session on its first
+//! message), the core's pipeline runs with its effects performed here (the owner's answer cache
+//! in KV, the knowledge base in D1, model calls through the gateway, charged to the spending
+//! guard), and the outcome is committed. A failed model call gives the turn up: nothing of it is
+//! kept and the same question is still waiting.
+
+use serde::Deserialize;
+use serde_json::json;
+use stepwise_core::help::pipeline::{CachedAnswer, check_message};
+use stepwise_core::help::prompt::{
+    GENERATION_MAX_TOKENS, TRANSLATION_MAX_TOKENS, offline_answer, offline_translation,
+};
+use stepwise_core::help::session::TurnRecord;
+use stepwise_core::help::{Caller, Effect, HelpCommand, HelpState, Input, Outcome, Pipeline, Step};
+use stepwise_core::llm::{ModelCall, ProviderKind};
+use stepwise_core::offline::OfflineAnswer;
+use stepwise_core::owner::hex;
+use stepwise_core::protocol::{ChatMessage, Role};
+use stepwise_core::research::ProviderOutcome;
+use stepwise_core::spend::{Charge, estimate_tokens};
+use worker::{Env, Request, Response, console_warn};
+
+use super::kb::Kb;
+use super::{client, escalations, search};
+use crate::platform::body::read_json;
+use crate::platform::crypto;
+use crate::platform::error::{AppError, AppResult};
+use crate::platform::ids::random_id;
+use crate::platform::kv::Kv;
+use crate::platform::owner::Owner;
+use crate::platform::settings::{Settings, number};
+use crate::platform::spend;
+use crate::provider::Gateway;
+
+/// KV key of the knowledge base's version (changed by every import that changes an article),
+/// part of every cache key, so an import retires cached answers at once.
+pub const KB_VERSION_KEY: &str = "help:kb-version";
+/// How long a cached answer lives without `HELP_CACHE_TTL_SECONDS`.
+const DEFAULT_CACHE_TTL_SECONDS: u64 = 3600;
+/// Time a turn may hold its session beyond the model call's deadline.
+const LEASE_MARGIN_MS: u64 = 30_000;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TurnBody {
+    #[serde(default)]
+    session_id: Option<String>,
+    message: String,
+}
+
+/// `POST /api/help`: one turn; the answer is the reply, the question while clarifying, the
+/// dialog state, the trace of nodes and the session's counters.
+pub async fn post(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Response> {
+    let body: TurnBody = read_json(&mut req).await?;
+    check_message(&body.message)?;
+    let settings = Settings::from_env(env)?;
+    let id = match body.session_id {
+        Some(id) => id,
+        None => random_id()?,
+    };
+    let caller = Caller::Owner(owner.id.clone());
+    let lease_id = random_id()?;
+    let lease_ms = u64::from(settings.deadline_ms) + LEASE_MARGIN_MS;
+    let begin = HelpCommand::Begin {
+        lease_id: lease_id.clone(),
+        lease_ms,
+    };
+    let begun = client::send(env, &id, caller.clone(), begin).await?;
+    let mut cache_key = None;
+    let run = run(
+        env,
+        &settings,
+        owner,
+        &begun.session.state,
+        &body.message,
+        &mut cache_key,
+    );
+    let outcome = match run.await {
+        Ok(outcome) => outcome,
+        Err(error) => {
+            let release = HelpCommand::Release { lease_id };
+            if let Err(lost) = client::send(env, &id, caller, release).await {
+                console_warn!("help: turn of {id} not released: {lost:?}");
+            }
+            return Err(error);
+        }
+    };
+    let commit = HelpCommand::Commit {
+        lease_id,
+        turn: Box::new(TurnRecord::new(&body.message, &outcome)),
+    };
+    let reply = client::send(env, &id, caller, commit).await?;
+    if let (Some(key), Some((_, answer))) = (cache_key, &outcome.cache) {
+        let ttl = number(env, "HELP_CACHE_TTL_SECONDS").unwrap_or(DEFAULT_CACHE_TTL_SECONDS);
+        if let Err(error) = Kv::new(env)?.put_json(&key, answer, Some(ttl)).await {
+            console_warn!("help: answer not cached: {error:?}");
+        }
+    }
+    if reply.escalated {
+        escalations::escalated(env, &reply.session).await;
+    }
+    let session = &reply.session;
+    Ok(Response::from_json(&json!({
+        "session_id": session.id,
+        "reply": outcome.reply,
+        "footer": outcome.footer,
+        "question": outcome.question,
+        "dialog_state": outcome.dialog_state,
+        "status": session.status,
+        "trace": outcome.trace,
+        "no_answer": outcome.no_answer,
+        "doc": if outcome.question.is_none() && !outcome.no_answer { outcome.state.doc.clone() } else { None },
+        "search_calls": session.search_calls,
+        "turns": session.turns,
+    }))?)
+}
+
+/// Runs the pipeline on the session's state, performing each effect.
+async fn run(
+    env: &Env,
+    settings: &Settings,
+    owner: &Owner,
+    state: &HelpState,
+    message: &str,
+    cache_key: &mut Option<String>,
+) -> AppResult<Outcome> {
+    let (mut pipeline, mut step) = Pipeline::start(state, message)?;
+    loop {
+        let input = match step {
+            Step::Done(outcome) => return Ok(*outcome),
+            Step::Effect(Effect::LookupCache { text }) => {
+                let kv = Kv::new(env)?;
+                let key = answer_key(&kv, &owner.id, &text).await?;
+                let hit: Option<CachedAnswer> = kv.json(&key).await.unwrap_or(None);
+                *cache_key = Some(key);
+                Input::Cached(hit)
+            }
+            Step::Effect(Effect::Search { fts, text }) => {
+                let kb = Kb::new(env)?;
+                Input::Found(search::best(env, &kb, fts.as_deref(), &text).await?)
+            }
+            Step::Effect(Effect::Translate(request)) => {
+                let offline = offline_translation(&request);
+                let call = ask(
+                    env,
+                    settings,
+                    owner,
+                    &request.system,
+                    &request.question,
+                    TRANSLATION_MAX_TOKENS,
+                    offline,
+                );
+                // A failed translation asks the question as the article has it.
+                Input::Translated(
+                    call.await
+                        .ok()
+                        .map(|t| t.trim().to_owned())
+                        .filter(|t| !t.is_empty()),
+                )
+            }
+            Step::Effect(Effect::Generate(request)) => {
+                let offline = offline_answer(&request);
+                let call = ask(
+                    env,
+                    settings,
+                    owner,
+                    &request.system,
+                    &request.prompt,
+                    GENERATION_MAX_TOKENS,
+                    offline,
+                );
+                Input::Generated(call.await?)
+            }
+        };
+        step = pipeline.resume(input);
+    }
+}
+
+/// The cache key of an owner's question: `help-cache:<owner>:<kb version>:<sha256 of its words>`.
+/// Answers are per owner, so a cache hit never tells anyone what another owner asked.
+async fn answer_key(kv: &Kv, owner: &str, text: &str) -> AppResult<String> {
+    let version = kv.text(KB_VERSION_KEY).await?.unwrap_or_else(|| "0".into());
+    let digest = hex(&crypto::sha256(text.as_bytes()).await?);
+    Ok(format!("help-cache:{owner}:{version}:{digest}"))
+}
+
+/// One model call of the chat provider, charged to the spending guard unless offline.
+async fn ask(
+    env: &Env,
+    settings: &Settings,
+    owner: &Owner,
+    system: &str,
+    prompt: &str,
+    max_tokens: u32,
+    offline: String,
+) -> AppResult<String> {
+    let provider = settings.providers.chat_provider();
+    if provider.kind != ProviderKind::Offline {
+        let tokens = estimate_tokens(system.len() + prompt.len(), max_tokens);
+        spend::charge(env, owner, Charge { calls: 1, tokens }).await?;
+    }
+    let messages = [ChatMessage {
+        role: Role::User,
+        content: prompt.to_owned(),
+    }];
+    let call = ModelCall::text(system, &messages, max_tokens);
+    let gateway = Gateway::new(env, settings);
+    let offline = move || OfflineAnswer::from(offline.clone());
+    match gateway
+        .complete(&settings.providers.chat, &call, &offline, gateway.limits())
+        .await
+    {
+        ProviderOutcome::Completed { text } => Ok(text),
+        ProviderOutcome::Failed { code, message } => Err(AppError::from(
+            stepwise_core::llm::ProviderError::new(code, message),
+        )),
+    }
+}
