@@ -2,7 +2,7 @@
 // on free loopback ports, configured with three fake providers; stops both cleanly.
 import { spawn, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -100,6 +100,20 @@ function buildOnce() {
   built = true;
 }
 
+/** Local state with the D1 migrations (schema and starter knowledge base) applied, made once per
+ * test process; each stack starts from a copy of it, as `scripts/dev.sh` starts from its own. */
+let migratedState = null;
+function migratedTemplate(env) {
+  if (migratedState) return migratedState;
+  const dir = mkdtempSync(join(tmpdir(), "stepwise-d1-"));
+  const args = ["--no-install", "wrangler", "d1", "migrations", "apply", "stepwise-help", "--local", "--persist-to", dir];
+  const result = spawnSync("npx", args, { cwd: ROOT, env, encoding: "utf8" });
+  if (result.status !== 0) throw new Error(`D1 migrations failed:\n${result.stdout}\n${result.stderr}`);
+  process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+  migratedState = dir;
+  return dir;
+}
+
 /** `toml` without its `[build]` table. */
 function withoutBuild(toml) {
   return toml.replace(/^\[build\][\s\S]*?(?=^\[)/m, "");
@@ -148,6 +162,7 @@ async function startOnce({ runtime = "wrangler", overrides = {}, providers: list
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "true" };
   delete env.CLOUDFLARE_API_TOKEN;
   delete env.CLOUDFLARE_ACCOUNT_ID;
+  cpSync(migratedTemplate(env), state, { recursive: true });
   const wrangler = spawn("npx", args, { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   let log = "";
   wrangler.stdout.on("data", (d) => (log += d));

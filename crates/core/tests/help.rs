@@ -573,3 +573,21 @@ proptest! {
         prop_assert_eq!(context.answers.0.last().map(|(_, a)| a.as_str()), Some(message.as_str()));
     }
 }
+
+#[test]
+fn the_starter_knowledge_base_passes_the_import_checks() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/help/starter-kb.json"
+    );
+    let docs =
+        stepwise_core::help::read_import(&std::fs::read_to_string(path).unwrap(), 1).unwrap();
+    assert!(docs.len() >= 12);
+    assert!(
+        docs.iter()
+            .filter(|d| !d.clarifying_questions.is_empty())
+            .count()
+            >= 4
+    );
+    assert!(docs.iter().any(|d| d.requires_handoff));
+}

@@ -2,7 +2,7 @@
 //! with its answer, the original query), the small translation call for clarifying questions,
 //! and what the offline provider answers to each (no network, labelled as not an LLM).
 
-use super::text::language_name;
+use super::text::{language_name, words};
 
 /// Instructions of the generation call.
 pub const GENERATION_SYSTEM: &str = "You are the help desk of Stepwise. Answer the user's query \
@@ -94,25 +94,45 @@ pub fn translation(question: &str, from: &str, to: &str) -> TranslationRequest {
 }
 
 /// Longest article excerpt in an offline answer, in characters.
-const OFFLINE_EXCERPT_CHARS: usize = 700;
+const OFFLINE_EXCERPT_CHARS: usize = 900;
 
-/// The offline provider's answer: the article's opening, then the details the user gave,
-/// labelled as not written by a model.
+/// The offline provider's answer, labelled as not written by a model: the article's opening,
+/// then its lines that mention what the user answered (or, without answers, asked), then the
+/// details the user gave.
 ///
 /// ```
 /// use stepwise_core::help::prompt::{generation, offline_answer};
-/// let answers = [("Version?".to_owned(), "12".to_owned())];
-/// let text = offline_answer(&generation("Crashes", "Update the app.", &answers, "It crashes"));
-/// assert!(text.contains("Crashes") && text.contains("Version? 12") && text.contains("offline"));
+/// let body = "Intro.\n\n- timeout: press Retry.\n- auth: fix the key.";
+/// let answers = [("Code?".to_owned(), "timeout".to_owned())];
+/// let text = offline_answer(&generation("Failures", body, &answers, "It failed"));
+/// assert!(text.contains("Intro.") && text.contains("press Retry") && !text.contains("fix the key"));
+/// assert!(text.contains("Code? timeout") && text.contains("offline"));
 /// ```
 pub fn offline_answer(request: &GenerationRequest) -> String {
-    let mut excerpt: String = request
+    let wanted: Vec<String> = if request.answers.is_empty() {
+        words(&request.query)
+            .filter(|w| w.chars().count() > 3)
+            .collect()
+    } else {
+        request
+            .answers
+            .iter()
+            .flat_map(|(_, answer)| words(answer).collect::<Vec<_>>())
+            .filter(|w| w.chars().count() > 2)
+            .collect()
+    };
+    let opening = request.doc_body.split("\n\n").next().unwrap_or_default();
+    let mut excerpt = opening.to_owned();
+    let relevant = request
         .doc_body
-        .chars()
-        .take(OFFLINE_EXCERPT_CHARS)
-        .collect();
-    if excerpt.len() < request.doc_body.len() {
-        excerpt.push('…');
+        .lines()
+        .filter(|line| !opening.contains(line.trim()) && words(line).any(|w| wanted.contains(&w)));
+    for line in relevant {
+        if excerpt.chars().count() + line.chars().count() > OFFLINE_EXCERPT_CHARS {
+            break;
+        }
+        excerpt.push_str("\n");
+        excerpt.push_str(line);
     }
     let mut text = format!(
         "From the help article \"{}\":\n\n{excerpt}",
