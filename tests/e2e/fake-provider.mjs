@@ -130,6 +130,7 @@ function systemOf(body) {
  * Behaviour fields: `reply`, `toolCalls`, `status` (+ `message`), `fault` (`hang_before_headers`, `hang`,
  * `cut`, `malformed`), `latencyMs` (wait before answering), `delayMs` (between writes), `paced`, `hangMs` (drop a
  * hung connection after this long).
+ * `/v1/embeddings` answers OpenAI-style embeddings (see `embeddings`).
  * POSTs to `/webhook` are recorded in `webhooks` and answered `webhookStatus` (default 200).
  */
 export async function startFakeProvider() {
@@ -142,6 +143,7 @@ export async function startFakeProvider() {
   let script = { reply: "Hello." };
   let webhookStatus = 200;
   const eutils = { requests: [], fault: null };
+  const embeddings = { requests: [], status: 0, vectorOf: () => [0, 0, 0, 0] };
   const server = http.createServer(async (req, res) => {
     let body = "";
     for await (const chunk of req) body += chunk;
@@ -151,6 +153,20 @@ export async function startFakeProvider() {
       jwksFetches.push(Date.now());
       res.writeHead(200, { "content-type": "application/json" });
       return res.end(JSON.stringify({ keys: jwks }));
+    }
+    if (req.url === "/v1/embeddings") {
+      // An OpenAI-compatible embeddings endpoint: `embeddings.vectorOf(text)` decides each vector
+      // (default: zeros, similar to nothing); `embeddings.status` fails every call.
+      const parsed = JSON.parse(body);
+      embeddings.requests.push({ at: Date.now(), body: parsed, headers: req.headers });
+      if (embeddings.status) {
+        res.writeHead(embeddings.status, { "content-type": "application/json" });
+        return res.end(JSON.stringify({ error: { message: "embeddings failed" } }));
+      }
+      const inputs = Array.isArray(parsed.input) ? parsed.input : [parsed.input];
+      const data = inputs.map((text, index) => ({ object: "embedding", index, embedding: embeddings.vectorOf(text) }));
+      res.writeHead(200, { "content-type": "application/json" });
+      return res.end(JSON.stringify({ object: "list", data: data.reverse(), model: parsed.model }));
     }
     if (req.url === "/webhook") {
       webhooks.push({ at: Date.now(), status: webhookStatus, body: JSON.parse(body), raw: body, headers: req.headers });
@@ -212,6 +228,8 @@ export async function startFakeProvider() {
     jwksFetches,
     /** The E-utilities fake: its request log, and `fault` (`{status}` or `{down: true}`). */
     eutils,
+    /** The embeddings fake: its request log, `vectorOf(text)` and a failing `status`. */
+    embeddings,
     /** Serves these JWKs at /cdn-cgi/access/certs. */
     setJwks(keys) {
       jwks = keys;

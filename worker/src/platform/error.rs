@@ -165,6 +165,12 @@ impl AppError {
             "conversation_full",
             "invalid_request",
             "invalid_json",
+            "help_session_not_found",
+            "lease_expired",
+            "session_escalated",
+            "session_closed",
+            "session_full",
+            "not_escalated",
         ];
         match known.iter().find(|code| error["code"] == **code) {
             Some(code) => AppError::new(status, code, error["message"].as_str().unwrap_or("")),

@@ -65,8 +65,16 @@ pub struct Ranked {
 /// ```
 pub fn fuse(bm25: &[Candidate], vectors: &[Candidate], thresholds: Thresholds) -> Vec<Ranked> {
     let mut fused: Vec<Ranked> = Vec::new();
+    // Only hits that pass their list's threshold take part: a list of weak hits must not lift
+    // an article by its rank alone.
     let mut add = |list: &[Candidate], is_bm25: bool| {
-        for (rank, hit) in list.iter().take(MAX_HITS).enumerate() {
+        let least = if is_bm25 {
+            thresholds.min_bm25
+        } else {
+            thresholds.min_cosine
+        };
+        let passing = list.iter().filter(|hit| hit.score >= least);
+        for (rank, hit) in passing.take(MAX_HITS).enumerate() {
             let share = 1.0 / (RRF_K + rank as f64 + 1.0);
             let entry = match fused.iter().position(|r| r.id == hit.id) {
                 Some(i) => &mut fused[i],
@@ -90,10 +98,6 @@ pub fn fuse(bm25: &[Candidate], vectors: &[Candidate], thresholds: Thresholds) -
     };
     add(bm25, true);
     add(vectors, false);
-    fused.retain(|r| {
-        r.bm25.is_some_and(|s| s >= thresholds.min_bm25)
-            || r.cosine.is_some_and(|s| s >= thresholds.min_cosine)
-    });
     fused.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
     fused
 }
@@ -192,6 +196,13 @@ mod tests {
         let ids: Vec<&str> = ranked.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["c", "b", "a"]);
         assert_eq!(ranked[0].cosine, Some(0.9));
+        // "z" is below the cosine threshold: it neither appears nor takes a rank from others.
+        let weak_first = fuse(
+            &[c("a", 5.0)],
+            &[c("z", 0.1), c("a", 0.9)],
+            Thresholds::default(),
+        );
+        assert_eq!(weak_first[0].score, 2.0 / (RRF_K + 1.0));
         assert!(fuse(&[c("a", 0.5)], &[], Thresholds::default()).is_empty());
     }
 
