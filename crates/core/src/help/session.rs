@@ -16,7 +16,7 @@ pub const MAX_STORED_REPLY_CHARS: usize = 8000;
 
 /// Who sends a command: the session's owner (by owner id) or an operator (admin token).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind", content = "id")]
+#[serde(rename_all = "snake_case")]
 pub enum Caller {
     /// An owner id.
     Owner(String),
@@ -170,7 +170,7 @@ impl TurnRecord {
 
 /// A command to a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "command")]
+#[serde(rename_all = "snake_case")]
 pub enum HelpCommand {
     /// Start a turn (the owner; a missing session is created): refused while another turn
     /// holds the session, or once it is escalated, closed or full.
