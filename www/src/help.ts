@@ -1,0 +1,240 @@
+//! The Help page (`#help`): ask the help desk a question; when the best article has clarifying
+//! questions they come one at a time ("Question 2 of 3") and the answer uses them; an article
+//! that needs a person ends with the handoff footer after the answer and an "escalated" banner.
+//! The session id is kept in this browser, so a reload resumes at the same question. The
+//! operators' view (`#help/operator`, admin token) lists escalated sessions and resolves them.
+
+import type { ChatContext } from "../../crates/wasm/pkg/stepwise.js";
+import { api } from "./api.js";
+import { h, replace } from "./dom.js";
+import type { Page } from "./page.js";
+
+const SESSION_KEY = "stepwise.help.session";
+const ADMIN_KEY = "stepwise.help.admin";
+
+interface Question { number: number; total: number; text: string }
+interface DocRef { id: string; title: string }
+interface HelpMessage { role: "user" | "desk"; text: string; question?: Question; footer?: string; doc?: DocRef }
+interface Session {
+  id: string;
+  status: "open" | "escalated" | "resolved";
+  dialog_state: string | null;
+  messages: HelpMessage[];
+  handoff_offered: boolean;
+  escalation: { at: number; reason: string; resolved_at: number | null } | null;
+  state: { original_query: string | null; clarification_context: { questions: string[]; answers: Record<string, string> } | null };
+}
+interface TurnAnswer {
+  session_id: string;
+  reply: string;
+  footer: string | null;
+  question: Question | null;
+  dialog_state: string;
+  status: Session["status"];
+  no_answer: boolean;
+  doc: DocRef | null;
+}
+
+/** The help desk chat. */
+export class HelpView implements Page {
+  private readonly log = h("div", { class: "log help-log", role: "log", "aria-live": "polite", "aria-label": "Help conversation" });
+  private readonly progress = h("p", { class: "help-progress", "aria-live": "polite" });
+  private readonly banner = h("div", { class: "help-banner", role: "status", hidden: true });
+  private readonly notice = h("p", { class: "error", role: "alert", hidden: true });
+  private readonly input = h("textarea", { id: "help-input", rows: 2, maxlength: 2000, placeholder: "Ask a question about Stepwise…" });
+  private readonly send = h("button", { class: "btn", type: "submit" }, "Ask");
+  private readonly handoff = h("button", { class: "btn secondary", type: "button", hidden: true, onclick: () => void this.askForPerson() }, "Talk to a person");
+  private sessionId: string | null = localStorage.getItem(SESSION_KEY);
+  private status: Session["status"] = "open";
+  private busy = false;
+
+  /** What the assistant tray sees: the Help page and where the session stands. */
+  context(): ChatContext {
+    return { current_page: "help", results: { messages: this.log.childElementCount } };
+  }
+
+  /** Shows the page, resuming the session this browser had. */
+  async mount(app: HTMLElement): Promise<void> {
+    const composer = h(
+      "form",
+      { class: "composer", onsubmit: (e: Event) => (e.preventDefault(), void this.ask()) },
+      h("label", { for: "help-input", class: "visually-hidden" }, "Your question"),
+      this.input,
+      this.send,
+    );
+    const fresh = h("button", { class: "btn link", type: "button", onclick: () => this.startOver() }, "New question");
+    replace(
+      app,
+      h(
+        "section",
+        { class: "panel help", "aria-label": "Help" },
+        h("h2", {}, "Help"),
+        h("p", { class: "muted" }, "Ask about research jobs, providers, sharing, limits or the guided chat. Answers come from the help articles."),
+        this.banner,
+        this.log,
+        this.progress,
+        this.notice,
+        composer,
+        h("div", { class: "actions" }, this.handoff, fresh),
+      ),
+    );
+    this.input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey) (e.preventDefault(), void this.ask());
+    });
+    if (this.sessionId) await this.resume(this.sessionId);
+  }
+
+  private async resume(id: string): Promise<void> {
+    try {
+      const session = await api<Session>("GET", `/api/help/sessions/${id}`);
+      for (const message of session.messages) this.append(message);
+      const last = [...session.messages].reverse().find((m) => m.role === "desk");
+      this.showQuestion(session.dialog_state === "NEEDS_CLARIFICATION" ? last?.question ?? null : null);
+      this.setStatus(session.status, session.handoff_offered);
+    } catch {
+      this.startOver();
+    }
+  }
+
+  private append(message: HelpMessage): void {
+    if (message.role === "user") {
+      this.log.append(h("div", { class: "msg user" }, message.text));
+      return;
+    }
+    const bubble = h("div", { class: "msg assistant" });
+    if (message.question) bubble.append(h("span", { class: "badge" }, `Question ${message.question.number} of ${message.question.total}`), " ");
+    bubble.append(message.question?.text ?? message.text);
+    if (message.doc) bubble.append(h("p", { class: "muted source" }, `From the article “${message.doc.title}”`));
+    this.log.append(bubble);
+    // The handoff footer comes after the AI text, as its own line.
+    if (message.footer) this.log.append(h("div", { class: "handoff-footer", role: "status" }, message.footer));
+    this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  private showQuestion(question: Question | null): void {
+    this.progress.textContent = question ? `Question ${question.number} of ${question.total}: answer it to go on.` : "";
+    this.input.placeholder = question ? "Your answer…" : "Ask a question about Stepwise…";
+  }
+
+  private setStatus(status: Session["status"], handoffOffered: boolean): void {
+    this.status = status;
+    const closed = status !== "open";
+    this.banner.hidden = !closed;
+    this.banner.textContent = status === "escalated" ? "Escalated: a person will take over this session. Start a new question for anything else." : "This session is closed. Start a new question.";
+    this.banner.className = `help-banner ${status}`;
+    this.input.disabled = closed;
+    this.send.disabled = closed || this.busy;
+    this.handoff.hidden = closed || !handoffOffered;
+  }
+
+  private async ask(): Promise<void> {
+    const message = this.input.value;
+    if (this.busy || !message.trim() || this.status !== "open") return;
+    this.busy = true;
+    this.send.disabled = true;
+    this.notice.hidden = true;
+    this.append({ role: "user", text: message });
+    this.input.value = "";
+    try {
+      const body = this.sessionId ? { session_id: this.sessionId, message } : { message };
+      const answer = await api<TurnAnswer>("POST", "/api/help", body);
+      this.sessionId = answer.session_id;
+      localStorage.setItem(SESSION_KEY, answer.session_id);
+      this.append({ role: "desk", text: answer.reply, question: answer.question ?? undefined, footer: answer.footer ?? undefined, doc: answer.doc ?? undefined });
+      this.showQuestion(answer.question);
+      this.busy = false;
+      this.setStatus(answer.status, answer.no_answer);
+    } catch (error) {
+      // Nothing of a failed turn was kept: the message goes back into the field.
+      this.log.lastElementChild?.remove();
+      this.input.value = message;
+      this.notice.textContent = (error as Error).message;
+      this.notice.hidden = false;
+      this.busy = false;
+      this.send.disabled = false;
+    }
+    this.input.focus();
+  }
+
+  private async askForPerson(): Promise<void> {
+    if (!this.sessionId) return;
+    try {
+      const session = await api<Session>("POST", `/api/help/sessions/${this.sessionId}/handoff`, {});
+      this.log.append(h("div", { class: "handoff-footer", role: "status" }, "Connecting you to an agent…"));
+      this.setStatus(session.status, false);
+    } catch (error) {
+      this.notice.textContent = (error as Error).message;
+      this.notice.hidden = false;
+    }
+  }
+
+  private startOver(): void {
+    localStorage.removeItem(SESSION_KEY);
+    this.sessionId = null;
+    this.log.replaceChildren();
+    this.showQuestion(null);
+    this.setStatus("open", false);
+    this.input.focus();
+  }
+}
+
+/** The operators' view: escalated sessions with their transcript and answers, to resolve. */
+export class HelpOperatorView implements Page {
+  private readonly list = h("div", { class: "operator-list", "aria-live": "polite" });
+  private readonly notice = h("p", { class: "error", role: "alert", hidden: true });
+
+  context(): ChatContext {
+    return { current_page: "help" };
+  }
+
+  async mount(app: HTMLElement): Promise<void> {
+    const token = h("input", { id: "admin-token", type: "password", autocomplete: "off", value: sessionStorage.getItem(ADMIN_KEY) ?? "" });
+    const form = h(
+      "form",
+      { class: "composer", onsubmit: (e: Event) => (e.preventDefault(), sessionStorage.setItem(ADMIN_KEY, token.value), void this.load()) },
+      h("label", { for: "admin-token" }, "Admin token"),
+      token,
+      h("button", { class: "btn", type: "submit" }, "Show escalations"),
+    );
+    replace(app, h("section", { class: "panel help", "aria-label": "Escalated help sessions" }, h("h2", {}, "Escalated help sessions"), form, this.notice, this.list));
+    if (token.value) await this.load();
+  }
+
+  private headers(): Record<string, string> {
+    return { authorization: `Bearer ${sessionStorage.getItem(ADMIN_KEY) ?? ""}` };
+  }
+
+  private async load(): Promise<void> {
+    this.notice.hidden = true;
+    try {
+      const page = await api<{ items: Session[] }>("GET", "/api/help/escalations?limit=20", undefined, this.headers());
+      if (!page.items.length) return replace(this.list, h("p", { class: "muted" }, "No session is waiting for a person."));
+      replace(this.list, ...page.items.map((session) => this.card(session)));
+    } catch (error) {
+      this.notice.textContent = (error as Error).message;
+      this.notice.hidden = false;
+    }
+  }
+
+  private card(session: Session): HTMLElement {
+    const answers = session.state.clarification_context?.answers ?? {};
+    const resolve = h("button", { class: "btn", type: "button", onclick: async () => {
+      try {
+        await api("POST", `/api/help/escalations/${session.id}/resolve`, {}, this.headers());
+        await this.load();
+      } catch (error) {
+        this.notice.textContent = (error as Error).message;
+        this.notice.hidden = false;
+      }
+    } }, "Mark resolved");
+    return h(
+      "article",
+      { class: "operator-card", "data-session": session.id },
+      h("h3", {}, session.state.original_query ?? "(no question)"),
+      h("p", { class: "muted" }, `Escalated ${new Date(session.escalation?.at ?? 0).toLocaleString()} (${session.escalation?.reason === "requested" ? "the user asked for a person" : "the article requires a person"})`),
+      Object.keys(answers).length ? h("dl", { class: "answers" }, ...Object.entries(answers).flatMap(([q, a]) => [h("dt", {}, q), h("dd", {}, a)])) : null,
+      h("details", {}, h("summary", {}, `Transcript (${session.messages.length} messages)`), ...session.messages.map((m) => h("p", { class: `msg ${m.role === "user" ? "user" : "assistant"}` }, m.text))),
+      resolve,
+    );
+  }
+}
