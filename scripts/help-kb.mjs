@@ -1,7 +1,6 @@
-#!/usr/bin/env node
-//! Writes migrations/0002_starter_help.sql, the starter knowledge base, from
-//! docs/help/starter-kb.json (the articles an admin could also import with
-//! `POST /api/help/docs:import`). `--check` fails when the committed migration differs.
+// Writes migrations/0002_starter_help.sql, the starter knowledge base, from
+// docs/help/starter-kb.json (the articles an admin could also import with
+// `POST /api/help/docs:import`). `--check` fails when the committed migration differs.
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
