@@ -70,3 +70,9 @@ test("no documentation links to a file outside the repository", () => {
   }
   assert.deepEqual(outside, [], "links or path references that leave the repository (or name missing files)");
 });
+
+test("the starter knowledge base's migration is generated from docs/help/starter-kb.json", async () => {
+  const { starterSql } = await import("../scripts/help-kb.mjs");
+  const committed = readFileSync(join(ROOT, "migrations/0002_starter_help.sql"), "utf8");
+  assert.equal(committed, starterSql(), "run `node scripts/help-kb.mjs` after changing the starter articles");
+});
