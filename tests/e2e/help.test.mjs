@@ -259,6 +259,10 @@ describe("owners and input", () => {
     assert.equal(turn.status, 404);
     assert.equal((await call("POST", `/api/help/sessions/${mine.session_id}/handoff`, { owner: stranger, body: {} })).status, 404);
     assert.equal((await call("GET", "/api/help/sessions/not-an-id", { owner })).status, 404);
+    // An id no session has is not found either, exactly like another owner's: never created.
+    const unknown = await call("POST", "/api/help", { owner: stranger, body: { session_id: newOwner(), message: "partial" } });
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.json.error.code, "help_session_not_found");
     const still = (await call("GET", `/api/help/sessions/${mine.session_id}`, { owner })).json;
     assert.equal(still.turns, 1);
   });

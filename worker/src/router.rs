@@ -46,7 +46,7 @@ pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response>
         }
         (Method::Post, ["api", "help", "escalations", id, "resolve"]) => {
             require_admin(&req, &env, "help escalations")?;
-            help::escalations::resolve(&env, id).await
+            help::escalations::resolve(&req, &env, id).await
         }
         (
             _,
@@ -124,7 +124,7 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
         (Method::Post, ["api", "help"]) => help::turn::post(req, &env, owner).await,
         (Method::Get, ["api", "help", "sessions", id]) => help::get_session(&env, owner, id).await,
         (Method::Post, ["api", "help", "sessions", id, "handoff"]) => {
-            help::handoff(&env, owner, id).await
+            help::handoff(&req, &env, owner, id).await
         }
         (Method::Get, ["api", "streams"]) => streams::list(&req, &env, owner).await,
         (Method::Post, ["api", "streams"]) => streams::create(req, &env, owner).await,

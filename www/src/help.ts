@@ -91,8 +91,13 @@ export class HelpView implements Page {
       const last = [...session.messages].reverse().find((m) => m.role === "desk");
       this.showQuestion(session.dialog_state === "NEEDS_CLARIFICATION" ? last?.question ?? null : null);
       this.setStatus(session.status, session.handoff_offered);
-    } catch {
-      this.startOver();
+    } catch (error) {
+      // Only a session that is gone is forgotten; a lost connection keeps it for the next try.
+      if ((error as Error).message.includes("(help_session_not_found)")) this.startOver();
+      else {
+        this.notice.textContent = `${(error as Error).message} Reload to try again.`;
+        this.notice.hidden = false;
+      }
     }
   }
 

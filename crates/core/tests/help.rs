@@ -324,17 +324,24 @@ fn answers_keep_the_questions_order_in_json() {
         json.contains(r#""answers":{"Zeta?":"1","Alpha?":"2"}"#),
         "{json}"
     );
-    let keys: Vec<&str> = [
+    let mut keys = vec![
         "active",
         "questions",
         "current_index",
         "answers",
         "original_doc_content",
         "requires_handoff",
-    ]
-    .to_vec();
+    ];
+    keys.sort_unstable();
     let value: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(value.as_object().unwrap().len(), keys.len());
+    let mut found: Vec<&str> = value
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    found.sort_unstable();
+    assert_eq!(found, keys, "exactly the spec's fields");
     let back: Option<ClarificationContext> = serde_json::from_str(&json).unwrap();
     assert_eq!(back, state.clarification_context);
 }
@@ -343,6 +350,7 @@ fn begun(owner: &str) -> HelpSession {
     let begin = HelpCommand::Begin {
         lease_id: "t1".into(),
         lease_ms: 1000,
+        create: true,
     };
     handle(None, "s1", &Caller::Owner(owner.into()), &begin, 10)
         .unwrap()
@@ -405,6 +413,7 @@ fn sessions_commit_turns_under_a_lease_and_escalate_after_the_answer() {
     let begin = HelpCommand::Begin {
         lease_id: "t2".into(),
         lease_ms: 1000,
+        create: false,
     };
     let session = handle(Some(&session), "s1", &owner, &begin, 30)
         .unwrap()
@@ -433,6 +442,7 @@ fn sessions_commit_turns_under_a_lease_and_escalate_after_the_answer() {
     let begin = HelpCommand::Begin {
         lease_id: "t3".into(),
         lease_ms: 1000,
+        create: false,
     };
     assert_eq!(
         handle(Some(&session), "s1", &owner, &begin, 50)
@@ -530,11 +540,20 @@ fn a_first_turn_given_up_leaves_no_session_and_a_user_may_ask_for_a_person() {
     let begin = HelpCommand::Begin {
         lease_id: "x".into(),
         lease_ms: 10,
+        create: true,
     };
     assert!(
         handle(Some(&free), "s1", &stranger, &begin, 30).is_err(),
         "a stranger never takes over a session id"
     );
+    // A client's id that names no session is not found, as another owner's is: never created.
+    let unknown = HelpCommand::Begin {
+        lease_id: "y".into(),
+        lease_ms: 10,
+        create: false,
+    };
+    let missing = handle(None, "s2", &owner, &unknown, 30).unwrap_err();
+    assert_eq!(missing.code(), "help_session_not_found");
 }
 
 proptest! {

@@ -4,7 +4,7 @@
 //! into the same [`AppError`] here.
 
 use stepwise_core::conversation::{Command, Reply};
-use worker::{Env, Headers, Method, Request, RequestInit};
+use worker::Env;
 
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::{ids, objects};
@@ -22,20 +22,8 @@ pub async fn send(env: &Env, id: &str, owner: &str, command: &Command) -> AppRes
     if !ids::is_id(id) {
         return Err(AppError::conversation_not_found());
     }
-    let headers = Headers::new();
-    headers.set(OWNER_HEADER, owner)?;
-    headers.set(ID_HEADER, id)?;
-    headers.set("content-type", "application/json")?;
-    let mut init = RequestInit::new();
-    init.with_method(Method::Post)
-        .with_headers(headers)
-        .with_body(Some(serde_json::to_string(command)?.into()));
-    let request = Request::new_with_init("https://conversation.internal/", &init)?;
-    let mut response = objects::fetch(env, BINDING, id, request).await?;
-    let status = response.status_code();
-    let text = response.text().await?;
-    if status == 200 {
-        return Ok(serde_json::from_str(&text)?);
-    }
-    Err(AppError::relayed(status, &text))
+    let headers = [(OWNER_HEADER, owner), (ID_HEADER, id)];
+    let text =
+        objects::command(env, BINDING, id, &headers, serde_json::to_string(command)?).await?;
+    Ok(serde_json::from_str(&text)?)
 }

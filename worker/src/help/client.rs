@@ -4,9 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 use stepwise_core::help::{Caller, HelpCommand, HelpReply};
-use worker::{Env, Headers, Method, Request, RequestInit};
+use worker::Env;
 
-use crate::platform::error::{AppError, AppResult};
+use crate::platform::error::AppResult;
 use crate::platform::{ids, objects};
 
 /// The Durable Object binding's name in wrangler.toml.
@@ -34,20 +34,7 @@ pub async fn send(
     if !ids::is_id(id) {
         return Err(stepwise_core::help::HelpError::NotFound.into());
     }
-    let headers = Headers::new();
-    headers.set(ID_HEADER, id)?;
-    headers.set("content-type", "application/json")?;
     let body = serde_json::to_string(&Envelope { caller, command })?;
-    let mut init = RequestInit::new();
-    init.with_method(Method::Post)
-        .with_headers(headers)
-        .with_body(Some(body.into()));
-    let request = Request::new_with_init("https://help.internal/", &init)?;
-    let mut response = objects::fetch(env, BINDING, id, request).await?;
-    let status = response.status_code();
-    let text = response.text().await?;
-    if status == 200 {
-        return Ok(serde_json::from_str(&text)?);
-    }
-    Err(AppError::relayed(status, &text))
+    let text = objects::command(env, BINDING, id, &[(ID_HEADER, id)], body).await?;
+    Ok(serde_json::from_str(&text)?)
 }

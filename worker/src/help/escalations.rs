@@ -10,6 +10,7 @@ use worker::{Env, Request, Response, console_error, console_log};
 
 use super::client;
 use crate::conversations::object::retention_ms;
+use crate::platform::body::require_json;
 use crate::platform::error::AppResult;
 use crate::platform::kv::{Kv, ListedItem, OwnerList};
 use crate::platform::queues;
@@ -109,7 +110,8 @@ pub async fn list(req: &Request, env: &Env) -> AppResult<Response> {
 }
 
 /// `POST /api/help/escalations/:id/resolve`: the operator closes the session.
-pub async fn resolve(env: &Env, id: &str) -> AppResult<Response> {
+pub async fn resolve(req: &Request, env: &Env, id: &str) -> AppResult<Response> {
+    require_json(req)?;
     let reply = client::send(env, id, Caller::Operator, HelpCommand::Resolve).await?;
     if let Some(escalation) = &reply.session.escalation {
         let _ = LIST.remove(&Kv::new(env)?, item(id, escalation)).await;

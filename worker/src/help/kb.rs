@@ -176,7 +176,7 @@ impl Kb {
     pub async fn vectors(&self, model: &str) -> AppResult<Vec<(String, Vec<f32>)>> {
         let sql = format!(
             "SELECT json_group_array(json_array(doc_id, json(vector))) AS j FROM \
-             (SELECT doc_id, vector FROM help_embeddings WHERE model = ?1 LIMIT {MAX_VECTORS})"
+             (SELECT doc_id, vector FROM help_embeddings WHERE model = ?1 ORDER BY doc_id LIMIT {MAX_VECTORS})"
         );
         Ok(serde_json::from_str(
             &self.json_rows(&sql, &[model.into()]).await?,

@@ -16,7 +16,7 @@ use stepwise_core::help::{Caller, HelpCommand, HelpDoc, HelpError, read_import};
 use worker::{Env, Request, Response};
 
 use self::kb::{ImportReport, Kb};
-use crate::platform::body::read_json_text;
+use crate::platform::body::{read_json_text, require_json};
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
@@ -31,7 +31,8 @@ pub async fn get_session(env: &Env, owner: &Owner, id: &str) -> AppResult<Respon
 
 /// `POST /api/help/sessions/:id/handoff`: the owner asks for a person (after an answer, or when
 /// the desk had none). Asking again changes nothing.
-pub async fn handoff(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+pub async fn handoff(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    require_json(req)?;
     let caller = Caller::Owner(owner.id.clone());
     let reply = client::send(env, id, caller, HelpCommand::RequestHandoff).await?;
     if reply.escalated {
@@ -75,12 +76,17 @@ async fn import(env: &Env, docs: &[HelpDoc]) -> AppResult<ImportReport> {
     if docs.is_empty() {
         return Err(HelpError::InvalidDoc("nothing to import".into()).into());
     }
-    let report = Kb::new(env)?.import(docs).await?;
-    if !(report.created.is_empty() && report.updated.is_empty()) {
+    let written = Kb::new(env)?.import(docs).await;
+    // Any change retires cached answers, a partly written import too (its batches are
+    // transactions of 25 articles each).
+    if written
+        .as_ref()
+        .map_or(true, |r| !(r.created.is_empty() && r.updated.is_empty()))
+    {
         let version = now_ms().to_string();
         Kv::new(env)?
             .put_text(turn::KB_VERSION_KEY, &version, None)
             .await?;
     }
-    Ok(report)
+    written
 }

@@ -55,6 +55,7 @@ pub async fn post(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Respo
     let body: TurnBody = read_json(&mut req).await?;
     check_message(&body.message)?;
     let settings = Settings::from_env(env)?;
+    let create = body.session_id.is_none();
     let id = match body.session_id {
         Some(id) => id,
         None => random_id()?,
@@ -65,6 +66,7 @@ pub async fn post(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Respo
     let begin = HelpCommand::Begin {
         lease_id: lease_id.clone(),
         lease_ms,
+        create,
     };
     let begun = client::send(env, &id, caller.clone(), begin).await?;
     let mut cache_key = None;
@@ -78,19 +80,16 @@ pub async fn post(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Respo
     );
     let outcome = match run.await {
         Ok(outcome) => outcome,
-        Err(error) => {
-            let release = HelpCommand::Release { lease_id };
-            if let Err(lost) = client::send(env, &id, caller, release).await {
-                console_warn!("help: turn of {id} not released: {lost:?}");
-            }
-            return Err(error);
-        }
+        Err(error) => return Err(release(env, &id, caller, lease_id, error).await),
     };
     let commit = HelpCommand::Commit {
-        lease_id,
+        lease_id: lease_id.clone(),
         turn: Box::new(TurnRecord::new(&body.message, &outcome)),
     };
-    let reply = client::send(env, &id, caller, commit).await?;
+    let reply = match client::send(env, &id, caller.clone(), commit).await {
+        Ok(reply) => reply,
+        Err(error) => return Err(release(env, &id, caller, lease_id, error).await),
+    };
     if let (Some(key), Some((_, answer))) = (cache_key, &outcome.cache) {
         let ttl = number(env, "HELP_CACHE_TTL_SECONDS").unwrap_or(DEFAULT_CACHE_TTL_SECONDS);
         if let Err(error) = Kv::new(env)?.put_json(&key, answer, Some(ttl)).await {
@@ -114,6 +113,21 @@ pub async fn post(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Respo
         "search_calls": session.search_calls,
         "turns": session.turns,
     }))?)
+}
+
+/// Gives a failed turn up (the session stays as it was; a first turn's empty session goes) and
+/// answers its error.
+async fn release(
+    env: &Env,
+    id: &str,
+    caller: Caller,
+    lease_id: String,
+    error: AppError,
+) -> AppError {
+    if let Err(lost) = client::send(env, id, caller, HelpCommand::Release { lease_id }).await {
+        console_warn!("help: turn of {id} not released: {lost:?}");
+    }
+    error
 }
 
 /// Runs the pipeline on the session's state, performing each effect.
@@ -170,7 +184,12 @@ async fn run(
                     GENERATION_MAX_TOKENS,
                     offline,
                 );
-                Input::Generated(call.await?)
+                let text = call.await?;
+                // A blank answer is a failed call: nothing of the turn is kept or cached.
+                if text.trim().is_empty() {
+                    return Err(AppError::upstream_error("the model gave an empty answer"));
+                }
+                Input::Generated(text)
             }
         };
         step = pipeline.resume(input);

@@ -1,9 +1,10 @@
 //! Durable Object stubs: one request to the object named `name` of a binding. The object's
-//! answer (errors included) comes back as its HTTP response.
+//! answer (errors included) comes back as its HTTP response, or, for a JSON command, as the
+//! text of a 200 answer and the object's own error otherwise.
 
-use worker::{Env, Request, Response};
+use worker::{Env, Headers, Method, Request, RequestInit, Response};
 
-use super::error::AppResult;
+use super::error::{AppError, AppResult};
 
 /// Sends `request` to the object `name` of `binding` and returns its response.
 pub async fn fetch(env: &Env, binding: &str, name: &str, request: Request) -> AppResult<Response> {
@@ -12,4 +13,32 @@ pub async fn fetch(env: &Env, binding: &str, name: &str, request: Request) -> Ap
         .id_from_name(name)?
         .get_stub()?;
     Ok(stub.fetch_with_request(request).await?)
+}
+
+/// POSTs the JSON `body` with `headers` to the object `name` of `binding`: the text of its 200
+/// answer, or the error it answered, as the same [`AppError`].
+pub async fn command(
+    env: &Env,
+    binding: &str,
+    name: &str,
+    headers: &[(&str, &str)],
+    body: String,
+) -> AppResult<String> {
+    let sent = Headers::new();
+    sent.set("content-type", "application/json")?;
+    for (header, value) in headers {
+        sent.set(header, value)?;
+    }
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_headers(sent)
+        .with_body(Some(body.into()));
+    let request = Request::new_with_init(&format!("https://{binding}.internal/"), &init)?;
+    let mut response = fetch(env, binding, name, request).await?;
+    let status = response.status_code();
+    let text = response.text().await?;
+    if status == 200 {
+        return Ok(text);
+    }
+    Err(AppError::relayed(status, &text))
 }

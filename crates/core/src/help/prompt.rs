@@ -131,7 +131,7 @@ pub fn offline_answer(request: &GenerationRequest) -> String {
         if excerpt.chars().count() + line.chars().count() > OFFLINE_EXCERPT_CHARS {
             break;
         }
-        excerpt.push_str("\n");
+        excerpt.push('\n');
         excerpt.push_str(line);
     }
     let mut text = format!(

@@ -172,13 +172,17 @@ impl TurnRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HelpCommand {
-    /// Start a turn (the owner; a missing session is created): refused while another turn
-    /// holds the session, or once it is escalated, closed or full.
+    /// Start a turn (the owner): refused while another turn holds the session, or once it is
+    /// escalated, closed or full. A missing session is created only with `create` (an id the
+    /// server just made); a client's id that names no session of its own is not found, exactly
+    /// as another owner's session is.
     Begin {
         /// The turn's id.
         lease_id: String,
         /// How long the hold lasts.
         lease_ms: u64,
+        /// The session id is new: create the session.
+        create: bool,
     },
     /// Keep a turn begun with `lease_id`.
     Commit {
@@ -271,7 +275,7 @@ pub struct Handled {
 ///
 /// ```
 /// use stepwise_core::help::{Caller, HelpCommand, handle};
-/// let begin = HelpCommand::Begin { lease_id: "t1".into(), lease_ms: 1000 };
+/// let begin = HelpCommand::Begin { lease_id: "t1".into(), lease_ms: 1000, create: true };
 /// let made = handle(None, "s1", &Caller::Owner("o1".into()), &begin, 5).unwrap();
 /// let record = made.record.unwrap();
 /// assert_eq!(record.owner, "o1");
@@ -292,9 +296,15 @@ pub fn handle(
         Caller::Operator => r.escalation.is_some(),
     });
     match (visible, command, caller) {
-        (None, HelpCommand::Begin { lease_id, lease_ms }, Caller::Owner(owner))
-            if record.is_none() =>
-        {
+        (
+            None,
+            HelpCommand::Begin {
+                lease_id,
+                lease_ms,
+                create: true,
+            },
+            Caller::Owner(owner),
+        ) if record.is_none() => {
             let fresh = HelpSession {
                 id: id.to_owned(),
                 owner: owner.clone(),
@@ -330,7 +340,9 @@ fn on_session(
     let mut next = session.clone();
     match command {
         HelpCommand::Read => Ok(unchanged(session)),
-        HelpCommand::Begin { lease_id, lease_ms } if owner => {
+        HelpCommand::Begin {
+            lease_id, lease_ms, ..
+        } if owner => {
             open(session)?;
             if session.turns >= MAX_TURNS {
                 return Err(HelpError::Full(MAX_TURNS as usize));

@@ -85,14 +85,18 @@ pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
         .map(|w| w.to_lowercase())
 }
 
-fn is_function_word(word: &str) -> bool {
+/// The function words of `code` (none for a code the desk does not recognize).
+fn function_words(code: &str) -> &'static [&'static str] {
     FUNCTION_WORDS
         .iter()
-        .any(|(_, _, list)| list.contains(&word))
+        .find(|(c, _, _)| *c == code)
+        .map_or(&[], |(_, _, list)| *list)
 }
 
 /// The FTS5 query of a question: its distinct content words, each quoted, joined by `OR`
-/// (at most [`MAX_QUERY_TERMS`]); `None` when no content word is left.
+/// (at most [`MAX_QUERY_TERMS`]); `None` when no content word is left. Function words are
+/// those of the question's language (English when it cannot be told), so "AI" stays a term
+/// of an English question although it is a French function word.
 ///
 /// ```
 /// use stepwise_core::help::text::fts_query;
@@ -100,10 +104,11 @@ fn is_function_word(word: &str) -> bool {
 /// assert_eq!(fts_query("how do I?"), None);
 /// ```
 pub fn fts_query(question: &str) -> Option<String> {
+    let stop = function_words(detect_language(question).unwrap_or("en"));
     let mut terms: Vec<String> = Vec::new();
     for word in words(question) {
         let short = word.chars().count() < 2 && !word.chars().all(|c| c.is_ascii_digit());
-        if short || is_function_word(&word) || terms.contains(&word) {
+        if short || stop.contains(&word.as_str()) || terms.contains(&word) {
             continue;
         }
         terms.push(word);
@@ -175,6 +180,12 @@ mod tests {
             fts_query(&many).unwrap().matches(" OR ").count(),
             MAX_QUERY_TERMS - 1
         );
+        assert_eq!(
+            fts_query("How do I use AI?").as_deref(),
+            Some(r#""use" OR "ai""#)
+        );
+        let german = fts_query("Wie kann ich den Bericht teilen?");
+        assert_eq!(german.as_deref(), Some(r#""bericht" OR "teilen""#));
     }
 
     #[test]
