@@ -73,6 +73,13 @@ describe("the Help page", () => {
     await page.screenshot({ path: `${SHOTS}help-handoff.png` });
 
     // The operators' view lists the session with its answers and resolves it.
+    // (The session's object announces the escalation from its alarm, at once: wait for it.)
+    const sessionId = await page.evaluate(() => localStorage.getItem("stepwise.help.session"));
+    for (let i = 0; i < 50; i++) {
+      const listed = await fetch(`${stack.base}/api/help/escalations`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((r) => r.json());
+      if (listed.items.some((s) => s.id === sessionId)) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
     await page.goto(`${stack.base}/#help/operator`);
     await page.fill("#admin-token", ADMIN_TOKEN);
     await page.click("text=Show escalations");

@@ -265,6 +265,9 @@ describe("owners and input", () => {
     assert.equal(unknown.json.error.code, "help_session_not_found");
     const still = (await call("GET", `/api/help/sessions/${mine.session_id}`, { owner })).json;
     assert.equal(still.turns, 1);
+    assert.equal((await call("DELETE", `/api/help/sessions/${mine.session_id}`, { owner: stranger })).status, 404);
+    assert.equal((await call("DELETE", `/api/help/sessions/${mine.session_id}`, { owner })).status, 204);
+    assert.equal((await call("GET", `/api/help/sessions/${mine.session_id}`, { owner })).status, 404, "deleted");
   });
 
   test("empty, overlong and malformed messages are refused before anything happens", async () => {

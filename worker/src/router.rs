@@ -123,6 +123,9 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
         }
         (Method::Post, ["api", "help"]) => help::turn::post(req, &env, owner).await,
         (Method::Get, ["api", "help", "sessions", id]) => help::get_session(&env, owner, id).await,
+        (Method::Delete, ["api", "help", "sessions", id]) => {
+            help::delete_session(&env, owner, id).await
+        }
         (Method::Post, ["api", "help", "sessions", id, "handoff"]) => {
             help::handoff(&req, &env, owner, id).await
         }

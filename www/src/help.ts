@@ -209,12 +209,17 @@ export class HelpOperatorView implements Page {
     return { authorization: `Bearer ${sessionStorage.getItem(ADMIN_KEY) ?? ""}` };
   }
 
-  private async load(): Promise<void> {
+  /** Shows the newest escalations, or, from `cursor`, the next page after those shown. */
+  private async load(cursor?: string): Promise<void> {
     this.notice.hidden = true;
     try {
-      const page = await api<{ items: Session[] }>("GET", "/api/help/escalations?limit=20", undefined, this.headers());
-      if (!page.items.length) return replace(this.list, h("p", { class: "muted" }, "No session is waiting for a person."));
-      replace(this.list, ...page.items.map((session) => this.card(session)));
+      const query = cursor ? `?limit=20&cursor=${encodeURIComponent(cursor)}` : "?limit=20";
+      const page = await api<{ items: Session[]; cursor: string | null }>("GET", `/api/help/escalations${query}`, undefined, this.headers());
+      if (!cursor) replace(this.list);
+      this.list.querySelector(".more")?.remove();
+      if (!cursor && !page.items.length) return replace(this.list, h("p", { class: "muted" }, "No session is waiting for a person."));
+      this.list.append(...page.items.map((session) => this.card(session)));
+      if (page.cursor) this.list.append(h("button", { class: "btn secondary more", type: "button", onclick: () => void this.load(page.cursor!) }, "More"));
     } catch (error) {
       this.notice.textContent = (error as Error).message;
       this.notice.hidden = false;

@@ -610,3 +610,68 @@ fn the_starter_knowledge_base_passes_the_import_checks() {
     );
     assert!(docs.iter().any(|d| d.requires_handoff));
 }
+
+#[test]
+fn escalations_are_marked_announced_once_and_owners_delete_their_sessions() {
+    let owner = Caller::Owner("o1".into());
+    let mut session = begun("o1");
+    session.lease = None;
+    let handed = handle(
+        Some(&session),
+        "s1",
+        &owner,
+        &HelpCommand::RequestHandoff,
+        20,
+    )
+    .unwrap();
+    let escalated = handed.record.unwrap();
+    assert!(!escalated.escalation.as_ref().unwrap().announced);
+    assert!(
+        handle(Some(&escalated), "s1", &owner, &HelpCommand::Announced, 21).is_err(),
+        "only the object marks it"
+    );
+    let marked = handle(
+        Some(&escalated),
+        "s1",
+        &Caller::Operator,
+        &HelpCommand::Announced,
+        21,
+    )
+    .unwrap();
+    let announced = marked.record.unwrap();
+    assert!(announced.escalation.as_ref().unwrap().announced);
+    let again = handle(
+        Some(&announced),
+        "s1",
+        &Caller::Operator,
+        &HelpCommand::Announced,
+        22,
+    )
+    .unwrap();
+    assert!(again.record.is_none(), "marking twice changes nothing");
+    assert!(
+        handle(
+            Some(&announced),
+            "s1",
+            &Caller::Owner("o2".into()),
+            &HelpCommand::Delete,
+            23
+        )
+        .is_err()
+    );
+    assert!(
+        handle(
+            Some(&announced),
+            "s1",
+            &Caller::Operator,
+            &HelpCommand::Delete,
+            23
+        )
+        .is_err()
+    );
+    assert!(
+        handle(Some(&announced), "s1", &owner, &HelpCommand::Delete, 23)
+            .unwrap()
+            .erase
+    );
+}

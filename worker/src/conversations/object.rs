@@ -11,7 +11,7 @@ use worker::{DurableObject, Env, Request, Response, Result, State, Storage, dura
 
 use super::client::{ID_HEADER, OWNER_HEADER};
 use super::index;
-use crate::platform::deadline::now_ms;
+use crate::platform::deadline::{alarm_delay, now_ms};
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
 use crate::platform::settings::number;
@@ -82,7 +82,7 @@ impl Conversation {
         } else if let Some(next) = &handled.record {
             storage.put(RECORD, serde_json::to_string(next)?).await?;
             let expires = next.updated_at.saturating_add(retention_ms(&self.env));
-            storage.set_alarm(expires as i64).await?;
+            storage.set_alarm(alarm_delay(expires)).await?;
         }
         Ok(Response::from_json(&handled.reply)?)
     }

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 use stepwise_core::help::session::{Escalation, SessionView};
 use stepwise_core::help::{Caller, HelpCommand, HelpSession};
-use worker::{Env, Request, Response, console_error, console_log};
+use worker::{Env, Request, Response, console_log};
 
 use super::client;
 use crate::conversations::object::retention_ms;
@@ -35,32 +35,23 @@ fn item<'a>(id: &'a str, escalation: &Escalation) -> ListedItem<'a> {
     }
 }
 
-/// Lists a session that was just escalated and queues its `session.escalated` event. Failures
-/// are logged: the session is escalated either way, and its owner sees it.
-pub async fn escalated(env: &Env, session: &SessionView) {
+/// Lists an escalated session for operators and queues its `session.escalated` event. Run by
+/// the session's object (its alarm), which retries until both succeeded; listing again is
+/// harmless, and the webhook's receiver drops a repeated event by its idempotency key.
+pub async fn announce(env: &Env, session: &SessionView) -> AppResult<()> {
     let Some(escalation) = &session.escalation else {
-        return;
+        return Ok(());
     };
     let entry = json!({"session_id": session.id, "at": escalation.at, "reason": escalation.reason,
         "doc": session.state.doc.as_ref().map(|d| &d.title)});
     let ttl = retention_ms(env) / 1000;
-    let listed = async {
-        LIST.put(&Kv::new(env)?, item(&session.id, escalation), &entry, ttl)
-            .await
-    };
-    if let Err(error) = listed.await {
-        console_error!("help: escalation of {} not listed: {error:?}", session.id);
-    }
+    LIST.put(&Kv::new(env)?, item(&session.id, escalation), &entry, ttl)
+        .await?;
     let event = json!({"type": "session.escalated", "session_id": session.id,
         "at": escalation.at, "reason": escalation.reason,
         "doc_id": session.state.doc.as_ref().map(|d| &d.id)});
     let message = json!({"kind": HELP_EVENT, "event": event}).to_string();
-    if let Err(error) = queues::send_all(env, EVENTS_QUEUE, &[message], 1).await {
-        console_error!(
-            "help: escalation event of {} not queued: {error:?}",
-            session.id
-        );
-    }
+    queues::send_all(env, EVENTS_QUEUE, &[message], 1).await
 }
 
 /// Removes a session from the operators' list (resolved, or erased past its retention).

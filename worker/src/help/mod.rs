@@ -35,10 +35,19 @@ pub async fn handoff(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppRe
     require_json(req)?;
     let caller = Caller::Owner(owner.id.clone());
     let reply = client::send(env, id, caller, HelpCommand::RequestHandoff).await?;
-    if reply.escalated {
-        escalations::escalated(env, &reply.session).await;
-    }
     Ok(Response::from_json(&reply.session)?)
+}
+
+/// `DELETE /api/help/sessions/:id`: the owner deletes the session (and its operator listing).
+pub async fn delete_session(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    client::send(
+        env,
+        id,
+        Caller::Owner(owner.id.clone()),
+        HelpCommand::Delete,
+    )
+    .await?;
+    Ok(Response::empty()?.with_status(204))
 }
 
 /// `GET /api/help/docs`: every article's summary (no bodies).

@@ -1,24 +1,29 @@
 //! The help-desk session's Durable Object (class `HelpDesk`, one per session): it owns the
 //! transcript and the clarification context, so a reload, a second tab or a restart mid-loop
 //! resumes at the same question, and it serializes turns (one lease at a time). No rule of its
-//! own: load → `core::help::handle` → save or erase, and an alarm that erases the session past
-//! its retention (`CONVERSATION_RETENTION_DAYS`).
+//! own: load → `core::help::handle` → save or erase. Its alarm announces an escalation to
+//! operators (listing and event, retried every 30 s until both succeed, then marked with the
+//! core's `Announced`) and erases the session past its retention (`CONVERSATION_RETENTION_DAYS`).
 // `#[durable_object]` generates wasm-bindgen glue without docs; everything written here has them.
 #![allow(missing_docs)]
 
 use stepwise_core::help::session::Handled;
-use stepwise_core::help::{HelpSession, handle};
-use worker::{DurableObject, Env, Request, Response, Result, State, Storage, durable_object};
+use stepwise_core::help::{Caller, HelpCommand, HelpSession, SessionStatus, handle};
+use worker::{
+    DurableObject, Env, Request, Response, Result, State, Storage, console_warn, durable_object,
+};
 
 use super::client::{Envelope, ID_HEADER};
 use super::escalations;
 use crate::conversations::object::retention_ms;
-use crate::platform::deadline::now_ms;
+use crate::platform::deadline::{alarm_delay, now_ms};
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
 
 /// Storage key of the record.
 const RECORD: &str = "session";
+/// Wait before announcing an escalation again after a failure.
+const ANNOUNCE_RETRY_MS: u64 = 30_000;
 
 /// The Durable Object class `HelpDesk` (wrangler.toml), one instance per session id.
 #[durable_object]
@@ -41,14 +46,44 @@ impl DurableObject for HelpDesk {
 
     async fn alarm(&self) -> Result<Response> {
         let storage = self.state.storage();
-        if let Some(record) = load(&storage).await?
-            && now_ms() >= record.updated_at.saturating_add(retention_ms(&self.env))
-        {
+        let Some(mut record) = load(&storage).await? else {
+            return Response::ok("");
+        };
+        let now = now_ms();
+        let expires = record.updated_at.saturating_add(retention_ms(&self.env));
+        if now >= expires {
             storage.delete_all().await?;
             if let Ok(kv) = Kv::new(&self.env) {
                 let _ = escalations::unlist(&kv, &record).await;
             }
+            return Response::ok("");
         }
+        if unannounced(&record) {
+            if let Err(error) = escalations::announce(&self.env, &record.view()).await {
+                console_warn!(
+                    "help: escalation of {} not announced yet: {error:?}",
+                    record.id
+                );
+                storage.set_alarm(ANNOUNCE_RETRY_MS as i64).await?;
+                return Response::ok("");
+            }
+            let announced = handle(
+                Some(&record),
+                &record.id,
+                &Caller::Operator,
+                &HelpCommand::Announced,
+                now,
+            );
+            if let Ok(Handled {
+                record: Some(next), ..
+            }) = announced
+            {
+                storage.put(RECORD, serde_json::to_string(&next)?).await?;
+                record = next;
+            }
+        }
+        let expires = record.updated_at.saturating_add(retention_ms(&self.env));
+        storage.set_alarm(alarm_delay(expires)).await?;
         Response::ok("")
     }
 }
@@ -73,13 +108,29 @@ impl HelpDesk {
         )?;
         if handled.erase {
             storage.delete_all().await?;
+            if let Some(gone) = &record
+                && let Ok(kv) = Kv::new(&self.env)
+            {
+                let _ = escalations::unlist(&kv, gone).await;
+            }
         } else if let Some(next) = &handled.record {
             storage.put(RECORD, serde_json::to_string(next)?).await?;
-            let expires = next.updated_at.saturating_add(retention_ms(&self.env));
-            storage.set_alarm(expires as i64).await?;
+            // An escalation is announced by the alarm, at once; otherwise the alarm is retention.
+            let at = if unannounced(next) {
+                now_ms()
+            } else {
+                next.updated_at.saturating_add(retention_ms(&self.env))
+            };
+            storage.set_alarm(alarm_delay(at)).await?;
         }
         Ok(Response::from_json(&handled.reply)?)
     }
+}
+
+/// Whether the session was escalated and operators were not told yet.
+fn unannounced(record: &HelpSession) -> bool {
+    record.escalation.as_ref().is_some_and(|e| !e.announced)
+        && record.status == SessionStatus::Escalated
 }
 
 async fn load(storage: &Storage) -> Result<Option<HelpSession>> {

@@ -22,7 +22,7 @@ use stepwise_core::spend::{Charge, estimate_tokens};
 use worker::{Env, Request, Response, console_warn};
 
 use super::kb::Kb;
-use super::{client, escalations, search};
+use super::{client, search};
 use crate::platform::body::read_json;
 use crate::platform::crypto;
 use crate::platform::error::{AppError, AppResult};
@@ -95,9 +95,6 @@ pub async fn post(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Respo
         if let Err(error) = Kv::new(env)?.put_json(&key, answer, Some(ttl)).await {
             console_warn!("help: answer not cached: {error:?}");
         }
-    }
-    if reply.escalated {
-        escalations::escalated(env, &reply.session).await;
     }
     let session = &reply.session;
     Ok(Response::from_json(&json!({

@@ -1,5 +1,6 @@
 //! Outbound calls with a deadline: a future raced against the platform's timer, and a fetch
-//! that gives up when its deadline passes. Used for model calls, error bodies and webhooks.
+//! that gives up when its deadline passes. Used for model calls, error bodies and webhooks; and the
+//! delay until a time that Durable Object alarms take.
 
 use std::future::Future;
 use std::time::Duration;
@@ -49,4 +50,10 @@ pub async fn fetch_abortable(
 /// Milliseconds since the epoch, from the platform's clock.
 pub fn now_ms() -> u64 {
     worker::js_sys::Date::now() as u64
+}
+
+/// The delay from now until `at` (ms since the epoch), for a Durable Object's `set_alarm`,
+/// which reads a number as an offset from now, never as a time (at least 1 ms).
+pub fn alarm_delay(at: u64) -> i64 {
+    (at.saturating_sub(now_ms()) as i64).max(1)
 }

@@ -14,7 +14,7 @@ use worker::{
 use super::client::{CALLER_HEADER, parse_caller};
 use super::effects;
 use super::listeners::{Listeners, StreamTimes};
-use crate::platform::deadline::now_ms;
+use crate::platform::deadline::{alarm_delay, now_ms};
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::settings::{lifetimes, number};
 
@@ -195,11 +195,6 @@ impl ResearchJob {
             None => storage.delete_alarm().await,
         }
     }
-}
-
-/// The delay from now until `at`, for `set_alarm` (at least 1 ms).
-fn alarm_delay(at: u64) -> i64 {
-    (at.saturating_sub(now_ms()) as i64).max(1)
 }
 
 /// The job's record, stored as JSON text: one serde backend for it in the whole Worker.

@@ -55,6 +55,10 @@ pub struct Escalation {
     pub reason: EscalationReason,
     /// When an operator resolved it.
     pub resolved_at: Option<u64>,
+    /// Whether operators were told (listed and the `session.escalated` event sent); until then
+    /// the session's object retries.
+    #[serde(default)]
+    pub announced: bool,
 }
 
 /// Who wrote a transcript line.
@@ -202,6 +206,10 @@ pub enum HelpCommand {
     RequestHandoff,
     /// An operator closes an escalated session.
     Resolve,
+    /// The session's escalation was announced to operators (the object, as an operator).
+    Announced,
+    /// The owner deletes the session.
+    Delete,
 }
 
 /// The session as clients see it (no owner, no lease).
@@ -264,7 +272,7 @@ pub struct HelpReply {
 pub struct Handled {
     /// The new record.
     pub record: Option<HelpSession>,
-    /// Erase the session (a first turn given up).
+    /// Erase the session (a first turn given up, or the owner deleted it).
     pub erase: bool,
     /// The reply.
     pub reply: HelpReply,
@@ -386,6 +394,18 @@ fn on_session(
                 Ok(changed(next, true))
             }
         },
+        HelpCommand::Announced if !owner => {
+            match next.escalation.as_mut() {
+                Some(escalation) if !escalation.announced => escalation.announced = true,
+                _ => return Ok(unchanged(session)),
+            }
+            Ok(changed(next, false))
+        }
+        HelpCommand::Delete if owner => {
+            let mut handled = unchanged(session);
+            handled.erase = true;
+            Ok(handled)
+        }
         HelpCommand::Resolve if !owner => {
             if session.status != SessionStatus::Escalated {
                 return Err(HelpError::NotEscalated);
@@ -455,6 +475,7 @@ fn escalate(next: &mut HelpSession, reason: EscalationReason, now: u64) {
         at: now,
         reason,
         resolved_at: None,
+        announced: false,
     });
     next.state.dialog_state = Some(DialogState::Escalated);
     next.updated_at = now;
