@@ -67,6 +67,11 @@ impl DurableObject for HelpDesk {
                 storage.set_alarm(ANNOUNCE_RETRY_MS as i64).await?;
                 return Response::ok("");
             }
+            // Read again: other commands may have changed the session while it was announced.
+            let Some(fresh) = load(&storage).await? else {
+                return Response::ok("");
+            };
+            record = fresh;
             let announced = handle(
                 Some(&record),
                 &record.id,
