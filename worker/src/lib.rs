@@ -11,6 +11,7 @@ mod articles;
 mod assistant;
 mod chat;
 mod conversations;
+mod handshake;
 mod health;
 mod help;
 mod me;
@@ -83,6 +84,7 @@ async fn consume(env: &Env, body: &str) -> AppResult<()> {
         }
         RESEARCH_EVENT => research::notify::handle(env, &message).await,
         help::escalations::HELP_EVENT => help::escalations::deliver(env, &message).await,
+        conversations::object::CONTEXT_FALLBACK => handshake::fallback(env, &message).await,
         other => {
             // An unknown kind can never succeed: drop it rather than retry it.
             console_error!("queue: message of unknown kind `{other}` dropped");

@@ -8,7 +8,7 @@ use crate::platform::admin::require_admin;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::limits;
 use crate::platform::owner::{self, Owner};
-use crate::{articles, assistant, chat, health, help, me, research, streams, workflows};
+use crate::{articles, assistant, chat, handshake, health, help, me, research, streams, workflows};
 
 /// Answers one request (errors are turned into responses by the caller).
 pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response> {
@@ -29,6 +29,16 @@ pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response>
         }
         (Method::Get, ["share", id]) => research::share::get(&env, id).await,
         (Method::Get, ["api", "assistant", "registry"]) => assistant::get_registry(),
+        (Method::Get, ["api", "prompt-sheets", id]) => handshake::sheets::get(&env, id).await,
+        (Method::Put, ["api", "prompt-sheets", id]) => {
+            require_admin(&req, &env, "prompt sheet changes")?;
+            let id = (*id).to_owned();
+            handshake::sheets::put(req, &env, &id).await
+        }
+        (Method::Get, ["api", "assistant", "stats", "total"]) => {
+            require_admin(&req, &env, "context request totals")?;
+            handshake::stats::get_total(&env).await
+        }
         (Method::Get, ["api", "help", "docs"]) => help::list_docs(&env).await,
         (Method::Get, ["api", "help", "docs", id]) => help::get_doc(&env, id).await,
         (Method::Put, ["api", "help", "docs", id]) => {
@@ -54,6 +64,8 @@ pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response>
             | ["api", "workflows", _]
             | ["share", _]
             | ["api", "assistant", "registry"]
+            | ["api", "prompt-sheets", _]
+            | ["api", "assistant", "stats", "total"]
             | ["api", "help", "docs" | "docs:import" | "escalations"]
             | ["api", "help", "docs", _]
             | ["api", "help", "escalations", _, "resolve"],
@@ -137,8 +149,34 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
             streams::change(req, &env, owner, &id).await
         }
         (Method::Delete, ["api", "streams", id]) => streams::delete(&env, owner, id).await,
-        (Method::Get, ["api", "articles", "search"]) => articles::search(&req, &env).await,
-        (Method::Get, ["api", "articles", "abstracts"]) => articles::abstracts(&req, &env).await,
+        (Method::Get, ["api", "articles", "search"]) => articles::search(&req, &env, owner).await,
+        (Method::Get, ["api", "articles", "abstracts"]) => {
+            articles::abstracts(&req, &env, owner).await
+        }
+        (Method::Get, ["api", "assistant", "artifacts"]) => {
+            handshake::artifacts(&req, &env, owner).await
+        }
+        (Method::Get, ["api", "assistant", "stats"]) => {
+            handshake::stats::get(&env, &owner.id).await
+        }
+        (Method::Post, ["api", "assistant", "context-supply"]) => {
+            handshake::supply(req, env, owner).await
+        }
+        (
+            Method::Post,
+            [
+                "api",
+                "assistant",
+                "conversations",
+                id,
+                "requests",
+                request,
+                "force",
+            ],
+        ) => handshake::force(env.clone(), owner, id, request).await,
+        (Method::Get, ["api", "assistant", "conversations", id, "ws"]) => {
+            handshake::watch(req, &env, owner, id).await
+        }
         (
             _,
             ["api", "me"]
@@ -149,8 +187,23 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
             | ["api", "assistant" | "streams" | "help"]
             | ["api", "help", "sessions", _]
             | ["api", "help", "sessions", _, "handoff"]
-            | ["api", "assistant", "actions" | "conversations"]
+            | [
+                "api",
+                "assistant",
+                "actions" | "conversations" | "artifacts" | "stats",
+            ]
+            | ["api", "assistant", "context-supply"]
             | ["api", "assistant", "conversations", _]
+            | ["api", "assistant", "conversations", _, "ws"]
+            | [
+                "api",
+                "assistant",
+                "conversations",
+                _,
+                "requests",
+                _,
+                "force",
+            ]
             | ["api", "streams", _]
             | ["api", "articles", "search" | "abstracts"],
         ) => Err(AppError::method_not_allowed()),
@@ -166,6 +219,19 @@ fn calls_a_model(route: &(Method, &[&str])) -> bool {
         (Method::Post, ["api", "chat"])
             | (Method::Post, ["api", "assistant"])
             | (Method::Post, ["api", "assistant", "actions"])
+            | (Method::Post, ["api", "assistant", "context-supply"])
+            | (
+                Method::Post,
+                [
+                    "api",
+                    "assistant",
+                    "conversations",
+                    _,
+                    "requests",
+                    _,
+                    "force"
+                ]
+            )
             | (Method::Post, ["api", "help"])
             | (Method::Post, ["api", "research", "draft"])
             | (Method::Put, ["api", "research", _, "draft"])

@@ -43,6 +43,7 @@
 pub mod agent;
 pub mod conversation;
 pub mod dates;
+pub mod handshake;
 pub mod help;
 pub mod json;
 pub mod llm;

@@ -177,6 +177,12 @@ pub enum StreamEvent {
         /// Index of the call within the turn.
         index: u32,
     },
+    /// The turn waits for context (context-handshake.md §4.1.3): nothing is answered until
+    /// the request's required slots are supplied, skipped, forced, or its SLA passes.
+    ContextRequired {
+        /// What the client needs to show and answer the request.
+        payload: Box<ContextRequired>,
+    },
     /// The turn's authoritative response.
     Complete {
         /// The response.
@@ -189,6 +195,38 @@ pub enum StreamEvent {
         /// Human explanation.
         message: String,
     },
+}
+
+/// A deferred turn's answer: `status` is `context_required`; `required` lists the slots still
+/// open; `request` is the whole request (with what was filled automatically).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextRequired {
+    /// Always `context_required`.
+    pub status: String,
+    /// The conversation.
+    pub conversation_id: String,
+    /// The user message held back.
+    pub user_message_id: String,
+    /// The request.
+    pub request_id: String,
+    /// The slots the user is asked for.
+    pub required: Vec<crate::handshake::Slot>,
+    /// The request, whole.
+    pub request: crate::handshake::ContextRequest,
+}
+
+impl ContextRequired {
+    /// The answer of a deferred turn of `conversation_id`.
+    pub fn of(conversation_id: &str, request: &crate::handshake::ContextRequest) -> Self {
+        ContextRequired {
+            status: "context_required".to_owned(),
+            conversation_id: conversation_id.to_owned(),
+            user_message_id: request.user_message_id.clone(),
+            request_id: request.request_id.clone(),
+            required: request.slots.iter().filter(|s| !s.met()).cloned().collect(),
+            request: request.clone(),
+        }
+    }
 }
 
 /// The answer a `complete` event carries: a guided turn's or an assistant turn's.
@@ -223,6 +261,7 @@ impl StreamEvent {
             StreamEvent::ToolStart { .. } => "tool_start",
             StreamEvent::ToolProgress { .. } => "tool_progress",
             StreamEvent::ToolComplete { .. } => "tool_complete",
+            StreamEvent::ContextRequired { .. } => "context_required",
             StreamEvent::Complete { .. } => "complete",
             StreamEvent::Error { .. } => "error",
         }

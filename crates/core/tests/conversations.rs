@@ -264,7 +264,13 @@ fn assistant_conversations_keep_their_messages_and_drop_a_failed_first_turn() {
     let (record, _) = apply(
         &record,
         "o1",
-        Command::CommitAssistant { lease, entries },
+        Command::CommitAssistant {
+            lease,
+            entries,
+            resumed: None,
+            requests: Vec::new(),
+            writing_style: None,
+        },
         3,
     )
     .unwrap();
@@ -315,7 +321,13 @@ fn stored_conversations_stay_within_the_size_a_stored_value_may_have() {
         is_error: false,
     });
     let entries = vec![Entry::user("Abstracts please", 0, None), answer];
-    let commit = Command::CommitAssistant { lease, entries };
+    let commit = Command::CommitAssistant {
+        lease,
+        entries,
+        resumed: None,
+        requests: Vec::new(),
+        writing_style: None,
+    };
     let (record, _) = apply(&record, "o1", commit, 1).unwrap();
     let output = &record.as_ref().unwrap().entries[1].tool_history[0].output;
     assert!(output.starts_with(&"é".repeat(MAX_STORED_TOOL_OUTPUT)));

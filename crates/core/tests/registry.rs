@@ -92,11 +92,14 @@ fn the_builtin_registry_serves_every_page_of_the_app() {
     let articles = registry.resolve("streams", Some("articles"), None);
     assert_eq!(
         articles.payload_markers(),
-        ["QUERY_SUGGESTION", "FILTER_SUGGESTION"]
+        ["CONTEXT_REQUEST", "QUERY_SUGGESTION", "FILTER_SUGGESTION"]
     );
     assert!(articles.tool("compare_reports").is_none());
     let settings = registry.resolve("streams", Some("settings"), None);
-    assert_eq!(settings.payload_markers(), ["STREAM_CONFIG_SUGGESTION"]);
+    assert_eq!(
+        settings.payload_markers(),
+        ["CONTEXT_REQUEST", "STREAM_CONFIG_SUGGESTION"]
+    );
     let research = registry.resolve("research", None, None);
     assert!(research.tool("compare_reports").is_some());
     for tool in [

@@ -67,6 +67,7 @@ fn fields(step: &Value) -> DraftFields {
         selected_llms: selected,
         synthesis_llm: "s".into(),
         external_reports: Vec::new(),
+        stream_id: None,
     }
 }
 
@@ -231,6 +232,7 @@ fn initial(case: &Value, configured: &[String]) -> Option<Research> {
         selected_llms: serde_json::from_value(start["selected_llms"].clone()).unwrap(),
         synthesis_llm: "s".into(),
         external_reports: reports,
+        stream_id: None,
     };
     let mut record = Some(Research::draft("r1".into(), OWNER.into(), fields, 0).unwrap());
     let start = Command::Start {
@@ -397,6 +399,7 @@ fn drafts_are_validated() {
             selected_llms: selected.into_iter().map(String::from).collect(),
             synthesis_llm: "s".into(),
             external_reports: Vec::new(),
+            stream_id: None,
         };
         Research::draft("r".into(), OWNER.into(), fields, 0)
     };
@@ -432,6 +435,7 @@ fn the_synthesis_prompt_labels_every_source() {
         selected_llms: selected.clone(),
         synthesis_llm: "gemini".into(),
         external_reports: reports,
+        stream_id: None,
     };
     let job = Research::draft("r".into(), OWNER.into(), fields, 0).unwrap();
     let mut record = Some(job);
@@ -483,6 +487,7 @@ fn a_synthesis_prompt_cuts_long_sources_to_fair_shares() {
             title: "short".into(),
             content: "tiny".into(),
         }],
+        stream_id: None,
     };
     let mut record = Some(Research::draft("r".into(), OWNER.into(), fields, 0).unwrap());
     let configured = vec!["a".to_owned(), "b".to_owned()];

@@ -8,14 +8,17 @@ use stepwise_core::pubmed::{MAX_IDS, Search, Sort, is_pmid};
 use worker::{Env, Request, Response};
 
 use self::eutils::Eutils;
+use crate::handshake::literature;
 use crate::platform::error::{AppError, AppResult};
+use crate::platform::owner::Owner;
 use crate::platform::url_parts::query_param;
 
 /// Results a page by default.
 const DEFAULT_PER_PAGE: u32 = 20;
 
-/// `GET /api/articles/search?query=&mindate=&maxdate=&sort=relevance|date&page=&per_page=`.
-pub async fn search(req: &Request, env: &Env) -> AppResult<Response> {
+/// `GET /api/articles/search?query=&mindate=&maxdate=&sort=relevance|date&page=&per_page=
+/// &stream_id=`; with the caller's `stream_id`, the search is kept as the stream's literature.
+pub async fn search(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response> {
     let url = req.inner().url();
     let param = |name: &str| query_param(&url, name).filter(|v| !v.trim().is_empty());
     let number = |name: &str, default: u32| -> AppResult<u32> {
@@ -40,6 +43,17 @@ pub async fn search(req: &Request, env: &Env) -> AppResult<Response> {
         number("per_page", DEFAULT_PER_PAGE)?,
     )?;
     let page = Eutils::new(env).search(&search).await?;
+    if let Some(stream_id) = param("stream_id") {
+        literature::remember_search(
+            env,
+            owner,
+            stream_id.trim(),
+            &search.query,
+            page.count,
+            &page.articles,
+        )
+        .await;
+    }
     Ok(Response::from_json(&serde_json::json!({
         "query": search.query,
         "mindate": search.mindate,
@@ -53,10 +67,15 @@ pub async fn search(req: &Request, env: &Env) -> AppResult<Response> {
     }))?)
 }
 
-/// `GET /api/articles/abstracts?ids=31,32`: up to 50 PMIDs.
-pub async fn abstracts(req: &Request, env: &Env) -> AppResult<Response> {
-    let ids = pmids(&query_param(&req.inner().url(), "ids").unwrap_or_default())?;
+/// `GET /api/articles/abstracts?ids=31,32&stream_id=`: up to 50 PMIDs; with the caller's
+/// `stream_id`, the abstracts are kept with the stream's literature.
+pub async fn abstracts(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response> {
+    let url = req.inner().url();
+    let ids = pmids(&query_param(&url, "ids").unwrap_or_default())?;
     let articles = Eutils::new(env).abstracts(&ids).await?;
+    if let Some(stream_id) = query_param(&url, "stream_id").filter(|v| !v.trim().is_empty()) {
+        literature::remember_abstracts(env, owner, stream_id.trim(), &articles).await;
+    }
     Ok(Response::from_json(
         &serde_json::json!({ "articles": articles }),
     )?)

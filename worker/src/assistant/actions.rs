@@ -56,6 +56,7 @@ async fn start_research(
         selected_llms: settings.providers.names(),
         synthesis_llm: settings.providers.chat.clone(),
         external_reports: Vec::new(),
+        stream_id: turn.loaded.stream.as_ref().map(|s| s.id.clone()),
     };
     let mut answer = make_draft(&turn.env, settings, &turn.owner, fields).await?;
     let status = answer.status_code();

@@ -3,10 +3,12 @@
 //! /api/assistant/actions` (a server action, answered as a turn), the owner's conversations
 //! (`GET /api/assistant/conversations`, `GET`/`DELETE /api/assistant/conversations/:id`) and the
 //! registry browsers resolve pages with (`GET /api/assistant/registry`). Conversations are
-//! server-held, one Durable Object each, one turn at a time (409 `turn_in_progress`).
+//! server-held, one Durable Object each, one turn at a time (409 `turn_in_progress`). A turn
+//! may be deferred until context it asked for arrives (`crate::handshake`); [`resume`] runs it
+//! then.
 
 mod actions;
-mod registry;
+pub mod registry;
 mod session;
 mod tools;
 mod turn;
@@ -17,13 +19,15 @@ use futures_channel::mpsc;
 use serde::Deserialize;
 use stepwise_core::agent::AgentLimits;
 use stepwise_core::conversation::{Command, Reply};
+use stepwise_core::handshake::{RequestStatus, SlotState, Urgency, classify, mode_of};
 use stepwise_core::registry::ChatContext;
 use worker::{Context, Env, Request, Response};
 
 use self::registry::{registry, registry_json};
 use self::session::Session;
-use self::turn::{Ask, AssistantTurn};
+use self::turn::{Ask, AssistantTurn, Handshake};
 use crate::conversations::{client, index};
+use crate::handshake::{sheets, sources};
 use crate::platform::body::read_json;
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
@@ -54,6 +58,8 @@ struct AssistantRequest {
     context: serde_json::Value,
     #[serde(default)]
     provider: Option<String>,
+    #[serde(default)]
+    writing_style: Option<String>,
 }
 
 /// The body of `POST /api/assistant/actions`.
@@ -107,6 +113,7 @@ pub async fn post(mut req: Request, env: Env, ctx: &Context, owner: &Owner) -> A
         ask: Ask::Message(message),
         context: body.context,
         provider: body.provider,
+        writing_style: body.writing_style,
     };
     start(req, env, ctx, owner, settings, asked).await
 }
@@ -145,6 +152,7 @@ pub async fn post_action(
         },
         context: body.context,
         provider: None,
+        writing_style: None,
     };
     start(req, env, ctx, owner, settings, asked).await
 }
@@ -161,6 +169,8 @@ struct Asked {
     context: serde_json::Value,
     /// The provider named by the request; the chat provider when `None`.
     provider: Option<String>,
+    /// The writing style asked for (a prompt-sheet style).
+    writing_style: Option<String>,
 }
 
 /// Checks the context and the stream in view, begins the turn on its conversation, and runs it.
@@ -178,13 +188,16 @@ async fn start(
         ask,
         context,
         provider,
+        writing_style,
     } = asked;
     let json_mode = wants_json(&req)?;
     let model_deltas = req
         .headers()
         .get(DELTAS_HEADER)?
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("model"));
+    let raw_context = context.clone();
     let context = ChatContext::from_value(context)?;
+    let provider_name = provider.clone();
     let provider = match provider.as_deref() {
         Some(name) => settings.providers.get(name),
         None => Some(settings.providers.chat_provider()),
@@ -195,6 +208,21 @@ async fn start(
         Some(id) => Some(streams::find(&Kv::new(&env)?, owner, id).await?),
         None => None,
     };
+    let mode = match &ask {
+        Ask::Message(message) => mode_of(classify(message)),
+        Ask::Action { .. } => "action",
+    };
+    let sheet = sheets::for_turn(&env, &context.current_page, mode).await;
+    if let Some(style) = &writing_style
+        && !sheet.styles().any(|s| s == style)
+    {
+        let styles: Vec<&str> = sheet.styles().collect();
+        return Err(AppError::invalid_request(format!(
+            "`writing_style` is one of {}",
+            styles.join(", ")
+        )));
+    }
+    let loaded = sources::load(&env, owner, stream, context.report_id.as_deref(), false).await?;
     let turn_ms = number(&env, "ASSISTANT_TURN_MS").unwrap_or(DEFAULT_TURN_MS);
     let session = Session::begin(
         &env,
@@ -204,17 +232,14 @@ async fn start(
         turn_ms + LEASE_MARGIN_MS,
     )
     .await?;
+    let writing_style = writing_style.or_else(|| session.before.writing_style.clone());
     let turn = AssistantTurn {
-        limits: AgentLimits {
-            max_iterations: number(&env, "ASSISTANT_MAX_ITERATIONS")
-                .unwrap_or(AgentLimits::default().max_iterations),
-            max_tool_calls: number(&env, "ASSISTANT_MAX_TOOL_CALLS")
-                .unwrap_or(AgentLimits::default().max_tool_calls),
-        },
+        limits: limits(&env),
         tool_timeout: Duration::from_millis(
             number(&env, "TOOL_TIMEOUT_MS").unwrap_or(DEFAULT_TOOL_TIMEOUT_MS),
         ),
         deadline_at: now_ms() + turn_ms,
+        handshake: Handshake::new(sheet, writing_style, raw_context, provider_name),
         env,
         settings,
         owner: owner.clone(),
@@ -222,7 +247,7 @@ async fn start(
         session,
         ask,
         context,
-        stream,
+        loaded,
     };
     if json_mode {
         let mut out = Output::json();
@@ -235,6 +260,103 @@ async fn start(
         turn.run(&mut out).await;
     });
     Ok(sse::response(receiver)?)
+}
+
+fn limits(env: &Env) -> AgentLimits {
+    AgentLimits {
+        max_iterations: number(env, "ASSISTANT_MAX_ITERATIONS")
+            .unwrap_or(AgentLimits::default().max_iterations),
+        max_tool_calls: number(env, "ASSISTANT_MAX_TOOL_CALLS")
+            .unwrap_or(AgentLimits::default().max_tool_calls),
+    }
+}
+
+/// Runs the deferred turn of `request_id` on conversation `id` of `owner`, once its request
+/// is ready, forced or fallen back, writing to `out`; `warning` opens an answer given without
+/// what was asked for. The request as it ended, and whether the turn was stored.
+pub async fn resume(
+    env: Env,
+    owner: &Owner,
+    id: &str,
+    request_id: &str,
+    warning: Option<&str>,
+    out: &mut Output,
+) -> AppResult<(stepwise_core::handshake::ContextRequest, bool)> {
+    let settings = Settings::from_env(&env)?;
+    let turn_ms = number(&env, "ASSISTANT_TURN_MS").unwrap_or(DEFAULT_TURN_MS);
+    let (session, waiting) =
+        Session::resume(&env, &owner.id, id, request_id, turn_ms + LEASE_MARGIN_MS).await?;
+    let request = session
+        .resumed
+        .clone()
+        .ok_or_else(|| AppError::internal(&"a resumed turn without its request"))?;
+    let skipped: Vec<&str> = request
+        .slots
+        .iter()
+        .filter(|s| s.state == SlotState::Skipped && s.urgency == Urgency::Required)
+        .map(|s| s.description.as_str())
+        .collect();
+    let warning = match request.status {
+        RequestStatus::Forced | RequestStatus::FellBack => warning.map(str::to_owned),
+        _ if !skipped.is_empty() => Some(format!(
+            "Answered without what you skipped: {}.",
+            skipped.join("; ")
+        )),
+        _ => None,
+    };
+    let loaded_context = ChatContext::from_value(waiting.context.clone());
+    let context = match loaded_context {
+        Ok(context) => context,
+        Err(error) => {
+            session.abort(&env).await;
+            return Err(error.into());
+        }
+    };
+    let provider = waiting
+        .provider
+        .as_deref()
+        .and_then(|name| settings.providers.get(name))
+        .unwrap_or_else(|| settings.providers.chat_provider())
+        .clone();
+    let kv = Kv::new(&env)?;
+    let stream = match &context.stream_id {
+        Some(stream_id) => streams::find(&kv, owner, stream_id).await.ok(),
+        None => None,
+    };
+    let sheet = sheets::for_turn(
+        &env,
+        &context.current_page,
+        mode_of(classify(&waiting.message)),
+    )
+    .await;
+    let loaded = sources::load(&env, owner, stream, context.report_id.as_deref(), false).await?;
+    let mut handshake = Handshake::new(
+        sheet,
+        session.before.writing_style.clone(),
+        waiting.context.clone(),
+        waiting.provider.clone(),
+    );
+    handshake.request = Some(request.clone());
+    handshake.warning = warning;
+    handshake.user_message_id = request.user_message_id.clone();
+    let turn = AssistantTurn {
+        limits: limits(&env),
+        tool_timeout: Duration::from_millis(
+            number(&env, "TOOL_TIMEOUT_MS").unwrap_or(DEFAULT_TOOL_TIMEOUT_MS),
+        ),
+        deadline_at: now_ms() + turn_ms,
+        handshake,
+        settings,
+        owner: owner.clone(),
+        provider,
+        session,
+        ask: Ask::Message(waiting.message),
+        context,
+        loaded,
+        env,
+    };
+    let stored = turn.run(out).await;
+    Ok((request, stored))
 }
 
 /// `GET /api/assistant/conversations`: the owner's conversations, newest first.
@@ -255,6 +377,12 @@ pub async fn get(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
     let mut view = record.summary();
     view["messages"] = serde_json::to_value(&record.entries)?;
     view["running"] = record.running.is_some().into();
+    view["context_requests"] = serde_json::to_value(&record.requests)?;
+    view["waiting"] = record
+        .waiting
+        .as_ref()
+        .map_or(serde_json::Value::Null, |w| w.request_id.clone().into());
+    view["writing_style"] = record.writing_style.clone().into();
     Ok(Response::from_json(&view)?)
 }
 

@@ -15,3 +15,8 @@ pub fn registry() -> &'static Registry {
 pub fn registry_json() -> &'static str {
     BUILTIN_JSON
 }
+
+/// The registry's page names (prompt sheets are per page).
+pub fn page_names() -> Vec<&'static str> {
+    registry().pages.iter().map(|p| p.page.as_str()).collect()
+}

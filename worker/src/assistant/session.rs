@@ -1,8 +1,10 @@
 //! An assistant turn's hold on its conversation: begun on the conversation's Durable Object
-//! (a new conversation gets a fresh id), then committed with its messages (and the owner's list
-//! entry rewritten) or given up.
+//! (a new conversation gets a fresh id), or resumed once its context request allows, then
+//! committed with its messages (and the owner's list entry rewritten), deferred with its
+//! context request, or given up.
 
-use stepwise_core::conversation::{Command, Conversation, Entry, Reply, model_history};
+use stepwise_core::conversation::{Command, Conversation, Entry, Reply, Waiting, model_history};
+use stepwise_core::handshake::ContextRequest;
 use stepwise_core::protocol::ChatMessage;
 use worker::Env;
 
@@ -22,12 +24,23 @@ pub struct Session {
     pub lease: u32,
     /// The conversation before this turn.
     pub before: Conversation,
+    /// The deferred turn's request, when this turn resumes one.
+    pub resumed: Option<ContextRequest>,
+}
+
+/// What a turn commits besides its messages.
+#[derive(Default)]
+pub struct Extras {
+    /// Requests the turn made and resolved itself.
+    pub requests: Vec<ContextRequest>,
+    /// The writing style it used.
+    pub writing_style: Option<String>,
 }
 
 impl Session {
     /// Begins a turn on conversation `id` of `owner` (a new conversation when `None`), titled
     /// from `message` when new. 404 for another owner's or a missing conversation, 409 while
-    /// another turn runs or when the conversation is full.
+    /// another turn runs, while a message waits for context, or when the conversation is full.
     pub async fn begin(
         env: &Env,
         owner: &Owner,
@@ -54,10 +67,41 @@ impl Session {
                 owner: owner.id.clone(),
                 lease,
                 before: *conversation,
+                resumed: None,
             }),
-            _ => Err(AppError::internal(
-                &"the conversation answered another kind of reply",
+            _ => Err(other_reply()),
+        }
+    }
+
+    /// Begins the deferred turn of `request_id`: the session, and what the user had asked.
+    pub async fn resume(
+        env: &Env,
+        owner: &str,
+        id: &str,
+        request_id: &str,
+        lease_ms: u64,
+    ) -> AppResult<(Session, Waiting)> {
+        let command = Command::BeginResume {
+            request_id: request_id.to_owned(),
+            lease_ms,
+        };
+        match client::send(env, id, owner, &command).await? {
+            Reply::Resumed {
+                lease,
+                conversation,
+                request,
+                waiting,
+            } => Ok((
+                Session {
+                    id: id.to_owned(),
+                    owner: owner.to_owned(),
+                    lease,
+                    before: *conversation,
+                    resumed: Some(*request),
+                },
+                *waiting,
             )),
+            _ => Err(other_reply()),
         }
     }
 
@@ -66,28 +110,67 @@ impl Session {
         model_history(&self.before.entries, budget)
     }
 
+    /// Whether nobody can be watching yet (a conversation's first turn: its id is not known).
+    pub fn is_new(&self) -> bool {
+        self.before.entries.is_empty()
+    }
+
     /// Commits the turn's messages, then rewrites the owner's list entry.
-    pub async fn commit(&self, env: &Env, entries: Vec<Entry>) -> AppResult<()> {
+    pub async fn commit(&self, env: &Env, entries: Vec<Entry>, extras: Extras) -> AppResult<()> {
         let command = Command::CommitAssistant {
             lease: self.lease,
             entries,
+            resumed: self.resumed.as_ref().map(|r| r.request_id.clone()),
+            requests: extras.requests,
+            writing_style: extras.writing_style,
         };
-        if let Reply::Conversation(record) =
-            client::send(env, &self.id, &self.owner, &command).await?
-        {
-            let ttl_seconds = object::retention_ms(env) / 1000;
-            if let Err(error) = index::write(&Kv::new(env)?, &record, ttl_seconds).await {
-                worker::console_warn!("conversation {}: list entry not written: {error}", self.id);
-            }
-        }
+        let reply = client::send(env, &self.id, &self.owner, &command).await?;
+        self.list(env, reply).await;
         Ok(())
     }
 
-    /// Gives the turn up: nothing of it is kept (a first turn takes its conversation along).
+    /// Stores the user's message as waiting for `request` (the lease ends).
+    pub async fn defer(
+        &self,
+        env: &Env,
+        entry: Entry,
+        request: ContextRequest,
+        waiting: Waiting,
+    ) -> AppResult<()> {
+        let command = Command::Defer {
+            lease: self.lease,
+            entry: Box::new(entry),
+            request: Box::new(request),
+            waiting: Box::new(waiting),
+        };
+        let reply = client::send(env, &self.id, &self.owner, &command).await?;
+        self.list(env, reply).await;
+        Ok(())
+    }
+
+    async fn list(&self, env: &Env, reply: Reply) {
+        if let Reply::Conversation(record) = reply {
+            let ttl_seconds = object::retention_ms(env) / 1000;
+            let written = match Kv::new(env) {
+                Ok(kv) => index::write(&kv, &record, ttl_seconds).await,
+                Err(error) => Err(error),
+            };
+            if let Err(error) = written {
+                worker::console_warn!("conversation {}: list entry not written: {error}", self.id);
+            }
+        }
+    }
+
+    /// Gives the turn up: nothing of it is kept (a first turn takes its conversation along; a
+    /// resumed turn's message keeps waiting).
     pub async fn abort(&self, env: &Env) {
         let command = Command::Abort { lease: self.lease };
         if let Err(error) = client::send(env, &self.id, &self.owner, &command).await {
             worker::console_warn!("conversation {}: abort: {error}", self.id);
         }
     }
+}
+
+fn other_reply() -> AppError {
+    AppError::internal(&"the conversation answered another kind of reply")
 }

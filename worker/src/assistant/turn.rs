@@ -4,29 +4,44 @@
 //! answers; then let the core build the answer (payloads checked against their schemas,
 //! actions against the page), commit the messages on the conversation, and send `complete`.
 //! A turn that fails or whose client goes away is given up: nothing of it is kept.
+//!
+//! Context on request: before the model is called, the core's analyzer says what the turn
+//! needs beyond its baseline; what the owner's artifacts hold is filled at once, and a need only
+//! the user can meet defers the turn (`context_required`). The model may ask too, with a
+//! `CONTEXT_REQUEST:` payload: filled automatically, the model is called once more with it;
+//! otherwise the turn is deferred the same way. A resumed turn answers whatever it has.
 
 use std::time::Duration;
 
+use serde_json::Value;
 use stepwise_core::agent::{Agent, AgentLimits, AssistantResponse, Step, ToolOutcome, finish};
-use stepwise_core::conversation::Entry;
+use stepwise_core::conversation::{Entry, Waiting};
+use stepwise_core::handshake::{
+    Baseline, ContextNeedsAnalyzer, ContextRequest, DEFAULT_SLA_MS, NeedsInput, Origin, Policy,
+    PromptSheet, Wanted, build_request, classify, mode_of, wanted_from_marker,
+};
 use stepwise_core::llm::{ModelCall, ProviderConfig, ProviderKind, Round};
 use stepwise_core::markers::MarkerParser;
-use stepwise_core::offline::assistant_reply;
+use stepwise_core::offline::{assistant_reply, context_reply};
+use stepwise_core::protocol::ContextRequired;
 use stepwise_core::protocol::{ChatMessage, Role};
 use stepwise_core::registry::{ChatContext, Resolution, system_prompt};
 use stepwise_core::spend::{Charge, estimate_tokens};
-use stepwise_core::streams::SavedStream;
 use worker::{Env, console_log};
 
 use super::actions;
 use super::registry::registry;
-use super::session::Session;
+use super::session::{Extras, Session};
 use super::tools::{self, ToolContext};
+use crate::handshake::relay::Relay;
+use crate::handshake::sources::{self, Loaded};
+use crate::handshake::stats;
 use crate::platform::deadline::{now_ms, within};
 use crate::platform::error::AppError;
+use crate::platform::ids;
 use crate::platform::output::{Output, display_text};
 use crate::platform::owner::Owner;
-use crate::platform::settings::Settings;
+use crate::platform::settings::{Settings, number};
 use crate::platform::spend;
 use crate::provider::Gateway;
 
@@ -61,14 +76,63 @@ pub struct AssistantTurn {
     pub ask: Ask,
     /// What is on the screen.
     pub context: ChatContext,
-    /// The stream in view, the caller's.
-    pub stream: Option<SavedStream>,
+    /// The caller's sources in view: stream, literature, jobs.
+    pub loaded: Loaded,
+    /// The context handshake's state for this turn.
+    pub handshake: Handshake,
     /// The loop's bounds.
     pub limits: AgentLimits,
     /// Longest a tool may run.
     pub tool_timeout: Duration,
     /// When the turn must be over (ms since the epoch).
     pub deadline_at: u64,
+}
+
+/// A turn's context handshake: the prompt sheet, the writing style, what resumes it if it is
+/// deferred, and the request whose supplies it answers with.
+pub struct Handshake {
+    /// The sheet the context bundle renders with.
+    pub sheet: PromptSheet,
+    /// The writing style (a sheet style), the sheet's default when `None`.
+    pub writing_style: Option<String>,
+    /// The page context as sent (kept with a deferred turn).
+    pub raw_context: Value,
+    /// The provider the request named (kept with a deferred turn).
+    pub provider: Option<String>,
+    /// The request whose supplies the turn answers with (resumed, or filled automatically).
+    pub request: Option<ContextRequest>,
+    /// A one-line warning the answer opens with (run without what was asked for).
+    pub warning: Option<String>,
+    /// The user message's id.
+    pub user_message_id: String,
+}
+
+impl Handshake {
+    /// A fresh turn's handshake.
+    pub fn new(
+        sheet: PromptSheet,
+        writing_style: Option<String>,
+        raw_context: Value,
+        provider: Option<String>,
+    ) -> Handshake {
+        Handshake {
+            sheet,
+            writing_style,
+            raw_context,
+            provider,
+            request: None,
+            warning: None,
+            user_message_id: String::new(),
+        }
+    }
+}
+
+/// How the model's part of a turn ended.
+enum Answered {
+    /// With an answer.
+    Answer(AssistantResponse),
+    /// The turn was deferred; the request went to the client.
+    Deferred,
 }
 
 /// Why a turn stopped early.
@@ -80,25 +144,36 @@ enum Stop {
 }
 
 impl AssistantTurn {
-    /// Runs the turn, emitting its events; returns whether it was stored.
-    pub async fn run(self, out: &mut Output) -> bool {
-        let context = &self.context;
+    /// Runs the turn, emitting its events; returns whether it was stored (a deferred turn's
+    /// message counts as stored).
+    pub async fn run(mut self, out: &mut Output) -> bool {
+        if self.handshake.user_message_id.is_empty() {
+            self.handshake.user_message_id = ids::random_id().unwrap_or_default();
+        }
+        let context = self.context.clone();
         let resolution = registry().resolve(
             &context.current_page,
             context.active_tab.as_deref(),
             context.active_subtab.as_deref(),
         );
+        let mut relay = Relay::new(&self.session.id, !self.session.is_new());
         let answered = match &self.ask {
-            Ask::Message(message) => self.converse(&resolution, message, out).await,
+            Ask::Message(message) => {
+                let message = message.clone();
+                self.answer_message(&resolution, &message, &mut relay, out)
+                    .await
+            }
             Ask::Action { action, target, .. } => {
                 out.status(&format!("Running {action}...")).await;
                 actions::run(&self, action, target.as_deref())
                     .await
+                    .map(Answered::Answer)
                     .map_err(Stop::Failed)
             }
         };
         let mut response = match answered {
-            Ok(response) => response,
+            Ok(Answered::Answer(response)) => response,
+            Ok(Answered::Deferred) => return true,
             Err(stop) => {
                 if let Stop::Failed(error) = stop {
                     out.error(error).await;
@@ -115,10 +190,22 @@ impl AssistantTurn {
         if let Ask::Action { .. } = self.ask {
             out.delta(&response.message, response.message.clone()).await;
         }
+        relay.flush(&self.env).await;
+        if let Some(warning) = &self.handshake.warning {
+            response.message = format!("⚠ {warning}\n\n{}", response.message);
+        }
         response.conversation_id = Some(self.session.id.clone());
+        let auto = match (&self.session.resumed, &self.handshake.request) {
+            (None, Some(request)) => vec![request.clone()],
+            _ => Vec::new(),
+        };
+        let extras = Extras {
+            requests: auto.clone(),
+            writing_style: self.handshake.writing_style.clone(),
+        };
         let stored = match self
             .session
-            .commit(&self.env, self.entries(&response))
+            .commit(&self.env, self.entries(&response), extras)
             .await
         {
             Ok(()) => true,
@@ -130,8 +217,138 @@ impl AssistantTurn {
                 false
             }
         };
+        if stored {
+            let ended = self.session.resumed.iter().chain(&auto);
+            for request in ended {
+                stats::record(&self.env, &self.owner.id, &self.session.id, request).await;
+            }
+        }
         out.complete(response.into()).await;
         stored
+    }
+
+    /// A message's answer: the analyzer first (context filled, or the turn deferred), then the
+    /// agent loop, then the model's own `CONTEXT_REQUEST:` if it wrote one.
+    async fn answer_message(
+        &mut self,
+        resolution: &Resolution<'_>,
+        message: &str,
+        relay: &mut Relay,
+        out: &mut Output,
+    ) -> Result<Answered, Stop> {
+        let fresh = self.session.resumed.is_none();
+        if fresh {
+            let wanted = self.analyze(message);
+            if !wanted.is_empty() {
+                if wanted.iter().any(|w| !w.candidates.is_empty()) {
+                    sources::load_candidates(&self.env, &self.owner, &mut self.loaded).await;
+                }
+                let request = self.request(Origin::Analyzer, wanted);
+                if !request.ready() {
+                    return self.defer(request, message, out).await;
+                }
+                self.handshake.request = Some(request);
+            }
+        }
+        if let Some(warning) = &self.handshake.warning {
+            let line = format!("⚠ {warning}\n\n");
+            relay.push(&self.env, &line).await;
+            out.delta(&line, line.clone()).await;
+        }
+        let mut response = self.converse(resolution, message, relay, out).await?;
+        let asked = take_context_request(&mut response);
+        let Some(data) = asked.filter(|_| fresh) else {
+            return Ok(Answered::Answer(response));
+        };
+        let wanted = match wanted_from_marker(&data) {
+            Ok(wanted) => wanted,
+            Err(why) => {
+                console_log!(
+                    "assistant turn of {}: {why}; answered as is",
+                    self.session.id
+                );
+                return Ok(Answered::Answer(response));
+            }
+        };
+        let request = self.request(Origin::Model, wanted);
+        if !request.ready() {
+            return self.defer(request, message, out).await;
+        }
+        out.status("Reading the context the model asked for...")
+            .await;
+        self.handshake.request = Some(request);
+        let mut again = self.converse(resolution, message, relay, out).await?;
+        take_context_request(&mut again);
+        Ok(Answered::Answer(again))
+    }
+
+    /// What the analyzer wants for `message` that the turn does not hold.
+    fn analyze(&self, message: &str) -> Vec<Wanted> {
+        let baseline = self.baseline();
+        let goal = baseline.synthesized_goal();
+        let held = self.loaded.held();
+        let input = NeedsInput {
+            page: &self.context.current_page,
+            message,
+            class: classify(message),
+            active_phase: self.loaded.active_phase(),
+            goal: &goal,
+            stream_id: self.loaded.stream.as_ref().map(|s| s.id.as_str()),
+            research_id: self.loaded.job().map(|j| j.id.as_str()),
+            candidates: &self.loaded.candidates,
+            held: &held,
+        };
+        ContextNeedsAnalyzer::new(Policy::builtin()).analyze(&input)
+    }
+
+    /// A request of the user message from `wanted`, filled from the owner's sources.
+    fn request(&self, origin: Origin, wanted: Vec<Wanted>) -> ContextRequest {
+        let sla_ms = number(&self.env, "CONTEXT_SLA_MS").unwrap_or(DEFAULT_SLA_MS);
+        build_request(
+            &ids::random_id().unwrap_or_default(),
+            &self.handshake.user_message_id,
+            origin,
+            wanted,
+            &self.loaded.sources(),
+            now_ms(),
+            sla_ms,
+        )
+    }
+
+    /// Defers the turn: the user message waits for `request` on the conversation, and the
+    /// client gets `context_required`.
+    async fn defer(
+        &self,
+        request: ContextRequest,
+        message: &str,
+        out: &mut Output,
+    ) -> Result<Answered, Stop> {
+        let mut entry = Entry::user(message, now_ms(), Some(&self.context.current_page));
+        entry.id = Some(self.handshake.user_message_id.clone());
+        let waiting = Waiting {
+            request_id: request.request_id.clone(),
+            message: message.to_owned(),
+            context: self.handshake.raw_context.clone(),
+            provider: self.handshake.provider.clone(),
+        };
+        self.session
+            .defer(&self.env, entry, request.clone(), waiting)
+            .await
+            .map_err(Stop::Failed)?;
+        stats::record(&self.env, &self.owner.id, &self.session.id, &request).await;
+        out.context_required(ContextRequired::of(&self.session.id, &request))
+            .await;
+        Ok(Answered::Deferred)
+    }
+
+    /// The baseline of this turn.
+    fn baseline(&self) -> Baseline<'_> {
+        Baseline {
+            stream: self.loaded.stream.as_ref(),
+            literature: self.loaded.literature.as_ref(),
+            job: self.loaded.job(),
+            writing_style: self.handshake.writing_style.as_deref(),
+        }
     }
 
     /// The agent loop over a message.
@@ -139,10 +356,22 @@ impl AssistantTurn {
         &self,
         resolution: &Resolution<'_>,
         message: &str,
+        relay: &mut Relay,
         out: &mut Output,
     ) -> Result<AssistantResponse, Stop> {
-        let brief = self.stream.as_ref().map(SavedStream::brief);
-        let system = system_prompt(resolution, &self.context, brief.as_ref());
+        let brief = self.loaded.stream.as_ref().map(|s| s.brief());
+        let mut system = system_prompt(resolution, &self.context, brief.as_ref());
+        let bundle = self.baseline().render(
+            &self.handshake.sheet,
+            &self.context.current_page,
+            mode_of(classify(message)),
+            self.handshake.request.as_ref(),
+            self.handshake.warning.as_deref(),
+        );
+        if !bundle.is_empty() {
+            system.push_str("\n\n");
+            system.push_str(&bundle);
+        }
         let mut messages = self.session.history(self.settings.history_budget);
         messages.push(ChatMessage {
             role: Role::User,
@@ -174,8 +403,13 @@ impl AssistantTurn {
                         rounds,
                         answer_now,
                     };
-                    let offline =
-                        || assistant_reply(message, &self.context, resolution, rounds, answer_now);
+                    let request = self.handshake.request.as_ref();
+                    let offline = || match request {
+                        Some(request) if rounds.is_empty() => context_reply(message, request),
+                        _ => {
+                            assistant_reply(message, &self.context, resolution, rounds, answer_now)
+                        }
+                    };
                     let mut limits = gateway.limits();
                     let left = self.deadline_at.saturating_sub(now_ms()).max(1);
                     limits.deadline_ms =
@@ -189,7 +423,9 @@ impl AssistantTurn {
                     let mut text = String::new();
                     while let Some(piece) = stream.next_text().await.map_err(provider_failed)? {
                         text.push_str(&piece);
-                        if !out.delta(&piece, display_text(parser.feed(&piece))).await {
+                        let shown = display_text(parser.feed(&piece));
+                        relay.push(&self.env, &shown).await;
+                        if !out.delta(&piece, shown).await {
                             return Err(Stop::Gone);
                         }
                     }
@@ -246,11 +482,17 @@ impl AssistantTurn {
         spend::charge(&self.env, &self.owner, charge).await
     }
 
-    /// The turn's messages as the conversation keeps them.
+    /// The turn's messages as the conversation keeps them (a resumed turn's user message is
+    /// stored already).
     fn entries(&self, response: &AssistantResponse) -> Vec<Entry> {
         let now = now_ms();
         let page = Some(self.context.current_page.as_str());
-        let user = match &self.ask {
+        let request_id = self
+            .handshake
+            .request
+            .as_ref()
+            .map(|r| r.request_id.clone());
+        let mut user = match &self.ask {
             Ask::Message(message) => Entry::user(message, now, page),
             Ask::Action { action, label, .. } => {
                 let mut entry = Entry::user(label, now, page);
@@ -258,12 +500,29 @@ impl AssistantTurn {
                 entry
             }
         };
+        user.id = Some(self.handshake.user_message_id.clone());
+        user.request_id.clone_from(&request_id);
         let mut answer = Entry::user(&response.message, now, None);
+        answer.id = ids::random_id().ok();
         answer.role = Role::Assistant;
+        answer.request_id = request_id;
         answer.tool_history = response.tool_history.clone();
         answer.payloads = response.payloads.clone();
         answer.suggested_values = response.suggested_values.clone();
         answer.suggested_actions = response.suggested_actions.clone();
-        vec![user, answer]
+        if self.session.resumed.is_some() {
+            vec![answer]
+        } else {
+            vec![user, answer]
+        }
     }
+}
+
+/// Takes the model's `context_request` payload out of the answer (it is never shown as a card).
+fn take_context_request(response: &mut AssistantResponse) -> Option<String> {
+    let index = response
+        .payloads
+        .iter()
+        .position(|p| p.payload_type == "context_request")?;
+    Some(response.payloads.remove(index).data.into_string())
 }

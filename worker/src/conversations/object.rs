@@ -2,18 +2,30 @@
 //! one conversation can no longer lose turns and a turn right after another never reads a stale
 //! copy (the object is read-after-write consistent, unlike KV). No rule of its own: it reads
 //! the command whole, loads the record, hands both to `core::conversation::handle`, saves or
-//! erases, and arms the alarm that erases the conversation past its retention.
+//! erases, tells the watching browsers the events the core returned, and arms its alarm.
+//!
+//! Browsers watch over hibernatable WebSockets (`GET /ws`, the owner only): the object sleeps
+//! between events and wakes for each. The alarm is the earliest of the waiting context
+//! request's reminder, its SLA (the fallback turn is queued on `LLM_CALL`), and the end of the
+//! retention, which erases the conversation.
 // `#[durable_object]` generates wasm-bindgen glue without docs; everything written here has them.
 #![allow(missing_docs)]
 
-use stepwise_core::conversation::{self, Command, Conversation as Record, ConversationKind};
-use worker::{DurableObject, Env, Request, Response, Result, State, Storage, durable_object};
+use stepwise_core::conversation::{
+    self, Command, Conversation as Record, ConversationEvent, ConversationKind, Handled, Reply,
+};
+use worker::{
+    DurableObject, Env, Request, Response, Result, State, Storage, WebSocket,
+    WebSocketIncomingMessage, WebSocketPair, durable_object,
+};
 
 use super::client::{ID_HEADER, OWNER_HEADER};
 use super::index;
 use crate::platform::deadline::{alarm_delay, now_ms};
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
+use crate::platform::owner::WS_PROTOCOL;
+use crate::platform::queues;
 use crate::platform::settings::number;
 
 /// Storage key of the record.
@@ -21,6 +33,10 @@ const RECORD: &str = "conversation";
 /// Days a conversation is kept after its last turn (`CONVERSATION_RETENTION_DAYS`).
 pub const DEFAULT_RETENTION_DAYS: u64 = 90;
 const DAY_MS: u64 = 24 * 3600 * 1000;
+/// Most browsers watching one conversation.
+const MAX_WATCHERS: usize = 16;
+/// The message kind of a fallback turn on the `LLM_CALL` queue.
+pub const CONTEXT_FALLBACK: &str = "context_fallback";
 
 /// The Durable Object class `Conversation` (wrangler.toml), one instance per conversation id.
 #[durable_object]
@@ -35,23 +51,60 @@ impl DurableObject for Conversation {
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
-        match self.answer(req).await {
+        let answered = match req.path().as_str() {
+            "/ws" => self.watch(&req).await,
+            "/broadcast" => self.relay(req).await,
+            _ => self.answer(req).await,
+        };
+        match answered {
             Ok(response) => Ok(response),
             Err(error) => error.to_response(),
         }
     }
 
     async fn alarm(&self) -> Result<Response> {
-        let storage = self.state.storage();
-        if let Some(record) = load(&storage).await?
-            && now_ms() >= record.updated_at.saturating_add(retention_ms(&self.env))
-        {
-            storage.delete_all().await?;
-            if let Ok(kv) = Kv::new(&self.env) {
-                let _ = index::delete(&kv, &record).await;
-            }
+        if let Err(error) = self.wake().await {
+            worker::console_error!("conversation alarm: {error}; tried again in 30 s");
+            self.state
+                .storage()
+                .set_alarm(alarm_delay(now_ms() + 30_000))
+                .await?;
         }
         Response::ok("")
+    }
+
+    async fn websocket_message(
+        &self,
+        ws: WebSocket,
+        message: WebSocketIncomingMessage,
+    ) -> Result<()> {
+        if let WebSocketIncomingMessage::String(text) = message
+            && text == "ping"
+        {
+            ws.send_with_str("pong")?;
+        }
+        Ok(())
+    }
+
+    async fn websocket_close(
+        &self,
+        ws: WebSocket,
+        code: usize,
+        _reason: String,
+        _clean: bool,
+    ) -> Result<()> {
+        let code = if code == 1005 || code == 1006 {
+            1000
+        } else {
+            code as u16
+        };
+        let _ = ws.close(Some(code), Some("closed"));
+        Ok(())
+    }
+
+    async fn websocket_error(&self, ws: WebSocket, _error: worker::Error) -> Result<()> {
+        let _ = ws.close(Some(1011), Some("error"));
+        Ok(())
     }
 }
 
@@ -59,33 +112,139 @@ impl Conversation {
     /// `POST /` a command of the owner in `x-stepwise-owner` (see [`super::client`]). The body
     /// is read before the record is loaded, so the record handed over is the latest.
     async fn answer(&self, mut req: Request) -> AppResult<Response> {
-        let header = |name: &str| -> AppResult<String> {
-            req.headers()
-                .get(name)?
-                .filter(|v| !v.is_empty())
-                .ok_or_else(AppError::conversation_not_found)
-        };
-        let owner = header(OWNER_HEADER)?;
-        let id = header(ID_HEADER)?;
+        let owner = header(&req, OWNER_HEADER)?;
+        let id = header(&req, ID_HEADER)?;
         // serde_json, from the text: `Request::json` would link a second deserializer.
         let command: Command = serde_json::from_str(&req.text().await?)?;
         let storage = self.state.storage();
         let record = load(&storage).await?;
         let handled = conversation::handle(record.as_ref(), &id, &owner, &command, now_ms())?;
+        self.settle(&storage, record, &handled).await?;
+        Ok(Response::from_json(&handled.reply)?)
+    }
+
+    /// Saves or erases what a command left, tells the watchers, and arms the alarm.
+    async fn settle(
+        &self,
+        storage: &Storage,
+        before: Option<Record>,
+        handled: &Handled,
+    ) -> AppResult<()> {
         if handled.erase {
             storage.delete_all().await?;
-            if let Some(gone) = record.filter(|r| r.kind == ConversationKind::Assistant)
+            for ws in self.state.get_websockets() {
+                let _ = ws.close(Some(1000), Some("conversation deleted"));
+            }
+            if let Some(gone) = before.filter(|r| r.kind == ConversationKind::Assistant)
                 && let Ok(kv) = Kv::new(&self.env)
             {
                 let _ = index::delete(&kv, &gone).await;
             }
         } else if let Some(next) = &handled.record {
             storage.put(RECORD, serde_json::to_string(next)?).await?;
-            let expires = next.updated_at.saturating_add(retention_ms(&self.env));
-            storage.set_alarm(alarm_delay(expires)).await?;
+            storage
+                .set_alarm(alarm_delay(next.next_wake(retention_ms(&self.env))))
+                .await?;
         }
-        Ok(Response::from_json(&handled.reply)?)
+        self.broadcast(&handled.events);
+        Ok(())
     }
+
+    /// `GET /ws`: a browser of the owner watches the conversation (404 for anyone else).
+    async fn watch(&self, req: &Request) -> AppResult<Response> {
+        let owner = header(req, OWNER_HEADER)?;
+        let watched = load(&self.state.storage()).await?;
+        if watched.is_none_or(|r| r.owner != owner || r.kind != ConversationKind::Assistant) {
+            return Err(AppError::conversation_not_found());
+        }
+        if self.state.get_websockets().len() >= MAX_WATCHERS {
+            return Err(AppError::conflict(
+                "too_many_watchers",
+                "this conversation has as many watchers as it may; close a tab",
+            ));
+        }
+        let pair = WebSocketPair::new()?;
+        self.state.accept_web_socket(&pair.server);
+        let response = Response::from_websocket(pair.client)?;
+        response
+            .headers()
+            .set("sec-websocket-protocol", WS_PROTOCOL)?;
+        Ok(response)
+    }
+
+    /// `POST /broadcast`: an event the edge produced (an answer's deltas), sent as is.
+    async fn relay(&self, mut req: Request) -> AppResult<Response> {
+        let text = req.text().await?;
+        for ws in self.state.get_websockets() {
+            let _ = ws.send_with_str(&text);
+        }
+        Ok(Response::empty()?.with_status(204))
+    }
+
+    fn broadcast(&self, events: &[ConversationEvent]) {
+        if events.is_empty() {
+            return;
+        }
+        let sockets = self.state.get_websockets();
+        for event in events {
+            let text = event.to_json();
+            for ws in &sockets {
+                let _ = ws.send_with_str(&text);
+            }
+        }
+    }
+
+    /// The alarm: the waiting request's reminder or fallback, then the retention.
+    async fn wake(&self) -> AppResult<()> {
+        let storage = self.state.storage();
+        let Some(record) = load(&storage).await? else {
+            return Ok(());
+        };
+        let handled = conversation::handle(
+            Some(&record),
+            &record.id,
+            &record.owner,
+            &Command::Tick,
+            now_ms(),
+        )?;
+        if let Reply::Ticked {
+            fallback: Some(request_id),
+        } = &handled.reply
+        {
+            let message = serde_json::json!({"kind": CONTEXT_FALLBACK, "conversation_id": record.id,
+                "owner": record.owner, "request_id": request_id});
+            queues::send_all(&self.env, "LLM_CALL", &[message.to_string()], 1).await?;
+        }
+        let changed = handled.record.is_some();
+        self.settle(&storage, Some(record.clone()), &handled)
+            .await?;
+        let current = if changed {
+            handled.record.clone()
+        } else {
+            Some(record)
+        };
+        if let Some(record) = current {
+            let retention = retention_ms(&self.env);
+            if record.waiting.is_none() && now_ms() >= record.updated_at.saturating_add(retention) {
+                storage.delete_all().await?;
+                if let Ok(kv) = Kv::new(&self.env) {
+                    let _ = index::delete(&kv, &record).await;
+                }
+            } else {
+                storage
+                    .set_alarm(alarm_delay(record.next_wake(retention)))
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn header(req: &Request, name: &str) -> AppResult<String> {
+    req.headers()
+        .get(name)?
+        .filter(|v| !v.is_empty())
+        .ok_or_else(AppError::conversation_not_found)
 }
 
 /// How long a conversation is kept after its last turn.

@@ -4,6 +4,7 @@
 //! logged, never echoed to the client.
 
 use stepwise_core::conversation::ConversationError;
+use stepwise_core::handshake::{ArtifactError, SheetError, SupplyError};
 use stepwise_core::help::HelpError;
 use stepwise_core::llm::{ErrorCode, ProviderError, SettingsError};
 use stepwise_core::owner::AuthError;
@@ -80,6 +81,11 @@ impl AppError {
     /// 404 `not_found` for an unknown resource (`what` names it: "research", "report").
     pub fn not_found(what: &str) -> Self {
         AppError::new(404, "not_found", format!("{what} not found"))
+    }
+
+    /// 409 with `code`: the resource's state refuses the request now.
+    pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
+        AppError::new(409, code, message)
     }
 
     /// 404 `conversation_not_found`: a conversation id the server does not hold.
@@ -290,11 +296,30 @@ impl From<ResearchError> for AppError {
 impl From<ConversationError> for AppError {
     fn from(error: ConversationError) -> Self {
         let status = match &error {
-            ConversationError::NotFound => 404,
+            ConversationError::NotFound | ConversationError::NoSuchRequest => 404,
             ConversationError::Forbidden => 403,
+            ConversationError::Supply(SupplyError::Invalid(_) | SupplyError::UnknownSlot(_)) => 422,
             _ => 409,
         };
         AppError::new(status, error.code(), error.to_string())
+    }
+}
+
+/// A key path that is not an artifact (422), or names nothing the caller owns (404).
+impl From<ArtifactError> for AppError {
+    fn from(error: ArtifactError) -> Self {
+        let status = match error {
+            ArtifactError::InvalidKeyPath(_) => 422,
+            ArtifactError::NotFound(_) => 404,
+        };
+        AppError::new(status, error.code(), error.to_string())
+    }
+}
+
+/// A prompt sheet refused at PUT, with its line and reason.
+impl From<SheetError> for AppError {
+    fn from(error: SheetError) -> Self {
+        AppError::new(422, "invalid_prompt_sheet", error.to_string())
     }
 }
 

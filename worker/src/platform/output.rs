@@ -7,7 +7,7 @@ use futures_util::SinkExt;
 use serde_json::Value;
 use stepwise_core::llm::ProviderError;
 use stepwise_core::markers::Event;
-use stepwise_core::protocol::{StreamEvent, TurnAnswer};
+use stepwise_core::protocol::{ContextRequired, StreamEvent, TurnAnswer};
 use worker::Response;
 
 use super::error::{AppError, AppResult};
@@ -24,7 +24,15 @@ pub enum Output {
         model_deltas: bool,
     },
     /// One JSON answer: the turn's answer, or the failure that ended it.
-    Json(Option<Result<Box<TurnAnswer>, AppError>>),
+    Json(Option<Result<JsonAnswer, AppError>>),
+}
+
+/// What a collected turn answers.
+pub enum JsonAnswer {
+    /// The turn's answer.
+    Turn(Box<TurnAnswer>),
+    /// The turn waits for context.
+    Waiting(Box<ContextRequired>),
 }
 
 /// The display text among parser events (marker lines are never shown as text).
@@ -106,11 +114,30 @@ impl Output {
     /// The turn's answer: the `complete` event.
     pub async fn complete(&mut self, answer: TurnAnswer) {
         match self {
-            Output::Json(slot) => *slot = Some(Ok(Box::new(answer))),
+            Output::Json(slot) => *slot = Some(Ok(JsonAnswer::Turn(Box::new(answer)))),
             Output::Sse { .. } => {
                 let payload = Box::new(answer);
                 self.emit(StreamEvent::Complete { payload }).await;
             }
+        }
+    }
+
+    /// The turn was deferred: the `context_required` event (the JSON answer).
+    pub async fn context_required(&mut self, waiting: ContextRequired) {
+        match self {
+            Output::Json(slot) => *slot = Some(Ok(JsonAnswer::Waiting(Box::new(waiting)))),
+            Output::Sse { .. } => {
+                let payload = Box::new(waiting);
+                self.emit(StreamEvent::ContextRequired { payload }).await;
+            }
+        }
+    }
+
+    /// The collected answer, if the turn produced one (JSON mode).
+    pub fn answer(&self) -> Option<&TurnAnswer> {
+        match self {
+            Output::Json(Some(Ok(JsonAnswer::Turn(answer)))) => Some(answer),
+            _ => None,
         }
     }
 
@@ -150,7 +177,10 @@ impl Output {
     /// The JSON answer of a collected turn (header `x-stepwise-persisted`), or its error.
     pub fn into_json_response(self, persisted: bool) -> AppResult<Response> {
         match self {
-            Output::Json(Some(Ok(answer))) => {
+            Output::Json(Some(Ok(JsonAnswer::Waiting(waiting)))) => {
+                Ok(Response::from_json(&waiting)?)
+            }
+            Output::Json(Some(Ok(JsonAnswer::Turn(answer)))) => {
                 let mut response = Response::from_json(&answer)?;
                 let flag = if persisted { "true" } else { "false" };
                 response.headers_mut().set("x-stepwise-persisted", flag)?;

@@ -71,11 +71,24 @@ pub fn uses_access(env: &Env) -> bool {
     Access::from_env(env).is_some()
 }
 
+/// The subprotocol a browser's WebSocket names (it cannot set `Authorization`); the owner token
+/// travels as a second one, `bearer.<token>`, and is never echoed back.
+pub const WS_PROTOCOL: &str = "stepwise.v1";
+
 async fn anonymous_owner(req: &Request) -> AppResult<Owner> {
     let header = req.headers().get("authorization")?.unwrap_or_default();
+    let protocols = req
+        .headers()
+        .get("sec-websocket-protocol")?
+        .unwrap_or_default();
     let token = header
         .strip_prefix("Bearer ")
         .map(str::trim)
+        .or_else(|| {
+            protocols
+                .split(',')
+                .find_map(|p| p.trim().strip_prefix("bearer."))
+        })
         .ok_or(AuthError::OwnerRequired)?;
     if !is_owner_token(token) {
         return Err(AuthError::InvalidOwnerToken.into());

@@ -13,6 +13,8 @@ use stepwise_core::research::{
 use stepwise_core::spend::{Charge, estimate_tokens};
 use worker::Env;
 
+use crate::platform::error::AppResult;
+use crate::platform::kv::Kv;
 use crate::platform::owner::Owner;
 use crate::platform::settings::Settings;
 use crate::platform::spend;
@@ -34,6 +36,8 @@ pub struct DraftBody {
     synthesis_llm: Option<String>,
     #[serde(default)]
     external_reports: Vec<ExternalReport>,
+    #[serde(default)]
+    stream_id: Option<String>,
 }
 
 impl DraftBody {
@@ -50,7 +54,16 @@ impl DraftBody {
                 .unwrap_or_else(|| settings.providers.chat.clone()),
             prompt: self.prompt,
             external_reports: self.external_reports,
+            stream_id: self.stream_id,
         }
+    }
+
+    /// Checks that the stream the draft names is the caller's (404 otherwise).
+    pub async fn check_stream(&self, env: &Env, owner: &Owner) -> AppResult<()> {
+        if let Some(id) = &self.stream_id {
+            crate::streams::find(&Kv::new(env)?, owner, id).await?;
+        }
+        Ok(())
     }
 }
 

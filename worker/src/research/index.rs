@@ -28,6 +28,9 @@ pub struct IndexEntry<'a> {
     pub created_at: u64,
     /// How many providers were selected (names are left out: KV metadata holds 1024 bytes).
     pub providers: usize,
+    /// The stream it researches for, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_id: Option<&'a str>,
 }
 
 /// Writes the job's entry, expiring when the job itself would (a running job: a retention from
@@ -39,6 +42,7 @@ pub async fn write(kv: &Kv, research: &Research, lifetimes: &Lifetimes) -> AppRe
         status: research.status,
         created_at: research.created_at,
         providers: research.selected_llms.len(),
+        stream_id: research.stream_id.as_deref(),
     };
     let now = now_ms();
     let until = research

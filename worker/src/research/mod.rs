@@ -99,6 +99,7 @@ async fn titled(
 pub async fn create_draft(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Response> {
     let settings = Settings::from_env(env)?;
     let body: DraftBody = read_json(&mut req).await?;
+    body.check_stream(env, owner).await?;
     let drafted = make_draft(env, &settings, owner, body.fields(&settings)).await?;
     Ok(match drafted.status_code() {
         200 => drafted.with_status(201),
@@ -136,6 +137,7 @@ pub async fn edit_draft(
 ) -> AppResult<Response> {
     let settings = Settings::from_env(env)?;
     let body: DraftBody = read_json(&mut req).await?;
+    body.check_stream(env, owner).await?;
     let fields = body.fields(&settings);
     let edit = Command::EditDraft {
         fields: fields.clone(),

@@ -7,10 +7,13 @@
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use super::context::{self, SlotSupply, Waiting};
+use super::events::ConversationEvent;
 use super::{
     Conversation, ConversationKind, Entry, GuidedState, MAX_STORED_BYTES, MAX_STORED_TOOL_OUTPUT,
     MAX_TURNS, RunningTurn, title_from,
 };
+use crate::handshake::{ContextRequest, SupplyError};
 use crate::workflow::Config;
 
 /// A change or a read asked of a conversation by its owner. Externally tagged.
@@ -48,8 +51,54 @@ pub enum Command {
     CommitAssistant {
         /// The lease of the turn begun.
         lease: u32,
-        /// The user's message and the answer.
+        /// The user's message and the answer (a resumed turn: the answer only).
         entries: Vec<Entry>,
+        /// The deferred turn this commit answers.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resumed: Option<String>,
+        /// Requests the turn made and resolved itself (filled automatically), for the record.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        requests: Vec<ContextRequest>,
+        /// The writing style the turn used, kept for the next ones.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        writing_style: Option<String>,
+    },
+    /// Store the running assistant turn's user message as waiting for `request`, ending the
+    /// lease.
+    Defer {
+        /// The lease of the turn begun.
+        lease: u32,
+        /// The user's message.
+        entry: Box<Entry>,
+        /// What it waits for.
+        request: Box<ContextRequest>,
+        /// What resumes it.
+        waiting: Box<Waiting>,
+    },
+    /// Supply and skip slots of the waiting request (all or nothing).
+    Supply {
+        /// The request.
+        request_id: String,
+        /// Slots supplied.
+        #[serde(default)]
+        supplies: Vec<SlotSupply>,
+        /// Slots skipped.
+        #[serde(default)]
+        skips: Vec<String>,
+    },
+    /// "Run without context".
+    Force {
+        /// The request.
+        request_id: String,
+    },
+    /// The object's alarm: reminder and fallback of the waiting request.
+    Tick,
+    /// Begin the deferred turn of a request that is ready, forced or fallen back.
+    BeginResume {
+        /// The request.
+        request_id: String,
+        /// How long the turn may run before it is given up, in ms.
+        lease_ms: u64,
     },
     /// Give up the running turn (the model failed, the client went away).
     Abort {
@@ -97,6 +146,20 @@ pub enum ConversationError {
     /// The turn being committed is no longer running (its lease ended).
     #[error("the turn was given up before it finished")]
     TurnExpired,
+    /// No request of that id waits on this conversation.
+    #[error("no context request of that id is waiting on this conversation")]
+    NoSuchRequest,
+    /// A required slot is still open.
+    #[error("the request still misses required context; supply it, skip it, or run without it")]
+    ContextMissing,
+    /// A message waits for context; a new one must wait.
+    #[error(
+        "a message of this conversation waits for context; supply it, skip it, or run without it first"
+    )]
+    ContextPending,
+    /// A supply or skip was refused.
+    #[error(transparent)]
+    Supply(SupplyError),
     /// The conversation holds the most turns, or the most bytes, it may.
     #[error(
         "this conversation is full ({MAX_TURNS} turns or {MAX_STORED_BYTES} bytes); start a new one"
@@ -114,6 +177,10 @@ impl ConversationError {
             ConversationError::StaleTurn { .. } => "stale_turn",
             ConversationError::TurnExpired => "turn_expired",
             ConversationError::Full => "conversation_full",
+            ConversationError::NoSuchRequest => "context_request_not_found",
+            ConversationError::ContextMissing => "context_missing",
+            ConversationError::ContextPending => "context_pending",
+            ConversationError::Supply(error) => error.code(),
         }
     }
 }
@@ -133,6 +200,22 @@ pub enum Reply {
     },
     /// The conversation (after a commit, an edit, or for a read).
     Conversation(Box<Conversation>),
+    /// A deferred turn began: its lease, the conversation before it, the request and the ask.
+    Resumed {
+        /// Its lease, for the commit.
+        lease: u32,
+        /// The conversation.
+        conversation: Box<Conversation>,
+        /// The request, ended.
+        request: Box<ContextRequest>,
+        /// What resumes.
+        waiting: Box<Waiting>,
+    },
+    /// The alarm's tick: the request to fall back on, if its SLA passed.
+    Ticked {
+        /// The request whose turn now runs without what is missing.
+        fallback: Option<String>,
+    },
     /// The turn was given up.
     Aborted,
     /// The conversation is gone.
@@ -148,6 +231,8 @@ pub struct Handled {
     pub erase: bool,
     /// The answer.
     pub reply: Reply,
+    /// What to tell the browsers watching the conversation.
+    pub events: Vec<ConversationEvent>,
 }
 
 /// Applies `command` of `owner` to conversation `id` (`record` as stored, if any) at `now`.
@@ -195,6 +280,9 @@ pub fn handle(
                     token_hash: Some(token_hash.clone()),
                     guided: None,
                     entries: Vec::new(),
+                    requests: Vec::new(),
+                    waiting: None,
+                    writing_style: None,
                 },
                 // A client's id never starts a conversation; a new id never names a stored one.
                 (None, Some(_)) | (Some(_), None) => return Err(ConversationError::NotFound),
@@ -231,10 +319,16 @@ pub fn handle(
                     token_hash: None,
                     guided: None,
                     entries: Vec::new(),
+                    requests: Vec::new(),
+                    waiting: None,
+                    writing_style: None,
                 },
                 (Some(record), false) => {
                     let record = assistant(record)?;
                     idle(record, now)?;
+                    if record.waiting.is_some() {
+                        return Err(ConversationError::ContextPending);
+                    }
                     if record.turns >= MAX_TURNS {
                         return Err(ConversationError::Full);
                     }
@@ -250,13 +344,71 @@ pub fn handle(
             next.guided = Some(state.clone());
             saved(next)
         }
-        Command::CommitAssistant { lease, entries } => {
+        Command::CommitAssistant {
+            lease,
+            entries,
+            resumed,
+            requests,
+            writing_style,
+        } => {
             let mut next = assistant(found(record)?)?.clone();
             commit(&mut next, *lease, now)?;
+            if let Some(request_id) = resumed {
+                context::answered(&mut next, request_id)?;
+            }
+            next.requests.extend(requests.iter().cloned());
+            if writing_style.is_some() {
+                next.writing_style.clone_from(writing_style);
+            }
+            let id = next.id.clone();
+            let events = entries
+                .iter()
+                .filter(|e| e.role == crate::protocol::Role::Assistant)
+                .map(|e| ConversationEvent::Message {
+                    conversation_id: id.clone(),
+                    message: e.clone(),
+                })
+                .collect();
             next.entries
                 .extend(entries.iter().cloned().map(clip_tool_outputs));
-            saved(next)
+            let mut handled = saved(next)?;
+            handled.events = events;
+            Ok(handled)
         }
+        Command::Defer {
+            lease,
+            entry,
+            request,
+            waiting,
+        } => {
+            let next = assistant(found(record)?)?.clone();
+            context::defer(
+                next,
+                *lease,
+                Entry::clone(entry),
+                ContextRequest::clone(request),
+                Waiting::clone(waiting),
+                now,
+            )
+        }
+        Command::Supply {
+            request_id,
+            supplies,
+            skips,
+        } => context::supply(
+            assistant(found(record)?)?.clone(),
+            request_id,
+            supplies,
+            skips,
+        ),
+        Command::Force { request_id } => {
+            context::force(assistant(found(record)?)?.clone(), request_id, now)
+        }
+        Command::Tick => context::tick(found(record)?, now),
+        Command::BeginResume {
+            request_id,
+            lease_ms,
+        } => context::begin_resume(assistant(found(record)?)?, request_id, *lease_ms, now),
         Command::Abort { lease } => {
             let record = found(record)?;
             if record.running.is_none_or(|r| r.lease != *lease) {
@@ -264,19 +416,21 @@ pub fn handle(
             }
             let mut next = record.clone();
             next.running = None;
-            if next.turns == 0 {
+            if next.turns == 0 && next.entries.is_empty() {
                 // A conversation whose first turn failed is not kept (its client never
                 // learned its id).
                 return Ok(Handled {
                     record: None,
                     erase: true,
                     reply: Reply::Aborted,
+                    events: Vec::new(),
                 });
             }
             Ok(Handled {
                 record: Some(next),
                 erase: false,
                 reply: Reply::Aborted,
+                events: Vec::new(),
             })
         }
         Command::Read { token_hash } => {
@@ -289,6 +443,7 @@ pub fn handle(
                 record: None,
                 erase: false,
                 reply: Reply::Conversation(Box::new(record.clone())),
+                events: Vec::new(),
             })
         }
         Command::SetGuidedConfig { token_hash, config } => {
@@ -307,6 +462,7 @@ pub fn handle(
                 record: None,
                 erase: true,
                 reply: Reply::Deleted,
+                events: Vec::new(),
             })
         }
     }
@@ -342,14 +498,18 @@ fn assistant(record: &Conversation) -> Result<&Conversation, ConversationError> 
 }
 
 /// No turn runs (one whose lease ended is given up).
-fn idle(record: &Conversation, now: u64) -> Result<(), ConversationError> {
+pub(super) fn idle(record: &Conversation, now: u64) -> Result<(), ConversationError> {
     match record.running {
         Some(running) if running.expires_at > now => Err(ConversationError::TurnInProgress),
         _ => Ok(()),
     }
 }
 
-fn begin(next: &mut Conversation, now: u64, lease_ms: u64) -> Result<Handled, ConversationError> {
+pub(super) fn begin(
+    next: &mut Conversation,
+    now: u64,
+    lease_ms: u64,
+) -> Result<Handled, ConversationError> {
     // A stored value has a size limit at the edge (2 MB a key in a Durable Object): a
     // conversation past half of it takes no more turns, so the next commit always fits.
     if serde_json::to_vec(&*next).map_or(usize::MAX, |bytes| bytes.len()) > MAX_STORED_BYTES {
@@ -373,6 +533,7 @@ fn begin(next: &mut Conversation, now: u64, lease_ms: u64) -> Result<Handled, Co
             lease,
             conversation: before,
         },
+        events: Vec::new(),
     })
 }
 
@@ -406,6 +567,7 @@ fn saved(next: Conversation) -> Result<Handled, ConversationError> {
         reply: Reply::Conversation(Box::new(next.clone())),
         record: Some(next),
         erase: false,
+        events: Vec::new(),
     })
 }
 

@@ -21,6 +21,10 @@ pub fn model_history(entries: &[Entry], budget: usize) -> Vec<ChatMessage> {
     let mut messages = Vec::new();
     let mut used = 0;
     for entry in entries.iter().rev() {
+        if entry.status == Some(super::EntryStatus::WaitingContext) {
+            // Its turn carries it as the latest message.
+            continue;
+        }
         let content = content_of(entry);
         used += content.chars().count();
         if used > budget {

@@ -6,14 +6,19 @@
 //! or is abandoned; the driver (a Durable Object at the edge) loads, hands over and saves.
 
 mod command;
+mod context;
+mod events;
 mod history;
 
-pub use command::{Command, ConversationError, Reply, handle};
+pub use command::{Command, ConversationError, Handled, Reply, handle};
+pub use context::{SlotSupply, Waiting};
+pub use events::ConversationEvent;
 pub use history::{MAX_HISTORY_CHARS, model_history};
 
 use serde::{Deserialize, Serialize};
 
 use crate::agent::ToolUse;
+use crate::handshake::ContextRequest;
 use crate::markers::{Payload, SuggestedAction, SuggestedValue};
 use crate::protocol::{ChatMessage, Role};
 use crate::workflow::Config;
@@ -53,9 +58,28 @@ pub struct GuidedState {
     pub skipped: Vec<String>,
 }
 
+/// Where a user message of a deferred turn stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryStatus {
+    /// Its turn waits for context (`waiting_context`).
+    WaitingContext,
+    /// It was answered after the wait.
+    Answered,
+}
+
 /// One message of an assistant conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
+    /// Its id (messages stored since context requests exist have one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// A deferred user message's state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<EntryStatus>,
+    /// The context request of its turn, if one was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
     /// Who wrote it.
     pub role: Role,
     /// The text (for the assistant: marker lines removed).
@@ -86,6 +110,9 @@ impl Entry {
     /// A user message.
     pub fn user(content: &str, at: u64, page: Option<&str>) -> Entry {
         Entry {
+            id: None,
+            status: None,
+            request_id: None,
             role: Role::User,
             content: content.to_owned(),
             at,
@@ -146,9 +173,34 @@ pub struct Conversation {
     /// The assistant's messages, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub entries: Vec<Entry>,
+    /// Context requests made, oldest first, with their supplies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<ContextRequest>,
+    /// The deferred turn, while one waits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<Waiting>,
+    /// The conversation's writing style (a prompt-sheet style name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writing_style: Option<String>,
 }
 
 impl Conversation {
+    /// When its object must wake next: the waiting request's reminder or fallback, else the
+    /// end of its retention (`retention_ms` after the last change).
+    pub fn next_wake(&self, retention_ms: u64) -> u64 {
+        let retention = self.updated_at.saturating_add(retention_ms);
+        let waiting = self.waiting.as_ref().and_then(|w| {
+            self.requests
+                .iter()
+                .find(|r| r.request_id == w.request_id && r.is_open())
+        });
+        match waiting {
+            Some(request) if !request.reminded => request.reminder_at().min(retention),
+            Some(request) => request.deadline().min(retention),
+            None => retention,
+        }
+    }
+
     /// The conversation's entry in its owner's list.
     pub fn summary(&self) -> serde_json::Value {
         serde_json::json!({

@@ -502,3 +502,42 @@ fn help(text: &mut String, context: &ChatContext, resolution: &Resolution<'_>) {
         let _ = writeln!(text, "SUGGESTED_ACTIONS: {}", Value::Array(pages));
     }
 }
+
+/// The offline answer of a turn that has context supplied for it: it names each attachment
+/// with its phase and the opening of its text, so the handshake can be followed without a
+/// model. Labelled as not an LLM.
+///
+/// ```
+/// use stepwise_core::handshake::{build_request, Origin, Sources};
+/// use stepwise_core::offline::context_reply;
+/// let request = build_request("q1", "m1", Origin::Analyzer, Vec::new(), &Sources::default(), 0, 1000);
+/// assert!(context_reply("Why?", &request).text.contains("No context was supplied"));
+/// ```
+pub fn context_reply(message: &str, request: &crate::handshake::ContextRequest) -> OfflineAnswer {
+    let asked: String = message.chars().take(80).collect();
+    let mut text = format!("{OFFLINE_LABEL} On \"{asked}\", with the context supplied:\n");
+    let mut any = false;
+    for (slot, supply) in request.attachments() {
+        any = true;
+        let opening: String = supply
+            .text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("")
+            .chars()
+            .take(160)
+            .collect();
+        text.push_str(&format!(
+            "- [Phase {}] {}: {opening}\n",
+            slot.phase, slot.description
+        ));
+    }
+    if !any {
+        text.push_str("No context was supplied; this answer uses only what is on screen.\n");
+    }
+    OfflineAnswer {
+        text,
+        calls: Vec::new(),
+    }
+}

@@ -5,7 +5,7 @@
 
 mod assistant;
 
-pub use assistant::{OfflineAnswer, assistant_reply};
+pub use assistant::{OfflineAnswer, assistant_reply, context_reply};
 
 use std::fmt::Write;
 
@@ -260,6 +260,15 @@ pub fn research_answer(provider: &str, prompt: &str) -> String {
                 "- Findings from Source {source} agree on the main question."
             );
         }
+        let points: Vec<String> = sources
+            .iter()
+            .map(|s| format!("Follow up on Source {s}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "POINTS_OF_INTEREST: {}",
+            serde_json::to_string(&points).unwrap_or_default()
+        );
         return out;
     }
     let topic = prompt.trim().lines().next().unwrap_or("").trim();

@@ -138,7 +138,7 @@ pub struct Handled {
 /// ```
 /// use stepwise_core::research::{handle, Caller, Command, DraftFields, Effect, Research, ResearchStatus};
 /// let fields = DraftFields { title: "T".into(), prompt: "Why?".into(),
-///     selected_llms: vec!["a".into()], synthesis_llm: "a".into(), external_reports: vec![] };
+///     selected_llms: vec!["a".into()], synthesis_llm: "a".into(), external_reports: vec![], stream_id: None };
 /// let draft = Research::draft("r1".into(), "me".into(), fields, 0).unwrap();
 /// let me = Caller::Owner("me".into());
 /// let mut record = None;
@@ -315,6 +315,7 @@ fn validate_record(research: &Research) -> Result<(), ResearchError> {
         selected_llms: research.selected_llms.clone(),
         synthesis_llm: research.synthesis_llm.clone(),
         external_reports: research.external_reports.clone(),
+        stream_id: research.stream_id.clone(),
     };
     validate(&fields).map_err(|e| ResearchError::InvalidRecord(e.to_string()))?;
     if let Some(share) = &research.share_info {
@@ -372,6 +373,7 @@ impl Research {
         self.selected_llms = fields.selected_llms;
         self.synthesis_llm = fields.synthesis_llm;
         self.external_reports = fields.external_reports;
+        self.stream_id = fields.stream_id;
         Ok(())
     }
 

@@ -25,7 +25,7 @@ impl Research {
     /// ```
     /// use stepwise_core::research::{DraftFields, Research, ResearchStatus};
     /// let fields = DraftFields { title: "T".into(), prompt: "Why?".into(),
-    ///     selected_llms: vec!["a".into()], synthesis_llm: "a".into(), external_reports: vec![] };
+    ///     selected_llms: vec!["a".into()], synthesis_llm: "a".into(), external_reports: vec![], stream_id: None };
     /// let job = Research::draft("r1".into(), "owner-1".into(), fields, 0).unwrap();
     /// assert_eq!((job.status, job.owner.as_str()), (ResearchStatus::Draft, "owner-1"));
     /// ```
@@ -52,6 +52,8 @@ impl Research {
             partial_failure: None,
             retry_count: 0,
             synthesized_result: None,
+            points_of_interest: Vec::new(),
+            stream_id: fields.stream_id,
             synthesis_error: None,
             synthesis_attempt: 0,
             synthesis_dispatched_at: None,
@@ -170,7 +172,9 @@ impl Research {
         self.synthesis_dispatched_at = None;
         match outcome {
             ProviderOutcome::Completed { text } => {
-                self.synthesized_result = Some(text);
+                let parts = super::split_synthesis(&text);
+                self.synthesized_result = Some(parts.summary);
+                self.points_of_interest = parts.points_of_interest;
                 self.synthesis_error = None;
                 self.complete(now, &mut effects);
             }
@@ -290,7 +294,7 @@ impl Research {
     /// ```
     /// use stepwise_core::research::{Command, DraftFields, Research};
     /// let fields = DraftFields { title: "T".into(), prompt: "Why?".into(),
-    ///     selected_llms: vec!["a".into(), "b".into()], synthesis_llm: "s".into(), external_reports: vec![] };
+    ///     selected_llms: vec!["a".into(), "b".into()], synthesis_llm: "s".into(), external_reports: vec![], stream_id: None };
     /// let job = Research::draft("r1".into(), "me".into(), fields, 0).unwrap();
     /// assert_eq!(job.calls_for(&Command::Start { configured: vec![] }), ["a", "b", "s"]);
     /// assert!(job.calls_for(&Command::Retry).is_empty());
@@ -491,6 +495,14 @@ pub(super) fn validate(fields: &DraftFields) -> Result<(), ResearchError> {
         .any(|(i, p)| selected[..i].contains(p))
     {
         return invalid("a provider is selected twice");
+    }
+    if let Some(stream) = &fields.stream_id
+        && (stream.len() != 32
+            || !stream
+                .bytes()
+                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+    {
+        return invalid("`stream_id` is not a stream id");
     }
     let reports = &fields.external_reports;
     if reports.len() > MAX_EXTERNAL_REPORTS {

@@ -7,6 +7,7 @@
 mod command;
 mod compare;
 mod job;
+mod points;
 mod share;
 mod text;
 mod types;
@@ -17,6 +18,9 @@ pub use compare::compare_reports;
 pub use job::{
     MAX_EXTERNAL_REPORT_CHARS, MAX_EXTERNAL_REPORTS, MAX_EXTERNAL_TOTAL_CHARS, MAX_PROMPT_CHARS,
     MAX_PROVIDERS, MAX_TITLE_CHARS,
+};
+pub use points::{
+    MAX_POINT_CHARS, MAX_POINTS, POINTS_INSTRUCTION, POINTS_MARKER, SynthesisParts, split_synthesis,
 };
 pub use share::share_html;
 pub use text::{

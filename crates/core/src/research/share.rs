@@ -12,7 +12,7 @@ use super::{LlmStatus, Research};
 /// ```
 /// use stepwise_core::research::{DraftFields, Research, share_html};
 /// let fields = DraftFields { title: "<b>T</b>".into(), prompt: "Q?".into(),
-///     selected_llms: vec!["a".into()], synthesis_llm: "a".into(), external_reports: vec![] };
+///     selected_llms: vec!["a".into()], synthesis_llm: "a".into(), external_reports: vec![], stream_id: None };
 /// let job = Research::draft("r1".into(), "me".into(), fields, 0).unwrap();
 /// let page = share_html(&job);
 /// assert!(page.contains("&lt;b&gt;T&lt;/b&gt;") && !page.contains("<b>T"));

@@ -91,9 +91,9 @@ pub fn synthesis_prompt(research: &Research) -> String {
         "You are writing a synthesis of several research reports that answer the same question.\n",
     );
     out.push_str("Combine them into one coherent report. Attribute every claim to its source in brackets, e.g. [Source 2: openai].\n");
-    out.push_str(
-        "Point out where sources agree and where they disagree. Do not invent sources.\n\n",
-    );
+    out.push_str("Point out where sources agree and where they disagree. Do not invent sources.\n");
+    out.push_str(super::POINTS_INSTRUCTION);
+    out.push('\n');
     let _ = writeln!(out, "Question:\n{}\n", research.prompt.trim());
     for (number, ((label, text), (&share, &length))) in
         sources.iter().zip(shares.iter().zip(&lengths)).enumerate()

@@ -102,6 +102,9 @@ pub struct DraftFields {
     pub synthesis_llm: String,
     /// Extra context reports.
     pub external_reports: Vec<ExternalReport>,
+    /// The saved stream the job researches for (checked by the edge to be the owner's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_id: Option<String>,
 }
 
 /// What a partial failure left behind.
@@ -206,6 +209,12 @@ pub struct Research {
     /// The synthesis, when one was written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub synthesized_result: Option<String>,
+    /// The synthesis's points of interest (its `POINTS_OF_INTEREST:` line), when it wrote them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub points_of_interest: Vec<String>,
+    /// The saved stream this job researches for, when it was started from one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_id: Option<String>,
     /// Why the last synthesis failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub synthesis_error: Option<String>,

@@ -22,7 +22,7 @@ impl Research {
     /// ```
     /// use stepwise_core::research::{DraftFields, Research};
     /// let fields = DraftFields { title: "T".into(), prompt: "Why?".into(),
-    ///     selected_llms: vec![], synthesis_llm: "a".into(), external_reports: vec![] };
+    ///     selected_llms: vec![], synthesis_llm: "a".into(), external_reports: vec![], stream_id: None };
     /// let job = Research::draft("r1".into(), "me".into(), fields, 0).unwrap();
     /// let json = serde_json::to_value(job.view()).unwrap();
     /// assert_eq!((json["id"].as_str(), json["synthesis_not_available"].as_bool()), (Some("r1"), Some(false)));

@@ -1,0 +1,113 @@
+//! Telemetry of context requests (context-handshake.md §5.5) in D1 (`HELP_DB`, table
+//! `context_requests`): one row a request, written when it is issued and when it ends. `GET
+//! /api/assistant/stats` answers the caller's counts (issued, fulfilled automatically,
+//! fulfilled by the user, fallen back, forced) and median time to fulfil; `GET
+//! /api/assistant/stats/total` (admin token) the totals of every owner.
+
+use serde_json::{Value, json};
+use stepwise_core::handshake::{ContextRequest, RequestStatus, fulfilled_automatically};
+use wasm_bindgen::JsValue;
+use worker::{D1Database, Env, Response};
+
+use crate::platform::error::AppResult;
+
+const BINDING: &str = "HELP_DB";
+
+fn db(env: &Env) -> AppResult<D1Database> {
+    Ok(env.d1(BINDING)?)
+}
+
+fn outcome(request: &ContextRequest) -> Option<&'static str> {
+    match request.status {
+        RequestStatus::Open => None,
+        RequestStatus::Resolved if fulfilled_automatically(request) => Some("auto"),
+        RequestStatus::Resolved => Some("user"),
+        RequestStatus::FellBack => Some("fallback"),
+        RequestStatus::Forced => Some("forced"),
+    }
+}
+
+/// Records `request` of `owner` on `conversation` as it stands (issued, or ended). Failures
+/// are logged: telemetry never fails a turn.
+pub async fn record(env: &Env, owner: &str, conversation: &str, request: &ContextRequest) {
+    let written = async {
+        let origin = serde_json::to_value(request.origin)?;
+        let statement = db(env)?
+            .prepare(
+                "INSERT INTO context_requests (request_id, owner, conversation_id, origin, issued_at, \
+                 outcome, resolved_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(request_id) \
+                 DO UPDATE SET outcome = excluded.outcome, resolved_at = excluded.resolved_at",
+            )
+            .bind(&[
+                request.request_id.as_str().into(),
+                owner.into(),
+                conversation.into(),
+                origin.as_str().unwrap_or("").into(),
+                JsValue::from_f64(request.created_at as f64),
+                outcome(request).map_or(JsValue::NULL, JsValue::from),
+                request
+                    .resolved_at
+                    .map_or(JsValue::NULL, |t| JsValue::from_f64(t as f64)),
+            ])?;
+        statement.run().await?;
+        AppResult::Ok(())
+    };
+    if let Err(error) = written.await {
+        worker::console_error!(
+            "context request {}: telemetry not written: {error}",
+            request.request_id
+        );
+    }
+}
+
+const COUNTS: &str = "SELECT json_object('issued', count(*), \
+'fulfilled_automatically', coalesce(sum(outcome = 'auto'), 0), \
+'fulfilled_by_user', coalesce(sum(outcome = 'user'), 0), \
+'fallen_back', coalesce(sum(outcome = 'fallback'), 0), \
+'forced', coalesce(sum(outcome = 'forced'), 0), \
+'open', coalesce(sum(outcome IS NULL), 0)) AS j FROM context_requests";
+
+const MEDIAN: &str = "SELECT resolved_at - issued_at AS ms FROM context_requests \
+WHERE outcome IN ('auto', 'user')";
+
+async fn figures(db: &D1Database, owner: Option<&str>) -> AppResult<Value> {
+    let (filter, binds): (&str, Vec<JsValue>) = match owner {
+        Some(owner) => (" WHERE owner = ?1", vec![owner.into()]),
+        None => ("", Vec::new()),
+    };
+    let text: Option<String> = db
+        .prepare(format!("{COUNTS}{filter}"))
+        .bind(&binds)?
+        .first(Some("j"))
+        .await?;
+    let mut counts: Value = serde_json::from_str(&text.unwrap_or_else(|| "{}".into()))?;
+    let and = if owner.is_some() {
+        " AND owner = ?1"
+    } else {
+        ""
+    };
+    let count_sql = format!("SELECT count(*) AS n FROM ({MEDIAN}{and})");
+    let n: Option<f64> = db.prepare(count_sql).bind(&binds)?.first(Some("n")).await?;
+    let n = n.unwrap_or(0.0) as u64;
+    let median = if n == 0 {
+        Value::Null
+    } else {
+        let sql = format!("{MEDIAN}{and} ORDER BY ms LIMIT 1 OFFSET {}", (n - 1) / 2);
+        let ms: Option<f64> = db.prepare(sql).bind(&binds)?.first(Some("ms")).await?;
+        ms.map_or(Value::Null, |v| json!(v as u64))
+    };
+    counts["median_ms_to_fulfil"] = median;
+    Ok(counts)
+}
+
+/// `GET /api/assistant/stats`: the caller's figures.
+pub async fn get(env: &Env, owner: &str) -> AppResult<Response> {
+    let body = json!({"owner": figures(&db(env)?, Some(owner)).await?});
+    Ok(Response::from_json(&body)?)
+}
+
+/// `GET /api/assistant/stats/total` (admin token): every owner's figures together.
+pub async fn get_total(env: &Env) -> AppResult<Response> {
+    let body = json!({"total": figures(&db(env)?, None).await?});
+    Ok(Response::from_json(&body)?)
+}
