@@ -1,0 +1,601 @@
+//! Context on request (context-handshake.md): artifacts by key path, the needs analyzer, the
+//! baseline's order and prompt sheets, the request built with automatic supply, and the
+//! request's life on a conversation (deferral, partial supply, quota met, reminder, fallback,
+//! force), with a property over supplies and skips.
+
+use proptest::prelude::*;
+use serde_json::json;
+use stepwise_core::conversation::{
+    Command, Conversation, ConversationError, ConversationEvent, Entry, Reply, SlotSupply, Waiting,
+    handle,
+};
+use stepwise_core::handshake::{
+    Baseline, ContextNeedsAnalyzer, ContextRequest, MessageClass, Need, NeedsInput, Origin, Policy,
+    PromptSheet, RequestStatus, Slot, SlotState, Sources, Supplier, Supply, Urgency, Wanted,
+    build_request, classify, list, slice, wanted_from_marker,
+};
+use stepwise_core::research::{DraftFields, LlmResult, LlmStatus, Research, ResearchStatus};
+use stepwise_core::streams::SavedStream;
+use stepwise_core::workflow::FieldValue;
+
+const JOB: &str = "0123456789abcdef0123456789abcdef";
+const STREAM: &str = "fedcba9876543210fedcba9876543210";
+const SLA: u64 = 10_000;
+
+fn stream() -> SavedStream {
+    let mut config = stepwise_core::workflow::Config::new();
+    config.insert(
+        "purpose".into(),
+        FieldValue::Text("Monitor EGFR inhibitor trials.".into()),
+    );
+    config.insert(
+        "business_goals".into(),
+        FieldValue::List(vec!["Spot new entrants".into(), "Track pricing".into()]),
+    );
+    config.insert("stream_type".into(), FieldValue::Text("competitive".into()));
+    SavedStream {
+        id: STREAM.into(),
+        owner: "o1".into(),
+        name: "EGFR watch".into(),
+        workflow: "research_stream".into(),
+        config,
+        skipped: Vec::new(),
+        chat_instructions: "Contact lead@example.com for access.".into(),
+        created_at: 0,
+        updated_at: 0,
+        conversation_id: None,
+    }
+}
+
+fn job() -> Research {
+    let fields = DraftFields {
+        title: "EGFR review".into(),
+        prompt: "Compare EGFR inhibitors".into(),
+        selected_llms: vec!["a".into(), "b".into()],
+        synthesis_llm: "a".into(),
+        external_reports: Vec::new(),
+        stream_id: Some(STREAM.into()),
+    };
+    let mut job = Research::draft(JOB.into(), "o1".into(), fields, 0).unwrap();
+    job.status = ResearchStatus::Completed;
+    for (provider, text) in [
+        ("a", "Report A with key sk-abcdefghijklmnopqrstuv."),
+        ("b", "Report B"),
+    ] {
+        job.llm_results.push(LlmResult {
+            provider: provider.into(),
+            status: LlmStatus::Completed,
+            attempt: 1,
+            dispatched_at: 0,
+            result: Some(text.into()),
+            error: None,
+            finished_at: Some(1),
+        });
+    }
+    job.synthesized_result = Some("Both agree on dosing.".into());
+    job.points_of_interest = vec!["Dose escalation".into(), "Pricing".into()];
+    job
+}
+
+fn input<'a>(
+    message: &'a str,
+    held: &'a [String],
+    research: Option<&'a str>,
+    candidates: &'a [(String, String)],
+) -> NeedsInput<'a> {
+    NeedsInput {
+        page: "research",
+        message,
+        class: classify(message),
+        active_phase: 3,
+        goal: "",
+        stream_id: Some(STREAM),
+        research_id: research,
+        candidates,
+        held,
+    }
+}
+
+#[test]
+fn artifacts_are_addressed_by_key_path_sliced_and_redacted() {
+    let stream = stream();
+    let jobs = [job()];
+    let sources = Sources {
+        stream: Some(&stream),
+        literature: None,
+        jobs: &jobs,
+    };
+    let listed = list(&sources);
+    assert!(listed.windows(2).all(|w| w[0].phase <= w[1].phase));
+    let paths: Vec<&str> = listed.iter().map(|a| a.key_path.as_str()).collect();
+    for path in [
+        format!("stream/{STREAM}/config/purpose"),
+        format!("research/{JOB}/llm_results/a/result"),
+        format!("research/{JOB}/synthesis/points_of_interest"),
+        format!("research/{JOB}/publication"),
+    ] {
+        assert!(paths.contains(&path.as_str()), "{path}");
+    }
+    let report = slice(
+        &sources,
+        &format!("research/{JOB}/llm_results/a/result"),
+        100,
+    )
+    .unwrap();
+    assert_eq!(report.phase, 2);
+    assert!(report.text.contains("[redacted key]") && !report.text.contains("sk-"));
+    let instructions = slice(&sources, &format!("stream/{STREAM}/chat_instructions"), 100).unwrap();
+    assert!(instructions.text.contains("[redacted e-mail]"));
+    let cut = slice(
+        &sources,
+        &format!("research/{JOB}/llm_results/*/result"),
+        12,
+    )
+    .unwrap();
+    assert_eq!((cut.end, cut.truncated()), (12, true));
+    let other = slice(
+        &sources,
+        "research/ffffffffffffffffffffffffffffffff/prompt",
+        100,
+    );
+    assert_eq!(other.unwrap_err().code(), "artifact_not_found");
+}
+
+#[test]
+fn the_analyzer_asks_only_for_what_the_turn_does_not_hold() {
+    let analyzer = ContextNeedsAnalyzer::new(Policy::builtin());
+    let poi = format!("research/{JOB}/synthesis/points_of_interest");
+    let summary = format!("research/{JOB}/synthesis/summary");
+    let wanted = analyzer.analyze(&input(
+        "What are the points of interest?",
+        &[],
+        Some(JOB),
+        &[],
+    ));
+    assert_eq!(wanted.len(), 2);
+    assert_eq!(wanted[0].key_path.as_deref(), Some(poi.as_str()));
+    // The baseline already carries them: nothing to ask.
+    let held = [poi, summary];
+    assert!(
+        analyzer
+            .analyze(&input(
+                "What are the points of interest?",
+                &held,
+                Some(JOB),
+                &[]
+            ))
+            .is_empty()
+    );
+    // No job in view: a choice among candidates.
+    let candidates = [(JOB.to_owned(), "EGFR review".to_owned())];
+    let choice = analyzer.analyze(&input("Which findings matter?", &[], None, &candidates));
+    assert!(choice[0].key_path.is_none());
+    assert_eq!(
+        choice[0].candidates,
+        [format!("research/{JOB}/synthesis/points_of_interest")]
+    );
+    // No job at all: asking would only stall the turn.
+    assert!(
+        analyzer
+            .analyze(&input("Which findings matter?", &[], None, &[]))
+            .is_empty()
+    );
+    // Only the user has their notes.
+    let notes = analyzer.analyze(&input("Compare this with my notes", &[], Some(JOB), &[]));
+    assert_eq!(
+        (
+            notes[0].need.artifact_type.as_str(),
+            notes[0].key_path.clone()
+        ),
+        ("note", None)
+    );
+    // A plan with no goal in view needs one; an unrelated question needs nothing.
+    let mut plan = input("Plan the next steps", &[], None, &[]);
+    assert_eq!(plan.class, MessageClass::Action);
+    assert_eq!(analyzer.analyze(&plan).len(), 1);
+    plan.goal = "Monitor EGFR.";
+    assert!(analyzer.analyze(&plan).is_empty());
+    assert!(
+        analyzer
+            .analyze(&input("Hello there", &[], Some(JOB), &[]))
+            .is_empty()
+    );
+}
+
+#[test]
+fn the_system_fills_what_it_holds_and_offers_candidates_for_the_rest() {
+    let stream = stream();
+    let jobs = [job()];
+    let sources = Sources {
+        stream: Some(&stream),
+        literature: None,
+        jobs: &jobs,
+    };
+    let analyzer = ContextNeedsAnalyzer::new(Policy::builtin());
+    let auto = analyzer.analyze(&input("What did each model say?", &[], Some(JOB), &[]));
+    let request = build_request("q1", "m1", Origin::Analyzer, auto, &sources, 50, SLA);
+    assert_eq!(request.status, RequestStatus::Resolved);
+    let supply = request.slots[0].supply.as_ref().unwrap();
+    assert_eq!(supply.by, Supplier::System);
+    assert!(supply.text.contains("### a") && supply.text.contains("### b"));
+
+    let candidates = [(JOB.to_owned(), "EGFR review".to_owned())];
+    let choice = analyzer.analyze(&input(
+        "Compare the findings with my notes",
+        &[],
+        None,
+        &candidates,
+    ));
+    let request = build_request("q2", "m2", Origin::Analyzer, choice, &sources, 50, SLA);
+    assert_eq!(request.status, RequestStatus::Open);
+    let open: Vec<&Slot> = request.slots.iter().filter(|s| !s.met()).collect();
+    assert_eq!(open.len(), 2);
+    assert_eq!(
+        open[0].suggestions[0].key_path,
+        format!("research/{JOB}/synthesis/points_of_interest")
+    );
+    assert!(open[0].suggestions[0].excerpt.contains("Dose escalation"));
+}
+
+#[test]
+fn the_model_s_own_request_is_read_and_checked() {
+    let data = json!({"slots": [{"phase": 2, "artifact_type": "llm_result",
+        "key_path": format!("research/{JOB}/llm_results/b/result"), "description": "B's report"},
+        {"phase": 0, "artifact_type": "note", "urgency": "optional", "description": "anything else"}]});
+    let wanted = wanted_from_marker(&data.to_string()).unwrap();
+    assert_eq!(wanted.len(), 2);
+    assert_eq!(wanted[1].need.urgency, Urgency::Optional);
+    for bad in [
+        json!({"slots": []}),
+        json!({"slots": [{"phase": 2, "artifact_type": "x",
+        "key_path": "../../etc/passwd", "description": "d"}]}),
+        json!({"nope": 1}),
+    ] {
+        assert!(wanted_from_marker(&bad.to_string()).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn the_baseline_renders_in_the_spec_s_order_and_a_sheet_can_reorder_it() {
+    let stream = stream();
+    let job = job();
+    let baseline = Baseline {
+        stream: Some(&stream),
+        literature: None,
+        job: Some(&job),
+        writing_style: Some("executive"),
+    };
+    assert_eq!(
+        baseline.synthesized_goal(),
+        "Monitor EGFR inhibitor trials, in service of: Spot new entrants, Track pricing."
+    );
+    let text = baseline.render(&PromptSheet::builtin(), "research", "question", None, None);
+    let order: Vec<usize> = [
+        "## Writing style",
+        "## Your role",
+        "## What is loaded",
+        "## The user's guidance",
+        "## Current goal",
+        "## Phase 3 outputs",
+    ]
+    .iter()
+    .map(|h| text.find(h).unwrap_or_else(|| panic!("{h} in {text}")))
+    .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
+    assert!(text.contains("the conclusion first") && text.contains("- Dose escalation"));
+    assert!(!text.contains("## Supplied Context Attachments"));
+
+    let sheet = PromptSheet::parse(
+        "[text system_role_description]\nAnalyst.\n[text research_role_rationale]\nBecause.\n[style default]\nPlain.\n\
+         [section attachments]\n## Given\n{attachments}\n[section goal]\nGOAL: {synthesized_goal}\n",
+    )
+    .unwrap();
+    let mut request = request_with(&[Urgency::Required]);
+    request.supply("s1", supply("my pasted note")).unwrap();
+    let text = baseline.render(&sheet, "research", "question", Some(&request), None);
+    assert!(text.starts_with("## Given\nFor the user message m1:\n### [Phase 0] slot s1 (typed by the user, supplied by the user)\nmy pasted note"), "{text}");
+    assert!(text.ends_with(
+        "GOAL: Monitor EGFR inhibitor trials, in service of: Spot new entrants, Track pricing."
+    ));
+}
+
+fn request_with(urgencies: &[Urgency]) -> ContextRequest {
+    let wanted = urgencies
+        .iter()
+        .enumerate()
+        .map(|(i, urgency)| Wanted {
+            need: Need {
+                phase: 0,
+                artifact_type: "note".into(),
+                key_path: None,
+                size_limit: 100,
+                urgency: *urgency,
+                description: format!("slot s{}", i + 1),
+            },
+            key_path: None,
+            candidates: Vec::new(),
+        })
+        .collect();
+    build_request(
+        "q1",
+        "m1",
+        Origin::Analyzer,
+        wanted,
+        &Sources::default(),
+        1_000,
+        SLA,
+    )
+}
+
+fn supply(text: &str) -> Supply {
+    Supply {
+        by: Supplier::User,
+        at: 2_000,
+        key_path: None,
+        text: text.into(),
+        truncated: false,
+    }
+}
+
+/// A conversation whose first turn was deferred on a request of two required slots.
+fn deferred() -> Conversation {
+    let begin = Command::BeginAssistant {
+        message: "Compare with my notes".into(),
+        start: true,
+        lease_ms: 60_000,
+    };
+    let handled = handle(None, "c1", "o1", &begin, 1_000).unwrap();
+    let Reply::Begun { lease, .. } = handled.reply else {
+        panic!()
+    };
+    let mut entry = Entry::user("Compare with my notes", 1_000, Some("research"));
+    entry.id = Some("m1".into());
+    let defer = Command::Defer {
+        lease,
+        entry: Box::new(entry),
+        request: Box::new(request_with(&[Urgency::Required, Urgency::Required])),
+        waiting: Box::new(Waiting {
+            request_id: "q1".into(),
+            message: "Compare with my notes".into(),
+            context: json!({"current_page": "research"}),
+            provider: None,
+        }),
+    };
+    let handled = handle(handled.record.as_ref(), "c1", "o1", &defer, 1_100).unwrap();
+    assert!(matches!(
+        handled.events[0],
+        ConversationEvent::Message { .. }
+    ));
+    assert!(matches!(
+        handled.events[1],
+        ConversationEvent::ContextRequest { .. }
+    ));
+    handled.record.unwrap()
+}
+
+fn resume(
+    record: &Conversation,
+    now: u64,
+) -> Result<stepwise_core::conversation::Handled, ConversationError> {
+    handle(
+        Some(record),
+        "c1",
+        "o1",
+        &Command::BeginResume {
+            request_id: "q1".into(),
+            lease_ms: 60_000,
+        },
+        now,
+    )
+}
+
+#[test]
+fn a_partial_supply_waits_and_the_quota_met_resumes_the_turn() {
+    let record = deferred();
+    assert_eq!(record.next_wake(1_000_000), 1_000 + SLA / 2);
+    let next = Command::BeginAssistant {
+        message: "More".into(),
+        start: false,
+        lease_ms: 60_000,
+    };
+    assert_eq!(
+        handle(Some(&record), "c1", "o1", &next, 1_200).unwrap_err(),
+        ConversationError::ContextPending
+    );
+    assert_eq!(
+        handle(Some(&record), "c1", "o2", &Command::Tick, 1_200).unwrap_err(),
+        ConversationError::NotFound
+    );
+    let first = Command::Supply {
+        request_id: "q1".into(),
+        supplies: vec![SlotSupply {
+            slot: "s1".into(),
+            supply: supply("note one"),
+        }],
+        skips: vec![],
+    };
+    let handled = handle(Some(&record), "c1", "o1", &first, 1_300).unwrap();
+    assert!(matches!(
+        handled.events[0],
+        ConversationEvent::ContextUpdate { .. }
+    ));
+    let record = handled.record.unwrap();
+    assert_eq!(
+        resume(&record, 1_400).unwrap_err(),
+        ConversationError::ContextMissing
+    );
+    // A refused supply changes nothing.
+    let too_long = Command::Supply {
+        request_id: "q1".into(),
+        supplies: vec![SlotSupply {
+            slot: "s2".into(),
+            supply: supply(&"x".repeat(101)),
+        }],
+        skips: vec![],
+    };
+    assert_eq!(
+        handle(Some(&record), "c1", "o1", &too_long, 1_400)
+            .unwrap_err()
+            .code(),
+        "invalid_supply"
+    );
+    let second = Command::Supply {
+        request_id: "q1".into(),
+        supplies: vec![SlotSupply {
+            slot: "s2".into(),
+            supply: supply("note two"),
+        }],
+        skips: vec![],
+    };
+    let record = handle(Some(&record), "c1", "o1", &second, 1_500)
+        .unwrap()
+        .record
+        .unwrap();
+    let handled = resume(&record, 1_600).unwrap();
+    let Reply::Resumed {
+        lease,
+        request,
+        waiting,
+        conversation,
+    } = handled.reply
+    else {
+        panic!()
+    };
+    assert_eq!(
+        (request.status, waiting.message.as_str()),
+        (RequestStatus::Resolved, "Compare with my notes")
+    );
+    assert!(stepwise_core::conversation::model_history(&conversation.entries, 1000).is_empty());
+    let record = handled.record.unwrap();
+    let mut answer = Entry::user("Here is the comparison", 1_700, None);
+    answer.role = stepwise_core::protocol::Role::Assistant;
+    let commit = Command::CommitAssistant {
+        lease,
+        entries: vec![answer],
+        resumed: Some("q1".into()),
+        requests: vec![],
+        writing_style: None,
+    };
+    let record = handle(Some(&record), "c1", "o1", &commit, 1_700)
+        .unwrap()
+        .record
+        .unwrap();
+    assert_eq!(record.turns, 1);
+    assert!(record.waiting.is_none());
+    assert_eq!(record.entries.len(), 2);
+    assert_eq!(
+        record.entries[0].status,
+        Some(stepwise_core::conversation::EntryStatus::Answered)
+    );
+    assert_eq!(record.requests[0].slots[1].state, SlotState::Supplied);
+}
+
+#[test]
+fn the_alarm_reminds_at_half_the_sla_then_falls_back() {
+    let record = deferred();
+    let early = handle(Some(&record), "c1", "o1", &Command::Tick, 2_000).unwrap();
+    assert!(early.record.is_none() && early.events.is_empty());
+    let half = handle(Some(&record), "c1", "o1", &Command::Tick, 1_000 + SLA / 2).unwrap();
+    assert!(matches!(
+        half.events[0],
+        ConversationEvent::ContextReminder {
+            deadline: 11_000,
+            ..
+        }
+    ));
+    let record = half.record.unwrap();
+    assert_eq!(record.next_wake(1_000_000), 1_000 + SLA);
+    let again = handle(Some(&record), "c1", "o1", &Command::Tick, 7_000).unwrap();
+    assert!(again.events.is_empty(), "one reminder only");
+    let due = handle(Some(&record), "c1", "o1", &Command::Tick, 1_000 + SLA).unwrap();
+    assert_eq!(
+        due.reply,
+        Reply::Ticked {
+            fallback: Some("q1".into())
+        }
+    );
+    let record = due.record.unwrap();
+    assert_eq!(record.requests[0].status, RequestStatus::FellBack);
+    let handled = resume(&record, 12_000).unwrap();
+    let Reply::Resumed { request, .. } = handled.reply else {
+        panic!()
+    };
+    assert_eq!(request.status, RequestStatus::FellBack);
+    // A supply after the fallback is refused.
+    let late = Command::Supply {
+        request_id: "q1".into(),
+        supplies: vec![SlotSupply {
+            slot: "s1".into(),
+            supply: supply("late"),
+        }],
+        skips: vec![],
+    };
+    assert_eq!(
+        handle(Some(&record), "c1", "o1", &late, 12_000)
+            .unwrap_err()
+            .code(),
+        "request_closed"
+    );
+}
+
+#[test]
+fn force_runs_the_turn_at_once_and_can_be_tried_again() {
+    let record = deferred();
+    let force = Command::Force {
+        request_id: "q1".into(),
+    };
+    let handled = handle(Some(&record), "c1", "o1", &force, 3_000).unwrap();
+    assert!(matches!(
+        handled.events[0],
+        ConversationEvent::ContextResolved { .. }
+    ));
+    let record = handled.record.unwrap();
+    assert_eq!(record.requests[0].status, RequestStatus::Forced);
+    let resumed = resume(&record, 3_100).unwrap();
+    let Reply::Resumed { lease, .. } = resumed.reply else {
+        panic!()
+    };
+    // The resumed turn fails: its message keeps waiting, and force works again.
+    let record = handle(
+        resumed.record.as_ref(),
+        "c1",
+        "o1",
+        &Command::Abort { lease },
+        3_200,
+    )
+    .unwrap()
+    .record
+    .unwrap();
+    assert!(record.waiting.is_some());
+    let again = handle(Some(&record), "c1", "o1", &force, 3_300).unwrap();
+    assert!(again.events.is_empty());
+    assert!(resume(again.record.as_ref().unwrap(), 3_400).is_ok());
+    let unknown = Command::Force {
+        request_id: "nope".into(),
+    };
+    assert_eq!(
+        handle(Some(&record), "c1", "o1", &unknown, 3_300)
+            .unwrap_err()
+            .code(),
+        "context_request_not_found"
+    );
+}
+
+proptest! {
+    /// However supplies and skips arrive, the request is ready exactly when no required slot is
+    /// open, and optional slots never hold it.
+    #[test]
+    fn ready_means_no_required_slot_is_open(
+        required in proptest::collection::vec(any::<bool>(), 1..6),
+        steps in proptest::collection::vec((0usize..6, any::<bool>()), 0..12),
+    ) {
+        let urgencies: Vec<Urgency> = required.iter().map(|r| if *r { Urgency::Required } else { Urgency::Optional }).collect();
+        let mut request = request_with(&urgencies);
+        for (index, skip) in steps {
+            let slot = format!("s{}", index + 1);
+            let _ = if skip { request.skip(&slot) } else { request.supply(&slot, supply("text")) };
+        }
+        let open_required = request.slots.iter().any(|s| s.urgency == Urgency::Required && s.state == SlotState::Open);
+        prop_assert_eq!(request.ready(), !open_required);
+    }
+}
