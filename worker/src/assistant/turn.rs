@@ -270,6 +270,8 @@ impl AssistantTurn {
                 return Ok(Answered::Answer(response));
             }
         };
+        let paths: Vec<&str> = wanted.iter().filter_map(|w| w.key_path.as_deref()).collect();
+        sources::load_paths(&self.env, &self.owner, &mut self.loaded, &paths).await;
         let request = self.request(Origin::Model, wanted);
         if !request.ready() {
             return self.defer(request, message, out).await;

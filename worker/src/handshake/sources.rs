@@ -157,3 +157,28 @@ pub async fn load_candidates(env: &Env, owner: &Owner, loaded: &mut Loaded) {
         }
     }
 }
+
+/// Loads the jobs and stream named by `key_paths` that are the caller's and not loaded yet
+/// (the model may ask for any artifact of the owner's, not only those in view).
+pub async fn load_paths(env: &Env, owner: &Owner, loaded: &mut Loaded, key_paths: &[&str]) {
+    for path in key_paths {
+        let parts: Vec<&str> = path.split('/').collect();
+        match parts.as_slice() {
+            ["research", id, ..] if ids::is_id(id) && !loaded.jobs.iter().any(|j| j.id == *id) => {
+                // Pushed after the applicable job, if any (`jobs[0]` with `has_job`).
+                if let Ok(job) = read_job(env, id, owner).await {
+                    loaded.jobs.push(job);
+                }
+            }
+            ["stream", id, ..] if ids::is_id(id) && loaded.stream.is_none() => {
+                if let Ok(kv) = Kv::new(env)
+                    && let Ok(stream) = crate::streams::find(&kv, owner, id).await
+                {
+                    loaded.literature = kv.json(&literature_key(&owner.id, id)).await.ok().flatten();
+                    loaded.stream = Some(stream);
+                }
+            }
+            _ => {}
+        }
+    }
+}

@@ -177,6 +177,13 @@ impl AppError {
             "session_closed",
             "session_full",
             "not_escalated",
+            "context_request_not_found",
+            "context_missing",
+            "context_pending",
+            "unknown_slot",
+            "request_closed",
+            "invalid_supply",
+            "too_many_watchers",
         ];
         match known.iter().find(|code| error["code"] == **code) {
             Some(code) => AppError::new(status, code, error["message"].as_str().unwrap_or("")),
