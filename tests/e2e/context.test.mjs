@@ -184,7 +184,7 @@ describe("deferred turns", () => {
     const read = await call("GET", `/api/assistant/conversations/${id}`, { owner });
     assert.deepEqual([read.json.messages[0].status, read.json.waiting], ["waiting_context", waiting.request_id]);
 
-    const partial = await call("POST", "/api/assistant/context-supply", { owner, body: { conversation_id: id, request_id: waiting.request_id, payloads: [{ slot: "s2", text: "My note: dosing matters most." }] } });
+    const partial = await call("POST", "/api/assistant/context-supply", { owner, body: { conversation_id: id, request_id: waiting.request_id, payloads: [{ slot: waiting.required[1].slot, text: "My note: dosing matters most." }] } });
     assert.equal(partial.json.status, "waiting_context", partial.text);
     const busy = await ask(owner, { conversation_id: id, message: "Anything else?", context: { current_page: "research" } });
     assert.deepEqual([busy.status, busy.json.error.code], [409, "context_pending"]);
@@ -198,7 +198,7 @@ describe("deferred turns", () => {
     assert.equal(both.status, 422);
 
     const since = Date.now();
-    const answered = await call("POST", "/api/assistant/context-supply", { owner, body: { conversation_id: id, request_id: waiting.request_id, payloads: [{ slot: "s1", key_path: suggestion.key_path }] } });
+    const answered = await call("POST", "/api/assistant/context-supply", { owner, body: { conversation_id: id, request_id: waiting.request_id, payloads: [{ slot: waiting.required[0].slot, key_path: suggestion.key_path }] } });
     assert.equal(answered.status, 200, answered.text);
     assert.deepEqual([answered.json.status, answered.json.answer.message], ["answered", "Plain answer."]);
     const [model] = assistantCalls(since);
@@ -208,10 +208,10 @@ describe("deferred turns", () => {
     const after = await call("GET", `/api/assistant/conversations/${id}`, { owner });
     assert.deepEqual(after.json.messages.map((m) => [m.role, m.status ?? null]), [["user", "answered"], ["assistant", null]]);
     assert.equal(after.json.waiting, null);
-    assert.equal(after.json.context_requests[0].slots[1].supply.by, "user");
+    assert.equal(after.json.context_requests[0].slots.find((s) => s.artifact_type === "note").supply.by, "user");
     const figures = await stats(owner);
     assert.deepEqual([figures.issued, figures.fulfilled_by_user, figures.open], [1, 1, 0]);
-    const late = await call("POST", "/api/assistant/context-supply", { owner, body: { conversation_id: id, request_id: waiting.request_id, payloads: [{ slot: "s2", text: "again" }] } });
+    const late = await call("POST", "/api/assistant/context-supply", { owner, body: { conversation_id: id, request_id: waiting.request_id, payloads: [{ slot: waiting.required[1].slot, text: "again" }] } });
     assert.deepEqual([late.status, late.json.error.code], [404, "context_request_not_found"]);
   });
 
@@ -233,7 +233,7 @@ describe("deferred turns", () => {
     assert.match(calls[1].system, /\[Phase 2\] The provider report \(research\/[0-9a-f]{32}\/llm_results\/fake-openai\/result, supplied automatically\)\nProvider report/);
 
     assistantAnswer = 'Please share your draft.\nCONTEXT_REQUEST: {"slots": [{"phase": 0, "artifact_type": "note", "description": "Your draft"}]}\n';
-    const sse = await call("POST", "/api/assistant", { owner, headers: { accept: "text/event-stream" }, body: { provider: "fake-openai", message: "Review my draft", context: { current_page: "chat" } } });
+    const sse = await call("POST", "/api/assistant", { owner, headers: { accept: "text/event-stream" }, body: { provider: "fake-openai", message: "Review the text I am writing", context: { current_page: "chat" } } });
     const events = sse.text.split("\n\n").filter(Boolean).map((frame) => frame.match(/^event: (.+)$/m)?.[1]);
     assert.equal(events.at(-1), "context_required", sse.text.slice(-600));
     const data = JSON.parse(sse.text.split("\n\n").filter(Boolean).at(-1).match(/^data: (.+)$/m)[1]);

@@ -1,15 +1,18 @@
 //! The assistant tray, on every page: a right-hand column on wide screens, a drawer on narrow
 //! ones. Each message goes with the page's context; the answer streams in with tool progress,
 //! payload cards, chips and action buttons. Conversations are the server's: the current one
-//! resumes after a reload, and past ones are listed in History.
+//! resumes after a reload, and past ones are listed in History. A turn that waits for context
+//! shows a request card; the conversation's WebSocket brings reminders, updates and the answer
+//! when it comes from elsewhere (another tab, the SLA's fallback).
 
 import { resolveChat, type AssistantConversation, type AssistantEvent, type ChatContext, type ChatRegistryJson, type ConversationSummary, type SuggestedAction } from "../../../crates/wasm/pkg/stepwise.js";
 import { api } from "../api.js";
 import { h, replace } from "../dom.js";
-import { authHeaders } from "../owner.js";
+import { authHeaders, ownerToken } from "../owner.js";
 import { readSse } from "../sse.js";
 import { AnswerView } from "./message.js";
 import type { PayloadHost } from "./payloads.js";
+import { type ContextRequestJson, RequestCard } from "./request.js";
 
 const STORAGE_KEY = "stepwise.assistant.v1";
 
@@ -29,6 +32,8 @@ export class Tray {
   private readonly toggle = h("button", { class: "btn tray-toggle", type: "button", "aria-controls": "assistant", "aria-expanded": "false" }, "Assistant");
   private conversationId: string | null = localStorage.getItem(STORAGE_KEY);
   private busy = false;
+  private card: RequestCard | null = null;
+  private socket: WebSocket | null = null;
 
   constructor(private readonly host: TrayHost, private readonly registry: ChatRegistryJson) {
     const composer = h("form", { class: "tray-composer", onsubmit: (e: Event) => (e.preventDefault(), this.sendInput()) },
@@ -103,6 +108,12 @@ export class Tray {
       }
       for await (const message of readSse(response.body)) {
         const event = JSON.parse(message.data) as AssistantEvent;
+        const waiting = event as unknown as { type: string; payload: { conversation_id: string; request: ContextRequestJson } };
+        if (waiting.type === "context_required") {
+          answer.root.remove();
+          this.remember(waiting.payload.conversation_id);
+          return this.showRequest(waiting.payload.conversation_id, waiting.payload.request);
+        }
         if (event.type === "model_delta") answer.model(event.text);
         else if (event.type === "text_delta") answer.display(event.text);
         else if (event.type === "tool_start") answer.toolStart(event.tool);
@@ -144,11 +155,49 @@ export class Tray {
         view.complete({ message: m.content, payloads: m.payloads, tool_history: m.tool_history ?? [], suggested_values: i === last ? m.suggested_values ?? [] : [], suggested_actions: i === last ? m.suggested_actions ?? [] : [] });
         this.log.append(view.root);
       });
+      const waiting = conversation as unknown as { waiting: string | null; context_requests?: ContextRequestJson[] };
+      const request = waiting.context_requests?.find((r) => r.request_id === waiting.waiting && r.status === "open");
+      if (request) this.showRequest(id, request);
       this.log.scrollTop = this.log.scrollHeight;
     } catch (error) {
       if ((error as Error).message.endsWith("(conversation_not_found)")) this.forget();
       else this.log.append(h("p", { class: "error", role: "alert" }, (error as Error).message));
     }
+  }
+
+  /** A request card for the waiting turn, and the conversation's events while it waits. */
+  private showRequest(id: string, request: ContextRequestJson): void {
+    this.card?.root.remove();
+    this.card = new RequestCard(id, request, (answer) => this.showAnswer(answer));
+    this.log.append(this.card.root);
+    this.log.scrollTop = this.log.scrollHeight;
+    this.watch(id);
+  }
+
+  private showAnswer(answer: Parameters<AnswerView["complete"]>[0]): void {
+    if (!this.card) return;
+    this.card = null;
+    this.socket?.close();
+    const view = new AnswerView([], { send: (v) => void this.send(v), act: (a) => this.act(a), host: this.host });
+    view.complete(answer);
+    this.log.append(view.root);
+    this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  /** Listens on the conversation's WebSocket (reminder, updates, an answer from elsewhere). */
+  private watch(id: string): void {
+    this.socket?.close();
+    const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/assistant/conversations/${id}/ws`;
+    const socket = new WebSocket(url, ["stepwise.v1", `bearer.${ownerToken()}`]);
+    this.socket = socket;
+    socket.addEventListener("message", (message) => {
+      const event = JSON.parse(String(message.data)) as { type: string; request?: ContextRequestJson; message?: { role: string; content: string } };
+      if (event.type === "conversation:context_reminder") this.card?.remind();
+      else if (event.type === "conversation:context_update" && event.request) this.card?.update(event.request);
+      else if (event.type === "conversation:context_resolved" && event.request) this.card?.update(event.request);
+      else if (event.type === "conversation:message" && event.message?.role === "assistant")
+        this.showAnswer({ message: event.message.content, payloads: [], tool_history: [], suggested_values: [], suggested_actions: [] } as unknown as Parameters<AnswerView["complete"]>[0]);
+    });
   }
 
   private async showHistory(): Promise<void> {
@@ -168,6 +217,8 @@ export class Tray {
 
   private newConversation(): void {
     this.forget();
+    this.card = null;
+    this.socket?.close();
     replace(this.log);
     this.history.hidden = true;
     this.input.focus();

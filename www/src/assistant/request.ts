@@ -1,0 +1,119 @@
+//! A context request card in the tray (context-handshake.md §4.3): what the assistant needs
+//! ("Needs: Phase 3 points of interest of the research job"), with one-click suggested excerpts,
+//! a note to attach, Skip per slot, "Run without context", and the countdown to the SLA after
+//! which the answer comes without it. Supplies go to `POST /api/assistant/context-supply`; once
+//! the required slots are met the answer comes back and replaces the card.
+
+import type { AssistantResponse } from "../../../crates/wasm/pkg/stepwise.js";
+import { api } from "../api.js";
+import { h, replace } from "../dom.js";
+
+/** A slot as the server sends it. */
+export interface RequestSlot {
+  slot: string;
+  phase: number;
+  artifact_type: string;
+  urgency: "required" | "optional";
+  description: string;
+  state: "open" | "supplied" | "skipped";
+  suggestions?: { key_path: string; title: string; excerpt: string }[];
+}
+
+/** A context request as the server sends it. */
+export interface ContextRequestJson {
+  request_id: string;
+  user_message_id: string;
+  created_at: number;
+  sla_ms: number;
+  status: "open" | "resolved" | "forced" | "fell_back";
+  slots: RequestSlot[];
+}
+
+type Answered = { status: "answered"; answer: AssistantResponse } | { status: "waiting_context"; request: ContextRequestJson };
+
+/** The card of one request of conversation `conversationId`; `onAnswer` gets the answer. */
+export class RequestCard {
+  readonly root = h("div", { class: "msg request-card", role: "group", "aria-label": "The assistant needs context" });
+  private readonly status = h("p", { class: "muted request-status", "aria-live": "polite" });
+  private timer: number | undefined;
+
+  constructor(private readonly conversationId: string, private request: ContextRequestJson, private readonly onAnswer: (answer: AssistantResponse) => void) {
+    this.render();
+    this.timer = window.setInterval(() => this.tick(), 1000);
+  }
+
+  /** The request changed elsewhere (another tab, the alarm). */
+  update(request: ContextRequestJson): void {
+    this.request = request;
+    if (request.status === "open") this.render();
+    else this.close(request.status === "fell_back" ? "The wait ran out: the answer comes without it." : "Answering…");
+  }
+
+  /** The reminder at half the SLA. */
+  remind(): void {
+    this.root.classList.add("reminded");
+    this.status.textContent = "Reminder: the assistant is still waiting for this.";
+  }
+
+  private render(): void {
+    const open = this.request.slots.filter((s) => s.state === "open");
+    replace(this.root,
+      h("h4", {}, "The assistant needs context"),
+      ...open.map((slot) => this.slotView(slot)),
+      h("div", { class: "actions" }, h("button", { class: "btn secondary", type: "button", "data-action": "force", onclick: () => void this.force() }, "Run without context")),
+      this.status);
+    this.tick();
+  }
+
+  private slotView(slot: RequestSlot): HTMLElement {
+    const note = h("textarea", { rows: 2, maxlength: 20000, "aria-label": `Note for: ${slot.description}`, placeholder: "Paste an excerpt or write a note…" });
+    return h("div", { class: "request-slot", "data-slot": slot.slot },
+      h("p", {}, h("strong", {}, `Needs: Phase ${slot.phase} `), slot.description, slot.urgency === "optional" ? " (optional)" : ""),
+      ...(slot.suggestions ?? []).map((s) => h("div", { class: "suggestion" },
+        h("pre", { class: "excerpt" }, s.excerpt.slice(0, 300)),
+        h("button", { class: "btn", type: "button", "data-action": "attach-suggested", onclick: () => void this.supply({ payloads: [{ slot: slot.slot, key_path: s.key_path }] }) }, "Attach suggested excerpt"))),
+      note,
+      h("div", { class: "actions" },
+        h("button", { class: "btn", type: "button", "data-action": "attach-note", onclick: () => note.value.trim() && void this.supply({ payloads: [{ slot: slot.slot, text: note.value }] }) }, "Attach a note"),
+        h("button", { class: "btn link", type: "button", "data-action": "skip", onclick: () => void this.supply({ skip: [slot.slot] }) }, "Skip")));
+  }
+
+  private tick(): void {
+    if (this.request.status !== "open" || this.root.classList.contains("reminded")) return;
+    const left = Math.max(0, this.request.created_at + this.request.sla_ms - Date.now());
+    this.status.textContent = `Answers without it in ${Math.ceil(left / 1000)} s.`;
+  }
+
+  private async supply(body: Record<string, unknown>): Promise<void> {
+    this.status.textContent = "Sending…";
+    try {
+      const answered = await api<Answered>("POST", "/api/assistant/context-supply", { conversation_id: this.conversationId, request_id: this.request.request_id, ...body });
+      if (answered.status === "answered") return this.done(answered.answer);
+      this.request = answered.request;
+      this.render();
+      this.status.textContent = "Delivered; the assistant still needs the rest.";
+    } catch (error) {
+      this.status.textContent = `Not delivered: ${(error as Error).message} Try again.`;
+    }
+  }
+
+  private async force(): Promise<void> {
+    this.status.textContent = "Answering without it…";
+    try {
+      const answered = await api<Answered>("POST", `/api/assistant/conversations/${this.conversationId}/requests/${this.request.request_id}/force`);
+      if (answered.status === "answered") this.done(answered.answer);
+    } catch (error) {
+      this.status.textContent = `${(error as Error).message} Try again.`;
+    }
+  }
+
+  private done(answer: AssistantResponse): void {
+    this.close("Context delivered.");
+    this.onAnswer(answer);
+  }
+
+  private close(text: string): void {
+    window.clearInterval(this.timer);
+    replace(this.root, h("p", { class: "muted" }, text));
+  }
+}
