@@ -130,7 +130,7 @@ impl Handshake {
 /// How the model's part of a turn ended.
 enum Answered {
     /// With an answer.
-    Answer(AssistantResponse),
+    Answer(Box<AssistantResponse>),
     /// The turn was deferred; the request went to the client.
     Deferred,
 }
@@ -167,12 +167,12 @@ impl AssistantTurn {
                 out.status(&format!("Running {action}...")).await;
                 actions::run(&self, action, target.as_deref())
                     .await
-                    .map(Answered::Answer)
+                    .map(|r| Answered::Answer(Box::new(r)))
                     .map_err(Stop::Failed)
             }
         };
         let mut response = match answered {
-            Ok(Answered::Answer(response)) => response,
+            Ok(Answered::Answer(response)) => *response,
             Ok(Answered::Deferred) => return true,
             Err(stop) => {
                 if let Stop::Failed(error) = stop {
@@ -258,7 +258,7 @@ impl AssistantTurn {
         let mut response = self.converse(resolution, message, relay, out).await?;
         let asked = take_context_request(&mut response);
         let Some(data) = asked.filter(|_| fresh) else {
-            return Ok(Answered::Answer(response));
+            return Ok(Answered::Answer(Box::new(response)));
         };
         let wanted = match wanted_from_marker(&data) {
             Ok(wanted) => wanted,
@@ -267,10 +267,13 @@ impl AssistantTurn {
                     "assistant turn of {}: {why}; answered as is",
                     self.session.id
                 );
-                return Ok(Answered::Answer(response));
+                return Ok(Answered::Answer(Box::new(response)));
             }
         };
-        let paths: Vec<&str> = wanted.iter().filter_map(|w| w.key_path.as_deref()).collect();
+        let paths: Vec<&str> = wanted
+            .iter()
+            .filter_map(|w| w.key_path.as_deref())
+            .collect();
         sources::load_paths(&self.env, &self.owner, &mut self.loaded, &paths).await;
         let request = self.request(Origin::Model, wanted);
         if !request.ready() {
@@ -281,7 +284,7 @@ impl AssistantTurn {
         self.handshake.request = Some(request);
         let mut again = self.converse(resolution, message, relay, out).await?;
         take_context_request(&mut again);
-        Ok(Answered::Answer(again))
+        Ok(Answered::Answer(Box::new(again)))
     }
 
     /// What the analyzer wants for `message` that the turn does not hold.

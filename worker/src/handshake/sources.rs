@@ -174,7 +174,8 @@ pub async fn load_paths(env: &Env, owner: &Owner, loaded: &mut Loaded, key_paths
                 if let Ok(kv) = Kv::new(env)
                     && let Ok(stream) = crate::streams::find(&kv, owner, id).await
                 {
-                    loaded.literature = kv.json(&literature_key(&owner.id, id)).await.ok().flatten();
+                    loaded.literature =
+                        kv.json(&literature_key(&owner.id, id)).await.ok().flatten();
                     loaded.stream = Some(stream);
                 }
             }
