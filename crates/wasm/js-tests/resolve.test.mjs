@@ -22,9 +22,9 @@ test("registry vectors resolve in wasm exactly as natively", () => {
 test("the built-in registry gives each Streams tab its own markers, which the parser then honours", () => {
   const builtin = JSON.parse(readFileSync(new URL("../../core/src/registry/builtin.json", import.meta.url), "utf8"));
   const articles = resolveChat(builtin, "streams", "articles");
-  assert.deepEqual(articles.markers, ["QUERY_SUGGESTION", "FILTER_SUGGESTION"]);
+  assert.deepEqual(articles.markers, ["CONTEXT_REQUEST", "QUERY_SUGGESTION", "FILTER_SUGGESTION"]);
   assert.ok(articles.payloads.some((p) => p.name === "pubmed_search_results" && p.source === "tool" && p.marker === null));
-  assert.deepEqual(resolveChat(builtin, "streams", "settings").markers, ["STREAM_CONFIG_SUGGESTION"]);
+  assert.deepEqual(resolveChat(builtin, "streams", "settings").markers, ["CONTEXT_REQUEST", "STREAM_CONFIG_SUGGESTION"]);
   const stream = new MarkerStream(articles.markers);
   const events = stream.feed('Try this:\nQUERY_SUGGESTION: {"query": "EGFR"}\nSTREAM_CONFIG_SUGGESTION: {"edits": []}\n');
   assert.deepEqual(events.filter((e) => e.type === "marker").map((e) => e.kind), ["payload"]);
