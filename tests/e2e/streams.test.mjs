@@ -109,7 +109,9 @@ describe("saved streams", () => {
     assert.match(system, /The Settings tab: the stream's configuration/);
     assert.match(system, /STREAM_CONFIG_SUGGESTION - /);
     assert.ok(!system.includes("QUERY_SUGGESTION -"), "the Articles tab's payloads are not offered on Settings");
-    assert.ok(system.endsWith("## Instructions for this stream\nAlways name the trial phase."), system.slice(-200));
+    // The stream's instructions close the page's prompt; the context bundle (context-handshake.md) follows.
+    assert.match(system, /## Instructions for this stream\nAlways name the trial phase\.\n\n## Writing style\n/);
+    assert.match(system, /## The user's guidance\n[^#]*Instructions: Always name the trial phase\./);
   });
 });
 
