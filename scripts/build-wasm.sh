@@ -29,16 +29,43 @@ rm -r "$out/entry.js" "$out/bindings.js" "$out/snippets"
 node "$BINARYEN_DIR/node_modules/binaryen/bin/wasm-opt" -Oz --converge --strip-debug --strip-producers --enable-bulk-memory --enable-sign-ext \
   --enable-mutable-globals --enable-nontrapping-float-to-int \
   "$out/stepwise_bg.wasm" -o "$out/stepwise_bg.wasm"
+# Node has no `fetch` of file URLs for `init()`: its entry reads the wasm file and initializes
+# synchronously on import (the "node" condition of the exports map).
+cp crates/wasm/js/stepwise.node.js crates/wasm/js/README.md LICENSE-MIT LICENSE-APACHE "$out/"
+# The public types: wasm-bindgen's InitOutput lists every raw export of the module; only its
+# memory is the caller's business.
+node -e '
+const fs = require("fs"), file = process.argv[1];
+const text = fs.readFileSync(file, "utf8");
+const trimmed = text.replace(/export interface InitOutput \{[\s\S]*?\n\}/, "export interface InitOutput {\n    readonly memory: WebAssembly.Memory;\n}");
+if (trimmed === text) throw new Error("InitOutput not found in " + file);
+fs.writeFileSync(file, trimmed);
+' "$out/stepwise.d.ts"
+rm -f "$out/stepwise_bg.wasm.d.ts" "$out/.gitignore"
+version="$(sed -n 's/^version = "\(.*\)"/\1/p' crates/wasm/Cargo.toml | head -1)"
 cat > "$out/package.json" <<JSON
 {
-  "name": "stepwise-wasm",
-  "version": "0.0.0",
-  "description": "Stepwise core in WebAssembly: validate actions, infer steps, parse markers.",
+  "name": "@stepwise-dev/core",
+  "version": "$version",
+  "description": "Stepwise core in WebAssembly: validate actions, infer workflow steps, parse markers in streamed LLM output.",
+  "license": "MIT OR Apache-2.0",
+  "repository": { "type": "git", "url": "git+https://github.com/stepwise-dev/stepwise.git", "directory": "crates/wasm" },
+  "keywords": ["llm", "chat", "workflow", "streaming", "parser", "wasm"],
   "type": "module",
-  "main": "stepwise.js",
-  "types": "stepwise.d.ts",
-  "files": ["stepwise.js", "stepwise.d.ts", "stepwise_bg.wasm", "stepwise_bg.wasm.d.ts"],
-  "sideEffects": false
+  "main": "./stepwise.js",
+  "types": "./stepwise.d.ts",
+  "exports": {
+    ".": {
+      "types": "./stepwise.d.ts",
+      "node": "./stepwise.node.js",
+      "default": "./stepwise.js"
+    },
+    "./stepwise_bg.wasm": "./stepwise_bg.wasm",
+    "./package.json": "./package.json"
+  },
+  "files": ["stepwise.js", "stepwise.node.js", "stepwise.d.ts", "stepwise_bg.wasm", "README.md", "LICENSE-MIT", "LICENSE-APACHE"],
+  "engines": { "node": ">=18" },
+  "sideEffects": ["./stepwise.node.js"]
 }
 JSON
 

@@ -8,6 +8,9 @@ root="$(cd "$here/.." && pwd)"
 . "$here/versions.sh"
 mkdir -p "$TOOLS"
 log() { printf '[setup] %s\n' "$*" >&2; }
+# Each install reports how long it took; cargo's own progress shows while it compiles.
+started=$SECONDS
+timed() { local t0=$SECONDS; "$@"; log "  done in $((SECONDS - t0)) s"; }
 
 setup_core() {
   rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt clippy
@@ -17,9 +20,9 @@ setup_core() {
 
 setup_wasm_bindgen() {
   if [ "$("$WASM_BINDGEN_DIR/bin/wasm-bindgen" --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then
-    log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (several minutes, once)"
+    log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 7 minutes, once per machine)"
     # No --locked: the registry mirror lacks a pinned transitive dependency of the CLI.
-    cargo install --quiet --root "$WASM_BINDGEN_DIR" wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+    timed cargo install --root "$WASM_BINDGEN_DIR" wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
   fi
 }
 
@@ -65,8 +68,8 @@ setup_npm() {
 
 setup_worker_build() {
   if [ "$("$WORKER_BUILD_DIR/bin/worker-build" --version 2>/dev/null | awk '{print $NF}')" != "$WORKER_BUILD_VERSION" ]; then
-    log "installing worker-build $WORKER_BUILD_VERSION (several minutes, once)"
-    cargo install --quiet --root "$WORKER_BUILD_DIR" worker-build --version "$WORKER_BUILD_VERSION"
+    log "installing worker-build $WORKER_BUILD_VERSION (about 3 minutes, once per machine)"
+    timed cargo install --root "$WORKER_BUILD_DIR" worker-build --version "$WORKER_BUILD_VERSION"
   fi
 }
 
@@ -74,7 +77,7 @@ setup_fuzz() {
   rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
   if [ ! -x "$CARGO_FUZZ_DIR/bin/cargo-fuzz" ]; then
     log "installing cargo-fuzz $CARGO_FUZZ_VERSION"
-    cargo install --quiet --root "$CARGO_FUZZ_DIR" cargo-fuzz --version "$CARGO_FUZZ_VERSION"
+    timed cargo install --root "$CARGO_FUZZ_DIR" cargo-fuzz --version "$CARGO_FUZZ_VERSION"
   fi
 }
 
@@ -90,4 +93,4 @@ for t in "${targets[@]}"; do
     *) log "unknown target: $t"; exit 2 ;;
   esac
 done
-log "tools ready in $TOOLS"
+log "tools ready in $TOOLS ($((SECONDS - started)) s)"

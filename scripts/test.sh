@@ -4,7 +4,14 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 . scripts/versions.sh
-step() { printf '\n== %s\n' "$*"; }
+# Each step prints the time the previous one took; the first run on a machine takes 25 to 35
+# minutes (tools, two wasm builds, every suite), later runs about 20.
+step_started=$SECONDS
+step() {
+  [ -n "${step_name:-}" ] && printf '== %s: %d s (total %d s)\n' "$step_name" $((SECONDS - step_started)) "$SECONDS"
+  step_name="$*"; step_started=$SECONDS
+  printf '\n== %s\n' "$*"
+}
 
 step "setup (pinned tools, cached under ${STEPWISE_CACHE})"
 scripts/setup.sh all
@@ -34,9 +41,13 @@ CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
 step "browser package: build and size report"
 scripts/build-wasm.sh
 
-step "browser package: JS API tests and TypeScript declarations"
+step "browser package: JS API tests, TypeScript declarations, npm pack and install"
 node --test --test-timeout=300000 crates/wasm/js-tests/*.test.mjs
 npx --no-install tsc -p crates/wasm/js-tests/tsconfig.json
+(cd crates/wasm/pkg && npm pack --dry-run --loglevel=warn >/dev/null)
+
+step "stepwise-core is publishable (cargo publish --dry-run)"
+cargo publish --dry-run -p stepwise-core --locked --allow-dirty
 
 step "Worker: build (worker-build, offline) and bundle size"
 scripts/build-worker.sh
@@ -52,3 +63,4 @@ step "Browser end to end: playwright-core + /usr/bin/chromium against wrangler d
 node --test --test-concurrency=1 --test-timeout=600000 tests/browser/*.test.mjs
 
 step "all checks passed"
+printf '(%d s in all)\n' "$SECONDS"

@@ -64,7 +64,7 @@ async function freePort() {
 
 /**
  * Starts the fake provider and the Worker. `runtime`: "wrangler" (`wrangler dev`, as the run
- * command does) or "miniflare" (miniflare 4 driving workerd directly, without wrangler's local
+ * command does) or "miniflare" (wrangler's miniflare driving workerd directly, without wrangler's local
  * proxy; used by the latency benchmark to separate the Worker from that proxy).
  */
 export async function startStack(options = {}) {
@@ -83,14 +83,21 @@ export function fakeProvider(fakeUrl, name, kind, model = "fake-model") {
   return { name, kind, base_url, model, api_key_secret: "FAKE_KEY" };
 }
 
+/** wrangler.jsonc as an object: its comments are whole lines starting with `//`. */
+export function wranglerConfig() {
+  const text = readFileSync(join(ROOT, "wrangler.jsonc"), "utf8");
+  return JSON.parse(text.split("\n").filter((line) => !line.trimStart().startsWith("//")).join("\n"));
+}
+
 /** Rate limits high enough for functional suites, which make hundreds of calls as one owner
  * (the security suite sets its own). */
-export function generousLimits(toml) {
-  return toml.replace(/simple = \{ limit = \d+, period = 60 \}/g, "simple = { limit = 100000, period = 60 }");
+export function generousLimits(config) {
+  for (const limit of config.ratelimits) limit.simple.limit = 100000;
+  return config;
 }
 
 /** Builds the Worker and the app once per test process (each part skips itself when up to
- * date); stacks then run that build as it is: their config has no `[build]` table, so wrangler
+ * date); stacks then run that build as it is: their config has no `build` entry, so wrangler
  * neither rebuilds on start nor reloads when a source file changes during a run. */
 let built = false;
 function buildOnce() {
@@ -114,16 +121,12 @@ function migratedTemplate(env) {
   return dir;
 }
 
-/** `toml` without its `[build]` table. */
-function withoutBuild(toml) {
-  return toml.replace(/^\[build\][\s\S]*?(?=^\[)/m, "");
-}
-
 /** `overrides`: vars (or a function of the fake provider's URL returning them).
  * `providers(fakeUrl)` replaces the default list: fake-openai, fake-anthropic, fake-gemini, offline.
- * `config(toml)` edits wrangler.toml for this stack only (bindings such as rate limits can only be
- * set there; by default the limits are raised with `generousLimits`); the edited copy is written
- * beside it and removed when the stack stops. */
+ * `config(object)` edits wrangler.jsonc's object for this stack only (bindings such as rate
+ * limits can only be set there; by default the limits are raised with `generousLimits`); the
+ * edited copy, without its `build` entry, is written beside it as JSON and removed when the stack
+ * stops. */
 async function startOnce({ runtime = "wrangler", overrides = {}, providers: listProviders, config = generousLimits } = {}) {
   buildOnce();
   const fake = await startFakeProvider();
@@ -153,9 +156,11 @@ async function startOnce({ runtime = "wrangler", overrides = {}, providers: list
     }
   }
   const args = ["--no-install", "wrangler", "dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--show-interactive-dev-session=false"];
-  const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
-  const configFile = join(ROOT, `.wrangler-e2e-${port}.toml`);
-  writeFileSync(configFile, withoutBuild(config ? config(toml) : toml));
+  const baseConfig = wranglerConfig();
+  delete baseConfig.build;
+  delete baseConfig.$schema;
+  const configFile = join(ROOT, `.wrangler-e2e-${port}.json`);
+  writeFileSync(configFile, JSON.stringify(config ? config(baseConfig) : baseConfig, null, 2));
   args.push("--config", configFile);
   const removeConfig = () => rmSync(configFile, { force: true });
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
@@ -214,14 +219,15 @@ async function startOnce({ runtime = "wrangler", overrides = {}, providers: list
 }
 
 async function startMiniflare(fake, vars) {
-  const { Miniflare } = await import("miniflare4");
+  // wrangler's own miniflare, so the benchmark runs the same workerd as `wrangler dev`.
+  const { Miniflare } = await import("miniflare");
   const build = join(ROOT, "worker/build");
   const mf = new Miniflare({
     modules: true,
     scriptPath: join(build, "index.js"),
     modulesRoot: build,
     modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
-    compatibilityDate: "2026-08-01", // the newest miniflare 4's workerd supports
+    compatibilityDate: wranglerConfig().compatibility_date,
     kvNamespaces: ["STEPWISE_KV"],
     bindings: vars,
     host: "127.0.0.1",

@@ -57,7 +57,12 @@ describe("anonymous owners, limits and lifecycle", () => {
         DRAFT_STREAM_MS: "1500",
         LLM_TIMEOUT_MS: "20000",
       },
-      config: (toml) => toml.replace(/limit = 30, period = 60/, `limit = ${OWNER_RATE}, period = 60`).replace(/limit = 120, period = 60/, "limit = 1000, period = 60"),
+      config: (wrangler) => {
+        const limits = Object.fromEntries(wrangler.ratelimits.map((limit) => [limit.name, limit.simple]));
+        limits.OWNER_RATE_LIMIT.limit = OWNER_RATE;
+        limits.IP_RATE_LIMIT.limit = 1000;
+        return wrangler;
+      },
     });
     stack.fake.script((request) => (request.model.startsWith("paid") ? { reply: `Report of ${request.model}.` } : { reply: "?" }));
     call = client(stack);

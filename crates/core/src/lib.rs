@@ -59,3 +59,8 @@ pub mod sse;
 pub mod streams;
 pub mod turn;
 pub mod workflow;
+
+/// The crate README's example, compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -17,12 +17,23 @@ pub fn is_id(value: &str) -> bool {
             .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
 }
 
-/// Compares secrets in time that depends only on the longer length, not on where they differ.
+/// Compares secrets in constant time (`subtle`): the time depends on the lengths, never on where
+/// the bytes differ.
 pub fn same_secret(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let mut diff = u8::from(a.len() != b.len());
-    for i in 0..a.len().max(b.len()) {
-        diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0);
+    use subtle::ConstantTimeEq;
+    bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_match_only_when_equal() {
+        assert!(same_secret("s3cret-token", "s3cret-token"));
+        assert!(!same_secret("s3cret-token", "s3cret-tokem"));
+        assert!(!same_secret("s3cret-token", "s3cret-token-longer"));
+        assert!(!same_secret("", "s3cret-token"));
+        assert!(same_secret("", ""));
     }
-    diff == 0
 }

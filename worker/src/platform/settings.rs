@@ -1,4 +1,4 @@
-//! The Worker's settings, read from its variables and secrets (wrangler.toml `[vars]`,
+//! The Worker's settings, read from its variables and secrets (wrangler.jsonc `vars`,
 //! `.dev.vars`, `wrangler secret put`).
 
 use stepwise_core::llm::{ProviderConfig, ProviderSettings};

@@ -17,7 +17,7 @@ use super::owner::Owner;
 use super::settings::number;
 use super::url_parts::query_param;
 
-/// The Durable Object binding's name in wrangler.toml.
+/// The Durable Object binding's name in wrangler.jsonc.
 const BINDING: &str = "SPEND_GUARD";
 /// Default most model calls of one owner per UTC day.
 pub const DEFAULT_PER_OWNER: u64 = 200;
@@ -71,7 +71,7 @@ async fn ask(env: &Env, owner: &Owner, charge: Charge, refund: bool) -> AppResul
     }
 }
 
-/// The Durable Object class `SpendGuard` (wrangler.toml), one instance per UTC day.
+/// The Durable Object class `SpendGuard` (wrangler.jsonc), one instance per UTC day.
 #[durable_object]
 pub struct SpendGuard {
     state: State,
