@@ -14,6 +14,7 @@ mod conversations;
 mod handshake;
 mod health;
 mod help;
+mod interop;
 mod me;
 mod platform;
 mod provider;

@@ -8,7 +8,9 @@ use crate::platform::admin::require_admin;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::limits;
 use crate::platform::owner::{self, Owner};
-use crate::{articles, assistant, chat, handshake, health, help, me, research, streams, workflows};
+use crate::{
+    articles, assistant, chat, handshake, health, help, interop, me, research, streams, workflows,
+};
 
 /// Answers one request (errors are turned into responses by the caller).
 pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response> {
@@ -16,6 +18,7 @@ pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response>
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     match (req.method(), segments.as_slice()) {
         (Method::Get, ["healthz"]) => health::get(&env),
+        (Method::Get, ["openapi.yaml"]) => interop::get_openapi(),
         (Method::Get, ["api", "workflows", id]) => workflows::get(&env, id).await,
         (Method::Put, ["api", "workflows", id]) => {
             require_admin(&req, &env, "workflow overrides")?;
@@ -61,6 +64,7 @@ pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response>
         (
             _,
             ["healthz"]
+            | ["openapi.yaml"]
             | ["api", "workflows", _]
             | ["share", _]
             | ["api", "assistant", "registry"]
@@ -91,6 +95,7 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
     match route {
         (Method::Get, ["api", "me"]) => me::get(&env, owner).await,
         (Method::Post, ["api", "chat"]) => chat::post_turn(req, env, ctx, owner).await,
+        (Method::Post, ["api", "agui"]) => interop::post_agui(req, env, ctx, owner).await,
         (Method::Put, ["api", "chat", "update-field"]) => chat::update_field(req, env, owner).await,
         (Method::Get, ["api", "conversations", id]) => {
             chat::get_conversation(&req, &env, owner, id).await
@@ -181,6 +186,7 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
             _,
             ["api", "me"]
             | ["api", "chat"]
+            | ["api", "agui"]
             | ["api", "chat", "update-field"]
             | ["api", "conversations", _]
             | ["api", "research", ..]
@@ -217,6 +223,7 @@ fn calls_a_model(route: &(Method, &[&str])) -> bool {
     matches!(
         route,
         (Method::Post, ["api", "chat"])
+            | (Method::Post, ["api", "agui"])
             | (Method::Post, ["api", "assistant"])
             | (Method::Post, ["api", "assistant", "actions"])
             | (Method::Post, ["api", "assistant", "context-supply"])

@@ -45,6 +45,7 @@ pub mod conversation;
 pub mod dates;
 pub mod handshake;
 pub mod help;
+pub mod interop;
 pub mod json;
 pub mod llm;
 pub mod markers;

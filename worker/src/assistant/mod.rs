@@ -32,15 +32,13 @@ use crate::platform::body::read_json;
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
-use crate::platform::negotiate::wants_json;
-use crate::platform::output::Output;
+use crate::platform::negotiate::{mark_stream, stream_wire, wants_json};
+use crate::platform::output::{Output, Wire};
 use crate::platform::owner::Owner;
 use crate::platform::settings::{Settings, number};
 use crate::platform::sse;
 use crate::streams;
 
-/// The request header asking for `model_delta` events (value `model`) instead of `text_delta`.
-const DELTAS_HEADER: &str = "x-stepwise-deltas";
 /// Default longest turn, in ms (`ASSISTANT_TURN_MS`).
 const DEFAULT_TURN_MS: u64 = 300_000;
 /// Default longest tool run, in ms (`TOOL_TIMEOUT_MS`).
@@ -191,10 +189,8 @@ async fn start(
         writing_style,
     } = asked;
     let json_mode = wants_json(&req)?;
-    let model_deltas = req
-        .headers()
-        .get(DELTAS_HEADER)?
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("model"));
+    let wire = stream_wire(&req)?;
+    let ui_message = matches!(wire, Wire::UiMessage(_));
     let raw_context = context.clone();
     let context = ChatContext::from_value(context)?;
     let provider_name = provider.clone();
@@ -256,10 +252,12 @@ async fn start(
     }
     let (sender, receiver) = mpsc::channel::<worker::Result<Vec<u8>>>(32);
     ctx.wait_until(async move {
-        let mut out = Output::sse(sender, model_deltas);
+        let mut out = Output::sse(sender, wire);
         turn.run(&mut out).await;
     });
-    Ok(sse::response(receiver)?)
+    let mut response = sse::response(receiver)?;
+    mark_stream(&mut response, ui_message)?;
+    Ok(response)
 }
 
 fn limits(env: &Env) -> AgentLimits {

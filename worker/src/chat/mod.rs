@@ -9,6 +9,7 @@ mod turn;
 use futures_channel::mpsc;
 use serde::Deserialize;
 use stepwise_core::conversation::ConversationKind;
+use stepwise_core::interop::agui::AgUiEncoder;
 use stepwise_core::llm::ProviderKind;
 use stepwise_core::protocol::ChatRequest;
 use stepwise_core::spend::{Charge, estimate_tokens};
@@ -22,8 +23,8 @@ use crate::platform::body::read_json;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::ids;
 use crate::platform::kv::Kv;
-use crate::platform::negotiate::wants_json;
-use crate::platform::output::Output;
+use crate::platform::negotiate::{mark_stream, stream_wire, wants_json};
+use crate::platform::output::{Output, Wire};
 use crate::platform::owner::Owner;
 use crate::platform::settings::Settings;
 use crate::platform::spend;
@@ -32,8 +33,6 @@ use crate::workflows::store as workflows;
 
 /// The workflow used when a request names none.
 const DEFAULT_WORKFLOW: &str = "research_stream";
-/// The request header asking for `model_delta` events (value `model`) instead of `text_delta`.
-const DELTAS_HEADER: &str = "x-stepwise-deltas";
 
 /// `POST /api/chat`: an owner's turn. Refused before any model call when the kill switch is on
 /// (503), a rate limit or a daily cap is reached (429), the message is too long (422), another
@@ -44,11 +43,42 @@ pub async fn post_turn(
     ctx: &Context,
     owner: &Owner,
 ) -> AppResult<Response> {
-    let settings = Settings::from_env(&env)?;
-    let kv = Kv::new(&env)?;
-    let json_mode = wants_json(&req)?;
+    let reply = match wants_json(&req)? {
+        true => Reply::Json,
+        false => Reply::Stream(stream_wire(&req)?),
+    };
     let token = req.headers().get(TOKEN_HEADER)?;
     let request: ChatRequest = read_json(&mut req).await?;
+    run_turn(request, token, reply, env, ctx, owner).await
+}
+
+/// How a turn answers.
+pub enum Reply {
+    /// One JSON answer.
+    Json,
+    /// An event stream in this dialect.
+    Stream(Wire),
+    /// AG-UI events for the run `run_id` of `thread_id` (the step is known once the turn begins).
+    AgUi {
+        /// The client's thread id.
+        thread_id: String,
+        /// The client's run id.
+        run_id: String,
+    },
+}
+
+/// Runs a guided turn of `owner` (with the conversation's `token` when it continues one) and
+/// answers it as `reply` asks.
+pub async fn run_turn(
+    request: ChatRequest,
+    token: Option<String>,
+    reply: Reply,
+    env: Env,
+    ctx: &Context,
+    owner: &Owner,
+) -> AppResult<Response> {
+    let settings = Settings::from_env(&env)?;
+    let kv = Kv::new(&env)?;
     let provider = match request.provider.as_deref() {
         Some(name) => settings.providers.get(name),
         None => Some(settings.providers.chat_provider()),
@@ -90,22 +120,37 @@ pub async fn post_turn(
         settings,
         env,
     };
-    if json_mode {
-        let mut out = Output::json();
-        let persisted = turn.run(start, &mut out).await;
-        return out.into_json_response(persisted);
-    }
-    let model_deltas = req
-        .headers()
-        .get(DELTAS_HEADER)?
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("model"));
+    let wire = match reply {
+        Reply::Json => {
+            let mut out = Output::json();
+            let persisted = turn.run(start, &mut out).await;
+            return out.into_json_response(persisted);
+        }
+        Reply::Stream(wire) => wire,
+        Reply::AgUi { thread_id, run_id } => {
+            let step = match &start {
+                TurnStart::CallModel(plan) => Some(plan.step.as_str()),
+                TurnStart::Respond(_) => turn.request.current_step.as_deref(),
+            };
+            let message_id = format!("msg-{}", ids::random_id()?);
+            Wire::AgUi(Box::new(AgUiEncoder::new(
+                &thread_id,
+                &run_id,
+                &message_id,
+                step,
+            )))
+        }
+    };
+    let ui_message = matches!(wire, Wire::UiMessage(_));
     let (sender, receiver) = mpsc::channel::<worker::Result<Vec<u8>>>(32);
     ctx.wait_until(async move {
-        let mut out = Output::sse(sender, model_deltas);
+        let mut out = Output::sse(sender, wire);
         // A `status` event already told the client if the turn was not stored.
         turn.run(start, &mut out).await;
     });
-    Ok(sse::response(receiver)?)
+    let mut response = sse::response(receiver)?;
+    mark_stream(&mut response, ui_message)?;
+    Ok(response)
 }
 
 /// Spec edge case 4: an action aimed at another step's field is logged as a warning, since it

@@ -1,8 +1,49 @@
-//! Content negotiation: whether a client prefers one JSON answer to an event stream.
+//! Content negotiation: whether a client prefers one JSON answer to an event stream, and which
+//! dialect an event stream is written in.
 
-use worker::Request;
+use stepwise_core::interop::ui_message::{STREAM_HEADER, UiMessageEncoder};
+use worker::{Request, Response};
 
-use super::error::AppResult;
+use super::error::{AppError, AppResult};
+use super::ids;
+use super::output::Wire;
+
+/// The request header naming a stream dialect (`ui-message-stream`; absent: Stepwise's own).
+const FORMAT_HEADER: &str = "x-stepwise-format";
+/// The request header asking for `model_delta` events (value `model`) instead of `text_delta`.
+const DELTAS_HEADER: &str = "x-stepwise-deltas";
+
+/// The dialect a turn's event stream is written in: the AI SDK's UI message stream when
+/// `x-stepwise-format: ui-message-stream`, else Stepwise's events (`model_delta` ones when
+/// `x-stepwise-deltas: model`); 422 for an unknown format.
+pub fn stream_wire(req: &Request) -> AppResult<Wire> {
+    let headers = req.headers();
+    match headers.get(FORMAT_HEADER)?.as_deref().map(str::trim) {
+        None | Some("stepwise") => {
+            let model_deltas = headers
+                .get(DELTAS_HEADER)?
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("model"));
+            Ok(Wire::Stepwise { model_deltas })
+        }
+        Some("ui-message-stream") => {
+            let id = format!("msg-{}", ids::random_id()?);
+            Ok(Wire::UiMessage(Box::new(UiMessageEncoder::new(id))))
+        }
+        Some(other) => Err(AppError::invalid_request(format!(
+            "unknown `{FORMAT_HEADER}` `{other}`: use `ui-message-stream` or leave it out"
+        ))),
+    }
+}
+
+/// Marks an event stream's response with its dialect's header (the UI message stream's).
+pub fn mark_stream(response: &mut Response, wire_was_ui_message: bool) -> AppResult<()> {
+    if wire_was_ui_message {
+        response
+            .headers_mut()
+            .set(STREAM_HEADER.0, STREAM_HEADER.1)?;
+    }
+    Ok(())
+}
 
 /// Whether `Accept` prefers `application/json` to `text/event-stream` (q-values honoured).
 pub fn wants_json(req: &Request) -> AppResult<bool> {

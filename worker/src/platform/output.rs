@@ -1,10 +1,12 @@
 //! Where a turn's events go, for the guided chat and the assistant alike: an SSE stream written
-//! as they happen (each event with its `id`), or collected into one JSON answer
-//! (`Accept: application/json`).
+//! as they happen (Stepwise's own events, each with its `id`, or another dialect: the AI SDK's
+//! UI message stream, AG-UI), or collected into one JSON answer (`Accept: application/json`).
 
 use futures_channel::mpsc;
 use futures_util::SinkExt;
 use serde_json::Value;
+use stepwise_core::interop::agui::AgUiEncoder;
+use stepwise_core::interop::ui_message::UiMessageEncoder;
 use stepwise_core::llm::ProviderError;
 use stepwise_core::markers::Event;
 use stepwise_core::protocol::{ContextRequired, StreamEvent, TurnAnswer};
@@ -20,11 +22,25 @@ pub enum Output {
         sender: mpsc::Sender<worker::Result<Vec<u8>>>,
         /// The id of the last event sent.
         last_id: u64,
-        /// Send the model's own text (`model_delta`) instead of display text (`text_delta`).
-        model_deltas: bool,
+        /// The dialect the events are written in.
+        wire: Wire,
     },
     /// One JSON answer: the turn's answer, or the failure that ended it.
     Json(Option<Result<JsonAnswer, AppError>>),
+}
+
+/// The dialect of an event stream.
+pub enum Wire {
+    /// Stepwise's events (`text_delta` … `complete`); `model_deltas` sends the model's own text
+    /// (`model_delta`) instead of display text.
+    Stepwise {
+        /// Whether to send `model_delta` events.
+        model_deltas: bool,
+    },
+    /// The Vercel AI SDK's UI message stream.
+    UiMessage(Box<UiMessageEncoder>),
+    /// AG-UI events.
+    AgUi(Box<AgUiEncoder>),
 }
 
 /// What a collected turn answers.
@@ -46,12 +62,12 @@ pub fn display_text(events: std::vec::Drain<'_, Event>) -> String {
 }
 
 impl Output {
-    /// A stream writing to `sender`.
-    pub fn sse(sender: mpsc::Sender<worker::Result<Vec<u8>>>, model_deltas: bool) -> Self {
+    /// A stream writing to `sender` in the dialect `wire`.
+    pub fn sse(sender: mpsc::Sender<worker::Result<Vec<u8>>>, wire: Wire) -> Self {
         Output::Sse {
             sender,
             last_id: 0,
-            model_deltas,
+            wire,
         }
     }
 
@@ -71,16 +87,22 @@ impl Output {
     /// A piece of the model's answer: its display text, or its own text when asked for. False
     /// once the client of an event stream has gone away.
     pub async fn delta(&mut self, model_text: &str, shown: String) -> bool {
-        let event = match self {
+        let model_deltas = matches!(
+            self,
             Output::Sse {
-                model_deltas: true, ..
-            } if !model_text.is_empty() => StreamEvent::ModelDelta {
-                text: model_text.to_owned(),
-            },
-            Output::Sse {
-                model_deltas: false,
+                wire: Wire::Stepwise { model_deltas: true },
                 ..
-            } if !shown.is_empty() => StreamEvent::TextDelta { text: shown },
+            }
+        );
+        let event = match self {
+            Output::Sse { .. } if model_deltas && !model_text.is_empty() => {
+                StreamEvent::ModelDelta {
+                    text: model_text.to_owned(),
+                }
+            }
+            Output::Sse { .. } if !model_deltas && !shown.is_empty() => {
+                StreamEvent::TextDelta { text: shown }
+            }
             Output::Sse { sender, .. } => return !sender.is_closed(),
             Output::Json(_) => return true,
         };
@@ -164,11 +186,20 @@ impl Output {
     async fn emit(&mut self, event: StreamEvent) -> bool {
         match self {
             Output::Sse {
-                sender, last_id, ..
+                sender,
+                last_id,
+                wire,
             } => {
                 *last_id += 1;
-                let frame = event.to_sse(*last_id).into_bytes();
-                sender.send(Ok(frame)).await.is_ok()
+                let frame = match wire {
+                    Wire::Stepwise { .. } => event.to_sse(*last_id),
+                    Wire::UiMessage(encoder) => encoder.encode(&event),
+                    Wire::AgUi(encoder) => encoder.encode(&event),
+                };
+                if frame.is_empty() {
+                    return !sender.is_closed();
+                }
+                sender.send(Ok(frame.into_bytes())).await.is_ok()
             }
             Output::Json(_) => true,
         }

@@ -1,0 +1,101 @@
+//! A `ChatTransport` for the AI SDK's `useChat` that drives a Stepwise guided conversation:
+//! each `sendMessage` becomes one `POST /api/chat` turn answered as a UI message stream
+//! (`x-stepwise-format: ui-message-stream`). The guided state travels in the messages
+//! themselves: every answer ends with a `data-stepwise` part (`step`, `config`, `skipped`,
+//! `suggestions`, `options`, `payloads`, the conversation's id and `turns`), and the next
+//! request is built from the last one, so the transport keeps no state of its own.
+import { DefaultChatTransport, type UIMessage } from "ai";
+
+/** The `data-stepwise` part of an answer (see openapi.yaml `AnswerData`). */
+export interface StepwiseData {
+  kind: "guided" | "assistant";
+  step?: string;
+  config?: Record<string, unknown>;
+  skipped?: string[];
+  suggestions?: string[];
+  options?: { label: string; value: string; checked: boolean }[];
+  payloads?: { name: string; value: unknown }[];
+  conversation_id?: string;
+  conversation_token?: string;
+  turns?: number;
+  [field: string]: unknown;
+}
+
+/** The UI message type of a Stepwise chat: its data parts. */
+export type StepwiseUIMessage = UIMessage<unknown, {
+  stepwise: StepwiseData;
+  status: { message: string };
+  "context-required": Record<string, unknown>;
+  "tool-progress": { tool: string; stage: string; message: string; progress: number };
+}>;
+
+/** Options of [`StepwiseChatTransport`]. */
+export interface StepwiseTransportOptions {
+  /** The Stepwise origin, e.g. `http://127.0.0.1:8787`. */
+  baseUrl: string;
+  /** The owner's bearer token (an anonymous owner id, a JWT, …). */
+  ownerToken: string;
+  /** The workflow id (default `research_stream`). */
+  workflow?: string;
+  /** A provider name of `/healthz` (default: the Worker's chat provider). */
+  provider?: string;
+  /** A `fetch` to use instead of the global one. */
+  fetch?: typeof globalThis.fetch;
+}
+
+/** The text of a UI message's text parts. */
+function textOf(message: UIMessage): string {
+  return message.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
+}
+
+/** The last `data-stepwise` part among `messages` (newest first), and the first token seen. */
+export function lastState(messages: UIMessage[]): { data?: StepwiseData; token?: string } {
+  let data: StepwiseData | undefined;
+  let token: string | undefined;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    for (const part of messages[i].parts) {
+      if (part.type !== "data-stepwise") continue;
+      const found = (part as { data: StepwiseData }).data;
+      data ??= found;
+      token ??= found.conversation_token;
+    }
+  }
+  return { data, token };
+}
+
+/** Drives guided turns from `useChat`: `new Chat({ transport: new StepwiseChatTransport({...}) })`. */
+export class StepwiseChatTransport extends DefaultChatTransport<StepwiseUIMessage> {
+  constructor(options: StepwiseTransportOptions) {
+    super({
+      api: `${options.baseUrl.replace(/\/$/, "")}/api/chat`,
+      fetch: options.fetch,
+      prepareSendMessagesRequest: ({ messages }) => {
+        const last = messages.at(-1);
+        if (!last || last.role !== "user") throw new Error("a Stepwise turn answers a user message");
+        const { data, token } = lastState(messages);
+        const history = messages.slice(0, -1).flatMap((m) =>
+          m.role === "user" || m.role === "assistant" ? [{ role: m.role, content: textOf(m) }] : []);
+        const body: Record<string, unknown> = {
+          message: textOf(last),
+          current_config: data?.config ?? {},
+          conversation_history: history.filter((m) => m.content),
+        };
+        if (options.workflow) body.workflow = options.workflow;
+        if (options.provider) body.provider = options.provider;
+        if (data?.step) body.current_step = data.step;
+        if (data?.skipped?.length) body.skipped = data.skipped;
+        if (data?.conversation_id) {
+          body.conversation_id = data.conversation_id;
+          body.turns = data.turns;
+        }
+        const headers: Record<string, string> = {
+          authorization: `Bearer ${options.ownerToken}`,
+          "x-stepwise-format": "ui-message-stream",
+          accept: "text/event-stream",
+        };
+        if (token) headers["x-conversation-token"] = token;
+        return { body, headers };
+      },
+    });
+  }
+}

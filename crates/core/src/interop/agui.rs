@@ -1,0 +1,330 @@
+//! AG-UI (the Agent–User Interaction protocol of CopilotKit and others): `POST /api/agui` takes
+//! a `RunAgentInput` and answers one guided turn as AG-UI events. [`run_input`] reads the input
+//! into a [`ChatRequest`]; [`AgUiEncoder`] writes the turn's events as `RUN_STARTED`,
+//! `STEP_STARTED` (the workflow step the turn answers), `TEXT_MESSAGE_*`, `TOOL_CALL_*`,
+//! `STEP_FINISHED`, `STATE_SNAPSHOT` (`{current_step, config, skipped}`) and `RUN_FINISHED`
+//! (its `result` is the answer's [`answer_data`]), or `RUN_ERROR`.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{answer_data, answer_message, data_frame, tool_outputs};
+use crate::protocol::{ChatMessage, ChatRequest, Role, StreamEvent, TurnAnswer};
+use crate::workflow::{Config, UserAction};
+
+/// Most messages of a run's history read (older ones are dropped first).
+pub const MAX_HISTORY: usize = 50;
+
+/// The fields of AG-UI's `RunAgentInput` that a guided turn reads. `tools` and `context` are
+/// accepted and ignored: the workflow decides what the model may do.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunAgentInput {
+    /// The client's thread id, echoed in `RUN_STARTED` and `RUN_FINISHED`.
+    pub thread_id: String,
+    /// The client's run id, echoed likewise.
+    pub run_id: String,
+    /// `{current_step, config, skipped}` of the guided workflow, as the last `STATE_SNAPSHOT`.
+    #[serde(default)]
+    pub state: Option<GuidedState>,
+    /// The thread's messages; the last user message is the turn's input.
+    pub messages: Vec<AgUiMessage>,
+    /// Stepwise's own fields (`workflow`, `provider`, `user_action`, and the
+    /// `conversation_id` / `turns` of the last answer to continue a stored conversation).
+    #[serde(default)]
+    pub forwarded_props: Option<ForwardedProps>,
+}
+
+/// The shared state of a guided run.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct GuidedState {
+    /// The step the client is on.
+    #[serde(default)]
+    pub current_step: Option<String>,
+    /// The collected config.
+    #[serde(default)]
+    pub config: Config,
+    /// Optional fields skipped.
+    #[serde(default)]
+    pub skipped: Vec<String>,
+}
+
+/// One message of the thread (AG-UI roles: user, assistant, system, developer, tool).
+#[derive(Debug, Clone, Deserialize)]
+pub struct AgUiMessage {
+    /// Its role.
+    pub role: String,
+    /// Text, or a list of content parts of which the `text` parts are read.
+    #[serde(default)]
+    pub content: Value,
+}
+
+/// What a Stepwise client may forward with a run.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForwardedProps {
+    /// The workflow id (default `research_stream`).
+    #[serde(default)]
+    pub workflow: Option<String>,
+    /// A provider name.
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// A typed action (a chip, checkboxes, a skip); defaults to text input.
+    #[serde(default)]
+    pub user_action: Option<UserAction>,
+    /// The stored conversation to continue.
+    #[serde(default)]
+    pub conversation_id: Option<String>,
+    /// Its `turns` from the last answer.
+    #[serde(default)]
+    pub turns: Option<u32>,
+}
+
+/// Why a run's input cannot become a turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError(pub String);
+
+/// The text of a message's content (a string, or the `text` parts of a list).
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter(|part| part.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|part| part.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The guided turn a run asks for: its last message must be the user's; earlier user and
+/// assistant messages become the history (at most [`MAX_HISTORY`]).
+///
+/// ```
+/// use stepwise_core::interop::agui::{RunAgentInput, run_input};
+///
+/// let input: RunAgentInput = serde_json::from_str(r#"{"threadId": "t", "runId": "r",
+///   "state": {"current_step": "purpose", "config": {}},
+///   "messages": [{"id": "1", "role": "user", "content": "Track rivals"}]}"#).unwrap();
+/// let request = run_input(&input).unwrap();
+/// assert_eq!(request.message, "Track rivals");
+/// assert_eq!(request.current_step.as_deref(), Some("purpose"));
+/// ```
+pub fn run_input(input: &RunAgentInput) -> Result<ChatRequest, InputError> {
+    let (last, earlier) = input.messages.split_last().ok_or_else(|| {
+        InputError("`messages` is empty: the last message must be the user's".into())
+    })?;
+    if last.role != "user" {
+        return Err(InputError(format!(
+            "the last message is the {}'s: a run answers a user message",
+            last.role
+        )));
+    }
+    let history: Vec<ChatMessage> = earlier
+        .iter()
+        .filter_map(|message| {
+            let role = match message.role.as_str() {
+                "user" => Role::User,
+                "assistant" => Role::Assistant,
+                _ => return None,
+            };
+            let content = text_of(&message.content);
+            (!content.is_empty()).then_some(ChatMessage { role, content })
+        })
+        .collect();
+    let skip = history.len().saturating_sub(MAX_HISTORY);
+    let state = input.state.clone().unwrap_or_default();
+    let props = input.forwarded_props.clone().unwrap_or_default();
+    Ok(ChatRequest {
+        conversation_id: props.conversation_id,
+        turns: props.turns,
+        workflow: props.workflow,
+        provider: props.provider,
+        message: text_of(&last.content),
+        current_step: state.current_step,
+        current_config: state.config,
+        conversation_history: history.into_iter().skip(skip).collect(),
+        user_action: props.user_action,
+        skipped: state.skipped,
+    })
+}
+
+/// Encodes one guided turn's events as AG-UI events (SSE `data:` frames).
+#[derive(Debug)]
+pub struct AgUiEncoder {
+    thread_id: String,
+    run_id: String,
+    message_id: String,
+    step: Option<String>,
+    started: bool,
+    ended: bool,
+    /// The id of the text message being written, if one is open.
+    open_text: Option<String>,
+    /// Text messages started (a tool call between texts starts another).
+    text_messages: u32,
+    sent_text: bool,
+    tool_calls: Vec<String>,
+}
+
+impl AgUiEncoder {
+    /// An encoder for the run `run_id` of `thread_id`, whose answer is message `message_id` and
+    /// whose turn answers the workflow step `step` (when known).
+    pub fn new(thread_id: &str, run_id: &str, message_id: &str, step: Option<&str>) -> Self {
+        AgUiEncoder {
+            thread_id: thread_id.to_owned(),
+            run_id: run_id.to_owned(),
+            message_id: message_id.to_owned(),
+            step: step.map(str::to_owned),
+            started: false,
+            ended: false,
+            open_text: None,
+            text_messages: 0,
+            sent_text: false,
+            tool_calls: Vec::new(),
+        }
+    }
+
+    /// Whether the run has ended (`RUN_FINISHED` or `RUN_ERROR` was written).
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// The frames for one event (empty once the run has ended).
+    pub fn encode(&mut self, event: &StreamEvent) -> String {
+        let mut out = String::new();
+        if self.ended {
+            return out;
+        }
+        if !self.started {
+            self.started = true;
+            let started =
+                json!({"type": "RUN_STARTED", "threadId": self.thread_id, "runId": self.run_id});
+            push(&mut out, started);
+            if let Some(step) = &self.step {
+                push(&mut out, json!({"type": "STEP_STARTED", "stepName": step}));
+            }
+        }
+        match event {
+            StreamEvent::Status { message } => push(
+                &mut out,
+                json!({"type": "CUSTOM", "name": "stepwise.status", "value": {"message": message}}),
+            ),
+            StreamEvent::TextDelta { text } | StreamEvent::ModelDelta { text } => {
+                self.text(&mut out, text)
+            }
+            StreamEvent::ToolStart { tool, input } => {
+                self.close_text(&mut out);
+                let id = format!("{}-call-{}", self.run_id, self.tool_calls.len() + 1);
+                push(
+                    &mut out,
+                    json!({"type": "TOOL_CALL_START", "toolCallId": id, "toolCallName": tool,
+                           "parentMessageId": self.message_id}),
+                );
+                let args =
+                    json!({"type": "TOOL_CALL_ARGS", "toolCallId": id, "delta": input.to_string()});
+                push(&mut out, args);
+                push(&mut out, json!({"type": "TOOL_CALL_END", "toolCallId": id}));
+                self.tool_calls.push(id);
+            }
+            StreamEvent::ToolProgress {
+                tool,
+                stage,
+                message,
+                progress,
+            } => push(
+                &mut out,
+                json!({"type": "CUSTOM", "name": "stepwise.tool_progress",
+                       "value": {"tool": tool, "stage": stage, "message": message, "progress": progress}}),
+            ),
+            StreamEvent::ToolComplete { .. } => {}
+            StreamEvent::ContextRequired { payload } => {
+                self.close_text(&mut out);
+                let value = json!(payload);
+                let custom =
+                    json!({"type": "CUSTOM", "name": "stepwise.context_required", "value": value});
+                push(&mut out, custom);
+                self.finish(&mut out, value);
+            }
+            StreamEvent::Complete { payload } => self.complete(&mut out, payload),
+            StreamEvent::Error { code, message } => {
+                self.close_text(&mut out);
+                push(
+                    &mut out,
+                    json!({"type": "RUN_ERROR", "message": message, "code": code}),
+                );
+                self.ended = true;
+            }
+        }
+        out
+    }
+
+    fn complete(&mut self, out: &mut String, answer: &TurnAnswer) {
+        if !self.sent_text {
+            self.text(out, answer_message(answer));
+        }
+        self.close_text(out);
+        for (index, (id, used)) in self.tool_calls.iter().zip(tool_outputs(answer)).enumerate() {
+            push(
+                out,
+                json!({"type": "TOOL_CALL_RESULT", "messageId": format!("{}-tool-{}", self.message_id, index + 1),
+                       "toolCallId": id, "content": used.output, "role": "tool"}),
+            );
+        }
+        let data = answer_data(answer);
+        if let TurnAnswer::Guided(response) = answer {
+            if let Some(step) = self.step.take() {
+                push(out, json!({"type": "STEP_FINISHED", "stepName": step}));
+            }
+            let snapshot = json!({"current_step": response.next_step, "config": response.updated_config,
+                                  "skipped": response.skipped});
+            push(out, json!({"type": "STATE_SNAPSHOT", "snapshot": snapshot}));
+        }
+        self.finish(out, data);
+    }
+
+    fn text(&mut self, out: &mut String, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let id = match &self.open_text {
+            Some(id) => id.clone(),
+            None => {
+                self.text_messages += 1;
+                let id = match self.text_messages {
+                    1 => self.message_id.clone(),
+                    n => format!("{}-{n}", self.message_id),
+                };
+                let start =
+                    json!({"type": "TEXT_MESSAGE_START", "messageId": id, "role": "assistant"});
+                push(out, start);
+                self.open_text = Some(id.clone());
+                id
+            }
+        };
+        self.sent_text = true;
+        let content = json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": id, "delta": text});
+        push(out, content);
+    }
+
+    fn close_text(&mut self, out: &mut String) {
+        if let Some(id) = self.open_text.take() {
+            push(out, json!({"type": "TEXT_MESSAGE_END", "messageId": id}));
+        }
+    }
+
+    fn finish(&mut self, out: &mut String, result: Value) {
+        if let Some(step) = self.step.take() {
+            push(out, json!({"type": "STEP_FINISHED", "stepName": step}));
+        }
+        push(
+            out,
+            json!({"type": "RUN_FINISHED", "threadId": self.thread_id, "runId": self.run_id, "result": result}),
+        );
+        self.ended = true;
+    }
+}
+
+fn push(out: &mut String, event: Value) {
+    out.push_str(&data_frame(&event));
+}

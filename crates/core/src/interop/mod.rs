@@ -1,0 +1,85 @@
+//! Other ecosystems' stream dialects, spoken from the same turn events: the Vercel AI SDK's UI
+//! message stream ([`ui_message`]) and AG-UI ([`agui`]). Each encoder turns the
+//! [`StreamEvent`](crate::protocol::StreamEvent)s of one turn, in order, into that dialect's
+//! Server-Sent Events; the Worker picks one per request and writes what it returns.
+
+pub mod agui;
+pub mod ui_message;
+
+use serde_json::{Map, Value, json};
+
+use crate::protocol::TurnAnswer;
+
+/// One SSE frame with only a `data:` line (both dialects frame every event this way).
+fn data_frame(value: &Value) -> String {
+    format!("data: {value}\n\n")
+}
+
+/// What a client of another dialect needs of a turn's answer, as one JSON object: the guided
+/// state (`step`, `config`, `skipped`), the chips and checkboxes, payloads, suggested values and
+/// actions, and the conversation's handles, with `kind` telling a guided answer from the
+/// assistant's. Absent lists are left out.
+pub fn answer_data(answer: &TurnAnswer) -> Value {
+    let mut data = Map::new();
+    match answer {
+        TurnAnswer::Guided(response) => {
+            data.insert("kind".into(), json!("guided"));
+            data.insert("step".into(), json!(response.next_step));
+            data.insert("config".into(), json!(response.updated_config));
+            data.insert("skipped".into(), json!(response.skipped));
+            data.insert("suggestions".into(), json!(response.suggestions));
+            data.insert("options".into(), json!(response.options));
+            insert_some(&mut data, "target_field", &response.target_field);
+            insert_some(&mut data, "proposed_message", &response.proposed_message);
+            insert_some(&mut data, "error", &response.error);
+            insert_list(&mut data, "payloads", &response.payloads);
+            insert_list(&mut data, "suggested_values", &response.suggested_values);
+            insert_list(&mut data, "suggested_actions", &response.suggested_actions);
+            insert_some(&mut data, "conversation_id", &response.conversation_id);
+            insert_some(
+                &mut data,
+                "conversation_token",
+                &response.conversation_token,
+            );
+            insert_some(&mut data, "turns", &response.turns);
+        }
+        TurnAnswer::Assistant(response) => {
+            data.insert("kind".into(), json!("assistant"));
+            insert_list(&mut data, "payloads", &response.payloads);
+            insert_some(&mut data, "custom_payload", &response.custom_payload);
+            insert_list(&mut data, "suggested_values", &response.suggested_values);
+            insert_list(&mut data, "suggested_actions", &response.suggested_actions);
+            insert_list(&mut data, "tool_history", &response.tool_history);
+            insert_some(&mut data, "conversation_id", &response.conversation_id);
+        }
+    }
+    Value::Object(data)
+}
+
+fn insert_some<T: serde::Serialize>(data: &mut Map<String, Value>, key: &str, value: &Option<T>) {
+    if let Some(value) = value {
+        data.insert(key.into(), json!(value));
+    }
+}
+
+fn insert_list<T: serde::Serialize>(data: &mut Map<String, Value>, key: &str, list: &[T]) {
+    if !list.is_empty() {
+        data.insert(key.into(), json!(list));
+    }
+}
+
+/// The display text of a turn's answer (what a client that saw no deltas shows).
+fn answer_message(answer: &TurnAnswer) -> &str {
+    match answer {
+        TurnAnswer::Guided(response) => &response.message,
+        TurnAnswer::Assistant(response) => &response.message,
+    }
+}
+
+/// The tool calls of an assistant answer, in order, with what each returned.
+fn tool_outputs(answer: &TurnAnswer) -> &[crate::agent::ToolUse] {
+    match answer {
+        TurnAnswer::Guided(_) => &[],
+        TurnAnswer::Assistant(response) => &response.tool_history,
+    }
+}

@@ -1,0 +1,191 @@
+//! End-to-end tests of the other ecosystems' dialects under `wrangler dev`: guided turns driven
+//! through the AI SDK transport (clients/ai-sdk) and read by the `ai` package's own UI message
+//! stream parser, an assistant turn with a tool call as a UI message stream, and AG-UI runs
+//! through `@ag-ui/client`'s HttpAgent (its event verifier included), plus refusals.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { readUIMessageStream } from "ai";
+import { HttpAgent } from "@ag-ui/client";
+import { StepwiseChatTransport } from "../../clients/ai-sdk/src/index.ts";
+import { SECRET_KEY, apiCaller, asOwner, newOwner, startStack } from "./harness.mjs";
+
+let stack;
+const bodies = [];
+before(async () => {
+  stack = await startStack();
+});
+after(async () => {
+  await stack?.stop();
+  for (const body of bodies) assert.ok(!body.includes(SECRET_KEY), "the provider key leaked");
+});
+const call = apiCaller(() => stack.base, bodies);
+
+/** A model that takes the purpose, then the goals, then asks for the stream type. */
+function guidedModel() {
+  stack.fake.script((request) => {
+    const asked = JSON.stringify(request.body);
+    if (asked.includes("Launches and pricing")) {
+      return { reply: "Noted the goals.\nEXTRACTED_DATA: business_goals=Launches and pricing\nWhich kind of stream?\nSUGGESTIONS: Competitive, Clinical\n" };
+    }
+    return { reply: "Got it.\nEXTRACTED_DATA: purpose=Track rivals\nWhich business goals matter?\nSUGGESTIONS: Launches, Pricing\n" };
+  });
+}
+
+/** The last snapshot of the assistant message a UI message stream builds (the `ai` parser). */
+async function lastMessage(stream) {
+  let message;
+  for await (const snapshot of readUIMessageStream({ stream })) message = snapshot;
+  return message;
+}
+
+const userMessage = (id, text) => ({ id, role: "user", parts: [{ type: "text", text }] });
+
+describe("the AI SDK's UI message stream", () => {
+  test("useChat's transport drives two guided turns; the ai parser reads text and data-stepwise", async () => {
+    guidedModel();
+    const owner = newOwner();
+    const transport = new StepwiseChatTransport({ baseUrl: stack.base, ownerToken: owner, provider: "fake-openai" });
+    const send = (messages) =>
+      transport.sendMessages({ trigger: "submit-message", chatId: "chat-1", messageId: undefined, messages, abortSignal: undefined });
+
+    const messages = [userMessage("u1", "Track rivals")];
+    const first = await lastMessage(await send(messages));
+    assert.equal(first.role, "assistant");
+    const text = first.parts.filter((p) => p.type === "text").map((p) => p.text).join("");
+    assert.equal(text, "Got it.\nWhich business goals matter?\n");
+    const data = first.parts.find((p) => p.type === "data-stepwise").data;
+    assert.equal(data.kind, "guided");
+    assert.equal(data.step, "business_goals");
+    assert.deepEqual(data.config, { purpose: "Track rivals" });
+    assert.deepEqual(data.suggestions, ["Launches", "Pricing"]);
+    assert.match(data.conversation_id, /^[0-9a-f]{32}$/);
+    assert.equal(data.turns, 1);
+    assert.ok(data.conversation_token, "the first answer carries the conversation's token");
+
+    messages.push(first, userMessage("u2", "Launches and pricing"));
+    const second = await lastMessage(await send(messages));
+    const next = second.parts.find((p) => p.type === "data-stepwise").data;
+    assert.equal(next.step, "stream_type");
+    assert.deepEqual(next.config, { purpose: "Track rivals", business_goals: ["Launches and pricing"] });
+    assert.equal(next.conversation_id, data.conversation_id, "the same stored conversation");
+    assert.equal(next.turns, 2);
+    assert.equal(next.conversation_token, undefined, "the token is sent once");
+
+    const stored = await call("GET", `/api/conversations/${data.conversation_id}`, { owner, headers: { "x-conversation-token": data.conversation_token } });
+    assert.equal(stored.status, 200);
+    assert.equal(stored.json.current_step, "stream_type");
+  });
+
+  test("the stream is marked v1 and ends with [DONE]; a bad format is refused with nothing stored", async () => {
+    guidedModel();
+    const body = { message: "Track rivals", current_config: {}, provider: "fake-openai" };
+    const raw = await call("POST", "/api/chat", { body, headers: { accept: "text/event-stream", "x-stepwise-format": "ui-message-stream" } });
+    assert.equal(raw.status, 200);
+    assert.equal(raw.headers.get("x-vercel-ai-ui-message-stream"), "v1");
+    const frames = raw.text.trim().split("\n\n");
+    assert.equal(frames.at(-1), "data: [DONE]");
+    const chunks = frames.slice(0, -1).map((f) => JSON.parse(f.slice("data: ".length)));
+    const status = chunks.find((c) => c.type === "data-status");
+    assert.equal(status.transient, true, "progress notes are transient data parts");
+    const types = chunks.map((c) => c.type).filter((t) => t !== "data-status");
+    assert.deepEqual(types.slice(0, 3), ["start", "start-step", "text-start"]);
+    assert.deepEqual(types.slice(-4), ["text-end", "data-stepwise", "finish-step", "finish"]);
+
+    const bad = await call("POST", "/api/chat", { body, headers: { "x-stepwise-format": "smoke-signals" } });
+    assert.equal(bad.status, 422);
+    assert.equal(bad.json.error.code, "invalid_request");
+  });
+
+  test("an assistant turn with a tool call: tool input and output parts, then the answer", async () => {
+    stack.fake.script((request) => {
+      const replied = JSON.stringify(request.body).includes("articles found");
+      if (!replied) return { reply: "Searching.", toolCalls: [{ name: "search_pubmed", arguments: { query: "EGFR resistance", max_results: 3 } }] };
+      return { reply: "Three articles.\nSUGGESTED_VALUES: [{\"label\": \"Recent\", \"value\": \"Only since 2020\"}]\n" };
+    });
+    const response = await fetch(`${stack.base}/api/assistant`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream", "x-stepwise-format": "ui-message-stream", ...asOwner() },
+      body: JSON.stringify({ message: "Find EGFR resistance articles", provider: "fake-openai",
+        context: { current_page: "streams", active_tab: "articles", search_form: { query: "" } } }),
+    });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get("x-vercel-ai-ui-message-stream"), "v1");
+    const { parseJsonEventStream, uiMessageChunkSchema } = await import("ai");
+    const chunks = parseJsonEventStream({ stream: response.body, schema: uiMessageChunkSchema }).pipeThrough(
+      new TransformStream({ transform(result, controller) {
+        if (!result.success) throw result.error;
+        controller.enqueue(result.value);
+      } }));
+    const message = await lastMessage(chunks);
+    const tool = message.parts.find((p) => p.type === "tool-search_pubmed");
+    assert.equal(tool.state, "output-available");
+    assert.deepEqual(tool.input, { query: "EGFR resistance", max_results: 3 });
+    assert.match(String(tool.output), /articles found/);
+    const data = message.parts.find((p) => p.type === "data-stepwise").data;
+    assert.equal(data.kind, "assistant");
+    assert.deepEqual(data.suggested_values.map((v) => v.label), ["Recent"]);
+    assert.match(data.conversation_id, /^[0-9a-f]{32}$/);
+  });
+});
+
+describe("AG-UI", () => {
+  /** An HttpAgent at /api/agui as `owner`, with the guided state and thread given. */
+  const agent = (owner, state = {}) => new HttpAgent({
+    url: `${stack.base}/api/agui`,
+    headers: asOwner(owner),
+    threadId: "thread-1",
+    initialState: state,
+  });
+
+  test("a run streams the turn through the client's verifier: steps, text, state snapshot", async () => {
+    guidedModel();
+    const owner = newOwner();
+    const client = agent(owner, { current_step: "purpose", config: {}, skipped: [] });
+    const seen = [];
+    client.addMessage({ id: "u1", role: "user", content: "Track rivals" });
+    const { result, newMessages } = await client.runAgent(
+      { runId: "run-1", forwardedProps: { provider: "fake-openai" } },
+      { onEvent: ({ event }) => seen.push(event.type === "CUSTOM" ? `CUSTOM ${event.name}` : event.type) },
+    );
+    assert.deepEqual(seen.filter((t) => t !== "CUSTOM stepwise.status"), [
+      "RUN_STARTED", "STEP_STARTED", "TEXT_MESSAGE_START",
+      ...seen.filter((t) => t === "TEXT_MESSAGE_CONTENT"),
+      "TEXT_MESSAGE_END", "STEP_FINISHED", "STATE_SNAPSHOT", "RUN_FINISHED",
+    ]);
+    assert.deepEqual(client.state, { current_step: "business_goals", config: { purpose: "Track rivals" }, skipped: [] });
+    assert.equal(newMessages.length, 1);
+    assert.equal(newMessages[0].content, "Got it.\nWhich business goals matter?\n");
+    assert.deepEqual(result.suggestions, ["Launches", "Pricing"]);
+
+    // The next run continues the stored conversation with the answer's id, turns and token.
+    client.addMessage({ id: "u2", role: "user", content: "Launches and pricing" });
+    const second = await new HttpAgent({
+      url: `${stack.base}/api/agui`,
+      headers: { ...asOwner(owner), "x-conversation-token": result.conversation_token },
+      threadId: "thread-1",
+      initialState: client.state,
+      initialMessages: client.messages,
+    }).runAgent({ runId: "run-2", forwardedProps: { provider: "fake-openai", conversation_id: result.conversation_id, turns: result.turns } });
+    assert.equal(second.result.step, "stream_type");
+    assert.equal(second.result.turns, 2);
+  });
+
+  test("a rejected action and input that is not a turn are refused with 422", async () => {
+    const owner = newOwner();
+    const client = agent(owner, { current_step: "stream_type", config: { purpose: "A", business_goals: ["B"] } });
+    client.addMessage({ id: "u1", role: "user", content: "banana" });
+    let failure;
+    await client.runAgent(
+      { runId: "run-x", forwardedProps: { user_action: { type: "option_selected", target_field: "stream_type", selected_value: "banana" } } },
+      { onRunFailed: ({ error }) => { failure = error; return { stopPropagation: true }; } },
+    );
+    assert.equal(failure?.status, 422, "the action is refused before anything runs");
+    assert.equal(failure.payload.error.code, "invalid_value");
+
+    const noUser = await call("POST", "/api/agui", { owner, body: { threadId: "t", runId: "r", messages: [{ id: "a", role: "assistant", content: "hi" }] } });
+    assert.equal(noUser.status, 422);
+    assert.match(noUser.json.error.message, /user message/);
+    const extra = await call("POST", "/api/agui", { owner, body: { threadId: "t", runId: "r", messages: [{ id: "u", role: "user", content: "x" }], forwardedProps: { colour: "red" } } });
+    assert.equal(extra.status, 422);
+  });
+});
