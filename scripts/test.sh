@@ -17,8 +17,8 @@ step "setup (pinned tools, cached under ${STEPWISE_CACHE})"
 scripts/setup.sh all
 export PATH="$NODE_DIR/bin:$WASM_BINDGEN_DIR/bin:$PATH"
 
-step "tidy: ARCHITECTURE.md's code map against the tree, file headers, doc links"
-node --test tests/tidy.test.mjs
+step "tidy: ARCHITECTURE.md's code map against the tree, file headers, doc links; openapi.yaml against the router and the wire types"
+node --test tests/tidy.test.mjs tests/contract.test.mjs
 
 step "format"
 cargo fmt --all -- --check

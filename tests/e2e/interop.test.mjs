@@ -1,13 +1,16 @@
 //! End-to-end tests of the other ecosystems' dialects under `wrangler dev`: guided turns driven
 //! through the AI SDK transport (clients/ai-sdk) and read by the `ai` package's own UI message
-//! stream parser, an assistant turn with a tool call as a UI message stream, and AG-UI runs
-//! through `@ag-ui/client`'s HttpAgent (its event verifier included), plus refusals.
+//! stream parser, an assistant turn with a tool call as a UI message stream, AG-UI runs through
+//! `@ag-ui/client`'s HttpAgent (its event verifier included), refusals, and real responses and
+//! stream events validated against openapi.yaml.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readUIMessageStream } from "ai";
 import { HttpAgent } from "@ag-ui/client";
 import { StepwiseChatTransport } from "../../clients/ai-sdk/src/index.ts";
-import { SECRET_KEY, apiCaller, asOwner, newOwner, startStack } from "./harness.mjs";
+import { readFileSync } from "node:fs";
+import { assertSchema } from "../contract.mjs";
+import { SECRET_KEY, apiCaller, asOwner, newOwner, parseSse, startStack } from "./harness.mjs";
 
 let stack;
 const bodies = [];
@@ -54,6 +57,7 @@ describe("the AI SDK's UI message stream", () => {
     const text = first.parts.filter((p) => p.type === "text").map((p) => p.text).join("");
     assert.equal(text, "Got it.\nWhich business goals matter?\n");
     const data = first.parts.find((p) => p.type === "data-stepwise").data;
+    assertSchema("AnswerData", data);
     assert.equal(data.kind, "guided");
     assert.equal(data.step, "business_goals");
     assert.deepEqual(data.config, { purpose: "Track rivals" });
@@ -156,6 +160,7 @@ describe("AG-UI", () => {
     assert.equal(newMessages.length, 1);
     assert.equal(newMessages[0].content, "Got it.\nWhich business goals matter?\n");
     assert.deepEqual(result.suggestions, ["Launches", "Pricing"]);
+    assertSchema("AnswerData", result);
 
     // The next run continues the stored conversation with the answer's id, turns and token.
     client.addMessage({ id: "u2", role: "user", content: "Launches and pricing" });
@@ -187,5 +192,47 @@ describe("AG-UI", () => {
     assert.match(noUser.json.error.message, /user message/);
     const extra = await call("POST", "/api/agui", { owner, body: { threadId: "t", runId: "r", messages: [{ id: "u", role: "user", content: "x" }], forwardedProps: { colour: "red" } } });
     assert.equal(extra.status, 422);
+  });
+});
+
+describe("real responses against openapi.yaml", () => {
+  test("the served contract, health, me, errors", async () => {
+    const served = await fetch(`${stack.base}/openapi.yaml`);
+    assert.equal(served.status, 200);
+    assert.match(served.headers.get("content-type"), /yaml/);
+    assert.equal(await served.text(), readFileSync(new URL("../../openapi.yaml", import.meta.url), "utf8"));
+    assertSchema("Health", await (await fetch(`${stack.base}/healthz`)).json());
+    assertSchema("Me", (await call("GET", "/api/me")).json);
+    const missing = await call("GET", "/api/research/" + "0".repeat(32));
+    assert.equal(missing.status, 404);
+    assertSchema("Error", missing.json);
+    assertSchema("Error", (await call("POST", "/api/chat", { body: { message: "x", colour: "red" } })).json);
+  });
+
+  test("guided turns as JSON and as events, AG-UI events and run input", async () => {
+    guidedModel();
+    const body = { message: "Track rivals", current_config: {}, provider: "fake-openai" };
+    assertSchema("ChatRequest", body);
+    const json = await call("POST", "/api/chat", { body, headers: { accept: "application/json" } });
+    assert.equal(json.status, 200);
+    assertSchema("TurnAnswer", json.json);
+    assertSchema("ChatResponse", json.json);
+    const sse = await call("POST", "/api/chat", { body, headers: { accept: "text/event-stream" } });
+    const events = parseSse(sse.text);
+    assert.ok(events.length > 2);
+    for (const event of events) assertSchema("StreamEvent", event.data);
+
+    const inputs = [];
+    const agent = new HttpAgent({
+      url: `${stack.base}/api/agui`,
+      headers: asOwner(newOwner()),
+      fetch: (url, init) => (inputs.push(JSON.parse(init.body)), fetch(url, init)),
+    });
+    agent.addMessage({ id: "u1", role: "user", content: "Track rivals" });
+    const seen = [];
+    await agent.runAgent({ forwardedProps: { provider: "fake-openai" } }, { onEvent: ({ event }) => seen.push(event) });
+    assertSchema("RunAgentInput", inputs[0]);
+    assert.ok(seen.length > 4);
+    for (const event of seen) assertSchema("AgUiEvent", event);
   });
 });

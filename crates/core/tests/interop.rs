@@ -1,0 +1,244 @@
+//! The UI message stream and AG-UI encoders over whole turns: order of chunks, text parts split
+//! by tool calls, tool outputs from the answer, errors and deferred turns ending the stream,
+//! and AG-UI run input read into a guided request.
+
+use serde_json::{Value, json};
+use stepwise_core::agent::{AssistantResponse, ToolUse};
+use stepwise_core::interop::agui::{AgUiEncoder, RunAgentInput, run_input};
+use stepwise_core::interop::ui_message::UiMessageEncoder;
+use stepwise_core::protocol::{ChatResponse, StreamEvent, TurnAnswer};
+
+/// The JSON values of a run of `data:` frames (`[DONE]` kept as a string).
+fn frames(text: &str) -> Vec<Value> {
+    text.split("\n\n")
+        .filter(|f| !f.is_empty())
+        .map(|f| {
+            let data = f.strip_prefix("data: ").expect("data frames only");
+            serde_json::from_str(data).unwrap_or(Value::String(data.into()))
+        })
+        .collect()
+}
+
+fn types(values: &[Value]) -> Vec<String> {
+    values
+        .iter()
+        .map(|v| {
+            v.get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("[DONE]")
+                .to_owned()
+        })
+        .collect()
+}
+
+fn guided_answer() -> TurnAnswer {
+    TurnAnswer::Guided(ChatResponse {
+        message: "Got it.".into(),
+        next_step: "business_goals".into(),
+        suggestions: vec!["Launches".into()],
+        turns: Some(1),
+        ..ChatResponse::default()
+    })
+}
+
+fn assistant_answer() -> TurnAnswer {
+    TurnAnswer::Assistant(AssistantResponse {
+        message: "Found three.".into(),
+        tool_history: vec![ToolUse {
+            tool_name: "search_pubmed".into(),
+            input: json!({"query": "egfr"}),
+            output: "3 articles found".into(),
+            is_error: false,
+        }],
+        ..serde_json::from_value(json!({"message": ""})).unwrap()
+    })
+}
+
+#[test]
+fn a_guided_turn_is_one_message_with_its_answer_as_data_then_done() {
+    let mut encoder = UiMessageEncoder::new("m1");
+    let mut out = String::new();
+    for event in [
+        StreamEvent::Status {
+            message: "Thinking".into(),
+        },
+        StreamEvent::TextDelta {
+            text: "Got ".into(),
+        },
+        StreamEvent::TextDelta { text: "it.".into() },
+        StreamEvent::Complete {
+            payload: Box::new(guided_answer()),
+        },
+    ] {
+        out.push_str(&encoder.encode(&event));
+    }
+    let values = frames(&out);
+    assert_eq!(
+        types(&values),
+        [
+            "start",
+            "start-step",
+            "data-status",
+            "text-start",
+            "text-delta",
+            "text-delta",
+            "text-end",
+            "data-stepwise",
+            "finish-step",
+            "finish",
+            "[DONE]"
+        ]
+    );
+    assert_eq!(values[7]["data"]["step"], "business_goals");
+    assert_eq!(values[7]["data"]["kind"], "guided");
+    assert_eq!(values[7]["data"]["turns"], 1);
+    assert!(encoder.ended());
+    assert_eq!(
+        encoder.encode(&StreamEvent::TextDelta {
+            text: "late".into()
+        }),
+        ""
+    );
+}
+
+#[test]
+fn tool_calls_split_text_parts_and_take_their_outputs_from_the_answer() {
+    let mut encoder = UiMessageEncoder::new("m1");
+    let mut out = String::new();
+    for event in [
+        StreamEvent::TextDelta {
+            text: "Searching.".into(),
+        },
+        StreamEvent::ToolStart {
+            tool: "search_pubmed".into(),
+            input: json!({"query": "egfr"}),
+        },
+        StreamEvent::ToolComplete {
+            tool: "search_pubmed".into(),
+            index: 0,
+        },
+        StreamEvent::TextDelta {
+            text: "Found three.".into(),
+        },
+        StreamEvent::Complete {
+            payload: Box::new(assistant_answer()),
+        },
+    ] {
+        out.push_str(&encoder.encode(&event));
+    }
+    let values = frames(&out);
+    assert_eq!(
+        types(&values),
+        [
+            "start",
+            "start-step",
+            "text-start",
+            "text-delta",
+            "text-end",
+            "tool-input-available",
+            "text-start",
+            "text-delta",
+            "text-end",
+            "tool-output-available",
+            "data-stepwise",
+            "finish-step",
+            "finish",
+            "[DONE]"
+        ]
+    );
+    assert_eq!(values[2]["id"], "text-1");
+    assert_eq!(values[6]["id"], "text-2");
+    assert_eq!(values[5]["toolCallId"], values[9]["toolCallId"]);
+    assert_eq!(values[9]["output"], "3 articles found");
+}
+
+#[test]
+fn an_error_ends_either_stream() {
+    let error = StreamEvent::Error {
+        code: "timeout".into(),
+        message: "too slow".into(),
+    };
+    let mut ui = UiMessageEncoder::new("m1");
+    let values = frames(&ui.encode(&error));
+    assert_eq!(types(&values), ["start", "start-step", "error", "[DONE]"]);
+    assert_eq!(values[2]["errorText"], "too slow (timeout)");
+
+    let mut agui = AgUiEncoder::new("t", "r", "m1", Some("purpose"));
+    let values = frames(&agui.encode(&StreamEvent::TextDelta { text: "Hi".into() }));
+    assert_eq!(
+        types(&values),
+        [
+            "RUN_STARTED",
+            "STEP_STARTED",
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT"
+        ]
+    );
+    let values = frames(&agui.encode(&error));
+    assert_eq!(types(&values), ["TEXT_MESSAGE_END", "RUN_ERROR"]);
+    assert_eq!(values[1]["code"], "timeout");
+    assert!(agui.ended());
+}
+
+#[test]
+fn an_agui_run_closes_its_step_before_the_state_snapshot_and_the_result() {
+    let mut agui = AgUiEncoder::new("t", "r", "m1", Some("purpose"));
+    let mut out = agui.encode(&StreamEvent::TextDelta {
+        text: "Got it.".into(),
+    });
+    out.push_str(&agui.encode(&StreamEvent::Complete {
+        payload: Box::new(guided_answer()),
+    }));
+    let values = frames(&out);
+    assert_eq!(
+        types(&values),
+        [
+            "RUN_STARTED",
+            "STEP_STARTED",
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT",
+            "TEXT_MESSAGE_END",
+            "STEP_FINISHED",
+            "STATE_SNAPSHOT",
+            "RUN_FINISHED"
+        ]
+    );
+    assert_eq!(
+        values[6]["snapshot"],
+        json!({"current_step": "business_goals", "config": {}, "skipped": []})
+    );
+    assert_eq!(values[7]["result"]["suggestions"], json!(["Launches"]));
+    assert_eq!(values[7]["threadId"], "t");
+}
+
+#[test]
+fn run_input_needs_a_last_user_message_and_keeps_the_history() {
+    let input = |messages: Value, props: Value| -> RunAgentInput {
+        serde_json::from_value(json!({"threadId": "t", "runId": "r", "messages": messages,
+            "state": {"current_step": "business_goals", "config": {"purpose": "A"}},
+            "forwardedProps": props}))
+        .unwrap()
+    };
+    let request = run_input(&input(
+        json!([{"role": "user", "content": "A"}, {"role": "assistant", "content": "Goals?"},
+               {"role": "tool", "content": "x"},
+               {"role": "user", "content": [{"type": "text", "text": "Launches"}]}]),
+        json!({"turns": 1, "conversation_id": "ab"}),
+    ))
+    .unwrap();
+    assert_eq!(request.message, "Launches");
+    assert_eq!(request.conversation_history.len(), 2);
+    assert_eq!(request.current_step.as_deref(), Some("business_goals"));
+    assert_eq!(request.turns, Some(1));
+
+    let refused = run_input(&input(
+        json!([{"role": "assistant", "content": "Hi"}]),
+        json!({}),
+    ));
+    assert!(refused.unwrap_err().0.contains("assistant"));
+    assert!(run_input(&input(json!([]), json!({}))).is_err());
+    let unknown: Result<RunAgentInput, _> = serde_json::from_value(
+        json!({"threadId": "t", "runId": "r", "messages": [], "forwardedProps": {"colour": 1}}),
+    );
+    assert!(unknown.is_err(), "unknown forwarded props are refused");
+}
