@@ -13,7 +13,7 @@ if [ ! -f "$pkg/stepwise_bg.wasm" ] || [ -n "$stale" ]; then
   "$root/scripts/build-wasm.sh" >&2
 fi
 out="www/dist"
-newer="$(find www/src www/index.html www/style.css www/_headers www/tsconfig.json "$pkg/stepwise_bg.wasm" -newer "$out/app.js" 2>/dev/null | head -1 || true)"
+newer="$(find www/src www/index.html www/style.css www/_headers www/tsconfig.json openapi.yaml "$pkg/stepwise_bg.wasm" -newer "$out/app.js" 2>/dev/null | head -1 || true)"
 if [ -f "$out/app.js" ] && [ -z "$newer" ]; then
   echo "  browser app is up to date" >&2
   exit 0
@@ -22,7 +22,8 @@ node_modules/.bin/tsc -p www/tsconfig.json
 rm -rf "$out" && mkdir -p "$out/pkg"
 node_modules/.bin/esbuild www/src/main.ts --bundle --format=esm --minify --target=es2022 \
   --outfile="$out/app.js" --log-level=warning --log-override:duplicate-object-key=silent
-cp www/index.html www/style.css www/_headers "$out/"
+# The HTTP contract is served as a static file too (GET /openapi.yaml): no bytes in the Worker.
+cp www/index.html www/style.css www/_headers openapi.yaml "$out/"
 cp "$pkg/stepwise_bg.wasm" "$out/pkg/"
 size() { wc -c <"$1" | tr -d ' '; }
 gz() { gzip -9 -n -c "$1" | wc -c | tr -d ' '; }

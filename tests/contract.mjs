@@ -34,11 +34,12 @@ export function routerRoutes() {
   return routes;
 }
 
-/** The operations of openapi.yaml, as `METHOD /path/{param}`. */
+/** The operations of openapi.yaml that the Worker answers, as `METHOD /path/{param}` (static
+ * files, marked `x-served-by: assets`, are left out). */
 export function contractRoutes() {
   const methods = ["get", "put", "post", "delete", "patch"];
   return new Set(Object.entries(contract.paths).flatMap(([path, item]) =>
-    methods.filter((m) => item[m]).map((m) => `${m.toUpperCase()} ${path}`)));
+    methods.filter((m) => item[m] && item[m]["x-served-by"] !== "assets").map((m) => `${m.toUpperCase()} ${path}`)));
 }
 
 /** The serialized field names of a `pub struct` in a Rust file (serde renames honoured). */

@@ -223,15 +223,19 @@ async function startMiniflare(fake, vars) {
   const { Miniflare } = await import("miniflare");
   const build = join(ROOT, "worker/build");
   const mf = new Miniflare({
-    modules: true,
-    scriptPath: join(build, "index.js"),
-    modulesRoot: build,
-    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
-    compatibilityDate: wranglerConfig().compatibility_date,
-    kvNamespaces: ["STEPWISE_KV"],
-    bindings: vars,
     host: "127.0.0.1",
     port: 0,
+    workers: [
+      {
+        modules: true,
+        scriptPath: join(build, "index.js"),
+        modulesRoot: build,
+        modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+        compatibilityDate: wranglerConfig().compatibility_date,
+        kvNamespaces: ["STEPWISE_KV"],
+        bindings: vars,
+      },
+    ],
   });
   const url = await mf.ready;
   return {

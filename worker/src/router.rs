@@ -18,7 +18,6 @@ pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response>
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     match (req.method(), segments.as_slice()) {
         (Method::Get, ["healthz"]) => health::get(&env),
-        (Method::Get, ["openapi.yaml"]) => interop::get_openapi(),
         (Method::Get, ["api", "workflows", id]) => workflows::get(&env, id).await,
         (Method::Put, ["api", "workflows", id]) => {
             require_admin(&req, &env, "workflow overrides")?;
@@ -64,7 +63,6 @@ pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response>
         (
             _,
             ["healthz"]
-            | ["openapi.yaml"]
             | ["api", "workflows", _]
             | ["share", _]
             | ["api", "assistant", "registry"]

@@ -178,8 +178,20 @@ export type TurnEvent<Answer> =
   | { type: "tool_start"; tool: string; input: unknown }
   | { type: "tool_progress"; tool: string; stage: string; message: string; progress: number }
   | { type: "tool_complete"; tool: string; index: number }
+  | { type: "context_required"; payload: ContextRequired }
   | { type: "complete"; payload: Answer }
   | { type: "error"; code: string; message: string };
+
+/** A deferred assistant turn (context-handshake.md): nothing is answered until the request's
+ * required slots are supplied, skipped or forced, or its SLA passes. */
+export interface ContextRequired {
+  status: "context_required";
+  conversation_id: string;
+  user_message_id: string;
+  request_id: string;
+  required: unknown[];
+  request: unknown;
+}
 
 /** Server-Sent Events of a streamed chat turn. */
 export type StreamEvent = TurnEvent<ChatResponse>;

@@ -1,7 +1,7 @@
-//! Other ecosystems at the edge: `POST /api/agui` (a guided turn spoken as AG-UI events) and
-//! `GET /openapi.yaml` (the HTTP contract). The AI SDK's UI message stream needs no route of its
-//! own: `POST /api/chat` and `POST /api/assistant` speak it when asked
-//! (`x-stepwise-format: ui-message-stream`, platform/negotiate.rs).
+//! Other ecosystems at the edge: `POST /api/agui` (a guided turn spoken as AG-UI events). The
+//! AI SDK's UI message stream needs no route of its own: `POST /api/chat` and
+//! `POST /api/assistant` speak it when asked (`x-stepwise-format: ui-message-stream`,
+//! platform/negotiate.rs), and the contract `/openapi.yaml` is a static asset (www/dist).
 
 use stepwise_core::interop::agui::{RunAgentInput, run_input};
 use worker::{Context, Env, Request, Response};
@@ -11,9 +11,6 @@ use crate::chat::{Reply, run_turn};
 use crate::platform::body::read_json;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::owner::Owner;
-
-/// The contract, served as it is in the repository.
-const OPENAPI: &str = include_str!("../../../openapi.yaml");
 
 /// `POST /api/agui`: runs the guided turn a `RunAgentInput` asks for (its last user message,
 /// `state` as `{current_step, config, skipped}`, Stepwise's own fields in `forwardedProps`) and
@@ -33,13 +30,4 @@ pub async fn post_agui(
         run_id: input.run_id,
     };
     run_turn(request, token, reply, env, ctx, owner).await
-}
-
-/// `GET /openapi.yaml`: the OpenAPI 3.2 contract of every route.
-pub fn get_openapi() -> AppResult<Response> {
-    let mut response = Response::ok(OPENAPI)?;
-    let headers = response.headers_mut();
-    headers.set("content-type", "application/yaml; charset=utf-8")?;
-    headers.set("cache-control", "public, max-age=300")?;
-    Ok(response)
 }
