@@ -3,8 +3,8 @@
 //    straight to the fake provider → its first content event; at 1 and at 50 concurrent streams;
 //  - forwarding delay: an upstream event's write → the text_delta carrying its text.
 // Bounded: a fixed number of requests, loopback only; the stack is stopped at the end.
-// Usage: node bench/worker-latency.mjs [wrangler|miniflare]
-import { startStack } from "../tests/e2e/harness.mjs";
+// Usage: node bench/worker-latency.mjs   (wrangler dev: the repository's one workerd)
+import { asOwner, startStack } from "../tests/e2e/harness.mjs";
 
 const LINES = 20;
 const REPLY = Array.from({ length: LINES }, (_, i) => `line ${i} of the answer\n`).join("");
@@ -34,7 +34,7 @@ async function firstMatch(response, start, done) {
 
 async function viaWorker(stack) {
   const start = performance.now();
-  const response = await fetch(`${stack.base}/api/chat`, { method: "POST", headers: { accept: "text/event-stream" }, body: JSON.stringify(request) });
+  const response = await fetch(`${stack.base}/api/chat`, { method: "POST", headers: { accept: "text/event-stream", "content-type": "application/json", ...asOwner() }, body: JSON.stringify(request) });
   return firstMatch(response, start, (t) => t.includes("event: text_delta"));
 }
 
@@ -50,8 +50,8 @@ async function rounds(stack, concurrency, total, fn) {
   return samples;
 }
 
-const runtime = process.argv[2] ?? "wrangler"; // or "miniflare"
-const stack = await startStack({ runtime, overrides: { LLM_TIMEOUT_MS: "30000" } });
+const runtime = "wrangler dev";
+const stack = await startStack({ overrides: { LLM_TIMEOUT_MS: "30000" } });
 try {
   // Realistic framing: one write per SSE event, as providers send (the e2e suite's adversarial
   // byte-level splits would measure per-chunk overhead thousands of times instead).
@@ -93,7 +93,7 @@ try {
     return delays;
   };
   const straight = await forwarding(`${stack.fake.url}/openai/v1/chat/completions`, { method: "POST", body: "{}" });
-  const via = await forwarding(`${stack.base}/api/chat`, { method: "POST", headers: { accept: "text/event-stream" }, body: JSON.stringify(request) });
+  const via = await forwarding(`${stack.base}/api/chat`, { method: "POST", headers: { accept: "text/event-stream", "content-type": "application/json", ...asOwner() }, body: JSON.stringify(request) });
   console.log("\n| forwarding delay (write → arrival) | events | median | p95 |");
   console.log("|---|---:|---:|---:|");
   console.log(`| straight from the fake provider (harness floor) | ${straight.length} | ${pct(straight, 50).toFixed(2)} ms | ${pct(straight, 95).toFixed(2)} ms |`);

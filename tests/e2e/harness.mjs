@@ -63,9 +63,8 @@ async function freePort() {
 }
 
 /**
- * Starts the fake provider and the Worker. `runtime`: "wrangler" (`wrangler dev`, as the run
- * command does) or "miniflare" (wrangler's miniflare driving workerd directly, without wrangler's local
- * proxy; used by the latency benchmark to separate the Worker from that proxy).
+ * Starts the fake provider and the Worker under `wrangler dev` (as the run command does; the
+ * one workerd of the repository, at wrangler.jsonc's compatibility date).
  */
 export async function startStack(options = {}) {
   // One retry: the free port found may be taken before wrangler binds it.
@@ -127,7 +126,7 @@ function migratedTemplate(env) {
  * limits can only be set there; by default the limits are raised with `generousLimits`); the
  * edited copy, without its `build` entry, is written beside it as JSON and removed when the stack
  * stops. */
-async function startOnce({ runtime = "wrangler", overrides = {}, providers: listProviders, config = generousLimits } = {}) {
+async function startOnce({ overrides = {}, providers: listProviders, config = generousLimits } = {}) {
   buildOnce();
   const fake = await startFakeProvider();
   const port = await freePort();
@@ -147,14 +146,6 @@ async function startOnce({ runtime = "wrangler", overrides = {}, providers: list
     PUBMED_BASE_URL: `${fake.url}/eutils`,
     ...(typeof overrides === "function" ? overrides(fake.url) : overrides),
   };
-  if (runtime === "miniflare") {
-    try {
-      return await startMiniflare(fake, vars);
-    } catch (error) {
-      await fake.close();
-      throw error;
-    }
-  }
   const args = ["--no-install", "wrangler", "dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--show-interactive-dev-session=false"];
   const baseConfig = wranglerConfig();
   delete baseConfig.build;
@@ -214,37 +205,6 @@ async function startOnce({ runtime = "wrangler", overrides = {}, providers: list
       await fake.close();
       rmSync(state, { recursive: true, force: true });
       removeConfig();
-    },
-  };
-}
-
-async function startMiniflare(fake, vars) {
-  // wrangler's own miniflare, so the benchmark runs the same workerd as `wrangler dev`.
-  const { Miniflare } = await import("miniflare");
-  const build = join(ROOT, "worker/build");
-  const mf = new Miniflare({
-    host: "127.0.0.1",
-    port: 0,
-    workers: [
-      {
-        modules: true,
-        scriptPath: join(build, "index.js"),
-        modulesRoot: build,
-        modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
-        compatibilityDate: wranglerConfig().compatibility_date,
-        kvNamespaces: ["STEPWISE_KV"],
-        bindings: vars,
-      },
-    ],
-  });
-  const url = await mf.ready;
-  return {
-    base: url.origin,
-    fake,
-    log: () => "",
-    async stop() {
-      await mf.dispose();
-      await fake.close();
     },
   };
 }
