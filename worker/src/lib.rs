@@ -18,6 +18,7 @@ mod interop;
 mod me;
 mod platform;
 mod provider;
+mod registry;
 mod research;
 mod router;
 mod streams;
@@ -85,7 +86,9 @@ async fn consume(env: &Env, body: &str) -> AppResult<()> {
         }
         RESEARCH_EVENT => research::notify::handle(env, &message).await,
         help::escalations::HELP_EVENT => help::escalations::deliver(env, &message).await,
-        conversations::object::CONTEXT_FALLBACK => handshake::fallback(env, &message).await,
+        conversations::object::CONTEXT_FALLBACK => {
+            assistant::deferred::fallback(env, &message).await
+        }
         other => {
             // An unknown kind can never succeed: drop it rather than retry it.
             console_error!("queue: message of unknown kind `{other}` dropped");

@@ -163,7 +163,7 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
             handshake::stats::get(&env, &owner.id).await
         }
         (Method::Post, ["api", "assistant", "context-supply"]) => {
-            handshake::supply(req, env, owner).await
+            assistant::deferred::supply(req, env, owner).await
         }
         (
             Method::Post,
@@ -176,7 +176,7 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
                 request,
                 "force",
             ],
-        ) => handshake::force(env.clone(), owner, id, request).await,
+        ) => assistant::deferred::force(env.clone(), owner, id, request).await,
         (Method::Get, ["api", "assistant", "conversations", id, "ws"]) => {
             handshake::watch(req, &env, owner, id).await
         }

@@ -8,7 +8,7 @@
 //! then.
 
 mod actions;
-pub mod registry;
+pub mod deferred;
 mod session;
 mod tools;
 mod turn;
@@ -23,7 +23,6 @@ use stepwise_core::handshake::{RequestStatus, SlotState, Urgency, classify, mode
 use stepwise_core::registry::ChatContext;
 use worker::{Context, Env, Request, Response};
 
-use self::registry::{registry, registry_json};
 use self::session::Session;
 use self::turn::{Ask, AssistantTurn, Handshake};
 use crate::conversations::{client, index};
@@ -37,6 +36,7 @@ use crate::platform::output::{Output, Wire};
 use crate::platform::owner::Owner;
 use crate::platform::settings::{Settings, number};
 use crate::platform::sse;
+use crate::registry::{registry, registry_json};
 use crate::streams;
 
 /// Default longest turn, in ms (`ASSISTANT_TURN_MS`).

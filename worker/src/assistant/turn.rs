@@ -30,7 +30,6 @@ use stepwise_core::spend::{Charge, estimate_tokens};
 use worker::{Env, console_log};
 
 use super::actions;
-use super::registry::registry;
 use super::session::{Extras, Session};
 use super::tools::{self, ToolContext};
 use crate::handshake::relay::Relay;
@@ -44,6 +43,7 @@ use crate::platform::owner::Owner;
 use crate::platform::settings::{Settings, number};
 use crate::platform::spend;
 use crate::provider::Gateway;
+use crate::registry::registry;
 
 /// What the user asked: a message, or a server action with its target.
 pub enum Ask {

@@ -8,10 +8,10 @@ use serde_json::json;
 use stepwise_core::handshake::{BUILTIN_SHEET, PromptSheet, is_sheet_id};
 use worker::{Env, Request, Response};
 
-use crate::assistant::registry;
 use crate::platform::body::read_json;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
+use crate::registry;
 
 const PREFIX: &str = "prompt-sheet:";
 
