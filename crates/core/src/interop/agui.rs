@@ -8,7 +8,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{answer_data, answer_message, data_frame, tool_outputs};
+use super::{TextParts, answer_data, answer_message, data_frame, tool_outputs};
 use crate::protocol::{ChatMessage, ChatRequest, Role, StreamEvent, TurnAnswer};
 use crate::workflow::{Config, UserAction};
 
@@ -159,11 +159,8 @@ pub struct AgUiEncoder {
     step: Option<String>,
     started: bool,
     ended: bool,
-    /// The id of the text message being written, if one is open.
-    open_text: Option<String>,
-    /// Text messages started (a tool call between texts starts another).
-    text_messages: u32,
-    sent_text: bool,
+    /// Its text messages (the answer's id, then `<id>-2`, … after tool calls).
+    text: TextParts,
     tool_calls: Vec<String>,
 }
 
@@ -178,9 +175,10 @@ impl AgUiEncoder {
             step: step.map(str::to_owned),
             started: false,
             ended: false,
-            open_text: None,
-            text_messages: 0,
-            sent_text: false,
+            text: TextParts::new(message_id, |base, n| match n {
+                1 => base.to_owned(),
+                n => format!("{base}-{n}"),
+            }),
             tool_calls: Vec::new(),
         }
     }
@@ -260,7 +258,7 @@ impl AgUiEncoder {
     }
 
     fn complete(&mut self, out: &mut String, answer: &TurnAnswer) {
-        if !self.sent_text {
+        if !self.text.sent() {
             self.text(out, answer_message(answer));
         }
         self.close_text(out);
@@ -284,31 +282,19 @@ impl AgUiEncoder {
     }
 
     fn text(&mut self, out: &mut String, text: &str) {
-        if text.is_empty() {
-            return;
-        }
-        let id = match &self.open_text {
-            Some(id) => id.clone(),
-            None => {
-                self.text_messages += 1;
-                let id = match self.text_messages {
-                    1 => self.message_id.clone(),
-                    n => format!("{}-{n}", self.message_id),
-                };
+        if let Some((id, opened)) = self.text.write(text) {
+            if opened {
                 let start =
                     json!({"type": "TEXT_MESSAGE_START", "messageId": id, "role": "assistant"});
                 push(out, start);
-                self.open_text = Some(id.clone());
-                id
             }
-        };
-        self.sent_text = true;
-        let content = json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": id, "delta": text});
-        push(out, content);
+            let content = json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": id, "delta": text});
+            push(out, content);
+        }
     }
 
     fn close_text(&mut self, out: &mut String) {
-        if let Some(id) = self.open_text.take() {
+        if let Some(id) = self.text.close() {
             push(out, json!({"type": "TEXT_MESSAGE_END", "messageId": id}));
         }
     }

@@ -15,6 +15,55 @@ fn data_frame(value: &Value) -> String {
     format!("data: {value}\n\n")
 }
 
+/// The text parts of one turn's message: a part opens at the first text after the start or
+/// after a tool call, and closes before a tool call or at the end. Both dialects number parts
+/// the same way; `name` gives the n-th part (from 1) its id.
+#[derive(Debug)]
+struct TextParts {
+    name: fn(&str, u32) -> String,
+    base: String,
+    open: Option<String>,
+    count: u32,
+    sent: bool,
+}
+
+impl TextParts {
+    fn new(base: &str, name: fn(&str, u32) -> String) -> Self {
+        TextParts {
+            name,
+            base: base.to_owned(),
+            open: None,
+            count: 0,
+            sent: false,
+        }
+    }
+
+    /// The id of the part `text` goes to, and whether it was just opened (`None` for no text).
+    fn write(&mut self, text: &str) -> Option<(String, bool)> {
+        if text.is_empty() {
+            return None;
+        }
+        self.sent = true;
+        if let Some(id) = &self.open {
+            return Some((id.clone(), false));
+        }
+        self.count += 1;
+        let id = (self.name)(&self.base, self.count);
+        self.open = Some(id.clone());
+        Some((id, true))
+    }
+
+    /// The id of the part to close, if one is open.
+    fn close(&mut self) -> Option<String> {
+        self.open.take()
+    }
+
+    /// Whether any text was written (an answer that streamed none sends its message at the end).
+    fn sent(&self) -> bool {
+        self.sent
+    }
+}
+
 /// What a client of another dialect needs of a turn's answer, as one JSON object: the guided
 /// state (`step`, `config`, `skipped`), the chips and checkboxes, payloads, suggested values and
 /// actions, and the conversation's handles, with `kind` telling a guided answer from the

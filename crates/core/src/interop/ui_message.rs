@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::{answer_data, answer_message, data_frame, tool_outputs};
+use super::{TextParts, answer_data, answer_message, data_frame, tool_outputs};
 use crate::protocol::StreamEvent;
 
 /// The response header that marks a UI message stream, and its value.
@@ -29,11 +29,8 @@ pub struct UiMessageEncoder {
     message_id: String,
     started: bool,
     ended: bool,
-    /// The id of the text part being written, if one is open.
-    open_text: Option<String>,
-    text_parts: u32,
-    /// Whether any text was sent (a turn without deltas sends its message at the end).
-    sent_text: bool,
+    /// Its text parts (`text-1`, `text-2`, … split by tool calls).
+    text: TextParts,
     /// Ids of the tool calls started, in order; their outputs come with the answer.
     tool_calls: Vec<String>,
 }
@@ -45,9 +42,7 @@ impl UiMessageEncoder {
             message_id: message_id.into(),
             started: false,
             ended: false,
-            open_text: None,
-            text_parts: 0,
-            sent_text: false,
+            text: TextParts::new("text", |base, n| format!("{base}-{n}")),
             tool_calls: Vec::new(),
         }
     }
@@ -108,7 +103,7 @@ impl UiMessageEncoder {
                 self.finish(&mut out);
             }
             StreamEvent::Complete { payload } => {
-                if !self.sent_text {
+                if !self.text.sent() {
                     self.text(&mut out, answer_message(payload));
                 }
                 self.close_text(&mut out);
@@ -141,25 +136,16 @@ impl UiMessageEncoder {
     }
 
     fn text(&mut self, out: &mut String, text: &str) {
-        if text.is_empty() {
-            return;
-        }
-        let id = match &self.open_text {
-            Some(id) => id.clone(),
-            None => {
-                self.text_parts += 1;
-                let id = format!("text-{}", self.text_parts);
+        if let Some((id, opened)) = self.text.write(text) {
+            if opened {
                 push(out, json!({"type": "text-start", "id": id}));
-                self.open_text = Some(id.clone());
-                id
             }
-        };
-        self.sent_text = true;
-        push(out, json!({"type": "text-delta", "id": id, "delta": text}));
+            push(out, json!({"type": "text-delta", "id": id, "delta": text}));
+        }
     }
 
     fn close_text(&mut self, out: &mut String) {
-        if let Some(id) = self.open_text.take() {
+        if let Some(id) = self.text.close() {
             push(out, json!({"type": "text-end", "id": id}));
         }
     }
