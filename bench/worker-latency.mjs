@@ -3,7 +3,8 @@
 //    straight to the fake provider → its first content event; at 1 and at 50 concurrent streams;
 //  - forwarding delay: an upstream event's write → the text_delta carrying its text.
 // Bounded: a fixed number of requests, loopback only; the stack is stopped at the end.
-// Usage: node bench/worker-latency.mjs   (wrangler dev: the repository's one workerd)
+// Usage: node bench/worker-latency.mjs [miniflare|wrangler]   (default miniflare: workerd driven
+// directly; wrangler: under `wrangler dev`, whose local proxy adds its own hop)
 import { asOwner, startStack } from "../tests/e2e/harness.mjs";
 
 const LINES = 20;
@@ -50,14 +51,14 @@ async function rounds(stack, concurrency, total, fn) {
   return samples;
 }
 
-const runtime = "wrangler dev";
-const stack = await startStack({ overrides: { LLM_TIMEOUT_MS: "30000" } });
+const runtime = process.argv[2] === "wrangler" ? "wrangler" : "miniflare";
+const stack = await startStack({ runtime, overrides: { LLM_TIMEOUT_MS: "30000" } });
 try {
   // Realistic framing: one write per SSE event, as providers send (the e2e suite's adversarial
   // byte-level splits would measure per-chunk overhead thousands of times instead).
   stack.fake.script({ reply: REPLY, paced: true });
   await rounds(stack, 1, 5, viaWorker); // warm up
-  console.log(`node ${process.version}; fake provider and the Worker (${runtime}) on loopback\n`);
+  console.log(`node ${process.version}; fake provider and the Worker (${runtime === "wrangler" ? "wrangler dev" : "workerd via miniflare"}) on loopback\n`);
   console.log("| concurrency | direct p50 | direct p95 | via Worker p50 | via Worker p95 | added p50 | added p95 |");
   console.log("|---:|---:|---:|---:|---:|---:|---:|");
   for (const [concurrency, total] of [[1, 50], [50, 150]]) {

@@ -17,6 +17,9 @@ if [ -f build/index_bg.wasm ] && [ -f build/index.js ] && [ -z "$stale" ]; then
   echo "  worker build is up to date" >&2
 else
   "$WORKER_BUILD_DIR/bin/worker-build" --release >&2
+  # The build before the size pass, kept (outside the bundle) for CPU profiles that show
+  # function names: bench/worker-profile.mjs optimizes a copy the same way but keeps names.
+  mkdir -p ../target/worker-names && cp build/index_bg.wasm build/index.js ../target/worker-names/
   # Size first and no names section (worker-build's own pass keeps names; it is off in
   # worker/Cargo.toml). The features are rustc's wasm32 defaults plus exception handling,
   # the set worker-build itself enables, all of which workerd supports.

@@ -2,10 +2,11 @@
 // on free loopback ports, configured with three fake providers; stops both cleanly.
 import { spawn, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import net from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { startFakeProvider } from "./fake-provider.mjs";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -121,12 +122,17 @@ function migratedTemplate(env) {
 }
 
 /** `overrides`: vars (or a function of the fake provider's URL returning them).
+ * `runtime`: `"wrangler"` (default: `wrangler dev`, as the run command does) or `"miniflare"`
+ * (the Miniflare wrangler bundles, driven directly with the same config and state: workerd
+ * without wrangler's dev proxy in front, for benchmarks); `inspectorPort` opens workerd's
+ * inspector on that loopback port (miniflare only; `stack.inspector` is its address) and
+ * `workerDir` runs another build of the Worker (miniflare only; benchmarks' names-keeping one).
  * `providers(fakeUrl)` replaces the default list: fake-openai, fake-anthropic, fake-gemini, offline.
  * `config(object)` edits wrangler.jsonc's object for this stack only (bindings such as rate
  * limits can only be set there; by default the limits are raised with `generousLimits`); the
  * edited copy, without its `build` entry, is written beside it as JSON and removed when the stack
  * stops. */
-async function startOnce({ overrides = {}, providers: listProviders, config = generousLimits } = {}) {
+async function startOnce({ overrides = {}, providers: listProviders, config = generousLimits, runtime = "wrangler", inspectorPort, workerDir } = {}) {
   buildOnce();
   const fake = await startFakeProvider();
   const port = await freePort();
@@ -159,6 +165,29 @@ async function startOnce({ overrides = {}, providers: listProviders, config = ge
   delete env.CLOUDFLARE_API_TOKEN;
   delete env.CLOUDFLARE_ACCOUNT_ID;
   cpSync(migratedTemplate(env), state, { recursive: true });
+  if (runtime === "miniflare") {
+    try {
+      const { mf, url, inspector } = await startMiniflare(configFile, vars, join(state, "v3"), inspectorPort, workerDir);
+      const base = url.origin;
+      return {
+        base,
+        fake,
+        inspector,
+        log: () => "",
+        async stop() {
+          await mf.dispose();
+          await fake.close();
+          rmSync(state, { recursive: true, force: true });
+          removeConfig();
+        },
+      };
+    } catch (error) {
+      await fake.close();
+      rmSync(state, { recursive: true, force: true });
+      removeConfig();
+      throw error;
+    }
+  }
   const wrangler = spawn("npx", args, { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   let log = "";
   wrangler.stdout.on("data", (d) => (log += d));
@@ -207,6 +236,45 @@ async function startOnce({ overrides = {}, providers: listProviders, config = ge
       removeConfig();
     },
   };
+}
+
+/** The Miniflare wrangler bundles (miniflare 5), resolved through wrangler itself. */
+function wranglerModules() {
+  const require = createRequire(join(ROOT, "node_modules", "wrangler", "package.json"));
+  return { wrangler: require("wrangler"), miniflare: require("miniflare") };
+}
+
+/** Starts the built Worker on Miniflare with the bindings of `configFile` (read by wrangler, so
+ * they are the ones `wrangler dev` gives), `vars` over its vars, state under `persist`. */
+async function startMiniflare(configFile, vars, persist, inspectorPort, workerDir) {
+  const { wrangler, miniflare } = wranglerModules();
+  const { workerOptions, main: built } = wrangler.unstable_getMiniflareWorkerOptions(configFile);
+  const main = workerDir ? join(workerDir, "index.js") : built;
+  // Miniflare 5 reads wrangler's (v4-shaped) options through its converter, which refuses module
+  // rules: the modules are listed instead (the entry first), as wrangler's build left them.
+  delete workerOptions.modulesRules;
+  const root = dirname(main);
+  const typeOf = (file) => (file.endsWith(".wasm") ? "CompiledWasm" : /\.m?js$/.test(file) ? "ESModule" : null);
+  const modules = [{ type: "ESModule", path: main }];
+  for (const file of readdirSync(root)) {
+    const path = join(root, file);
+    if (path !== main && typeOf(file)) modules.push({ type: typeOf(file), path });
+  }
+  const name = wrangler.unstable_readConfig({ config: configFile }).name;
+  const options = miniflare.convertV4MiniflareOptions({
+    host: "127.0.0.1",
+    port: 0,
+    cf: false,
+    logRequests: false,
+    log: new miniflare.Log(miniflare.LogLevel.WARN),
+    resourcePersistencePath: persist,
+    ...(inspectorPort === undefined ? {} : { inspectorPort, inspectorHost: "127.0.0.1" }),
+    workers: [{ name, ...workerOptions, modules, modulesRoot: root, bindings: { ...workerOptions.bindings, ...vars } }],
+  });
+  const mf = new miniflare.Miniflare(options);
+  const url = await mf.ready;
+  const inspector = inspectorPort === undefined ? null : `ws://127.0.0.1:${inspectorPort}/core:user:${name}`;
+  return { mf, url, inspector };
 }
 
 /** Parses an SSE body into events `{id, event, data}` (data parsed as JSON). */

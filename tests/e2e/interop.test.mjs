@@ -1,7 +1,8 @@
 //! End-to-end tests of the other ecosystems' dialects under `wrangler dev`: guided turns driven
 //! through the AI SDK transport (clients/ai-sdk) and read by the `ai` package's own UI message
-//! stream parser, an assistant turn with a tool call as a UI message stream, AG-UI runs through
-//! `@ag-ui/client`'s HttpAgent (its event verifier included), refusals, and real responses and
+//! stream parser, an assistant turn with a tool call as a UI message stream, AG-UI runs (guided,
+//! and the assistant's with its tool calls) through `@ag-ui/client`'s HttpAgent (its event
+//! verifier included), refusals, and real responses and
 //! stream events validated against openapi.yaml.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -173,6 +174,54 @@ describe("AG-UI", () => {
     }).runAgent({ runId: "run-2", forwardedProps: { provider: "fake-openai", conversation_id: result.conversation_id, turns: result.turns } });
     assert.equal(second.result.step, "stream_type");
     assert.equal(second.result.turns, 2);
+  });
+
+  test("an assistant run: tool calls as TOOL_CALL_* events with their result, then the answer; a second run continues it", async () => {
+    stack.fake.script((request) => {
+      const asked = JSON.stringify(request.body);
+      if (asked.includes("And the newest?")) return { reply: "The newest is from 2024.\n" };
+      if (!asked.includes("articles found")) return { reply: "Searching.", toolCalls: [{ name: "search_pubmed", arguments: { query: "EGFR resistance", max_results: 3 } }] };
+      return { reply: "Three articles.\n" };
+    });
+    const owner = newOwner();
+    const context = { current_page: "streams", active_tab: "articles", search_form: { query: "" } };
+    const client = new HttpAgent({ url: `${stack.base}/api/agui`, headers: asOwner(owner), threadId: "thread-a" });
+    client.addMessage({ id: "u1", role: "user", content: "Find EGFR resistance articles" });
+    const events = [];
+    const { result, newMessages } = await client.runAgent(
+      { runId: "run-a1", forwardedProps: { agent: "assistant", provider: "fake-openai", context } },
+      { onEvent: ({ event }) => events.push(event) },
+    );
+    const types = events.map((e) => e.type).filter((t) => t !== "CUSTOM");
+    assert.deepEqual(types.slice(0, 1), ["RUN_STARTED"]);
+    assert.deepEqual(types.filter((t) => t.startsWith("TOOL_CALL")), ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT"]);
+    assert.equal(types.at(-1), "RUN_FINISHED");
+    assert.ok(!types.includes("STATE_SNAPSHOT") && !types.includes("STEP_STARTED"), "no guided state in an assistant run");
+    const start = events.find((e) => e.type === "TOOL_CALL_START");
+    assert.equal(start.toolCallName, "search_pubmed");
+    assert.deepEqual(JSON.parse(events.find((e) => e.type === "TOOL_CALL_ARGS").delta), { query: "EGFR resistance", max_results: 3 });
+    const toolResult = events.find((e) => e.type === "TOOL_CALL_RESULT");
+    assert.equal(toolResult.toolCallId, start.toolCallId);
+    assert.match(toolResult.content, /articles found/);
+    assert.ok(events.some((e) => e.type === "CUSTOM" && e.name === "stepwise.tool_progress"), "tool progress as custom events");
+    for (const event of events) assertSchema("AgUiEvent", event);
+    assertSchema("AnswerData", result);
+    assert.equal(result.kind, "assistant");
+    assert.equal(result.tool_history[0].tool_name, "search_pubmed");
+    assert.ok(newMessages.some((m) => m.role === "assistant" && /Three articles/.test(m.content ?? "")));
+
+    client.addMessage({ id: "u2", role: "user", content: "And the newest?" });
+    const second = await client.runAgent({ runId: "run-a2", forwardedProps: { agent: "assistant", provider: "fake-openai", context, conversation_id: result.conversation_id } });
+    assert.equal(second.result.conversation_id, result.conversation_id, "the same stored conversation");
+    const stored = await call("GET", `/api/assistant/conversations/${result.conversation_id}`, { owner });
+    assert.deepEqual(stored.json.messages.filter((m) => m.role === "user").map((m) => m.content), ["Find EGFR resistance articles", "And the newest?"]);
+
+    const noContext = await call("POST", "/api/agui", { owner, body: { threadId: "t", runId: "r", messages: [{ id: "u", role: "user", content: "x" }], forwardedProps: { agent: "assistant" } } });
+    assert.deepEqual([noContext.status, noContext.json.error.code], [422, "invalid_request"]);
+    const badContext = await call("POST", "/api/agui", { owner, body: { threadId: "t", runId: "r", messages: [{ id: "u", role: "user", content: "x" }], forwardedProps: { agent: "assistant", context: { active_tab: "x" } } } });
+    assert.deepEqual([badContext.status, badContext.json.error.code], [422, "invalid_context"]);
+    const otherOwner = await call("POST", "/api/agui", { owner: newOwner(), body: { threadId: "t", runId: "r", messages: [{ id: "u", role: "user", content: "x" }], forwardedProps: { agent: "assistant", context, conversation_id: result.conversation_id } } });
+    assert.equal(otherOwner.status, 404, "another owner's conversation does not exist for them");
   });
 
   test("a rejected action and input that is not a turn are refused with 422", async () => {

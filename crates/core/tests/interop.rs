@@ -1,10 +1,10 @@
 //! The UI message stream and AG-UI encoders over whole turns: order of chunks, text parts split
 //! by tool calls, tool outputs from the answer, errors and deferred turns ending the stream,
-//! and AG-UI run input read into a guided request.
+//! and AG-UI run input read into a guided or an assistant turn.
 
 use serde_json::{Value, json};
 use stepwise_core::agent::{AssistantResponse, ToolUse};
-use stepwise_core::interop::agui::{AgUiEncoder, RunAgentInput, run_input};
+use stepwise_core::interop::agui::{AgUiEncoder, RunAgentInput, RunRequest, run_input};
 use stepwise_core::interop::ui_message::UiMessageEncoder;
 use stepwise_core::protocol::{ChatResponse, StreamEvent, TurnAnswer};
 
@@ -219,13 +219,14 @@ fn run_input_needs_a_last_user_message_and_keeps_the_history() {
             "forwardedProps": props}))
         .unwrap()
     };
-    let request = run_input(&input(
+    let Ok(RunRequest::Guided(request)) = run_input(&input(
         json!([{"role": "user", "content": "A"}, {"role": "assistant", "content": "Goals?"},
                {"role": "tool", "content": "x"},
                {"role": "user", "content": [{"type": "text", "text": "Launches"}]}]),
         json!({"turns": 1, "conversation_id": "ab"}),
-    ))
-    .unwrap();
+    )) else {
+        panic!("a guided run")
+    };
     assert_eq!(request.message, "Launches");
     assert_eq!(request.conversation_history.len(), 2);
     assert_eq!(request.current_step.as_deref(), Some("business_goals"));
@@ -241,4 +242,105 @@ fn run_input_needs_a_last_user_message_and_keeps_the_history() {
         json!({"threadId": "t", "runId": "r", "messages": [], "forwardedProps": {"colour": 1}}),
     );
     assert!(unknown.is_err(), "unknown forwarded props are refused");
+}
+
+#[test]
+fn an_assistant_run_needs_the_page_context_and_takes_no_guided_field() {
+    let input = |props: Value, state: Value| -> RunAgentInput {
+        serde_json::from_value(json!({"threadId": "t", "runId": "r", "state": state,
+            "messages": [{"role": "assistant", "content": "Earlier"}, {"role": "user", "content": "EGFR articles"}],
+            "forwardedProps": props}))
+        .unwrap()
+    };
+    let context = json!({"current_page": "streams", "active_tab": "articles"});
+    let Ok(RunRequest::Assistant(run)) = run_input(&input(
+        json!({"agent": "assistant", "context": context, "conversation_id": "ab"}),
+        json!({}),
+    )) else {
+        panic!("an assistant run")
+    };
+    assert_eq!(run.message, "EGFR articles");
+    assert_eq!(run.context, context);
+    assert_eq!(run.conversation_id.as_deref(), Some("ab"));
+
+    let refused = |props: Value, state: Value| run_input(&input(props, state)).unwrap_err().0;
+    assert!(refused(json!({"agent": "assistant"}), json!({})).contains("page context"));
+    for field in ["workflow", "turns", "user_action"] {
+        let value = match field {
+            "turns" => json!(1),
+            "user_action" => json!({"type": "confirm"}),
+            _ => json!("research_stream"),
+        };
+        let props = json!({"agent": "assistant", "context": context, field: value});
+        assert!(refused(props, json!({})).contains(field), "{field}");
+    }
+    let guided_state = json!({"current_step": "purpose"});
+    assert!(
+        refused(
+            json!({"agent": "assistant", "context": context}),
+            guided_state
+        )
+        .contains("state")
+    );
+    assert!(refused(json!({"context": context}), json!({})).contains("assistant run"));
+    assert!(refused(json!({"agent": "critic"}), json!({})).contains("critic"));
+}
+
+#[test]
+fn an_assistant_turn_speaks_tool_calls_as_agui_events() {
+    let mut encoder = AgUiEncoder::new("t", "r", "m", None);
+    let mut frames = String::new();
+    let events = [
+        StreamEvent::Status {
+            message: "Thinking...".into(),
+        },
+        StreamEvent::ToolStart {
+            tool: "search_pubmed".into(),
+            input: json!({"query": "EGFR"}),
+        },
+        StreamEvent::ToolComplete {
+            tool: "search_pubmed".into(),
+            index: 0,
+        },
+        StreamEvent::TextDelta {
+            text: "Found 3.".into(),
+        },
+        StreamEvent::Complete {
+            payload: Box::new(TurnAnswer::Assistant(AssistantResponse {
+                message: "Found 3.".into(),
+                tool_history: vec![ToolUse {
+                    tool_name: "search_pubmed".into(),
+                    input: json!({"query": "EGFR"}),
+                    output: "3 articles found".into(),
+                    is_error: false,
+                }],
+                ..AssistantResponse::default()
+            })),
+        },
+    ];
+    for event in &events {
+        frames.push_str(&encoder.encode(event));
+    }
+    let values = self::frames(&frames);
+    let types: Vec<&str> = values.iter().map(|v| v["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "RUN_STARTED",
+            "CUSTOM",
+            "TOOL_CALL_START",
+            "TOOL_CALL_ARGS",
+            "TOOL_CALL_END",
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT",
+            "TEXT_MESSAGE_END",
+            "TOOL_CALL_RESULT",
+            "RUN_FINISHED"
+        ]
+    );
+    assert_eq!(values[2]["toolCallName"], "search_pubmed");
+    assert_eq!(values[3]["delta"], json!({"query": "EGFR"}).to_string());
+    assert_eq!(values[8]["toolCallId"], values[2]["toolCallId"]);
+    assert_eq!(values[8]["content"], "3 articles found");
+    assert_eq!(values[9]["result"]["kind"], "assistant");
 }

@@ -15,7 +15,6 @@ mod turn;
 
 use std::time::Duration;
 
-use futures_channel::mpsc;
 use serde::Deserialize;
 use stepwise_core::agent::AgentLimits;
 use stepwise_core::conversation::{Command, Reply};
@@ -31,11 +30,10 @@ use crate::platform::body::read_json;
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
-use crate::platform::negotiate::{mark_stream, stream_wire, wants_json};
+use crate::platform::negotiate::{Delivery, mark_stream};
 use crate::platform::output::{Output, Wire};
 use crate::platform::owner::Owner;
 use crate::platform::settings::{Settings, number};
-use crate::platform::sse;
 use crate::registry::{registry, registry_json};
 use crate::streams;
 
@@ -102,18 +100,51 @@ pub fn get_registry() -> AppResult<Response> {
 
 /// `POST /api/assistant`: a turn with `{conversation_id?, message, context}`.
 pub async fn post(mut req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResult<Response> {
-    let settings = Settings::from_env(&env)?;
+    let reply = Delivery::of(&req)?;
     let body: AssistantRequest = read_json(&mut req).await?;
-    let message = checked_text("message", &body.message, settings.max_message_chars)?;
-    let asked = Asked {
+    let message = AssistantMessage {
         conversation_id: body.conversation_id,
-        title: message.clone(),
-        ask: Ask::Message(message),
+        message: body.message,
         context: body.context,
         provider: body.provider,
         writing_style: body.writing_style,
     };
-    start(req, env, ctx, owner, settings, asked).await
+    post_message(message, reply, env, ctx, owner).await
+}
+
+/// A message for the assistant, from `POST /api/assistant` or an AG-UI run.
+pub struct AssistantMessage {
+    /// The conversation to continue; a new one when `None`.
+    pub conversation_id: Option<String>,
+    /// The message.
+    pub message: String,
+    /// The page context, checked here.
+    pub context: serde_json::Value,
+    /// A provider name.
+    pub provider: Option<String>,
+    /// A writing style (a prompt sheet's).
+    pub writing_style: Option<String>,
+}
+
+/// Runs an assistant turn on `message`, answered as `reply` asks.
+pub async fn post_message(
+    message: AssistantMessage,
+    reply: Delivery,
+    env: Env,
+    ctx: &Context,
+    owner: &Owner,
+) -> AppResult<Response> {
+    let settings = Settings::from_env(&env)?;
+    let text = checked_text("message", &message.message, settings.max_message_chars)?;
+    let asked = Asked {
+        conversation_id: message.conversation_id,
+        title: text.clone(),
+        ask: Ask::Message(text),
+        context: message.context,
+        provider: message.provider,
+        writing_style: message.writing_style,
+    };
+    start(reply, env, ctx, owner, settings, asked).await
 }
 
 /// `POST /api/assistant/actions`: a server action `{conversation_id?, action, target?, label?,
@@ -125,6 +156,7 @@ pub async fn post_action(
     owner: &Owner,
 ) -> AppResult<Response> {
     let settings = Settings::from_env(&env)?;
+    let reply = Delivery::of(&req)?;
     let body: ActionRequest = read_json(&mut req).await?;
     if registry().server_action(&body.action).is_none() {
         return Err(AppError::invalid_request(format!(
@@ -152,7 +184,7 @@ pub async fn post_action(
         provider: None,
         writing_style: None,
     };
-    start(req, env, ctx, owner, settings, asked).await
+    start(reply, env, ctx, owner, settings, asked).await
 }
 
 /// What a request asks of a turn: a message or a server action, on which conversation, from
@@ -173,7 +205,7 @@ struct Asked {
 
 /// Checks the context and the stream in view, begins the turn on its conversation, and runs it.
 async fn start(
-    req: Request,
+    reply: Delivery,
     env: Env,
     ctx: &Context,
     owner: &Owner,
@@ -188,9 +220,7 @@ async fn start(
         provider,
         writing_style,
     } = asked;
-    let json_mode = wants_json(&req)?;
-    let wire = stream_wire(&req)?;
-    let ui_message = matches!(wire, Wire::UiMessage(_));
+    let wire = reply.wire(None)?;
     let raw_context = context.clone();
     let context = ChatContext::from_value(context)?;
     let provider_name = provider.clone();
@@ -245,17 +275,16 @@ async fn start(
         context,
         loaded,
     };
-    if json_mode {
+    let Some(wire) = wire else {
         let mut out = Output::json();
         let stored = turn.run(&mut out).await;
         return out.into_json_response(stored);
-    }
-    let (sender, receiver) = mpsc::channel::<worker::Result<Vec<u8>>>(32);
+    };
+    let ui_message = matches!(wire, Wire::UiMessage(_));
+    let (mut out, mut response) = Output::sse(wire)?;
     ctx.wait_until(async move {
-        let mut out = Output::sse(sender, wire);
         turn.run(&mut out).await;
     });
-    let mut response = sse::response(receiver)?;
     mark_stream(&mut response, ui_message)?;
     Ok(response)
 }

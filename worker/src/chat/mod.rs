@@ -6,10 +6,8 @@
 pub mod conversation;
 mod turn;
 
-use futures_channel::mpsc;
 use serde::Deserialize;
 use stepwise_core::conversation::ConversationKind;
-use stepwise_core::interop::agui::AgUiEncoder;
 use stepwise_core::llm::ProviderKind;
 use stepwise_core::protocol::ChatRequest;
 use stepwise_core::spend::{Charge, estimate_tokens};
@@ -23,12 +21,11 @@ use crate::platform::body::read_json;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::ids;
 use crate::platform::kv::Kv;
-use crate::platform::negotiate::{mark_stream, stream_wire, wants_json};
+use crate::platform::negotiate::{Delivery, mark_stream};
 use crate::platform::output::{Output, Wire};
 use crate::platform::owner::Owner;
 use crate::platform::settings::Settings;
 use crate::platform::spend;
-use crate::platform::sse;
 use crate::workflows::store as workflows;
 
 /// The workflow used when a request names none.
@@ -43,28 +40,10 @@ pub async fn post_turn(
     ctx: &Context,
     owner: &Owner,
 ) -> AppResult<Response> {
-    let reply = match wants_json(&req)? {
-        true => Reply::Json,
-        false => Reply::Stream(stream_wire(&req)?),
-    };
+    let reply = Delivery::of(&req)?;
     let token = req.headers().get(TOKEN_HEADER)?;
     let request: ChatRequest = read_json(&mut req).await?;
     run_turn(request, token, reply, env, ctx, owner).await
-}
-
-/// How a turn answers.
-pub enum Reply {
-    /// One JSON answer.
-    Json,
-    /// An event stream in this dialect.
-    Stream(Wire),
-    /// AG-UI events for the run `run_id` of `thread_id` (the step is known once the turn begins).
-    AgUi {
-        /// The client's thread id.
-        thread_id: String,
-        /// The client's run id.
-        run_id: String,
-    },
 }
 
 /// Runs a guided turn of `owner` (with the conversation's `token` when it continues one) and
@@ -72,7 +51,7 @@ pub enum Reply {
 pub async fn run_turn(
     request: ChatRequest,
     token: Option<String>,
-    reply: Reply,
+    reply: Delivery,
     env: Env,
     ctx: &Context,
     owner: &Owner,
@@ -89,29 +68,43 @@ pub async fn run_turn(
     let spec = workflows::load(&kv, workflow).await?;
     let continued = continuing(&request)?;
     let lease_ms = u64::from(settings.deadline_ms) + LEASE_MARGIN_MS;
-    let conversation = Conversation::begin(&env, owner, continued, token, lease_ms).await?;
-    let start = match core_turn::begin_with(&spec, &request, settings.turn_options()) {
-        Ok(start) => start,
-        Err(rejection) => {
-            warn_on_mismatch(&rejection.error);
-            conversation.abort(&env).await;
-            return Err(rejection.error.into());
+    let start = core_turn::begin_with(&spec, &request, settings.turn_options()).map_err(|r| {
+        warn_on_mismatch(&r.error);
+        AppError::from(r.error)
+    })?;
+    let charge = match &start {
+        TurnStart::CallModel(plan) if provider.kind != ProviderKind::Offline => {
+            let prompt = plan.system_prompt.len()
+                + plan.messages.iter().map(|m| m.content.len()).sum::<usize>();
+            Charge {
+                calls: 1,
+                tokens: estimate_tokens(prompt, settings.max_tokens),
+            }
         }
+        _ => Charge::default(),
     };
-    if let TurnStart::CallModel(plan) = &start
-        && provider.kind != ProviderKind::Offline
-    {
-        let prompt =
-            plan.system_prompt.len() + plan.messages.iter().map(|m| m.content.len()).sum::<usize>();
-        let charge = Charge {
-            calls: 1,
-            tokens: estimate_tokens(prompt, settings.max_tokens),
-        };
-        if let Err(error) = spend::charge(&env, owner, charge).await {
+    // The turn's lease and its charge are two objects' answers, neither waiting on the other;
+    // whichever is refused undoes the other.
+    let (begun, charged) = futures_util::future::join(
+        Conversation::begin(&env, owner, continued, token, lease_ms),
+        spend::charge(&env, owner, charge),
+    )
+    .await;
+    let conversation = match (begun, charged) {
+        (Ok(conversation), Ok(())) => conversation,
+        (Ok(conversation), Err(error)) => {
             conversation.abort(&env).await;
             return Err(error);
         }
-    }
+        (Err(error), charged) => {
+            if charged.is_ok()
+                && let Err(refund) = spend::refund(&env, owner, charge).await
+            {
+                console_warn!("a refused turn's charge was not refunded: {refund}");
+            }
+            return Err(error);
+        }
+    };
     let turn = Turn {
         spec,
         provider,
@@ -120,35 +113,21 @@ pub async fn run_turn(
         settings,
         env,
     };
-    let wire = match reply {
-        Reply::Json => {
-            let mut out = Output::json();
-            let persisted = turn.run(start, &mut out).await;
-            return out.into_json_response(persisted);
-        }
-        Reply::Stream(wire) => wire,
-        Reply::AgUi { thread_id, run_id } => {
-            let step = match &start {
-                TurnStart::CallModel(plan) => Some(plan.step.as_str()),
-                TurnStart::Respond(_) => turn.request.current_step.as_deref(),
-            };
-            let message_id = format!("msg-{}", ids::random_id()?);
-            Wire::AgUi(Box::new(AgUiEncoder::new(
-                &thread_id,
-                &run_id,
-                &message_id,
-                step,
-            )))
-        }
+    let step = match &start {
+        TurnStart::CallModel(plan) => Some(plan.step.as_str()),
+        TurnStart::Respond(_) => turn.request.current_step.as_deref(),
+    };
+    let Some(wire) = reply.wire(step)? else {
+        let mut out = Output::json();
+        let persisted = turn.run(start, &mut out).await;
+        return out.into_json_response(persisted);
     };
     let ui_message = matches!(wire, Wire::UiMessage(_));
-    let (sender, receiver) = mpsc::channel::<worker::Result<Vec<u8>>>(32);
+    let (mut out, mut response) = Output::sse(wire)?;
     ctx.wait_until(async move {
-        let mut out = Output::sse(sender, wire);
         // A `status` event already told the client if the turn was not stored.
         turn.run(start, &mut out).await;
     });
-    let mut response = sse::response(receiver)?;
     mark_stream(&mut response, ui_message)?;
     Ok(response)
 }

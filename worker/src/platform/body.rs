@@ -58,8 +58,12 @@ async fn read_limited(req: &mut Request) -> AppResult<Vec<u8>> {
         .headers()
         .get("content-length")?
         .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|len| len > MAX_BODY_BYTES) {
-        return Err(AppError::body_too_large(MAX_BODY_BYTES));
+    match declared {
+        Some(len) if len > MAX_BODY_BYTES => return Err(AppError::body_too_large(MAX_BODY_BYTES)),
+        // A declared length is what the runtime reads (it refuses a body of another length):
+        // read whole, in one call, instead of chunk by chunk through a Rust stream.
+        Some(_) => return Ok(req.bytes().await?),
+        None => {}
     }
     let mut body = Vec::new();
     let mut stream = req.stream()?;

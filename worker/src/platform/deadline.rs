@@ -6,7 +6,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use futures_util::future::{Either, select};
-use worker::{AbortSignal, Delay, Fetch, Request, Response};
+use worker::{Delay, Fetch, Request, Response};
 
 /// Why a fetch within a deadline did not return a response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,19 +28,6 @@ pub async fn within<F: Future>(limit: Duration, future: F) -> Option<F::Output> 
 /// Sends `request` and waits at most `limit` for the response head.
 pub async fn fetch_within(request: Request, limit: Duration) -> Result<Response, FetchFailure> {
     match within(limit, Fetch::Request(request).send()).await {
-        Some(Ok(response)) => Ok(response),
-        Some(Err(_)) => Err(FetchFailure::Unreachable),
-        None => Err(FetchFailure::TimedOut),
-    }
-}
-
-/// [`fetch_within`] with an abort signal: aborting it closes the connection, even mid-body.
-pub async fn fetch_abortable(
-    request: Request,
-    limit: Duration,
-    signal: &AbortSignal,
-) -> Result<Response, FetchFailure> {
-    match within(limit, Fetch::Request(request).send_with_signal(signal)).await {
         Some(Ok(response)) => Ok(response),
         Some(Err(_)) => Err(FetchFailure::Unreachable),
         None => Err(FetchFailure::TimedOut),

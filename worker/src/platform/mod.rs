@@ -10,6 +10,7 @@ pub mod crypto;
 pub mod deadline;
 pub mod error;
 pub mod ids;
+pub mod js;
 pub mod kv;
 pub mod limits;
 pub mod negotiate;

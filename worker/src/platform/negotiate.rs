@@ -1,6 +1,7 @@
 //! Content negotiation: whether a client prefers one JSON answer to an event stream, and which
 //! dialect an event stream is written in.
 
+use stepwise_core::interop::agui::AgUiEncoder;
 use stepwise_core::interop::ui_message::{STREAM_HEADER, UiMessageEncoder};
 use worker::{Request, Response};
 
@@ -12,6 +13,46 @@ use super::output::Wire;
 const FORMAT_HEADER: &str = "x-stepwise-format";
 /// The request header asking for `model_delta` events (value `model`) instead of `text_delta`.
 const DELTAS_HEADER: &str = "x-stepwise-deltas";
+
+/// How a turn's answer is delivered.
+pub enum Delivery {
+    /// One JSON answer.
+    Json,
+    /// An event stream in this dialect.
+    Stream(Wire),
+    /// AG-UI events for the run `run_id` of `thread_id` (a guided run's step is known once the
+    /// turn begins).
+    AgUi {
+        /// The client's thread id.
+        thread_id: String,
+        /// The client's run id.
+        run_id: String,
+    },
+}
+
+impl Delivery {
+    /// What `req` asks for: one JSON answer when it prefers JSON, else an event stream in the
+    /// dialect it names.
+    pub fn of(req: &Request) -> AppResult<Delivery> {
+        Ok(match wants_json(req)? {
+            true => Delivery::Json,
+            false => Delivery::Stream(stream_wire(req)?),
+        })
+    }
+
+    /// The dialect to stream in (`None`: one JSON answer); an AG-UI run's steps open on `step`.
+    pub fn wire(self, step: Option<&str>) -> AppResult<Option<Wire>> {
+        Ok(match self {
+            Delivery::Json => None,
+            Delivery::Stream(wire) => Some(wire),
+            Delivery::AgUi { thread_id, run_id } => {
+                let message_id = format!("msg-{}", ids::random_id()?);
+                let encoder = AgUiEncoder::new(&thread_id, &run_id, &message_id, step);
+                Some(Wire::AgUi(Box::new(encoder)))
+            }
+        })
+    }
+}
 
 /// The dialect a turn's event stream is written in: the AI SDK's UI message stream when
 /// `x-stepwise-format: ui-message-stream`, else Stepwise's events (`model_delta` ones when

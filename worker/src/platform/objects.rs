@@ -2,9 +2,10 @@
 //! answer (errors included) comes back as its HTTP response, or, for a JSON command, as the
 //! text of a 200 answer and the object's own error otherwise.
 
-use worker::{Env, Headers, Method, Request, RequestInit, Response};
+use worker::{Env, Request, Response};
 
 use super::error::{AppError, AppResult};
+use super::js::{ObjectCall, call_object};
 
 /// Sends `request` to the object `name` of `binding` and returns its response.
 pub async fn fetch(env: &Env, binding: &str, name: &str, request: Request) -> AppResult<Response> {
@@ -24,19 +25,15 @@ pub async fn command(
     headers: &[(&str, &str)],
     body: String,
 ) -> AppResult<String> {
-    let sent = Headers::new();
-    sent.set("content-type", "application/json")?;
-    for (header, value) in headers {
-        sent.set(header, value)?;
-    }
-    let mut init = RequestInit::new();
-    init.with_method(Method::Post)
-        .with_headers(sent)
-        .with_body(Some(body.into()));
-    let request = Request::new_with_init(&format!("https://{binding}.internal/"), &init)?;
-    let mut response = fetch(env, binding, name, request).await?;
-    let status = response.status_code();
-    let text = response.text().await?;
+    let mut sent = vec![("content-type", "application/json")];
+    sent.extend_from_slice(headers);
+    let call = ObjectCall {
+        method: "POST",
+        url: &format!("https://{binding}.internal/"),
+        headers: &sent,
+        body: Some(&body),
+    };
+    let (status, text) = call_object(env, binding, name, call).await?;
     if status == 200 {
         return Ok(text);
     }

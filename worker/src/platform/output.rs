@@ -2,8 +2,6 @@
 //! as they happen (Stepwise's own events, each with its `id`, or another dialect: the AI SDK's
 //! UI message stream, AG-UI), or collected into one JSON answer (`Accept: application/json`).
 
-use futures_channel::mpsc;
-use futures_util::SinkExt;
 use serde_json::Value;
 use stepwise_core::interop::agui::AgUiEncoder;
 use stepwise_core::interop::ui_message::UiMessageEncoder;
@@ -13,13 +11,14 @@ use stepwise_core::protocol::{ContextRequired, StreamEvent, TurnAnswer};
 use worker::Response;
 
 use super::error::{AppError, AppResult};
+use super::sse::{EventSink, stream_response};
 
 /// The events of one turn.
 pub enum Output {
     /// An event stream.
     Sse {
         /// Frames to the response body.
-        sender: mpsc::Sender<worker::Result<Vec<u8>>>,
+        sink: EventSink,
         /// The id of the last event sent.
         last_id: u64,
         /// The dialect the events are written in.
@@ -62,13 +61,15 @@ pub fn display_text(events: std::vec::Drain<'_, Event>) -> String {
 }
 
 impl Output {
-    /// A stream writing to `sender` in the dialect `wire`.
-    pub fn sse(sender: mpsc::Sender<worker::Result<Vec<u8>>>, wire: Wire) -> Self {
-        Output::Sse {
-            sender,
+    /// An event stream in the dialect `wire`, and the response that carries it.
+    pub fn sse(wire: Wire) -> AppResult<(Self, Response)> {
+        let (response, sink) = stream_response()?;
+        let out = Output::Sse {
+            sink,
             last_id: 0,
             wire,
-        }
+        };
+        Ok((out, response))
     }
 
     /// A collector for one JSON answer.
@@ -103,7 +104,7 @@ impl Output {
             Output::Sse { .. } if !model_deltas && !shown.is_empty() => {
                 StreamEvent::TextDelta { text: shown }
             }
-            Output::Sse { sender, .. } => return !sender.is_closed(),
+            Output::Sse { sink, .. } => return sink.is_open(),
             Output::Json(_) => return true,
         };
         self.emit(event).await
@@ -186,7 +187,7 @@ impl Output {
     async fn emit(&mut self, event: StreamEvent) -> bool {
         match self {
             Output::Sse {
-                sender,
+                sink,
                 last_id,
                 wire,
             } => {
@@ -197,9 +198,9 @@ impl Output {
                     Wire::AgUi(encoder) => encoder.encode(&event),
                 };
                 if frame.is_empty() {
-                    return !sender.is_closed();
+                    return sink.is_open();
                 }
-                sender.send(Ok(frame.into_bytes())).await.is_ok()
+                sink.write(frame.as_bytes())
             }
             Output::Json(_) => true,
         }

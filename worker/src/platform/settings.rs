@@ -1,6 +1,8 @@
 //! The Worker's settings, read from its variables and secrets (wrangler.jsonc `vars`,
 //! `.dev.vars`, `wrangler secret put`).
 
+use std::cell::RefCell;
+
 use stepwise_core::llm::{ProviderConfig, ProviderSettings};
 use stepwise_core::research::Lifetimes;
 use stepwise_core::turn::{DEFAULT_HISTORY_BUDGET, DEFAULT_MAX_MESSAGE_CHARS, TurnOptions};
@@ -39,9 +41,24 @@ pub struct Settings {
     pub max_message_chars: usize,
 }
 
+thread_local! {
+    /// The settings once read: an isolate's variables do not change while it lives.
+    static READ: RefCell<Option<Settings>> = const { RefCell::new(None) };
+}
+
 impl Settings {
-    /// Reads the settings; a bad setting is a 500 `misconfigured` with the reason (never a value).
+    /// The settings, read once per isolate; a bad setting is a 500 `misconfigured` with the
+    /// reason (never a value), on every request until it is fixed.
     pub fn from_env(env: &Env) -> AppResult<Settings> {
+        if let Some(settings) = READ.with(|read| read.borrow().clone()) {
+            return Ok(settings);
+        }
+        let settings = Settings::read(env)?;
+        READ.with(|read| *read.borrow_mut() = Some(settings.clone()));
+        Ok(settings)
+    }
+
+    fn read(env: &Env) -> AppResult<Settings> {
         let providers = ProviderSettings::resolve(
             var(env, "LLM_PROVIDERS").as_deref(),
             var(env, "LLM_PROVIDER").as_deref(),

@@ -6,13 +6,18 @@
 // `#[durable_object]` generates wasm-bindgen glue without docs; everything written here has them.
 #![allow(missing_docs)]
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use stepwise_core::dates;
 use stepwise_core::spend::{self, Caps, Charge, Usage};
-use worker::{DurableObject, Env, Method, Request, Response, Result, State, durable_object};
+use worker::{
+    DurableObject, Env, Request, Response, Result, State, Storage, durable_object, js_sys,
+};
 
 use super::deadline::now_ms;
 use super::error::{AppError, AppResult};
-use super::objects;
+use super::js::{ObjectCall, call_object};
 use super::owner::Owner;
 use super::settings::number;
 use super::url_parts::query_param;
@@ -58,10 +63,14 @@ async fn ask(env: &Env, owner: &Owner, charge: Charge, refund: bool) -> AppResul
         charge.tokens,
         u8::from(refund)
     );
-    let request = Request::new(&url, Method::Post)?;
-    let mut answer = objects::fetch(env, BINDING, &dates::day(now_ms()), request).await?;
-    let text = answer.text().await?;
-    match answer.status_code() {
+    let call = ObjectCall {
+        method: "POST",
+        url: &url,
+        headers: &[],
+        body: None,
+    };
+    let (status, text) = call_object(env, BINDING, &dates::day(now_ms()), call).await?;
+    match status {
         200 => Usage::parse(&text)
             .ok_or_else(|| AppError::internal(&"the spend guard's answer is not counters")),
         429 => Err(AppError::quota_exceeded(&text)),
@@ -71,15 +80,32 @@ async fn ask(env: &Env, owner: &Owner, charge: Charge, refund: bool) -> AppResul
     }
 }
 
-/// The Durable Object class `SpendGuard` (wrangler.jsonc), one instance per UTC day.
+/// The Durable Object class `SpendGuard` (wrangler.jsonc), one instance per UTC day. The counters
+/// it has read are kept in memory too: the object is their only writer and handles one request
+/// at a time around its storage calls, so after the first read of a key only writes remain.
 #[durable_object]
 pub struct SpendGuard {
     state: State,
+    known: RefCell<Known>,
+}
+
+/// What the instance has read or written so far.
+#[derive(Default)]
+struct Known {
+    /// The day's total, once read.
+    total: Option<Usage>,
+    /// Each owner's counters, once read.
+    owners: HashMap<String, Usage>,
+    /// Whether the alarm that clears the day is known to be set.
+    alarm_set: bool,
 }
 
 impl DurableObject for SpendGuard {
     fn new(state: State, _env: Env) -> Self {
-        SpendGuard { state }
+        SpendGuard {
+            state,
+            known: RefCell::new(Known::default()),
+        }
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
@@ -96,20 +122,31 @@ impl DurableObject for SpendGuard {
         };
         let storage = self.state.storage();
         let owner_key = format!("owner:{owner}");
-        let stored =
-            |text: Option<String>| text.as_deref().and_then(Usage::parse).unwrap_or_default();
-        let mut mine = stored(storage.get::<String>(&owner_key).await?);
-        let mut all = stored(storage.get::<String>("total").await?);
+        let (mut mine, mut all) = self.counters(&storage, &owner, &owner_key).await?;
         if number("refund") == Some(1) {
             spend::refund(&mut mine, &mut all, charge);
         } else if let Err(error) = spend::charge(&mut mine, &mut all, charge, &caps) {
             return Response::error(error.to_string(), 429);
         }
         if charge != Charge::default() {
-            storage.put(&owner_key, mine.to_text()).await?;
-            storage.put("total", all.to_text()).await?;
-            if storage.get_alarm().await?.is_none() {
-                storage.set_alarm(KEEP_MS).await?;
+            let values = js_sys::Object::new();
+            let set = |key: &str, usage: &Usage| {
+                js_sys::Reflect::set(&values, &key.into(), &usage.to_text().into())
+            };
+            set(&owner_key, &mine)?;
+            set("total", &all)?;
+            storage.put_multiple_raw(values).await?;
+            let alarm_set = {
+                let mut known = self.known.borrow_mut();
+                known.owners.insert(owner, mine);
+                known.total = Some(all);
+                known.alarm_set
+            };
+            if !alarm_set {
+                if storage.get_alarm().await?.is_none() {
+                    storage.set_alarm(KEEP_MS).await?;
+                }
+                self.known.borrow_mut().alarm_set = true;
             }
         }
         Response::ok(mine.to_text())
@@ -118,6 +155,33 @@ impl DurableObject for SpendGuard {
     async fn alarm(&self) -> Result<Response> {
         // The day is long over: its counters are no longer needed.
         self.state.storage().delete_all().await?;
+        *self.known.borrow_mut() = Known::default();
         Response::ok("")
+    }
+}
+
+impl SpendGuard {
+    /// The owner's counters and the total: from memory when known, else from storage.
+    async fn counters(
+        &self,
+        storage: &Storage,
+        owner: &str,
+        owner_key: &str,
+    ) -> Result<(Usage, Usage)> {
+        let stored =
+            |text: Option<String>| text.as_deref().and_then(Usage::parse).unwrap_or_default();
+        let (mine, all) = {
+            let known = self.known.borrow();
+            (known.owners.get(owner).copied(), known.total)
+        };
+        let mine = match mine {
+            Some(usage) => usage,
+            None => stored(storage.get::<String>(owner_key).await?),
+        };
+        let all = match all {
+            Some(usage) => usage,
+            None => stored(storage.get::<String>("total").await?),
+        };
+        Ok((mine, all))
     }
 }

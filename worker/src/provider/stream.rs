@@ -2,18 +2,27 @@
 //! an upstream HTTP stream decoded by the core. Every read waits at most the per-chunk timeout
 //! and never past the whole call's deadline; failures become [`ProviderError`]s with
 //! normalized codes, and the key is scrubbed from any upstream message.
+//!
+//! The upstream body is read straight from its reader, and the per-chunk timeout is one timer
+//! for as long as chunks keep coming: when it fires, it checks when the last chunk came and
+//! waits on for the rest of the window. A timer per chunk (set, then cleared) and a Rust stream
+//! around the reader cost more CPU than decoding the chunk (bench/README.md).
 
+use std::pin::Pin;
 use std::time::Duration;
 
-use futures_util::StreamExt;
+use futures_util::future::{Either, select};
 use stepwise_core::llm::{
     ErrorCode, ModelCall, ProviderConfig, ProviderError, ProviderKind, StreamDecoder, StreamItem,
     ToolCall, build_request,
 };
 use stepwise_core::offline::OfflineAnswer;
-use worker::{AbortController, ByteStream, Headers, Method, Request, RequestInit};
+use worker::wasm_bindgen_futures::JsFuture;
+use worker::web_sys::AbortController;
+use worker::{Delay, web_sys};
 
-use crate::platform::deadline::{FetchFailure, fetch_abortable, now_ms, within};
+use crate::platform::deadline::{now_ms, within};
+use crate::platform::js::{self, BodyReader, Outbound};
 
 /// Bytes of an offline reply handed over at a time, so it streams like a real answer.
 const OFFLINE_CHUNK: usize = 24;
@@ -62,7 +71,18 @@ impl Drop for ModelStream {
 
 enum Source {
     Text { text: String, at: usize },
-    Http(ByteStream),
+    Http(Upstream),
+}
+
+/// An upstream body being read, with its one timer.
+struct Upstream {
+    reader: BodyReader,
+    /// The read in flight, if any (a timer firing does not cancel it).
+    pending: Option<JsFuture>,
+    /// The timer, and the time (ms since the epoch) it was set to fire at.
+    timer: Option<(Pin<Box<Delay>>, u64)>,
+    /// When the last chunk arrived (ms since the epoch).
+    last_chunk_at: u64,
 }
 
 impl ModelStream {
@@ -101,43 +121,46 @@ impl ModelStream {
                 "the offline provider has no upstream",
             )
         })?;
-        let headers = Headers::new();
-        for (name, value) in &request.headers {
-            headers.set(name, value).map_err(|_| {
-                ProviderError::new(ErrorCode::UpstreamError, "invalid request header")
-            })?;
-        }
-        let mut init = RequestInit::new();
-        init.with_method(Method::Post)
-            .with_headers(headers)
-            .with_body(Some(request.body.into()));
-        let outbound = Request::new_with_init(&request.url, &init)
-            .map_err(|_| ProviderError::new(ErrorCode::UpstreamError, "invalid provider URL"))?;
         let wait = chunk_timeout.min(remaining(deadline_at));
-        let abort = AbortController::default();
-        let mut response = match fetch_abortable(outbound, wait, &abort.signal()).await {
-            Ok(response) => response,
-            Err(FetchFailure::Unreachable) => {
+        let abort = AbortController::new()
+            .map_err(|_| ProviderError::new(ErrorCode::UpstreamError, "no abort controller"))?;
+        let signal = abort.signal();
+        let outbound = Outbound {
+            url: &request.url,
+            headers: &request.headers,
+            body: Some(&request.body),
+            signal: Some(&signal),
+        };
+        let response = match within(wait, js::fetch(outbound)).await {
+            Some(Ok(response)) => response,
+            Some(Err(_)) => {
                 return Err(ProviderError::new(
                     ErrorCode::UpstreamError,
                     "could not reach the provider",
                 ));
             }
-            Err(FetchFailure::TimedOut) => {
+            None => {
+                abort.abort();
                 return Err(ProviderError::new(
                     ErrorCode::Timeout,
                     "the provider did not answer in time",
                 ));
             }
         };
-        let status = response.status_code();
+        let status = response.status();
         if !(200..300).contains(&status) {
-            let body = read_error_body(&mut response, wait).await;
+            let body = read_error_body(&response, wait).await;
+            abort.abort();
             return Err(ProviderError::from_status(status, &body).for_client(key.as_deref()));
         }
-        let body = response
-            .stream()
-            .map_err(|_| ProviderError::new(ErrorCode::BadStream, "the provider sent no body"))?;
+        let reader = BodyReader::of(&response)
+            .ok_or_else(|| ProviderError::new(ErrorCode::BadStream, "the provider sent no body"))?;
+        let body = Upstream {
+            reader,
+            pending: None,
+            timer: None,
+            last_chunk_at: now_ms(),
+        };
         Ok(ModelStream {
             decoder: StreamDecoder::new(provider.kind),
             source: Source::Http(body),
@@ -201,30 +224,58 @@ impl ModelStream {
                     items
                 }
             }
-            Source::Http(body) => {
-                let left = remaining(self.deadline_at);
-                if left.is_zero() {
-                    return failed(ErrorCode::Timeout, "the provider did not finish in time");
-                }
-                match within(self.chunk_timeout.min(left), body.next()).await {
-                    Some(Some(Ok(bytes))) => self.decoder.feed(&bytes),
-                    Some(None) => self.decoder.finish(),
-                    Some(Some(Err(_))) => failed(
-                        ErrorCode::BadStream,
-                        "the connection to the provider was lost",
-                    ),
-                    None if self.chunk_timeout <= left => {
-                        failed(ErrorCode::Timeout, "the provider stopped answering")
-                    }
-                    None => failed(ErrorCode::Timeout, "the provider did not finish in time"),
-                }
-            }
+            Source::Http(body) => match body.next(self.chunk_timeout, self.deadline_at).await {
+                Ok(Some(bytes)) => self.decoder.feed(&bytes),
+                Ok(None) => self.decoder.finish(),
+                Err(error) => vec![StreamItem::Failed(error)],
+            },
         }
     }
 }
 
-fn failed(code: ErrorCode, message: &str) -> Vec<StreamItem> {
-    vec![StreamItem::Failed(ProviderError::new(code, message))]
+impl Upstream {
+    /// The next chunk, `Ok(None)` at the end; a timeout when no chunk comes within
+    /// `chunk_timeout` or the call's `deadline_at` passes.
+    async fn next(
+        &mut self,
+        chunk_timeout: Duration,
+        deadline_at: u64,
+    ) -> Result<Option<Vec<u8>>, ProviderError> {
+        let window = chunk_timeout.as_millis() as u64;
+        loop {
+            let now = now_ms();
+            let due = self.last_chunk_at.saturating_add(window).min(deadline_at);
+            if now >= due {
+                return Err(if due == deadline_at {
+                    ProviderError::new(ErrorCode::Timeout, "the provider did not finish in time")
+                } else {
+                    ProviderError::new(ErrorCode::Timeout, "the provider stopped answering")
+                });
+            }
+            // The timer stands while chunks keep coming; it is set again only when it fired
+            // (or was set for a later time than the window now ends).
+            if self.timer.as_ref().is_none_or(|(_, at)| *at > due) {
+                let delay = Delay::from(Duration::from_millis(due - now));
+                self.timer = Some((Box::pin(delay), due));
+            }
+            let read = self.pending.get_or_insert_with(|| self.reader.read());
+            let (timer, _) = self.timer.as_mut().expect("the timer was just set");
+            match select(read, timer.as_mut()).await {
+                Either::Left((read, _)) => {
+                    self.pending = None;
+                    self.last_chunk_at = now_ms();
+                    return BodyReader::chunk(read).map_err(|_| {
+                        ProviderError::new(
+                            ErrorCode::BadStream,
+                            "the connection to the provider was lost",
+                        )
+                    });
+                }
+                // The timer fired: the loop checks whether the window has really passed.
+                Either::Right(_) => self.timer = None,
+            }
+        }
+    }
 }
 
 /// Time left until `deadline_at` (zero once it has passed).
@@ -232,13 +283,13 @@ fn remaining(deadline_at: u64) -> Duration {
     Duration::from_millis(deadline_at.saturating_sub(now_ms()))
 }
 
-async fn read_error_body(response: &mut worker::Response, limit: Duration) -> String {
-    let Ok(mut stream) = response.stream() else {
+async fn read_error_body(response: &web_sys::Response, limit: Duration) -> String {
+    let Some(reader) = BodyReader::of(response) else {
         return String::new();
     };
     let mut body = Vec::new();
     let read = async {
-        while let Some(Ok(chunk)) = stream.next().await {
+        while let Ok(Some(chunk)) = BodyReader::chunk(reader.read().await) {
             body.extend_from_slice(&chunk);
             if body.len() > MAX_ERROR_BODY {
                 break;

@@ -1,9 +1,11 @@
 //! AG-UI (the Agent–User Interaction protocol of CopilotKit and others): `POST /api/agui` takes
-//! a `RunAgentInput` and answers one guided turn as AG-UI events. [`run_input`] reads the input
-//! into a [`ChatRequest`]; [`AgUiEncoder`] writes the turn's events as `RUN_STARTED`,
-//! `STEP_STARTED` (the workflow step the turn answers), `TEXT_MESSAGE_*`, `TOOL_CALL_*`,
-//! `STEP_FINISHED`, `STATE_SNAPSHOT` (`{current_step, config, skipped}`) and `RUN_FINISHED`
-//! (its `result` is the answer's [`answer_data`]), or `RUN_ERROR`.
+//! a `RunAgentInput` and answers one turn as AG-UI events: a guided turn, or (with
+//! `forwardedProps.agent` = `"assistant"`) a turn of the page-aware assistant, whose tools come
+//! out as `TOOL_CALL_*`. [`run_input`] reads the input into a [`RunRequest`]; [`AgUiEncoder`]
+//! writes the turn's events as `RUN_STARTED`, `STEP_STARTED` (the workflow step a guided turn
+//! answers), `TEXT_MESSAGE_*`, `TOOL_CALL_START` / `_ARGS` / `_END` / `_RESULT`,
+//! `STEP_FINISHED`, `STATE_SNAPSHOT` (`{current_step, config, skipped}`, guided) and
+//! `RUN_FINISHED` (its `result` is the answer's [`answer_data`]), or `RUN_ERROR`.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -63,6 +65,13 @@ pub struct AgUiMessage {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ForwardedProps {
+    /// Which agent answers: `guided` (the default) or `assistant`.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// The page context of an assistant run (`ChatContext`: `current_page`, tabs, what is on
+    /// screen), checked by the server.
+    #[serde(default)]
+    pub context: Option<Value>,
     /// The workflow id (default `research_stream`).
     #[serde(default)]
     pub workflow: Option<String>,
@@ -75,9 +84,32 @@ pub struct ForwardedProps {
     /// The stored conversation to continue.
     #[serde(default)]
     pub conversation_id: Option<String>,
-    /// Its `turns` from the last answer.
+    /// Its `turns` from the last answer (guided runs).
     #[serde(default)]
     pub turns: Option<u32>,
+}
+
+/// The turn a run asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunRequest {
+    /// A guided workflow turn.
+    Guided(ChatRequest),
+    /// A turn of the page-aware assistant, whose conversation the server holds (the run's
+    /// earlier messages are not read: the stored conversation is).
+    Assistant(AssistantRun),
+}
+
+/// An assistant turn asked for by a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AssistantRun {
+    /// The conversation to continue; a new one when `None`.
+    pub conversation_id: Option<String>,
+    /// The user's message.
+    pub message: String,
+    /// The page context, as sent (the server checks it).
+    pub context: Value,
+    /// A provider name.
+    pub provider: Option<String>,
 }
 
 /// Why a run's input cannot become a turn.
@@ -98,20 +130,28 @@ fn text_of(content: &Value) -> String {
     }
 }
 
-/// The guided turn a run asks for: its last message must be the user's; earlier user and
-/// assistant messages become the history (at most [`MAX_HISTORY`]).
+/// The turn a run asks for: its last message must be the user's. A guided run (the default)
+/// reads earlier user and assistant messages as the history (at most [`MAX_HISTORY`]) and
+/// `state` as the workflow's; an assistant run (`forwardedProps.agent` = `"assistant"`) needs
+/// the page context in `forwardedProps.context`, and takes none of the guided fields.
 ///
 /// ```
-/// use stepwise_core::interop::agui::{RunAgentInput, run_input};
+/// use stepwise_core::interop::agui::{RunAgentInput, RunRequest, run_input};
 ///
 /// let input: RunAgentInput = serde_json::from_str(r#"{"threadId": "t", "runId": "r",
 ///   "state": {"current_step": "purpose", "config": {}},
 ///   "messages": [{"id": "1", "role": "user", "content": "Track rivals"}]}"#).unwrap();
-/// let request = run_input(&input).unwrap();
+/// let RunRequest::Guided(request) = run_input(&input).unwrap() else { unreachable!() };
 /// assert_eq!(request.message, "Track rivals");
 /// assert_eq!(request.current_step.as_deref(), Some("purpose"));
+///
+/// let input: RunAgentInput = serde_json::from_str(r#"{"threadId": "t", "runId": "r",
+///   "messages": [{"id": "1", "role": "user", "content": "EGFR articles"}],
+///   "forwardedProps": {"agent": "assistant", "context": {"current_page": "streams"}}}"#).unwrap();
+/// let RunRequest::Assistant(run) = run_input(&input).unwrap() else { unreachable!() };
+/// assert_eq!(run.message, "EGFR articles");
 /// ```
-pub fn run_input(input: &RunAgentInput) -> Result<ChatRequest, InputError> {
+pub fn run_input(input: &RunAgentInput) -> Result<RunRequest, InputError> {
     let (last, earlier) = input.messages.split_last().ok_or_else(|| {
         InputError("`messages` is empty: the last message must be the user's".into())
     })?;
@@ -120,6 +160,27 @@ pub fn run_input(input: &RunAgentInput) -> Result<ChatRequest, InputError> {
             "the last message is the {}'s: a run answers a user message",
             last.role
         )));
+    }
+    let props = input.forwarded_props.clone().unwrap_or_default();
+    match props.agent.as_deref().unwrap_or("guided") {
+        "guided" => guided_run(input, last, earlier, props).map(RunRequest::Guided),
+        "assistant" => assistant_run(input, last, props).map(RunRequest::Assistant),
+        other => Err(InputError(format!(
+            "`forwardedProps.agent` is `guided` or `assistant`, not `{other:.32}`"
+        ))),
+    }
+}
+
+fn guided_run(
+    input: &RunAgentInput,
+    last: &AgUiMessage,
+    earlier: &[AgUiMessage],
+    props: ForwardedProps,
+) -> Result<ChatRequest, InputError> {
+    if props.context.is_some() {
+        return Err(InputError(
+            "`forwardedProps.context` is the page context of an assistant run".into(),
+        ));
     }
     let history: Vec<ChatMessage> = earlier
         .iter()
@@ -135,7 +196,6 @@ pub fn run_input(input: &RunAgentInput) -> Result<ChatRequest, InputError> {
         .collect();
     let skip = history.len().saturating_sub(MAX_HISTORY);
     let state = input.state.clone().unwrap_or_default();
-    let props = input.forwarded_props.clone().unwrap_or_default();
     Ok(ChatRequest {
         conversation_id: props.conversation_id,
         turns: props.turns,
@@ -150,7 +210,40 @@ pub fn run_input(input: &RunAgentInput) -> Result<ChatRequest, InputError> {
     })
 }
 
-/// Encodes one guided turn's events as AG-UI events (SSE `data:` frames).
+fn assistant_run(
+    input: &RunAgentInput,
+    last: &AgUiMessage,
+    props: ForwardedProps,
+) -> Result<AssistantRun, InputError> {
+    let state = input.state.as_ref();
+    let guided_only = [
+        ("workflow", props.workflow.is_some()),
+        ("user_action", props.user_action.is_some()),
+        ("turns", props.turns.is_some()),
+        (
+            "state",
+            state.is_some_and(|s| {
+                s.current_step.is_some() || !s.config.is_empty() || !s.skipped.is_empty()
+            }),
+        ),
+    ];
+    if let Some((field, _)) = guided_only.iter().find(|(_, given)| *given) {
+        return Err(InputError(format!(
+            "`{field}` belongs to guided runs, not to an assistant run"
+        )));
+    }
+    let context = props.context.ok_or_else(|| {
+        InputError("an assistant run needs the page context in `forwardedProps.context`".into())
+    })?;
+    Ok(AssistantRun {
+        conversation_id: props.conversation_id,
+        message: text_of(&last.content),
+        context,
+        provider: props.provider,
+    })
+}
+
+/// Encodes one turn's events as AG-UI events (SSE `data:` frames).
 #[derive(Debug)]
 pub struct AgUiEncoder {
     thread_id: String,

@@ -1,0 +1,121 @@
+// Benchmark (not a test): what a turn costs the Worker's isolate in CPU, from a CPU profile taken
+// through workerd's inspector (Chrome DevTools protocol `Profiler`) while turns run, and the
+// isolate's throughput. workerd via miniflare on loopback, one isolate serving the Worker and its
+// Durable Objects (as locally; in production the objects run elsewhere); a build of the Worker
+// optimized as the shipped one but keeping function names (from target/worker-names).
+// Bounded: a fixed number of turns; the stack stops at the end.
+//
+// Usage: node bench/worker-profile.mjs [guided|guided-fake|assistant] [turns=200]
+//   guided       guided turns answered by the offline provider (no upstream)
+//   guided-fake  guided turns answered by the fake OpenAI-compatible provider (20 lines)
+//   assistant    assistant turns without tools, offline provider
+//   stream       guided turns answered by the fake provider in 400 lines (the cost of forwarding)
+import { execFileSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { asOwner, newOwner, startStack } from "../tests/e2e/harness.mjs";
+import { connect, profileWhile, summarize } from "./cdp.mjs";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+const scenario = process.argv[2] ?? "guided";
+const turns = Number(process.argv[3] ?? 200);
+/** Turns run before anything is measured (V8 optimizes only code it found hot), then one at a
+ * time, then many in flight. */
+const COUNTS = scenario === "stream"
+  ? { warmUp: 60, sequential: 20, parallel: 60, inFlight: 10 }
+  : { warmUp: 600, sequential: 100, parallel: 400, inFlight: 50 };
+const WARM_UP = COUNTS.warmUp;
+const LINES = scenario === "stream" ? 400 : 20;
+const REPLY = Array.from({ length: LINES }, (_, i) => `line ${i} of the answer\n`).join("");
+
+/** The shipped Worker's JS with its wasm optimized the same way but with function names. */
+function namedBuild() {
+  const names = process.env.WORKER_NAMES_DIR ?? join(ROOT, "target/worker-names");
+  if (!existsSync(join(names, "index_bg.wasm"))) {
+    throw new Error("target/worker-names is missing: rebuild the Worker (touch worker/src/lib.rs && scripts/build-worker.sh)");
+  }
+  const dir = mkdtempSync(join(tmpdir(), "stepwise-named-"));
+  copyFileSync(join(names, "index.js"), join(dir, "index.js"));
+  const wasmOpt = join(process.env.HOME, ".cache/stepwise/tools/binaryen-132.0.0/node_modules/.bin/wasm-opt");
+  execFileSync(wasmOpt, ["-Oz", "--debuginfo", "--strip-producers", "--enable-mutable-globals", "--enable-sign-ext", "--enable-nontrapping-float-to-int",
+    "--enable-bulk-memory", "--enable-multivalue", "--enable-reference-types", "--enable-exception-handling",
+    join(names, "index_bg.wasm"), "-o", join(dir, "index_bg.wasm")]);
+  return dir;
+}
+
+const bodies = {
+  guided: () => ({ path: "/api/chat", body: { provider: "offline", message: "Track rivals", current_step: "purpose", current_config: {}, conversation_history: [] } }),
+  stream: () => ({ path: "/api/chat", body: { provider: "fake-openai", message: "Track rivals", current_step: "purpose", current_config: {}, conversation_history: [] } }),
+  "guided-fake": () => ({ path: "/api/chat", body: { provider: "fake-openai", message: "Track rivals", current_step: "purpose", current_config: {}, conversation_history: [] } }),
+  assistant: () => ({ path: "/api/assistant", body: { provider: "offline", message: "Hello, what can you do?", context: { current_page: "research" } } }),
+};
+if (!bodies[scenario]) throw new Error(`unknown scenario ${scenario}`);
+
+/** One turn as a fresh owner (so per-owner limits and objects do not serialize the run). */
+async function turn(base) {
+  const { path, body } = bodies[scenario]();
+  const response = await fetch(base + path, { method: "POST", headers: { accept: "text/event-stream", "content-type": "application/json", ...asOwner(newOwner()) }, body: JSON.stringify(body) });
+  const text = await response.text();
+  if (response.status !== 200 || !text.includes("event: complete")) throw new Error(`turn failed: ${response.status} ${text.slice(0, 300)}`);
+}
+
+/** CPU seconds (user + system) used so far by the workerd processes this one started. */
+function workerdCpu() {
+  const ticks = Number(execFileSync("getconf", ["CLK_TCK"]).toString());
+  const pids = execFileSync("ps", ["-eo", "pid,ppid,comm", "--no-headers"]).toString().trim().split("\n")
+    .map((line) => line.trim().split(/\s+/)).filter(([, , comm]) => comm === "workerd").map(([pid]) => pid);
+  let total = 0;
+  for (const pid of pids) {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    total += (Number(fields[11]) + Number(fields[12])) / ticks;
+  }
+  return total;
+}
+
+async function run(base, count, inFlight) {
+  let left = count;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: inFlight }, async () => {
+    while (left-- > 0) await turn(base);
+  }));
+  return (performance.now() - started) / 1000;
+}
+
+const workerDir = namedBuild();
+const profiling = process.env.PROFILE !== "0";
+const inspectorPort = profiling ? 9300 + Math.floor(Math.random() * 500) : undefined;
+const stack = await startStack({ runtime: "miniflare", inspectorPort, workerDir, overrides: { LLM_TIMEOUT_MS: "30000" } });
+try {
+  stack.fake.script({ reply: REPLY, paced: true });
+  // V8 compiles wasm and JS in tiers, the optimizing one only for code found hot: a few hundred
+  // turns first, so every figure is of the isolate as it serves a steady load.
+  await run(stack.base, WARM_UP, COUNTS.inFlight);
+  if (profiling) await profile(stack);
+  const cpuBefore = workerdCpu();
+  const { sequential: one, parallel: many, inFlight } = COUNTS;
+  const sequential = await run(stack.base, one, 1);
+  const cpuSequential = workerdCpu() - cpuBefore;
+  const parallel = await run(stack.base, many, inFlight);
+  const cpuParallel = workerdCpu() - cpuBefore - cpuSequential;
+  console.log(`\nthroughput of one isolate: ${(one / sequential).toFixed(0)} turns/s one at a time (${one} turns), ${(many / parallel).toFixed(0)} turns/s at ${inFlight} in flight (${many} turns)`);
+  console.log(`workerd process CPU (all threads, no profiler): ${((cpuSequential * 1000) / one).toFixed(2)} ms per turn one at a time, ${((cpuParallel * 1000) / many).toFixed(2)} ms at ${inFlight} in flight`);
+} finally {
+  await stack.stop();
+  rmSync(workerDir, { recursive: true, force: true });
+}
+
+async function profile(stack) {
+  const cdp = await connect(stack.inspector);
+  const profile = await profileWhile(cdp, () => run(stack.base, turns, 1));
+  if (process.env.PROFILE_OUT) writeFileSync(process.env.PROFILE_OUT, JSON.stringify(profile));
+  const summary = summarize(profile);
+  const all = turns;
+  console.log(`scenario ${scenario}: ${all} turns one at a time after ${WARM_UP} warm-up turns, workerd via miniflare`);
+  console.log(`isolate CPU: ${(summary.activeUs / 1000).toFixed(1)} ms active of ${(summary.sampledUs / 1000).toFixed(1)} ms sampled: **${(summary.activeUs / 1000 / all).toFixed(3)} ms per turn** (Worker and its Durable Objects)\n`);
+  console.log("| self ms | self % | total ms | function |\n|---:|---:|---:|---|");
+  for (const row of summary.rows.filter((r) => r.name !== "(idle)").slice(0, 30)) {
+    console.log(`| ${(row.selfUs / 1000).toFixed(1)} | ${((100 * row.selfUs) / summary.activeUs).toFixed(1)} | ${(row.totalUs / 1000).toFixed(1)} | \`${row.name.slice(0, 110)}\` |`);
+  }
+  cdp.close();
+}
