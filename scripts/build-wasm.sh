@@ -41,6 +41,8 @@ const trimmed = text.replace(/export interface InitOutput \{[\s\S]*?\n\}/, "expo
 if (trimmed === text) throw new Error("InitOutput not found in " + file);
 fs.writeFileSync(file, trimmed);
 ' "$out/stepwise.d.ts"
+# The wire types (written from stepwise-core's Rust types by `cargo run -p stepwise-contract`).
+cat crates/wasm/js/wire.d.ts >> "$out/stepwise.d.ts"
 rm -f "$out/stepwise_bg.wasm.d.ts" "$out/.gitignore"
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' crates/wasm/Cargo.toml | head -1)"
 cat > "$out/package.json" <<JSON

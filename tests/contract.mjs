@@ -13,6 +13,11 @@ export const contract = YAML.parse(readFileSync(`${ROOT}openapi.yaml`, "utf8"));
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 ajv.addSchema({ $id: "openapi", components: contract.components }, "openapi");
 
+/** Compiles `components.schemas[name]` (throws when it is not a valid schema). */
+export function compileSchema(name) {
+  if (!ajv.getSchema(`openapi#/components/schemas/${name}`)) throw new Error(`openapi.yaml has no schema ${name}`);
+}
+
 /** Throws with Ajv's errors unless `value` matches `components.schemas[name]`. */
 export function assertSchema(name, value) {
   const validate = ajv.getSchema(`openapi#/components/schemas/${name}`);
@@ -40,24 +45,4 @@ export function contractRoutes() {
   const methods = ["get", "put", "post", "delete", "patch"];
   return new Set(Object.entries(contract.paths).flatMap(([path, item]) =>
     methods.filter((m) => item[m] && item[m]["x-served-by"] !== "assets").map((m) => `${m.toUpperCase()} ${path}`)));
-}
-
-/** The serialized field names of a `pub struct` in a Rust file (serde renames honoured). */
-export function rustFields(file, struct) {
-  const source = readFileSync(`${ROOT}${file}`, "utf8");
-  const start = source.indexOf(`pub struct ${struct} {`);
-  if (start < 0) throw new Error(`no struct ${struct} in ${file}`);
-  const body = source.slice(start, source.indexOf("\n}", start));
-  const fields = [];
-  let rename = null;
-  for (const line of body.split("\n")) {
-    const renamed = line.match(/#\[serde\([^)]*rename = "([^"]+)"/);
-    if (renamed) rename = renamed[1];
-    const field = line.match(/^\s*pub (\w+):/);
-    if (field) {
-      fields.push(rename ?? field[1]);
-      rename = null;
-    }
-  }
-  return fields.sort();
 }

@@ -1,9 +1,10 @@
 //! openapi.yaml against the code: every route of worker/src/router.rs is in the contract and
-//! every operation of the contract is a route; the wire types' fields in Rust equal the
-//! properties of their schemas; every schema compiles and every `$ref` resolves.
+//! every operation of the contract is a route; every schema compiles and every `$ref` resolves.
+//! (The schemas themselves are written from the Rust wire types by `cargo run -p
+//! stepwise-contract`, whose test fails when they fall behind.)
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { assertSchema, contract, contractRoutes, routerRoutes, rustFields } from "./contract.mjs";
+import { assertSchema, compileSchema, contract, contractRoutes, routerRoutes } from "./contract.mjs";
 
 test("the contract lists exactly the router's routes", () => {
   const router = routerRoutes();
@@ -13,25 +14,12 @@ test("the contract lists exactly the router's routes", () => {
   assert.deepEqual([...documented].filter((r) => !router.has(r)).sort(), [], "operations with no route");
 });
 
-test("the wire types' fields are the schemas' properties", () => {
-  const pairs = [
-    ["crates/core/src/protocol.rs", "ChatRequest", "ChatRequest"],
-    ["crates/core/src/protocol.rs", "ChatResponse", "ChatResponse"],
-    ["crates/core/src/protocol.rs", "ChatMessage", "ChatMessage"],
-    ["crates/core/src/protocol.rs", "CheckboxOption", "CheckboxOption"],
-    ["crates/core/src/protocol.rs", "ContextRequired", "ContextRequired"],
-    ["crates/core/src/agent/answer.rs", "AssistantResponse", "AssistantResponse"],
-    ["crates/core/src/agent/mod.rs", "ToolUse", "ToolUse"],
-    ["crates/core/src/markers/types.rs", "Payload", "Payload"],
-  ];
-  for (const [file, struct, schema] of pairs) {
-    const properties = Object.keys(contract.components.schemas[schema].properties).sort();
-    assert.deepEqual(properties, rustFields(file, struct), `${struct} (${file}) against components.schemas.${schema}`);
-  }
-});
-
 test("every schema compiles, every $ref resolves, examples validate", () => {
-  for (const name of Object.keys(contract.components.schemas)) assertSchema(name, exampleOf(name));
+  for (const name of Object.keys(contract.components.schemas)) {
+    const example = exampleOf(name);
+    if (example === undefined) compileSchema(name);
+    else assertSchema(name, example);
+  }
   const refs = JSON.stringify(contract).match(/"#\/components\/[^"]+"/g) ?? [];
   for (const ref of new Set(refs)) {
     const target = ref.slice(3, -1).split("/").reduce((node, key) => node?.[key], contract);
@@ -40,7 +28,7 @@ test("every schema compiles, every $ref resolves, examples validate", () => {
   assert.throws(() => assertSchema("ChatRequest", { message: "x", colour: "red" }), /additional/);
 });
 
-/** A value each schema must accept: its `examples` when given, else the smallest valid one. */
+/** A value a schema must accept, for the schemas given one here. */
 function exampleOf(name) {
   const minimal = {
     Error: { error: { code: "not_found", message: "no such route" } },
@@ -50,18 +38,17 @@ function exampleOf(name) {
     StreamEvent: { type: "text_delta", text: "Hi" },
     AgUiEvent: { type: "RUN_STARTED" },
     Health: { status: "ok", provider: { name: "offline", kind: "offline" }, providers: [] },
-    Me: { owner: { id: "a", kind: "anonymous" }, usage: { calls: 0, tokens: 0 }, access: false },
+    Me: { owner: { id: "a", kind: "anonymous", email: null }, usage: { calls: 0, tokens: 0 }, access: false },
     ChatResponse: { message: "", next_step: "purpose", updated_config: {}, suggestions: [], options: [], skipped: [] },
     AssistantResponse: { message: "", payloads: [], suggested_values: [], suggested_actions: [], tool_history: [] },
-    ContextRequired: { status: "context_required", conversation_id: "c", user_message_id: "u", request_id: "r", required: [], request: {} },
     TurnAnswer: { message: "", next_step: "purpose", updated_config: {}, suggestions: [], options: [], skipped: [] },
     ToolUse: { tool_name: "t", input: {}, output: "" },
     Payload: { type: "p", data: {} },
     CheckboxOption: { label: "a", value: "a", checked: false },
     ChatMessage: { role: "user", content: "hi" },
     UserAction: { type: "text_input" },
-    WorkflowSpec: { id: "demo", title: "Demo", steps: [{ id: "review", kind: "confirm" }] },
+    WorkflowSpecInput: { id: "demo", title: "Demo", steps: [{ id: "review", kind: "confirm" }] },
     ProviderInfo: { name: "offline", kind: "offline" },
   };
-  return minimal[name] ?? {};
+  return minimal[name];
 }

@@ -258,6 +258,28 @@ describe("real responses against openapi.yaml", () => {
     assertSchema("Error", (await call("POST", "/api/chat", { body: { message: "x", colour: "red" } })).json);
   });
 
+  test("research, the assistant's conversations, the registry and an article search match their schemas", async () => {
+    const owner = newOwner();
+    const draftBody = { prompt: "How do EGFR inhibitors compare?", selected_llms: ["offline"], synthesis_llm: "offline" };
+    assertSchema("ResearchDraft", draftBody);
+    const draft = await call("POST", "/api/research/draft", { owner, body: draftBody });
+    assert.equal(draft.status, 201);
+    assertSchema("Research", draft.json);
+    assertSchema("Research", (await call("GET", `/api/research/${draft.json.id}`, { owner })).json);
+    assertSchema("ResearchList", (await call("GET", "/api/research", { owner })).json);
+    assertSchema("ChatRegistryJson", (await call("GET", "/api/assistant/registry", { owner })).json);
+    const asked = { message: "Hello", provider: "offline", context: { current_page: "research" } };
+    assertSchema("AssistantRequest", asked);
+    const turn = await call("POST", "/api/assistant", { owner, body: asked, headers: { accept: "application/json" } });
+    assert.equal(turn.status, 200);
+    assertSchema("AssistantResponse", turn.json);
+    assertSchema("ConversationList", (await call("GET", "/api/assistant/conversations", { owner })).json);
+    assertSchema("AssistantConversation", (await call("GET", `/api/assistant/conversations/${turn.json.conversation_id}`, { owner })).json);
+    const search = await call("GET", "/api/articles/search?query=EGFR%20resistance", { owner });
+    assert.equal(search.status, 200);
+    assertSchema("ArticleSearch", search.json);
+  });
+
   test("guided turns as JSON and as events, AG-UI events and run input", async () => {
     guidedModel();
     const body = { message: "Track rivals", current_config: {}, provider: "fake-openai" };

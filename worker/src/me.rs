@@ -1,7 +1,7 @@
 //! `GET /api/me`: who the caller is to this server (an Access identity with its e-mail, or an
 //! anonymous owner) and what they spent today against the daily caps.
 
-use stepwise_core::owner::OwnerKind;
+use stepwise_core::answers::{Me, OwnerInfo};
 use worker::{Env, Response};
 
 use crate::platform::error::AppResult;
@@ -11,14 +11,14 @@ use crate::platform::spend;
 /// `GET /api/me`: `{owner: {id, kind, email}, usage: {calls, tokens}, access}`.
 pub async fn get(env: &Env, owner: &Owner) -> AppResult<Response> {
     let usage = spend::usage(env, owner).await?;
-    let kind = match owner.kind {
-        OwnerKind::Access => "access",
-        OwnerKind::Anonymous => "anonymous",
+    let me = Me {
+        owner: OwnerInfo {
+            id: owner.id.clone(),
+            kind: owner.kind,
+            email: owner.email.clone(),
+        },
+        usage,
+        access: owner::uses_access(env),
     };
-    let me = serde_json::json!({
-        "owner": {"id": owner.id, "kind": kind, "email": owner.email},
-        "usage": {"calls": usage.calls, "tokens": usage.tokens},
-        "access": owner::uses_access(env),
-    });
     Ok(Response::from_json(&me)?)
 }

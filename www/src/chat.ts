@@ -2,7 +2,7 @@
 //! checkboxes with Continue, Skip and Confirm, a step indicator, an inline-editable config
 //! preview, local validation with the wasm `Workflow`, and refresh recovery.
 
-import { MarkerStream, Workflow, type ChatContext, type ChatMessage, type ChatRequest, type ChatResponse, type CheckboxOption, type Config, type FieldValue, type SavedStream, type StepSpecJson, type UserAction } from "../../crates/wasm/pkg/stepwise.js";
+import { MarkerStream, Workflow, type ChatContext, type ChatMessage, type ChatRequest, type ChatResponse, type CheckboxOption, type Config, type FieldValue, type SavedStream, type StepSpec, type UserAction } from "../../crates/wasm/pkg/stepwise.js";
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { authHeaders } from "./owner.js";
@@ -29,7 +29,7 @@ interface Saved {
 /** The chat screen. */
 export class ChatView implements Page {
   private readonly workflow: Workflow;
-  private readonly steps: StepSpecJson[];
+  private readonly steps: StepSpec[];
   private state: Saved;
   private busy = false;
   private pending: { message: string; action: UserAction } | null = null;
@@ -129,7 +129,7 @@ export class ChatView implements Page {
     this.greet();
   }
 
-  private currentStep(): StepSpecJson {
+  private currentStep(): StepSpec {
     return this.steps.find((s) => s.id === this.state.step) ?? this.steps[0];
   }
 
@@ -249,7 +249,7 @@ export class ChatView implements Page {
     this.state.last = response;
     if (response.conversation_id) this.state.conversation_id = response.conversation_id;
     if (response.conversation_token) this.state.token = response.conversation_token;
-    if (response.turns !== undefined) this.state.turns = response.turns;
+    if (response.turns != null) this.state.turns = response.turns;
     this.save();
     this.render();
   }
@@ -285,7 +285,7 @@ export class ChatView implements Page {
   /** Chips, checkboxes + Continue, Skip and Confirm for the current step. */
   private renderControls(last: ChatResponse | undefined): void {
     const fromLast = last && last.next_step === this.state.step;
-    this.renderChoices(fromLast ? last.suggestions : [], fromLast ? last.options : [], fromLast ? last.proposed_message : undefined, false);
+    this.renderChoices(fromLast ? last.suggestions : [], fromLast ? last.options : [], fromLast ? (last.proposed_message ?? undefined) : undefined, false);
   }
 
   private renderChoices(suggestions: string[], options: CheckboxOption[], proposed: string | undefined, streaming: boolean): void {
@@ -343,7 +343,7 @@ export class ChatView implements Page {
   }
 
   /** The inline editor of one field: a select for single choices, else text (lists comma-separated). */
-  private editor(step: StepSpecJson, value: FieldValue | undefined): HTMLElement {
+  private editor(step: StepSpec, value: FieldValue | undefined): HTMLElement {
     const field = step.field!;
     const list = step.kind === "list" || step.kind === "multi_choice";
     const control =

@@ -2,7 +2,7 @@
 //! the same validated field edits as the guided chat: checked locally by the wasm `Workflow`,
 //! then by the server) and its chat instructions for the assistant.
 
-import type { FieldValue, SavedStream, StepSpecJson, StreamChange, UserAction, Workflow } from "../../crates/wasm/pkg/stepwise.js";
+import type { FieldValue, SavedStream, StepSpec, StreamChange, UserAction, Workflow } from "../../crates/wasm/pkg/stepwise.js";
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 
@@ -49,7 +49,7 @@ export class SettingsTab {
   }
 
   /** One field: its value and an edit button, or its editor. */
-  private row(step: StepSpecJson): HTMLElement[] {
+  private row(step: StepSpec): HTMLElement[] {
     const field = step.field!;
     const value = this.stream.config[field];
     const title = field.replace(/_/g, " ");
@@ -59,7 +59,7 @@ export class SettingsTab {
     return [h("dt", {}, title, edit), h("dd", { "data-field": field }, shown || h("span", { class: "muted" }, "—"))];
   }
 
-  private editor(step: StepSpecJson, value: FieldValue | undefined): HTMLElement {
+  private editor(step: StepSpec, value: FieldValue | undefined): HTMLElement {
     const field = step.field!;
     const list = step.kind === "list" || step.kind === "multi_choice";
     const control =

@@ -41,6 +41,7 @@
 //! ```
 
 pub mod agent;
+pub mod answers;
 pub mod conversation;
 pub mod dates;
 pub mod handshake;
@@ -55,6 +56,8 @@ pub mod protocol;
 pub mod pubmed;
 pub mod registry;
 pub mod research;
+#[cfg(feature = "schema")]
+mod schema;
 pub mod spend;
 pub mod sse;
 pub mod streams;

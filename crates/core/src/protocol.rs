@@ -9,6 +9,7 @@ use crate::workflow::{Config, UserAction};
 
 /// Who wrote a message of the conversation. Clients cannot send system messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// The person.
@@ -19,6 +20,7 @@ pub enum Role {
 
 /// One message of the conversation history.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ChatMessage {
     /// Who wrote it.
@@ -29,6 +31,7 @@ pub struct ChatMessage {
 
 /// A chat turn as the browser sends it (guided-workflow.md §1, plus `skipped` for recovery).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ChatRequest {
     /// The conversation this turn belongs to (absent on the first turn).
@@ -64,8 +67,51 @@ pub struct ChatRequest {
     pub skipped: Vec<String>,
 }
 
+/// The body of `POST /api/assistant`: a message for the page-aware assistant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AssistantRequest {
+    /// The conversation to continue; a new one when absent.
+    #[serde(default)]
+    pub conversation_id: Option<String>,
+    /// What the user wrote.
+    pub message: String,
+    /// What the page shows (`ChatContext`).
+    #[cfg_attr(feature = "schema", schemars(with = "crate::registry::ChatContext"))]
+    pub context: Value,
+    /// A configured provider's name (default: the server's `LLM_PROVIDER`).
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// A writing style of the page's prompt sheet, kept for the conversation's next turns.
+    #[serde(default)]
+    pub writing_style: Option<String>,
+}
+
+/// The body of `POST /api/assistant/actions`: a server action a suggested action named.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AssistantActionRequest {
+    /// The conversation to continue; a new one when absent.
+    #[serde(default)]
+    pub conversation_id: Option<String>,
+    /// The server action's name.
+    pub action: String,
+    /// What it acts on (an id, a page, a question).
+    #[serde(default)]
+    pub target: Option<String>,
+    /// Its button's label (the action's name when absent).
+    #[serde(default)]
+    pub label: Option<String>,
+    /// What the page shows (`ChatContext`).
+    #[cfg_attr(feature = "schema", schemars(with = "crate::registry::ChatContext"))]
+    pub context: Value,
+}
+
 /// One checkbox of a multi-select question.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CheckboxOption {
     /// Text shown.
     pub label: String,
@@ -77,6 +123,7 @@ pub struct CheckboxOption {
 
 /// A machine code and a human message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ErrorBody {
     /// Stable machine code.
     pub code: String,
@@ -86,6 +133,7 @@ pub struct ErrorBody {
 
 /// The answer to a chat turn (guided-workflow.md §5).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ChatResponse {
     /// The assistant's message, marker lines removed.
     pub message: String,
@@ -133,6 +181,7 @@ pub struct ChatResponse {
 
 /// Server-Sent Events of a streamed turn (chat-architecture.md §5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum StreamEvent {
     /// Progress note, e.g. "Thinking...".
@@ -200,6 +249,7 @@ pub enum StreamEvent {
 /// A deferred turn's answer: `status` is `context_required`; `required` lists the slots still
 /// open; `request` is the whole request (with what was filled automatically).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ContextRequired {
     /// Always `context_required`.
     pub status: String,
@@ -231,6 +281,7 @@ impl ContextRequired {
 
 /// The answer a `complete` event carries: a guided turn's or an assistant turn's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum TurnAnswer {
     /// A guided workflow turn (guided-workflow.md §5).

@@ -8,6 +8,7 @@ use thiserror::Error;
 
 /// Calls and estimated tokens counted so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Usage {
     /// Model calls.
     pub calls: u64,

@@ -45,8 +45,56 @@ pub struct SavedStream {
     pub conversation_id: Option<String>,
 }
 
+/// A stream as its owner reads it (`GET /api/streams/:id`): every field but the owner's id, and
+/// the search its Articles tab starts with.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "SavedStream"))]
+pub struct StreamView<'a> {
+    /// Its id.
+    pub id: &'a str,
+    /// Its name (from the purpose at first; editable).
+    pub name: &'a str,
+    /// The workflow its configuration follows.
+    pub workflow: &'a str,
+    /// The configuration.
+    pub config: &'a Config,
+    /// Optional fields left out.
+    pub skipped: &'a [String],
+    /// Instructions added to the assistant's prompt when this stream is in view.
+    pub chat_instructions: &'a str,
+    /// Creation time (ms since the epoch).
+    pub created_at: u64,
+    /// Last change (ms since the epoch).
+    pub updated_at: u64,
+    /// The guided conversation it was saved from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<&'a str>,
+    /// The PubMed query its Articles tab starts with (its keywords and focus areas).
+    pub default_query: String,
+}
+
+impl SavedStream {
+    /// The stream as its owner reads it.
+    pub fn view(&self) -> StreamView<'_> {
+        StreamView {
+            id: &self.id,
+            name: &self.name,
+            workflow: &self.workflow,
+            config: &self.config,
+            skipped: &self.skipped,
+            chat_instructions: &self.chat_instructions,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            conversation_id: self.conversation_id.as_deref(),
+            default_query: SavedStream::query_for(&self.config),
+        }
+    }
+}
+
 /// A change to a stream: any of a new name, new instructions and field edits.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct StreamChange {
     /// A new name.
@@ -62,6 +110,7 @@ pub struct StreamChange {
 
 /// One field's new value.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FieldEdit {
     /// The field.

@@ -10,7 +10,7 @@ import init, {
   type StreamEvent,
   type UserAction,
   type ValidationResult,
-  type WorkflowStateJson,
+  type WorkflowState,
   type Research,
   type ResearchEvent,
   type ResearchDraft,
@@ -25,7 +25,7 @@ export async function demo(tokens: AsyncIterable<string>): Promise<string> {
   const action: UserAction = { type: "options_selected", target_field: "focus_areas", selected_values: ["Oncology"] };
   const verdict: ValidationResult = workflow.validateAction({ current_step: step, config: {} }, action);
   if (!verdict.ok) return `${verdict.error.code}: ${verdict.error.message}`;
-  const next: WorkflowStateJson = workflow.applyAction({ current_step: step }, action);
+  const next: WorkflowState = workflow.applyAction({ current_step: step }, action);
   const stepIds: string[] = workflow.steps().map((s) => s.id);
 
   const stream = new MarkerStream(["SCHEMA_PROPOSAL"]);
@@ -47,7 +47,7 @@ export async function demo(tokens: AsyncIterable<string>): Promise<string> {
     conversation_history: [{ role: "user", content: "hi" }],
     user_action: { type: "text_input" },
   };
-  const onEvent = (event: StreamEvent): ChatResponse | null => (event.type === "complete" ? event.payload : null);
+  const onEvent = (event: StreamEvent): ChatResponse | null => (event.type === "complete" ? (event.payload as ChatResponse) : null);
   void onEvent;
   void request;
   return shown + parsed.message + stepIds.join(",");

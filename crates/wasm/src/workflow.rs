@@ -28,7 +28,7 @@ impl Workflow {
     /// ```
     #[wasm_bindgen(constructor)]
     pub fn new(
-        #[wasm_bindgen(unchecked_param_type = "WorkflowSpecJson")] spec: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "WorkflowSpecInput")] spec: JsValue,
     ) -> Result<Workflow, JsValue> {
         let spec: WorkflowSpec = read_js(spec)
             .map_err(|e| coded_error("invalid_spec_json", &format!("workflow spec: {e}")))?;
@@ -69,13 +69,13 @@ impl Workflow {
     /// ```js
     /// workflow.steps().map((s) => s.id); // ["purpose", "business_goals", ..., "review"]
     /// ```
-    #[wasm_bindgen(unchecked_return_type = "StepSpecJson[]")]
+    #[wasm_bindgen(unchecked_return_type = "StepSpec[]")]
     pub fn steps(&self) -> JsValue {
         steps_to_js(&self.0.steps)
     }
 
     /// The whole spec as plain data.
-    #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "WorkflowSpecJson")]
+    #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "WorkflowSpec")]
     pub fn to_json(&self) -> JsValue {
         spec_to_js(&self.0)
     }
@@ -115,7 +115,7 @@ impl Workflow {
     #[wasm_bindgen(js_name = validateAction, unchecked_return_type = "ValidationResult")]
     pub fn validate_action(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "WorkflowState")] state: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "WorkflowStateInput")] state: JsValue,
         #[wasm_bindgen(unchecked_param_type = "UserAction")] action: JsValue,
     ) -> JsValue {
         let error = match read_state_and_action(state, action) {
@@ -137,10 +137,10 @@ impl Workflow {
     ///   { type: "option_selected", target_field: "stream_type", selected_value: "clinical" });
     /// next.config.stream_type; // "clinical"
     /// ```
-    #[wasm_bindgen(js_name = applyAction, unchecked_return_type = "WorkflowStateJson")]
+    #[wasm_bindgen(js_name = applyAction, unchecked_return_type = "WorkflowState")]
     pub fn apply_action(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "WorkflowState")] state: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "WorkflowStateInput")] state: JsValue,
         #[wasm_bindgen(unchecked_param_type = "UserAction")] action: JsValue,
     ) -> Result<JsValue, JsValue> {
         let (state, action) =

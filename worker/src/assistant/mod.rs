@@ -15,10 +15,10 @@ mod turn;
 
 use std::time::Duration;
 
-use serde::Deserialize;
 use stepwise_core::agent::AgentLimits;
 use stepwise_core::conversation::{Command, Reply};
 use stepwise_core::handshake::{RequestStatus, SlotState, Urgency, classify, mode_of};
+use stepwise_core::protocol::{AssistantActionRequest, AssistantRequest};
 use stepwise_core::registry::ChatContext;
 use worker::{Context, Env, Request, Response};
 
@@ -43,34 +43,6 @@ const DEFAULT_TURN_MS: u64 = 300_000;
 const DEFAULT_TOOL_TIMEOUT_MS: u64 = 30_000;
 /// How long a turn holds its conversation beyond its own deadline.
 const LEASE_MARGIN_MS: u64 = 30_000;
-
-/// The body of `POST /api/assistant`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AssistantRequest {
-    #[serde(default)]
-    conversation_id: Option<String>,
-    message: String,
-    context: serde_json::Value,
-    #[serde(default)]
-    provider: Option<String>,
-    #[serde(default)]
-    writing_style: Option<String>,
-}
-
-/// The body of `POST /api/assistant/actions`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ActionRequest {
-    #[serde(default)]
-    conversation_id: Option<String>,
-    action: String,
-    #[serde(default)]
-    target: Option<String>,
-    #[serde(default)]
-    label: Option<String>,
-    context: serde_json::Value,
-}
 
 /// Longest action label, in characters (a button's text).
 const MAX_LABEL_CHARS: usize = 200;
@@ -157,7 +129,7 @@ pub async fn post_action(
 ) -> AppResult<Response> {
     let settings = Settings::from_env(&env)?;
     let reply = Delivery::of(&req)?;
-    let body: ActionRequest = read_json(&mut req).await?;
+    let body: AssistantActionRequest = read_json(&mut req).await?;
     if registry().server_action(&body.action).is_none() {
         return Err(AppError::invalid_request(format!(
             "there is no server action `{:.64}`",

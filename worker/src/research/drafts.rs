@@ -3,12 +3,11 @@
 //! the draft, the synthesis model may write a better title (a model call the spending guard
 //! counts; refused or failed, the truncated prompt stays).
 
-use serde::Deserialize;
 use stepwise_core::llm::{ModelCall, ProviderKind};
 use stepwise_core::offline::OfflineAnswer;
 use stepwise_core::protocol::{ChatMessage, Role};
 use stepwise_core::research::{
-    DraftFields, ExternalReport, ProviderOutcome, TITLE_SYSTEM_PROMPT, clean_title, fallback_title,
+    DraftFields, DraftRequest, ProviderOutcome, TITLE_SYSTEM_PROMPT, clean_title, fallback_title,
 };
 use stepwise_core::spend::{Charge, estimate_tokens};
 use worker::Env;
@@ -25,46 +24,29 @@ const TITLE_TIMEOUT_MS: u32 = 8000;
 /// Most tokens of a title.
 const TITLE_MAX_TOKENS: u32 = 32;
 
-/// A draft's fields as a client sends them.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DraftBody {
-    prompt: String,
-    #[serde(default)]
-    selected_llms: Option<Vec<String>>,
-    #[serde(default)]
-    synthesis_llm: Option<String>,
-    #[serde(default)]
-    external_reports: Vec<ExternalReport>,
-    #[serde(default)]
-    stream_id: Option<String>,
+/// The draft's fields: selected providers default to all configured, the synthesis provider to
+/// the chat's, the title to the truncated prompt.
+pub fn fields(body: DraftRequest, settings: &Settings) -> DraftFields {
+    DraftFields {
+        title: fallback_title(&body.prompt),
+        selected_llms: body
+            .selected_llms
+            .unwrap_or_else(|| settings.providers.names()),
+        synthesis_llm: body
+            .synthesis_llm
+            .unwrap_or_else(|| settings.providers.chat.clone()),
+        prompt: body.prompt,
+        external_reports: body.external_reports,
+        stream_id: body.stream_id,
+    }
 }
 
-impl DraftBody {
-    /// The draft's fields: selected providers default to all configured, the synthesis
-    /// provider to the chat's, the title to the truncated prompt.
-    pub fn fields(self, settings: &Settings) -> DraftFields {
-        DraftFields {
-            title: fallback_title(&self.prompt),
-            selected_llms: self
-                .selected_llms
-                .unwrap_or_else(|| settings.providers.names()),
-            synthesis_llm: self
-                .synthesis_llm
-                .unwrap_or_else(|| settings.providers.chat.clone()),
-            prompt: self.prompt,
-            external_reports: self.external_reports,
-            stream_id: self.stream_id,
-        }
+/// Checks that the stream a draft names is the caller's (404 otherwise).
+pub async fn check_stream(body: &DraftRequest, env: &Env, owner: &Owner) -> AppResult<()> {
+    if let Some(id) = &body.stream_id {
+        crate::streams::find(&Kv::new(env)?, owner, id).await?;
     }
-
-    /// Checks that the stream the draft names is the caller's (404 otherwise).
-    pub async fn check_stream(&self, env: &Env, owner: &Owner) -> AppResult<()> {
-        if let Some(id) = &self.stream_id {
-            crate::streams::find(&Kv::new(env)?, owner, id).await?;
-        }
-        Ok(())
-    }
+    Ok(())
 }
 
 /// The title the synthesis model writes for `fields`, or `None` when it is offline, unknown,

@@ -17,14 +17,14 @@ pub mod messages;
 pub mod notify;
 pub mod share;
 
-use serde::Deserialize;
 use stepwise_core::llm::ProviderKind;
-use stepwise_core::research::{Caller, Command, ConfirmAction, DraftFields, Research};
+use stepwise_core::research::{
+    Caller, Command, ConfirmRequest, DraftFields, DraftRequest, Research, StartRequest,
+};
 use stepwise_core::spend::{Charge, estimate_tokens};
 use worker::{Env, Request, Response};
 
 use self::client::JobRequest;
-use self::drafts::DraftBody;
 use crate::platform::body::{read_json, require_json};
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
@@ -98,9 +98,9 @@ async fn titled(
 /// `POST /api/research/draft`: a validated draft of the caller, then titled; 201 with the job.
 pub async fn create_draft(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Response> {
     let settings = Settings::from_env(env)?;
-    let body: DraftBody = read_json(&mut req).await?;
-    body.check_stream(env, owner).await?;
-    let drafted = make_draft(env, &settings, owner, body.fields(&settings)).await?;
+    let body: DraftRequest = read_json(&mut req).await?;
+    drafts::check_stream(&body, env, owner).await?;
+    let drafted = make_draft(env, &settings, owner, drafts::fields(body, &settings)).await?;
     Ok(match drafted.status_code() {
         200 => drafted.with_status(201),
         _ => drafted,
@@ -136,9 +136,9 @@ pub async fn edit_draft(
     id: &str,
 ) -> AppResult<Response> {
     let settings = Settings::from_env(env)?;
-    let body: DraftBody = read_json(&mut req).await?;
-    body.check_stream(env, owner).await?;
-    let fields = body.fields(&settings);
+    let body: DraftRequest = read_json(&mut req).await?;
+    drafts::check_stream(&body, env, owner).await?;
+    let fields = drafts::fields(body, &settings);
     let edit = Command::EditDraft {
         fields: fields.clone(),
     };
@@ -149,18 +149,11 @@ pub async fn edit_draft(
     titled(env, &settings, owner, id, &fields, accepted).await
 }
 
-/// The body of `POST /api/research`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StartBody {
-    research_id: String,
-}
-
 /// `POST /api/research`: starts a draft (422 `no_providers_selected` or
 /// `provider_not_configured`; 409 unless it is a draft), its calls counted up front.
 pub async fn start(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Response> {
     let settings = Settings::from_env(env)?;
-    let body: StartBody = read_json(&mut req).await?;
+    let body: StartRequest = read_json(&mut req).await?;
     let start = Command::Start {
         configured: settings.providers.names(),
     };
@@ -179,16 +172,9 @@ pub async fn events(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
     client::send(env, id, &caller, JobRequest::Events).await
 }
 
-/// The body of `POST /api/research/:id/confirm`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ConfirmBody {
-    action: ConfirmAction,
-}
-
 /// `POST /api/research/:id/confirm` with `{action: proceed | retry | cancel}`.
 pub async fn confirm(mut req: Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
-    let ConfirmBody { action } = read_json(&mut req).await?;
+    let ConfirmRequest { action } = read_json(&mut req).await?;
     apply_paid(env, id, owner, &Command::Confirm { action }).await
 }
 

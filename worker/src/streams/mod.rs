@@ -67,7 +67,7 @@ pub async fn create(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Res
         now_ms(),
     )?;
     store::save(&kv, &stream).await?;
-    Ok(Response::from_json(&view(&stream))?.with_status(201))
+    Ok(Response::from_json(&stream.view())?.with_status(201))
 }
 
 /// `GET /api/streams`: the owner's streams, newest first (`limit`, `cursor`).
@@ -78,7 +78,7 @@ pub async fn list(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response
 /// `GET /api/streams/:id`.
 pub async fn get(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
     let stream = find(&Kv::new(env)?, owner, id).await?;
-    Ok(Response::from_json(&view(&stream))?)
+    Ok(Response::from_json(&stream.view())?)
 }
 
 /// `PUT /api/streams/:id` with a [`StreamChange`]: all of it applies, or none (422).
@@ -89,7 +89,7 @@ pub async fn change(mut req: Request, env: &Env, owner: &Owner, id: &str) -> App
     let spec = workflows::load(&kv, &stream.workflow).await?;
     let changed = stream.apply(&spec, &change, now_ms())?;
     store::save(&kv, &changed).await?;
-    Ok(Response::from_json(&view(&changed))?)
+    Ok(Response::from_json(&changed.view())?)
 }
 
 /// `DELETE /api/streams/:id`: 204.
@@ -109,14 +109,4 @@ pub async fn find(kv: &Kv, owner: &Owner, id: &str) -> AppResult<SavedStream> {
         .await?
         .filter(|s| s.owner == owner.id)
         .ok_or_else(|| AppError::not_found("stream"))
-}
-
-/// A stream as clients read it, with the search its Articles tab starts with.
-pub fn view(stream: &SavedStream) -> serde_json::Value {
-    let mut value = serde_json::to_value(stream).unwrap_or_default();
-    value["default_query"] = SavedStream::query_for(&stream.config).into();
-    if let Some(object) = value.as_object_mut() {
-        object.remove("owner");
-    }
-    value
 }

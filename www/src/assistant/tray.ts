@@ -5,7 +5,7 @@
 //! shows a request card; the conversation's WebSocket brings reminders, updates and the answer
 //! when it comes from elsewhere (another tab, the SLA's fallback).
 
-import { resolveChat, type AssistantConversation, type AssistantEvent, type ChatContext, type ChatRegistryJson, type ConversationSummary, type SuggestedAction } from "../../../crates/wasm/pkg/stepwise.js";
+import { resolveChat, type AssistantConversation, type AssistantResponse, type ChatContext, type ChatRegistryJson, type ConversationSummary, type StreamEvent, type SuggestedAction } from "../../../crates/wasm/pkg/stepwise.js";
 import { api } from "../api.js";
 import { h, replace } from "../dom.js";
 import { authHeaders, ownerToken } from "../owner.js";
@@ -82,7 +82,7 @@ export class Tray {
 
   /** A suggested action: the page runs client actions; server actions are a turn of their own. */
   private act(action: SuggestedAction): void {
-    if (action.handler === "client") return this.host.clientAction(action.action, action.target);
+    if (action.handler === "client") return this.host.clientAction(action.action, action.target ?? undefined);
     this.log.append(h("div", { class: "msg user action" }, action.label));
     void this.turn("/api/assistant/actions", { conversation_id: this.conversationId ?? undefined, action: action.action, target: action.target, label: action.label, context: this.context() });
   }
@@ -107,7 +107,7 @@ export class Tray {
         return answer.failed(json?.error?.message ?? `The server answered ${response.status}.`, json?.error?.code ?? "http_error");
       }
       for await (const message of readSse(response.body)) {
-        const event = JSON.parse(message.data) as AssistantEvent;
+        const event = JSON.parse(message.data) as StreamEvent;
         const waiting = event as unknown as { type: string; payload: { conversation_id: string; request: ContextRequestJson } };
         if (waiting.type === "context_required") {
           answer.root.remove();
@@ -121,8 +121,10 @@ export class Tray {
         else if (event.type === "tool_complete") answer.toolComplete(event.tool);
         else if (event.type === "error") return answer.failed(event.message, event.code);
         else if (event.type === "complete") {
-          answer.complete(event.payload);
-          if (event.payload.conversation_id) this.remember(event.payload.conversation_id);
+          // An assistant turn's `complete` carries an assistant answer.
+          const payload = event.payload as AssistantResponse;
+          answer.complete(payload);
+          if (payload.conversation_id) this.remember(payload.conversation_id);
           return;
         }
         this.log.scrollTop = this.log.scrollHeight;

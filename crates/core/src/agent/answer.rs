@@ -13,6 +13,8 @@ use crate::registry::Resolution;
 
 /// Something of the answer that was dropped or ignored, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "AssistantNote"))]
 pub struct Note {
     /// Stable machine code (`invalid_payload`, `unknown_action`, a parser diagnostic's code...).
     pub code: String,
@@ -22,6 +24,7 @@ pub struct Note {
 
 /// The answer of an assistant turn (`ChatResponsePayload`, spec §5).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AssistantResponse {
     /// The assistant's text, marker lines removed.
     pub message: String,

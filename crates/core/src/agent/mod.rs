@@ -81,6 +81,7 @@ pub enum ToolOutcome {
 
 /// One tool call of a turn, as `tool_history` shows it (spec §5).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolUse {
     /// The tool called.
     pub tool_name: String,

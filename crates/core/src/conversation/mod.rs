@@ -60,6 +60,7 @@ pub struct GuidedState {
 
 /// Where a user message of a deferred turn stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum EntryStatus {
     /// Its turn waits for context (`waiting_context`).
@@ -70,6 +71,8 @@ pub enum EntryStatus {
 
 /// One message of an assistant conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "ConversationMessage"))]
 pub struct Entry {
     /// Its id (messages stored since context requests exist have one).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -20,6 +20,7 @@ pub const DEFAULT_SLA_MS: u64 = 5 * 60 * 1000;
 
 /// Must the slot be met before the turn runs?
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Urgency {
     /// The answer needs it.
@@ -30,6 +31,7 @@ pub enum Urgency {
 
 /// Who supplied a slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Supplier {
     /// The system, from the owner's own artifacts.
@@ -40,6 +42,7 @@ pub enum Supplier {
 
 /// What was given for a slot, with its provenance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Supply {
     /// Who gave it.
     pub by: Supplier,
@@ -57,6 +60,7 @@ pub struct Supply {
 
 /// A snippet offered for a slot, one click to attach.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Suggestion {
     /// Where it comes from.
     pub key_path: String,
@@ -72,6 +76,7 @@ pub struct Suggestion {
 
 /// Where a slot stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SlotState {
     /// Waiting for a supply.
@@ -84,6 +89,7 @@ pub enum SlotState {
 
 /// One thing a turn needs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Slot {
     /// The slot's name within its request (`s1`, `s2`...).
     pub slot: String,
@@ -148,6 +154,7 @@ impl Slot {
 
 /// Who asked for the context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Origin {
     /// The core's `ContextNeedsAnalyzer`, before the model call.
@@ -158,6 +165,7 @@ pub enum Origin {
 
 /// How a request ended, or that it has not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RequestStatus {
     /// Waiting for supplies.
@@ -172,6 +180,7 @@ pub enum RequestStatus {
 
 /// A context request of one user message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ContextRequest {
     /// Its id.
     pub request_id: String,

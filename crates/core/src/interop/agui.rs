@@ -20,6 +20,7 @@ pub const MAX_HISTORY: usize = 50;
 /// The fields of AG-UI's `RunAgentInput` that a guided turn reads. `tools` and `context` are
 /// accepted and ignored: the workflow decides what the model may do.
 #[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RunAgentInput {
     /// The client's thread id, echoed in `RUN_STARTED` and `RUN_FINISHED`.
@@ -39,6 +40,8 @@ pub struct RunAgentInput {
 
 /// The shared state of a guided run.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "AgUiState"))]
 pub struct GuidedState {
     /// The step the client is on.
     #[serde(default)]
@@ -53,6 +56,7 @@ pub struct GuidedState {
 
 /// One message of the thread (AG-UI roles: user, assistant, system, developer, tool).
 #[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AgUiMessage {
     /// Its role.
     pub role: String,
@@ -63,6 +67,7 @@ pub struct AgUiMessage {
 
 /// What a Stepwise client may forward with a run.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ForwardedProps {
     /// Which agent answers: `guided` (the default) or `assistant`.

@@ -6,7 +6,9 @@ use serde_json::Value;
 /// The stable code of an upstream failure. Read by hand ([`ErrorCode::parse`]): the derived
 /// reader of a unit enum costs the Worker more than a match on the string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", schemars(rename = "ProviderErrorCode"))]
 pub enum ErrorCode {
     /// The provider did not answer (or finish) in time.
     Timeout,
@@ -79,6 +81,7 @@ impl ErrorCode {
 
 /// An upstream failure: a code and a message safe to show (it never contains request headers).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ProviderError {
     /// The normalized code.
     pub code: ErrorCode,

@@ -6,6 +6,7 @@ use thiserror::Error;
 
 /// Which wire protocol a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderKind {
     /// OpenAI chat completions, or any compatible server (Ollama, vLLM, llama.cpp...).

@@ -8,7 +8,9 @@ use crate::json::JsonText;
 /// One event of a streamed parse. Adjacent `Text` events may be split differently for different
 /// chunkings; their concatenation, and every other event, is the same for any chunking.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", schemars(rename = "MarkerEvent"))]
 pub enum Event {
     /// Display text, with marker lines removed.
     Text {
@@ -23,6 +25,7 @@ pub enum Event {
 
 /// A completed marker with its parsed value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
 pub enum Marker {
     /// `SUGGESTIONS: a, b, c`: single-select chips.
@@ -61,6 +64,7 @@ impl Marker {
 
 /// One `field=value` pair of an `EXTRACTED_DATA` marker, as the model wrote it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ExtractedField {
     /// The field name.
     pub field: String,
@@ -70,6 +74,7 @@ pub struct ExtractedField {
 
 /// A chip that sends `value` as the user's next message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SuggestedValue {
     /// Text on the chip.
@@ -80,6 +85,7 @@ pub struct SuggestedValue {
 
 /// Who handles a suggested action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ActionHandler {
     /// The browser (navigation, UI changes).
@@ -100,6 +106,7 @@ impl ActionHandler {
 
 /// A button that triggers a named action.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SuggestedAction {
     /// Text on the button.
@@ -118,6 +125,7 @@ pub struct SuggestedAction {
 /// The body is kept as validated JSON text: it is checked while it streams and never rebuilt,
 /// so a large payload costs one pass. Read it with `serde_json::from_str(data.as_str())`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Payload {
     /// Payload type, e.g. `schema_proposal` for `SCHEMA_PROPOSAL:`.
     #[serde(rename = "type")]
@@ -128,6 +136,7 @@ pub struct Payload {
 
 /// Something malformed in the stream, dropped with a reason.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Diagnostic {
     /// Stable machine code (see [`DiagnosticCode`]).
     pub code: DiagnosticCode,
@@ -139,6 +148,7 @@ pub struct Diagnostic {
 
 /// Stable codes of parser diagnostics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum DiagnosticCode {
@@ -184,6 +194,7 @@ impl DiagnosticCode {
 
 /// The whole parse of a reply.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Parsed {
     /// Display text with marker lines removed, trimmed.
     pub message: String,

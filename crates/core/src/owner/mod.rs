@@ -98,6 +98,7 @@ pub fn identity(kind: OwnerKind, subject: &str) -> String {
 
 /// How an owner proved who they are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum OwnerKind {
     /// A Cloudflare Access identity.

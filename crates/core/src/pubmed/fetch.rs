@@ -6,6 +6,8 @@ use serde::Serialize;
 
 /// One article's abstract.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "ArticleAbstract"))]
 pub struct Abstract {
     /// PubMed id.
     pub pmid: String,

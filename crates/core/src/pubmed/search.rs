@@ -19,6 +19,7 @@ pub struct SearchIds {
 
 /// An article as a results list shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ArticleSummary {
     /// PubMed id.
     pub pmid: String,

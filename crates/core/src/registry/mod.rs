@@ -25,6 +25,8 @@ pub const BUILTIN_JSON: &str = include_str!("builtin.json");
 
 /// Where a payload comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename_all = "snake_case"))]
 pub enum PayloadSource {
     /// A tool returns it with its result.
     Tool,
@@ -44,6 +46,11 @@ impl PayloadSource {
 
 /// A kind of structured data the client renders as a card (spec §3).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "PayloadTypeJson", deny_unknown_fields)
+)]
 pub struct PayloadType {
     /// Its name, e.g. `query_suggestion`.
     pub name: String,
@@ -52,17 +59,24 @@ pub struct PayloadType {
     /// Tool or model.
     pub source: PayloadSource,
     /// Available on every page (otherwise only where a page, tab or subtab names it).
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub is_global: bool,
     /// JSON Schema its data must match before it reaches a client.
     pub schema: Value,
     /// The marker a model writes it after (model payloads only): the name in upper case.
     pub parse_marker: Option<String>,
     /// How the model is to write it (model payloads only).
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub llm_instructions: String,
 }
 
 /// A tool the model may call (spec §2).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "ToolConfigJson", deny_unknown_fields)
+)]
 pub struct ToolConfig {
     /// Its name, e.g. `search_pubmed`.
     pub name: String,
@@ -71,16 +85,23 @@ pub struct ToolConfig {
     /// JSON Schema of its input (an object); calls that do not match are refused.
     pub input_schema: Value,
     /// Available on every page (the default).
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub is_global: bool,
     /// The payload type its results carry, if any (a tool payload).
     pub payload_type: Option<String>,
     /// A grouping for people reading the registry (`research`, `data`...).
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub category: String,
 }
 
 /// An action a suggested-action button may trigger (spec §4): handled in the browser (client
 /// actions) or by `POST /api/assistant/actions` (server actions).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "ActionConfigJson", deny_unknown_fields)
+)]
 pub struct ActionConfig {
     /// Its name, e.g. `open_stream`.
     pub name: String,
@@ -90,62 +111,99 @@ pub struct ActionConfig {
 
 /// The payloads and tools a subtab adds.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "SubTabConfigJson", deny_unknown_fields)
+)]
 pub struct SubTabConfig {
     /// Its name.
     pub subtab: String,
     /// Payload types it adds, by name.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub payloads: Vec<String>,
     /// Tools it adds, by name.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub tools: Vec<String>,
 }
 
 /// The payloads and tools a tab adds, its context, and its subtabs.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "TabConfigJson", deny_unknown_fields)
+)]
 pub struct TabConfig {
     /// Its name.
     pub tab: String,
     /// Context template of the tab, after the page's (see [`render_template`]).
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub context_template: String,
     /// Payload types it adds, by name.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub payloads: Vec<String>,
     /// Tools it adds, by name.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub tools: Vec<String>,
     /// Its subtabs.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub subtabs: Vec<SubTabConfig>,
 }
 
 /// A page of the app and what the assistant has there (spec §1).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "PageConfigJson", deny_unknown_fields)
+)]
 pub struct PageConfig {
     /// Its name, as clients send it in `current_page`.
     pub page: String,
     /// Context template (see [`render_template`]): what the page is, with placeholders for
     /// what is on it.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub context_template: String,
     /// Payload types available on every tab, by name.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub payloads: Vec<String>,
     /// Tools available on every tab, by name.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub tools: Vec<String>,
     /// Client actions the page handles besides the global ones, by name.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub client_actions: Vec<String>,
     /// Its tabs.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub tabs: Vec<TabConfig>,
 }
 
 /// Payload types, tools, actions and pages, checked as a whole.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "ChatRegistryJson", deny_unknown_fields)
+)]
 pub struct Registry {
     /// Every payload type.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub payloads: Vec<PayloadType>,
     /// Every tool.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub tools: Vec<ToolConfig>,
     /// Client actions: the global ones (listed in `global_client_actions`) and those pages add.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub client_actions: Vec<ActionConfig>,
     /// Names of the client actions available on every page.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub global_client_actions: Vec<String>,
     /// Server actions (`POST /api/assistant/actions`), available on every page.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub server_actions: Vec<ActionConfig>,
     /// Every page.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub pages: Vec<PageConfig>,
 }
 

@@ -8,6 +8,7 @@ mod command;
 mod compare;
 mod job;
 mod points;
+mod requests;
 mod share;
 mod text;
 mod types;
@@ -22,6 +23,7 @@ pub use job::{
 pub use points::{
     MAX_POINT_CHARS, MAX_POINTS, POINTS_INSTRUCTION, POINTS_MARKER, SynthesisParts, split_synthesis,
 };
+pub use requests::{ConfirmRequest, DraftRequest, StartRequest};
 pub use share::share_html;
 pub use text::{
     MAX_SYNTHESIS_SOURCE_CHARS, TITLE_SYSTEM_PROMPT, clean_title, fallback_title, synthesis_prompt,

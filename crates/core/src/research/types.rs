@@ -10,6 +10,7 @@ pub const MAX_RETRIES: u32 = 2;
 
 /// Where a research job stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ResearchStatus {
     /// Created, not started.
@@ -45,6 +46,7 @@ impl ResearchStatus {
 
 /// Where one provider's call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum LlmStatus {
     /// Sent, not started.
@@ -59,6 +61,7 @@ pub enum LlmStatus {
 
 /// One provider's result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LlmResult {
     /// Provider name (from `LLM_PROVIDERS`).
     pub provider: String,
@@ -81,6 +84,7 @@ pub struct LlmResult {
 
 /// A report the user supplied as extra context for the synthesis.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ExternalReport {
     /// Its title.
@@ -91,6 +95,7 @@ pub struct ExternalReport {
 
 /// A draft's fields as the user wrote them (the title is made by the edge).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DraftFields {
     /// The title: the synthesis model's, or the truncated prompt.
     pub title: String,
@@ -109,6 +114,7 @@ pub struct DraftFields {
 
 /// What a partial failure left behind.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PartialFailure {
     /// Providers whose calls failed.
     pub failed_providers: Vec<String>,
@@ -120,6 +126,7 @@ pub struct PartialFailure {
 
 /// Where the shareable report lives, while its owner keeps it published.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ShareInfo {
     /// The share id.
     pub share_id: String,
@@ -170,6 +177,8 @@ impl Default for Lifetimes {
 
 /// A research job.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "ResearchRecord"))]
 pub struct Research {
     /// Job id.
     pub id: String,
@@ -238,6 +247,7 @@ pub struct Research {
 
 /// The user's answer to a partial failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ConfirmAction {
     /// Synthesize with the successful results only.
@@ -326,6 +336,7 @@ impl TryFrom<FlatOutcome> for ProviderOutcome {
 
 /// A lifecycle event, for the events stream and the `research-events` queue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ResearchEvent {
     /// The job's status changed.

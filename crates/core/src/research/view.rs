@@ -8,6 +8,8 @@ use super::Research;
 /// The JSON of `GET /api/research/:id` and of the job in events: every field of the record,
 /// and `synthesis_not_available` (the spec's condition for the completed card).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "Research"))]
 pub struct ResearchView<'a> {
     /// The record.
     #[serde(flatten)]

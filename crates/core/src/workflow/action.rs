@@ -7,6 +7,7 @@ use super::{ActionError, DONE_STEP, FieldValue, StepKind, StepSpec, WorkflowSpec
 /// What the user did, as sent by the browser (`type` tag in snake_case). Written by serde's
 /// derive; read by a hand-written visitor (`wire.rs`) that rejects unknown fields the same way.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum UserAction {
     /// Clicked one suggestion chip (Scenario 1).

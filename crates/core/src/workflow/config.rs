@@ -14,6 +14,7 @@ pub const DEFAULT_MAX_ITEMS: usize = 50;
 /// A field's value: one string, or a list of strings.
 /// Written untagged; read by a hand-written visitor (`wire.rs`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum FieldValue {
     /// A text or single-choice value.

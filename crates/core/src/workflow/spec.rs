@@ -17,6 +17,7 @@ pub const DONE_STEP: &str = "done";
 
 /// What kind of value a step collects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum StepKind {
     /// One free-text value.
@@ -45,6 +46,7 @@ impl StepKind {
 
 /// One step of a workflow.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct StepSpec {
     /// Stable step id, used as `current_step` / `next_step` on the wire.
@@ -82,6 +84,7 @@ pub struct StepSpec {
 
 /// A whole workflow: an id, a title and its ordered steps.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct WorkflowSpec {
     /// Stable workflow id (`research_stream` for the built-in one).

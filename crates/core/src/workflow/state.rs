@@ -6,6 +6,7 @@ use super::{ActionError, Config, DONE_STEP, StepKind, WorkflowSpec};
 
 /// What a guided conversation has reached: the step, the collected fields and the skipped ones.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkflowState {
     /// A step id of the spec, or `done`.
     pub current_step: String,
