@@ -60,7 +60,6 @@ pub fn schemas() -> Map<String, Value> {
     sent.subschema_for::<Parsed>();
     sent.subschema_for::<WorkflowSpec>();
     sent.subschema_for::<WorkflowState>();
-    sent.subschema_for::<Registry>();
     sent.subschema_for::<Health>();
     sent.subschema_for::<Me>();
     sent.subschema_for::<ErrorBody>();
@@ -73,6 +72,8 @@ pub fn schemas() -> Map<String, Value> {
     read.subschema_for::<AssistantRequest>();
     read.subschema_for::<AssistantActionRequest>();
     read.subschema_for::<ChatContext>();
+    // The registry is served as the JSON its reader accepts.
+    read.subschema_for::<Registry>();
     read.subschema_for::<StreamChange>();
     read.subschema_for::<DraftRequest>();
     read.subschema_for::<StartRequest>();

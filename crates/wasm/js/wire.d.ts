@@ -198,17 +198,17 @@ export interface ChatMessage {
 /** Payload types, tools, actions and pages, checked as a whole. */
 export interface ChatRegistryJson {
   /** Client actions: the global ones (listed in `global_client_actions`) and those pages add. */
-  client_actions: ActionConfigJson[];
+  client_actions?: ActionConfigJson[];
   /** Names of the client actions available on every page. */
-  global_client_actions: string[];
+  global_client_actions?: string[];
   /** Every page. */
-  pages: PageConfigJson[];
+  pages?: PageConfigJson[];
   /** Every payload type. */
-  payloads: PayloadTypeJson[];
+  payloads?: PayloadTypeJson[];
   /** Server actions (`POST /api/assistant/actions`), available on every page. */
-  server_actions: ActionConfigJson[];
+  server_actions?: ActionConfigJson[];
   /** Every tool. */
-  tools: ToolConfigJson[];
+  tools?: ToolConfigJson[];
 }
 /** A chat turn as the browser sends it (guided-workflow.md §1, plus `skipped` for recovery). */
 export interface ChatRequest {
@@ -529,20 +529,20 @@ export type OwnerKind = "access" | "anonymous";
 /** A page of the app and what the assistant has there (spec §1). */
 export interface PageConfigJson {
   /** Client actions the page handles besides the global ones, by name. */
-  client_actions: string[];
+  client_actions?: string[];
   /**
    * Context template (see `render_template`): what the page is, with placeholders for
    * what is on it.
    */
-  context_template: string;
+  context_template?: string;
   /** Its name, as clients send it in `current_page`. */
   page: string;
   /** Payload types available on every tab, by name. */
-  payloads: string[];
+  payloads?: string[];
   /** Its tabs. */
-  tabs: TabConfigJson[];
+  tabs?: TabConfigJson[];
   /** Tools available on every tab, by name. */
-  tools: string[];
+  tools?: string[];
 }
 /** The whole parse of a reply. */
 export interface Parsed {
@@ -595,13 +595,13 @@ export interface PayloadTypeJson {
   /** What it is. */
   description: string;
   /** Available on every page (otherwise only where a page, tab or subtab names it). */
-  is_global: boolean;
+  is_global?: boolean;
   /** How the model is to write it (model payloads only). */
-  llm_instructions: string;
+  llm_instructions?: string;
   /** Its name, e.g. `query_suggestion`. */
   name: string;
   /** The marker a model writes it after (model payloads only): the name in upper case. */
-  parse_marker: string | null;
+  parse_marker?: string | null;
   /** JSON Schema its data must match before it reaches a client. */
   schema: unknown;
   /** Tool or model. */
@@ -980,11 +980,11 @@ export type StreamEvent = {
 /** The payloads and tools a subtab adds. */
 export interface SubTabConfigJson {
   /** Payload types it adds, by name. */
-  payloads: string[];
+  payloads?: string[];
   /** Its name. */
   subtab: string;
   /** Tools it adds, by name. */
-  tools: string[];
+  tools?: string[];
 }
 /** A button that triggers a named action. */
 export interface SuggestedAction {
@@ -1035,30 +1035,30 @@ export interface Supply {
 /** The payloads and tools a tab adds, its context, and its subtabs. */
 export interface TabConfigJson {
   /** Context template of the tab, after the page's (see `render_template`). */
-  context_template: string;
+  context_template?: string;
   /** Payload types it adds, by name. */
-  payloads: string[];
+  payloads?: string[];
   /** Its subtabs. */
-  subtabs: SubTabConfigJson[];
+  subtabs?: SubTabConfigJson[];
   /** Its name. */
   tab: string;
   /** Tools it adds, by name. */
-  tools: string[];
+  tools?: string[];
 }
 /** A tool the model may call (spec §2). */
 export interface ToolConfigJson {
   /** A grouping for people reading the registry (`research`, `data`...). */
-  category: string;
+  category?: string;
   /** What it does, for the model. */
   description: string;
   /** JSON Schema of its input (an object); calls that do not match are refused. */
   input_schema: unknown;
   /** Available on every page (the default). */
-  is_global: boolean;
+  is_global?: boolean;
   /** Its name, e.g. `search_pubmed`. */
   name: string;
   /** The payload type its results carry, if any (a tool payload). */
-  payload_type: string | null;
+  payload_type?: string | null;
 }
 /** One tool call of a turn, as `tool_history` shows it (spec §5). */
 export interface ToolUse {
