@@ -98,7 +98,7 @@ try {
   console.log(`node ${process.version}; wrangler dev on loopback; every provider and the synthesis answer in ${ANSWER_MS} ms`);
   if (MODE === "latency") {
     const results = [];
-    for (let i = 0; i < RUNS; i++) results.push(await runJob(`Benchmark question ${i}`));
+    for (let i = 0; i < RUNS; i++) results.push(await runJob(`Benchmark question [${i}]`));
     console.log(`${RUNS} jobs one after another, ${WIDTH} providers each`);
     console.log(`start → completed: median ${fmt(median(results, "total"))}, max ${fmt(Math.max(...results.map((r) => r.total)))} (goal ≤ 2.500 s)`);
     console.log("median breakdown, from the start request:");
@@ -108,7 +108,7 @@ try {
     console.log(`  completed (synthesis recorded)           ${fmt(median(results, "synthesisDone"))}`);
   } else {
     const started = performance.now();
-    const results = await Promise.all(Array.from({ length: RUNS }, (_, i) => runJob(`Width question ${i}`)));
+    const results = await Promise.all(Array.from({ length: RUNS }, (_, i) => runJob(`Width question [${i}]`)));
     const wall = performance.now() - started;
     const { lost, duplicated } = callCounts(results);
     const slowest = Math.max(...results.map((r) => r.total));
