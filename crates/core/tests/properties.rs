@@ -1,5 +1,6 @@
-//! Property tests: chunk invariance of the marker parser over random texts and splits, no marker
-//! syntax in display text, and turn invariants (a rejected action changes nothing).
+//! Property tests: chunk invariance of the marker parser over random texts and splits, payload
+//! bodies located in the fed text, no marker syntax in display text, and turn invariants (a
+//! rejected action changes nothing).
 
 mod common;
 
@@ -109,6 +110,31 @@ proptest! {
         events.extend(parser.end());
         prop_assert_eq!(common::normalize(events), want_events);
         prop_assert_eq!(parser.finish(), want);
+    }
+
+    #[test]
+    fn the_body_spans_of_any_split_point_at_each_payload_body_in_the_text(text in text(), offsets in prop::collection::vec(any::<usize>(), 0..24)) {
+        let names = vec!["SCHEMA_PROPOSAL".to_owned()];
+        let offsets: Vec<usize> = offsets.iter().map(|o| o % (text.len() + 1)).collect();
+        let mut parser = stepwise_core::markers::MarkerParser::with_registry(registry(&names));
+        let mut bodies = Vec::new();
+        let mut spans = Vec::new();
+        for chunk in split_at_offsets(&text, &offsets) {
+            for event in parser.feed(chunk) {
+                if let stepwise_core::markers::Event::Marker(stepwise_core::markers::Marker::Payload(p)) = event {
+                    bodies.push(p.data.as_str().to_owned());
+                }
+            }
+            if let Some(start) = parser.open_body_start() {
+                prop_assert!(start <= parser.fed());
+            }
+            spans.extend(parser.drain_body_spans());
+        }
+        parser.end();
+        prop_assert_eq!(spans.len(), bodies.len());
+        for (span, body) in spans.iter().zip(&bodies) {
+            prop_assert_eq!(&text[span.clone()], body.as_str());
+        }
     }
 
     #[test]

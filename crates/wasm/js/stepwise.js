@@ -2,9 +2,11 @@
 //!
 //! `feed` runs once per streamed token, so it crosses the boundary as little as possible: the
 //! chunk goes in as a string, a number comes back, and the common plain-text delta becomes
-//! `[{ type: "text", text: chunk }]` here, reusing the caller's string. All parsing is the
-//! core's; this file only stitches UTF-16 surrogate pairs that a chunk boundary split (Rust
-//! strings cannot hold half a pair) and builds the trivial results.
+//! `[{ type: "text", text: chunk }]` here, reusing the caller's string. While a payload's JSON
+//! body streams in, the chunks are kept here too, and the finished body is parsed from them
+//! (`JSON.parse` of a slice the core points at) instead of being copied back out of wasm
+//! memory. All parsing is the core's; this file only stitches UTF-16 surrogate pairs that a
+//! chunk boundary split (Rust strings cannot hold half a pair) and builds the trivial results.
 import init, { initSync, MarkerStream as Bindings, resolveChatLines, Workflow } from "./bindings.js";
 
 export { init as default, initSync, Workflow };
@@ -43,13 +45,20 @@ export function resolveChat(registry, page, tab, subtab) {
   return resolution;
 }
 
-// The codes of `feedChunk` (crates/wasm/src/marker_stream.rs).
+// The codes and flags of `feedChunk` (crates/wasm/src/marker_stream.rs).
 const NO_EVENTS = 0;
 const CHUNK_AS_TEXT = 1;
+const EVENTS_READY = 2;
+const WINDOW_ADD = 4;
+const WINDOW_OPEN = 8;
+const SPANS_READY = 16;
 
 export class MarkerStream extends Bindings {
   /** A high surrogate that ended the last chunk, waiting for its low half. */
   #held = "";
+  /** The text since a JSON body started, while it streams (the engine keeps concatenations
+   * as ropes: appending a chunk copies nothing). */
+  #window = "";
 
   feed(chunk) {
     if (typeof chunk !== "string") {
@@ -78,13 +87,36 @@ export class MarkerStream extends Bindings {
   }
 
   #parse(text) {
-    switch (this.feedChunk(text)) {
+    const code = this.feedChunk(text, text.length);
+    switch (code) {
       case NO_EVENTS:
         return [];
       case CHUNK_AS_TEXT:
         return [{ type: "text", text }];
-      default:
+      case EVENTS_READY:
         return this.takeEvents();
+      default:
+        return this.#parseInBody(code, text);
     }
+  }
+
+  /** A chunk that opens, continues or closes a JSON body (a flag of `code` is set). */
+  #parseInBody(code, text) {
+    if (code & WINDOW_ADD) this.#window += text;
+    let events = [];
+    if ((code & 3) === CHUNK_AS_TEXT) events = [{ type: "text", text }];
+    else if ((code & 3) === EVENTS_READY) {
+      events = this.takeEvents();
+      if (code & SPANS_READY) this.#fillPayloads();
+    }
+    if (!(code & WINDOW_OPEN)) this.#window = "";
+    return events;
+  }
+
+  /** Parses the bodies of the payloads just completed from the kept chunks. */
+  #fillPayloads() {
+    const text = this.#window;
+    const spans = this.takeSpans();
+    for (let i = 0; i < spans.length; i += 3) spans[i].data = JSON.parse(text.slice(spans[i + 1], spans[i + 2]));
   }
 }

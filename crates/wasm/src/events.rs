@@ -24,6 +24,7 @@ export function parsed(message, suggestions, options, extracted, proposed_messag
 export function object2(k1, v1, k2, v2) { return { [k1]: v1, [k2]: v2 }; }
 export function action(label, action, handler, target) { return target === undefined ? { label, action, handler } : { label, action, handler, target }; }
 export function payload(type, json) { return { type, data: JSON.parse(json) }; }
+export function payloadLater(type) { return { type, data: null }; }
 ")]
 extern "C" {
     /// `{ type: "text", text }`.
@@ -50,21 +51,34 @@ extern "C" {
     /// A payload's value. Its JSON text was validated by the core; the engine's `JSON.parse`
     /// builds a large object many times faster than field-by-field conversion.
     fn payload(payload_type: &str, json: &str) -> JsValue;
+    /// A payload whose data the JS entry reads from the chunks it kept (`takeSpans`).
+    #[wasm_bindgen(js_name = payloadLater)]
+    fn payload_later(payload_type: &str) -> JsValue;
 }
 
 /// Appends the events to `array` as JS objects. A payload's value is also kept in `payloads`,
-/// in order, so `finish` can reuse it instead of parsing the body again.
+/// in order, so `finish` can reuse it instead of parsing the body again. The payloads have the
+/// body `windowed` (UTF-16 offsets into the chunks the JS entry kept), in order, or none: a
+/// windowed payload's value is pushed to `spans` with its offsets, for the entry to fill in.
 pub(crate) fn push_events(
     array: &js_sys::Array,
     events: std::vec::Drain<'_, Event>,
     payloads: &mut Vec<JsValue>,
+    windowed: &[(u64, u64)],
+    spans: &js_sys::Array,
 ) {
+    let mut windowed = windowed.iter();
     for event in events {
-        array.push(&event_to_js(&event, payloads));
+        array.push(&event_to_js(&event, payloads, &mut windowed, spans));
     }
 }
 
-fn event_to_js(event: &Event, payloads: &mut Vec<JsValue>) -> JsValue {
+fn event_to_js(
+    event: &Event,
+    payloads: &mut Vec<JsValue>,
+    windowed: &mut std::slice::Iter<'_, (u64, u64)>,
+    spans: &js_sys::Array,
+) -> JsValue {
     match event {
         Event::Text { text: body } => text(&JsValue::from_str(body)),
         Event::Diagnostic(d) => diagnostic(d.code.as_str(), &d.message, d.line),
@@ -76,7 +90,16 @@ fn event_to_js(event: &Event, payloads: &mut Vec<JsValue>) -> JsValue {
                 Marker::SuggestedValues(values) => array(values, suggested_value),
                 Marker::SuggestedActions(actions) => array(actions, suggested_action),
                 Marker::Payload(p) => {
-                    let value = payload(&p.payload_type, p.data.as_str());
+                    let value = match windowed.next() {
+                        Some(&(start, end)) => {
+                            let value = payload_later(&p.payload_type);
+                            spans.push(&value);
+                            spans.push(&JsValue::from_f64(start as f64));
+                            spans.push(&JsValue::from_f64(end as f64));
+                            value
+                        }
+                        None => payload(&p.payload_type, p.data.as_str()),
+                    };
                     payloads.push(value.clone());
                     value
                 }

@@ -27,6 +27,8 @@ mod registry;
 mod types;
 mod workflow;
 
-pub use marker_stream::{CHUNK_AS_TEXT, EVENTS_READY, MarkerStream, NO_EVENTS};
+pub use marker_stream::{
+    CHUNK_AS_TEXT, EVENTS_READY, MarkerStream, NO_EVENTS, SPANS_READY, WINDOW_ADD, WINDOW_OPEN,
+};
 pub use registry::resolve_chat_lines;
 pub use workflow::Workflow;

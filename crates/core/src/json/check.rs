@@ -115,7 +115,7 @@ impl Default for JsonCheck {
     }
 }
 
-/// Bytes that end the plain run of a string: `"`, `\` and control characters.
+/// Bytes that end the plain run of a string: `"`, `\\` and control characters.
 fn ends_run(b: u8) -> bool {
     b == b'"' || b == b'\\' || b < 0x20
 }
@@ -123,6 +123,35 @@ fn ends_run(b: u8) -> bool {
 /// How many leading bytes satisfy `keep`.
 fn skip(bytes: &[u8], keep: impl Fn(u8) -> bool) -> usize {
     bytes.iter().position(|&b| !keep(b)).unwrap_or(bytes.len())
+}
+
+const LOW: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `word` that is below `n` (`n` ≤ 0x80), and possibly of bytes
+/// above the lowest such byte (a borrow can run up; only the lowest mark is exact).
+fn below(word: u64, n: u8) -> u64 {
+    word.wrapping_sub(LOW * u64::from(n)) & !word & HIGH
+}
+
+/// The high bit of each byte of `word` equal to `b` (the lowest mark is exact, as in `below`).
+fn equal(word: u64, b: u8) -> u64 {
+    below(word ^ (LOW * u64::from(b)), 1)
+}
+
+/// The length of the plain run of a string at the start of `bytes` (up to a byte that
+/// [`ends_run`]), eight bytes at a time: string contents are most of a payload's bytes.
+fn string_run(bytes: &[u8]) -> usize {
+    let mut at = 0;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        let marks = below(word, 0x20) | equal(word, b'"') | equal(word, b'\\');
+        if marks != 0 {
+            return at + (marks.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    at + skip(&bytes[at..], |b| !ends_run(b))
 }
 
 fn is_space(b: u8) -> bool {
@@ -170,9 +199,9 @@ impl JsonCheck {
             // are skipped in tight loops; every other byte goes through `step`.
             match self.state {
                 State::Str { key } => {
-                    match bytes[at..].iter().position(|&b| ends_run(b)) {
-                        None => at = bytes.len(),
-                        Some(run) => {
+                    match string_run(&bytes[at..]) {
+                        run if at + run == bytes.len() => at = bytes.len(),
+                        run => {
                             at += run;
                             match bytes[at] {
                                 b'"' => self.state = self.after_string(key),

@@ -1,12 +1,14 @@
 //! The incremental marker parser: text streams in, display text and completed markers stream out.
 
+use std::ops::Range;
+
 use memchr::{memchr, memchr_iter};
 
 use super::bracket_scan::BracketScan;
 use super::line::{LineStart, MAX_PREFIX_LEN, classify};
 use super::registry::{MarkerId, MarkerRegistry};
 use super::values::{MAX_LIST_ITEMS, Outcome, json_marker, line_marker};
-use super::{Diagnostic, DiagnosticCode, Event, Parsed};
+use super::{Diagnostic, DiagnosticCode, Event, Marker, Parsed};
 use crate::json::{JsonCheck, Progress};
 
 /// Longest marker line, in bytes; a longer one is dropped with a diagnostic.
@@ -81,6 +83,12 @@ pub struct MarkerParser {
     events: Vec<Event>,
     parsed: Parsed,
     ended: bool,
+    /// Bytes fed before the current chunk.
+    fed: usize,
+    /// Where the JSON body being collected starts, in bytes from the start of the stream.
+    body_start: usize,
+    /// Where the bodies of the payload events not yet drained start and end.
+    body_spans: Vec<Range<usize>>,
 }
 
 impl Default for MarkerParser {
@@ -109,6 +117,9 @@ impl MarkerParser {
             events: Vec::new(),
             parsed: Parsed::default(),
             ended: false,
+            fed: 0,
+            body_start: 0,
+            body_spans: Vec::new(),
         }
     }
 
@@ -124,10 +135,18 @@ impl MarkerParser {
 
     /// Parses the next chunk and returns the events it completed.
     pub fn feed(&mut self, chunk: &str) -> std::vec::Drain<'_, Event> {
+        self.parse(chunk);
+        self.events.drain(..)
+    }
+
+    /// [`Self::feed`] in two calls, for a caller that reads the parser's state (such as
+    /// [`Self::open_body_start`]) before taking the events: parses the next chunk and keeps
+    /// its events for [`Self::take_events`].
+    pub fn parse(&mut self, chunk: &str) {
         if self.ended {
             let message = "text fed after the end of the stream was ignored".to_owned();
             self.diagnostic_at(DiagnosticCode::FeedAfterEnd, message, self.line);
-            return self.events.drain(..);
+            return;
         }
         let mut at = 0;
         while at < chunk.len() {
@@ -152,7 +171,55 @@ impl MarkerParser {
                 Mode::SkipLine => self.skip_line(chunk, at),
             };
         }
+        self.fed += chunk.len();
+    }
+
+    /// The events completed since they were last taken.
+    pub fn take_events(&mut self) -> std::vec::Drain<'_, Event> {
         self.events.drain(..)
+    }
+
+    /// Bytes fed so far.
+    pub fn fed(&self) -> usize {
+        self.fed
+    }
+
+    /// Where the JSON body being collected starts, in bytes from the start of the stream; `None`
+    /// when no body is open.
+    pub fn open_body_start(&self) -> Option<usize> {
+        matches!(
+            self.mode,
+            Mode::Body {
+                overflow: false,
+                ..
+            }
+        )
+        .then_some(self.body_start)
+    }
+
+    /// Where the JSON bodies of the payload events returned since the last call lie in the
+    /// stream (byte offsets from its start), one range a payload, in order: a caller that kept
+    /// the text it fed can take a body from there instead of from the event.
+    ///
+    /// ```
+    /// use stepwise_core::markers::{MarkerParser, MarkerRegistry};
+    /// let mut registry = MarkerRegistry::new();
+    /// registry.register_payload("SCHEMA_PROPOSAL").unwrap();
+    /// let mut parser = MarkerParser::with_registry(registry);
+    /// let text = "Here:\nSCHEMA_PROPOSAL: {\"a\": 1}\n";
+    /// parser.feed(&text[..25]);
+    /// assert_eq!(parser.open_body_start(), Some(23));
+    /// parser.feed(&text[25..]);
+    /// let spans: Vec<_> = parser.drain_body_spans().collect();
+    /// assert_eq!(&text[spans[0].clone()], "{\"a\": 1}");
+    /// ```
+    pub fn drain_body_spans(&mut self) -> std::vec::Drain<'_, Range<usize>> {
+        self.body_spans.drain(..)
+    }
+
+    /// Whether [`Self::drain_body_spans`] has spans to give.
+    pub fn has_body_spans(&self) -> bool {
+        !self.body_spans.is_empty()
     }
 
     /// Feeds `chunk` only if it is display text that continues the current line (ending it at
@@ -179,6 +246,7 @@ impl MarkerParser {
             Some(_) => return false,
         };
         self.parsed.message.push_str(chunk);
+        self.fed += chunk.len();
         if ends_line {
             self.line += 1;
             self.mode = Mode::LineStart;
@@ -357,6 +425,7 @@ impl MarkerParser {
                 self.check = JsonCheck::default();
                 self.fallback = None;
                 self.value.clear();
+                self.body_start = self.fed + at;
                 self.mode = Mode::Body {
                     id,
                     overflow: false,
@@ -432,7 +501,11 @@ impl MarkerParser {
         if closed {
             if !overflow {
                 let body = std::mem::take(&mut self.value);
-                self.complete(json_marker(id, body, self.check.finish(), &self.registry));
+                let outcome = json_marker(id, body, self.check.finish(), &self.registry);
+                if let Ok((Marker::Payload(_), _)) = &outcome {
+                    self.body_spans.push(self.body_start..self.fed + end);
+                }
+                self.complete(outcome);
             }
             self.value.clear();
             self.mode = Mode::AfterBody {

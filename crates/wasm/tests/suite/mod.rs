@@ -3,7 +3,10 @@
 
 use serde_json::{Value, json};
 use stepwise_core::markers::{MarkerParser, MarkerRegistry};
-use stepwise_wasm::{CHUNK_AS_TEXT, EVENTS_READY, MarkerStream, NO_EVENTS, Workflow};
+use stepwise_wasm::{
+    CHUNK_AS_TEXT, EVENTS_READY, MarkerStream, NO_EVENTS, SPANS_READY, WINDOW_ADD, WINDOW_OPEN,
+    Workflow,
+};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -92,8 +95,9 @@ fn marker_vectors_parse_in_wasm_as_natively_at_every_chunking() {
             let mut stream = MarkerStream::new(names.as_deref().map(js_strings)).unwrap();
             let mut native = native_parser(names.as_deref());
             let mut display = String::new();
+            let mut window = Vec::new();
             for chunk in &chunks {
-                let events = feed(&mut stream, chunk);
+                let events = feed(&mut stream, &mut window, chunk);
                 let want = serde_json::to_value(native.feed(chunk).collect::<Vec<_>>()).unwrap();
                 assert_eq!(events, want, "{name}: events of chunk {chunk:?}");
                 for event in events.as_array().unwrap() {
@@ -297,14 +301,37 @@ fn type_errors_name_what_was_found_and_expected() {
     );
 }
 
-/// What the package's JS `feed` returns for a chunk (js/stepwise.js), built from `feedChunk`.
-fn feed(stream: &mut MarkerStream, chunk: &str) -> Value {
-    match stream.feed_chunk(chunk) {
+/// What the package's JS `feed` returns for a chunk (js/stepwise.js), built from `feedChunk`:
+/// the chunks kept while a JSON body streams (`window`), and the payloads whose data is read
+/// from them.
+fn feed(stream: &mut MarkerStream, window: &mut Vec<String>, chunk: &str) -> Value {
+    let code = stream.feed_chunk(chunk, chunk.encode_utf16().count() as u32);
+    if code & WINDOW_ADD != 0 {
+        window.push(chunk.to_owned());
+    }
+    let events = match code & 3 {
         NO_EVENTS => json!([]),
         CHUNK_AS_TEXT => json!([{"type": "text", "text": chunk}]),
-        EVENTS_READY => rust(stream.take_events().into()),
-        code => panic!("unknown feedChunk code {code}"),
+        EVENTS_READY => {
+            let events = stream.take_events();
+            if code & SPANS_READY != 0 {
+                let text: Vec<u16> = window.concat().encode_utf16().collect();
+                let spans = stream.take_spans();
+                for i in (0..spans.length()).step_by(3) {
+                    let at = |k: u32| spans.get(i + k).as_f64().unwrap() as usize;
+                    let body = String::from_utf16(&text[at(1)..at(2)]).unwrap();
+                    let data = js_sys::JSON::parse(&body).unwrap();
+                    js_sys::Reflect::set(&spans.get(i), &"data".into(), &data).unwrap();
+                }
+            }
+            rust(events.into())
+        }
+        other => panic!("unknown feedChunk code {other}"),
+    };
+    if code & WINDOW_OPEN == 0 {
+        window.clear();
     }
+    events
 }
 
 fn js_strings(names: &[String]) -> js_sys::Array {
