@@ -10,11 +10,14 @@
 //   guided-fake  guided turns answered by the fake OpenAI-compatible provider (20 lines)
 //   assistant    assistant turns without tools, offline provider
 //   stream       guided turns answered by the fake provider in 400 lines (the cost of forwarding)
+// With `guided`, the same turns are then sent to bench/floor-worker.mjs (a plain JS Worker making
+// the same runtime calls and nothing else): the Worker's own CPU is what it spends beyond that.
 import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { asOwner, newOwner, startStack } from "../tests/e2e/harness.mjs";
+import { createRequire } from "node:module";
+import { asOwner, newOwner, startStack, wranglerConfig } from "../tests/e2e/harness.mjs";
 import { connect, profileWhile, summarize } from "./cdp.mjs";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -82,9 +85,38 @@ async function run(base, count, inFlight) {
   return (performance.now() - started) / 1000;
 }
 
+/** Runs the floor Worker on Miniflare with the same rate limits, and measures the same turns. */
+async function floor() {
+  const require = createRequire(join(ROOT, "node_modules/wrangler/package.json"));
+  const { Miniflare, convertV4MiniflareOptions, Log, LogLevel } = require("miniflare");
+  const limit = (namespace_id) => ({ namespace_id, simple: { limit: 1_000_000, period: 60 } });
+  const mf = new Miniflare(convertV4MiniflareOptions({
+    host: "127.0.0.1", port: 0, cf: false, log: new Log(LogLevel.WARN),
+    workers: [{
+      name: "floor", modules: [{ type: "ESModule", path: join(ROOT, "bench/floor-worker.mjs") }], modulesRoot: join(ROOT, "bench"),
+      compatibilityDate: wranglerConfig().compatibility_date,
+      ratelimits: { OWNER_RATE_LIMIT: limit("1001"), IP_RATE_LIMIT: limit("1002") },
+      durableObjects: { FLOOR: { className: "Floor", useSQLite: true } },
+    }],
+  }));
+  const base = (await mf.ready).origin;
+  try {
+    await run(base, WARM_UP, COUNTS.inFlight);
+    const cpuBefore = workerdCpu();
+    await run(base, COUNTS.sequential, 1);
+    const cpuSequential = workerdCpu() - cpuBefore;
+    await run(base, COUNTS.parallel, COUNTS.inFlight);
+    const cpuParallel = workerdCpu() - cpuBefore - cpuSequential;
+    return { sequential: (cpuSequential * 1000) / COUNTS.sequential, parallel: (cpuParallel * 1000) / COUNTS.parallel };
+  } finally {
+    await mf.dispose();
+  }
+}
+
 const workerDir = namedBuild();
 const profiling = process.env.PROFILE !== "0";
 const inspectorPort = profiling ? 9300 + Math.floor(Math.random() * 500) : undefined;
+let ours;
 const stack = await startStack({ runtime: "miniflare", inspectorPort, workerDir, overrides: { LLM_TIMEOUT_MS: "30000" } });
 try {
   stack.fake.script({ reply: REPLY, paced: true });
@@ -100,9 +132,15 @@ try {
   const cpuParallel = workerdCpu() - cpuBefore - cpuSequential;
   console.log(`\nthroughput of one isolate: ${(one / sequential).toFixed(0)} turns/s one at a time (${one} turns), ${(many / parallel).toFixed(0)} turns/s at ${inFlight} in flight (${many} turns)`);
   console.log(`workerd process CPU (all threads, no profiler): ${((cpuSequential * 1000) / one).toFixed(2)} ms per turn one at a time, ${((cpuParallel * 1000) / many).toFixed(2)} ms at ${inFlight} in flight`);
+  ours = { sequential: (cpuSequential * 1000) / one, parallel: (cpuParallel * 1000) / many };
 } finally {
   await stack.stop();
   rmSync(workerDir, { recursive: true, force: true });
+}
+if (scenario === "guided") {
+  const base = await floor();
+  console.log(`the floor (bench/floor-worker.mjs, the same runtime calls): ${base.sequential.toFixed(2)} ms per turn one at a time, ${base.parallel.toFixed(2)} ms at ${COUNTS.inFlight} in flight`);
+  console.log(`**the Worker's own CPU per turn: ${(ours.sequential - base.sequential).toFixed(2)} ms one at a time, ${(ours.parallel - base.parallel).toFixed(2)} ms at ${COUNTS.inFlight} in flight**`);
 }
 
 async function profile(stack) {

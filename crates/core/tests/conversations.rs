@@ -98,6 +98,31 @@ fn guided_turns_are_serialized_and_build_on_the_current_count() {
 }
 
 #[test]
+fn a_first_guided_turn_is_stored_whole_with_no_lease_and_never_over_another() {
+    let create = Command::CreateGuided {
+        token_hash: "hash-a".into(),
+        state: state("business_goals"),
+    };
+    let (record, reply) = apply(&None, "o1", create.clone(), 5).unwrap();
+    let stored = record.clone().unwrap();
+    assert_eq!((stored.turns, stored.running, stored.leases), (1, None, 0));
+    assert_eq!(stored.guided.unwrap().current_step, "business_goals");
+    assert!(matches!(reply, Reply::Conversation(_)));
+    // The next turn builds on it like on any other.
+    let (record, reply) = apply(&record, "o1", begin_guided(1), 10).unwrap();
+    assert_eq!(lease_of(&reply), 1);
+    // An id that names a stored conversation never starts a new one, whoever asks.
+    assert_eq!(
+        apply(&record, "o1", create.clone(), 20).unwrap_err(),
+        ConversationError::NotFound
+    );
+    assert_eq!(
+        apply(&record, "o2", create, 20).unwrap_err(),
+        ConversationError::NotFound
+    );
+}
+
+#[test]
 fn a_turn_that_never_commits_is_given_up_and_its_late_commit_refused() {
     let (record, reply) = apply(&None, "o1", start_guided(), 0).unwrap();
     let first = lease_of(&reply);

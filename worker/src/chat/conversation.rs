@@ -2,7 +2,9 @@
 //! 128-bit id and an access token made on its first turn (the token stored only as a SHA-256),
 //! a turn begun on the object (which checks the owner, the token, that no other turn runs and
 //! that the request builds on the latest count of turns), then committed with the workflow's new
-//! state or given up.
+//! state or given up. A first turn takes nothing on the object before it answers: nobody else
+//! can know a new id yet, so its conversation is created whole when it commits, and the model
+//! call does not wait on a storage write.
 
 use stepwise_core::conversation::{Command, Conversation as Record, GuidedState, Reply};
 use stepwise_core::owner::OwnerKind;
@@ -24,8 +26,10 @@ pub struct Conversation {
     pub token: Option<String>,
     /// The turn's number (the count of turns once it commits).
     pub turn: u32,
-    /// The turn's lease on the object.
-    lease: u32,
+    /// The turn's lease on the object (`None`: a first turn, which holds none).
+    lease: Option<u32>,
+    /// The token's hash, to store with a new conversation.
+    token_hash: String,
     /// The owner's id.
     owner: String,
 }
@@ -46,37 +50,54 @@ impl Conversation {
             None => (ids::random_id()?, ids::random_id()?, None),
             Some((id, turns)) => (id.to_owned(), require_token(token)?, Some(turns)),
         };
-        let fresh = turns.is_none();
+        let token_hash = hash_token(&token).await?;
+        let Some(turns) = turns else {
+            return Ok(Conversation {
+                id,
+                token: Some(token),
+                turn: 1,
+                lease: None,
+                token_hash,
+                owner: owner.id.clone(),
+            });
+        };
         let command = Command::BeginGuided {
-            token_hash: hash_token(&token).await?,
-            turns,
+            token_hash: token_hash.clone(),
+            turns: Some(turns),
             lease_ms,
         };
         match client::send(env, &id, &owner.id, &command).await? {
             Reply::Begun { turn, lease, .. } => Ok(Conversation {
                 id,
-                token: fresh.then_some(token),
+                token: None,
                 turn,
-                lease,
+                lease: Some(lease),
+                token_hash,
                 owner: owner.id.clone(),
             }),
             other => Err(unexpected(&other)),
         }
     }
 
-    /// Commits the turn with the workflow's new state.
+    /// Commits the turn with the workflow's new state (a first turn creates its conversation).
     pub async fn commit(&self, env: &Env, state: GuidedState) -> AppResult<()> {
-        let command = Command::CommitGuided {
-            lease: self.lease,
-            state,
+        let command = match self.lease {
+            Some(lease) => Command::CommitGuided { lease, state },
+            None => Command::CreateGuided {
+                token_hash: self.token_hash.clone(),
+                state,
+            },
         };
         client::send(env, &self.id, &self.owner, &command).await?;
         Ok(())
     }
 
-    /// Gives the turn up (nothing of it is kept; a first turn takes its conversation along).
+    /// Gives the turn up (nothing of it is kept; a first turn stored nothing yet).
     pub async fn abort(&self, env: &Env) {
-        let command = Command::Abort { lease: self.lease };
+        let Some(lease) = self.lease else {
+            return;
+        };
+        let command = Command::Abort { lease };
         if let Err(error) = client::send(env, &self.id, &self.owner, &command).await {
             worker::console_warn!("conversation {}: abort: {error}", self.id);
         }

@@ -30,6 +30,15 @@ pub enum Command {
         /// How long the turn may run before it is given up, in ms.
         lease_ms: u64,
     },
+    /// Store the first guided turn of a conversation whose id the server just made, whole: no
+    /// other caller can know the id before this turn answers, so the turn holds no lease, and
+    /// nothing is stored until it is done.
+    CreateGuided {
+        /// SHA-256 of the conversation's token.
+        token_hash: String,
+        /// The state after the turn.
+        state: GuidedState,
+    },
     /// Begin an assistant turn; with `start`, the first turn of a conversation whose id the
     /// server just made, titled from `message`.
     BeginAssistant {
@@ -299,6 +308,30 @@ pub fn handle(
                 }
             };
             begin(&mut next, now, *lease_ms)
+        }
+        Command::CreateGuided { token_hash, state } => {
+            if record.is_some() {
+                // A new id never names a stored conversation.
+                return Err(ConversationError::NotFound);
+            }
+            let next = Conversation {
+                id: id.to_owned(),
+                owner: owner.to_owned(),
+                kind: ConversationKind::Guided,
+                title: String::new(),
+                created_at: now,
+                updated_at: now,
+                turns: 1,
+                leases: 0,
+                running: None,
+                token_hash: Some(token_hash.clone()),
+                guided: Some(state.clone()),
+                entries: Vec::new(),
+                requests: Vec::new(),
+                waiting: None,
+                writing_style: None,
+            };
+            saved(next)
         }
         Command::BeginAssistant {
             message,
