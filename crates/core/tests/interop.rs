@@ -344,3 +344,55 @@ fn an_assistant_turn_speaks_tool_calls_as_agui_events() {
     assert_eq!(values[8]["content"], "3 articles found");
     assert_eq!(values[9]["result"]["kind"], "assistant");
 }
+
+#[test]
+fn a_refused_call_never_started_so_results_go_to_the_calls_that_ran() {
+    let refused = ToolUse {
+        tool_name: "nope".into(),
+        input: json!({}),
+        output: "error: there is no tool `nope`".into(),
+        is_error: true,
+    };
+    let ran = ToolUse {
+        tool_name: "search_pubmed".into(),
+        input: json!({"query": "EGFR"}),
+        output: "3 articles found".into(),
+        is_error: false,
+    };
+    let events = [
+        StreamEvent::ToolStart {
+            tool: "search_pubmed".into(),
+            input: json!({"query": "EGFR"}),
+        },
+        StreamEvent::ToolComplete {
+            tool: "search_pubmed".into(),
+            index: 1,
+        },
+        StreamEvent::Complete {
+            payload: Box::new(TurnAnswer::Assistant(AssistantResponse {
+                message: "Found 3.".into(),
+                tool_history: vec![refused, ran],
+                ..AssistantResponse::default()
+            })),
+        },
+    ];
+    let mut agui = AgUiEncoder::new("t", "r", "m", None);
+    let mut ui = UiMessageEncoder::new("m");
+    let (mut agui_text, mut ui_text) = (String::new(), String::new());
+    for event in &events {
+        agui_text.push_str(&agui.encode(event));
+        ui_text.push_str(&ui.encode(event));
+    }
+    let results: Vec<Value> = frames(&agui_text)
+        .into_iter()
+        .filter(|v| v["type"] == "TOOL_CALL_RESULT")
+        .collect();
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["content"], "3 articles found");
+    let outputs: Vec<Value> = frames(&ui_text)
+        .into_iter()
+        .filter(|v| v["type"] == "tool-output-available" || v["type"] == "tool-output-error")
+        .collect();
+    assert_eq!(outputs.len(), 1);
+    assert_eq!(outputs[0]["output"], "3 articles found");
+}

@@ -12,7 +12,7 @@ pub const NO_EVENTS: u32 = 0;
 pub const CHUNK_AS_TEXT: u32 = 1;
 /// `feedChunk`: the events are ready for `takeEvents`.
 pub const EVENTS_READY: u32 = 2;
-/// `feedChunk` flag: keep this chunk in the window (a JSON body started in it).
+/// `feedChunk` flag: keep this chunk in the window (a JSON body is open in it or ended in it).
 pub const WINDOW_ADD: u32 = 4;
 /// `feedChunk` flag: a JSON body is still open after this chunk: keep the window.
 pub const WINDOW_OPEN: u32 = 8;
@@ -105,11 +105,13 @@ impl MarkerStream {
     }
 
     /// The parsing half of the package's `feed` (defined in `js/stepwise.js`, which holds back
-    /// a trailing high surrogate so that `chunk` never ends inside a surrogate pair). Returns
-    /// how the events are to be built: [`NO_EVENTS`], [`CHUNK_AS_TEXT`] (one text event that
-    /// is the chunk itself, reused as the caller's string) or [`EVENTS_READY`] (`takeEvents`).
-    /// A number crosses the boundary much faster than an array of fresh objects, and most
-    /// streamed deltas are plain text.
+    /// a trailing high surrogate so that `chunk` never ends inside a surrogate pair; `len16` is
+    /// the chunk's length in UTF-16 units, its JS `length`). Returns how the events are to be
+    /// built, in the low two bits: [`NO_EVENTS`], [`CHUNK_AS_TEXT`] (one text event that is the
+    /// chunk itself, reused as the caller's string) or [`EVENTS_READY`] (`takeEvents`); and the
+    /// window's flags above them: [`WINDOW_ADD`], [`WINDOW_OPEN`], [`SPANS_READY`]
+    /// (`takeSpans`). A number crosses the boundary much faster than an array of fresh objects,
+    /// and most streamed deltas are plain text.
     #[wasm_bindgen(js_name = feedChunk, skip_typescript)]
     pub fn feed_chunk(&mut self, chunk: &str, len16: u32) -> u32 {
         // A lone surrogate in the JS chunk reads as U+FFFD here, and so must reach the event.

@@ -49,7 +49,7 @@ extern "C" {
     fn set(object: &JsValue, key: &str, value: &JsValue);
 }
 
-/// The steps as `StepSpecJson[]`.
+/// The steps as `StepSpec[]`.
 pub(crate) fn steps_to_js(steps: &[StepSpec]) -> JsValue {
     steps
         .iter()
@@ -75,12 +75,12 @@ fn step_to_js(s: &StepSpec) -> JsValue {
     )
 }
 
-/// The spec as `WorkflowSpecJson`.
+/// The spec as `WorkflowSpec`.
 pub(crate) fn spec_to_js(workflow: &WorkflowSpec) -> JsValue {
     spec(&workflow.id, &workflow.title, steps_to_js(&workflow.steps))
 }
 
-/// The state as `WorkflowStateJson`.
+/// The state as `WorkflowState`.
 pub(crate) fn state_to_js(workflow_state: &WorkflowState) -> JsValue {
     state(
         &workflow_state.current_step,

@@ -222,6 +222,17 @@ async fn start(
     }
     let loaded = sources::load(&env, owner, stream, context.report_id.as_deref(), false).await?;
     let turn_ms = number(&env, "ASSISTANT_TURN_MS").unwrap_or(DEFAULT_TURN_MS);
+    // The answer's stream exists before the turn holds its conversation, so nothing after the
+    // lease can fail and leave it behind.
+    let stream = match wire {
+        Some(wire) => {
+            let ui_message = matches!(wire, Wire::UiMessage(_));
+            let (out, mut response) = Output::sse(wire)?;
+            mark_stream(&mut response, ui_message)?;
+            Some((out, response))
+        }
+        None => None,
+    };
     let session = Session::begin(
         &env,
         owner,
@@ -247,17 +258,14 @@ async fn start(
         context,
         loaded,
     };
-    let Some(wire) = wire else {
+    let Some((mut out, response)) = stream else {
         let mut out = Output::json();
         let stored = turn.run(&mut out).await;
         return out.into_json_response(stored);
     };
-    let ui_message = matches!(wire, Wire::UiMessage(_));
-    let (mut out, mut response) = Output::sse(wire)?;
     ctx.wait_until(async move {
         turn.run(&mut out).await;
     });
-    mark_stream(&mut response, ui_message)?;
     Ok(response)
 }
 

@@ -83,6 +83,21 @@ pub async fn run_turn(
         }
         _ => Charge::default(),
     };
+    // The answer's stream exists before the turn holds anything, so nothing after the lease and
+    // the charge can fail and leave them behind.
+    let step = match &start {
+        TurnStart::CallModel(plan) => Some(plan.step.clone()),
+        TurnStart::Respond(_) => request.current_step.clone(),
+    };
+    let stream = match reply.wire(step.as_deref())? {
+        Some(wire) => {
+            let ui_message = matches!(wire, Wire::UiMessage(_));
+            let (out, mut response) = Output::sse(wire)?;
+            mark_stream(&mut response, ui_message)?;
+            Some((out, response))
+        }
+        None => None,
+    };
     // The turn's lease and its charge are two objects' answers, neither waiting on the other;
     // whichever is refused undoes the other.
     let (begun, charged) = futures_util::future::join(
@@ -113,22 +128,15 @@ pub async fn run_turn(
         settings,
         env,
     };
-    let step = match &start {
-        TurnStart::CallModel(plan) => Some(plan.step.as_str()),
-        TurnStart::Respond(_) => turn.request.current_step.as_deref(),
-    };
-    let Some(wire) = reply.wire(step)? else {
+    let Some((mut out, response)) = stream else {
         let mut out = Output::json();
         let persisted = turn.run(start, &mut out).await;
         return out.into_json_response(persisted);
     };
-    let ui_message = matches!(wire, Wire::UiMessage(_));
-    let (mut out, mut response) = Output::sse(wire)?;
     ctx.wait_until(async move {
         // A `status` event already told the client if the turn was not stored.
         turn.run(start, &mut out).await;
     });
-    mark_stream(&mut response, ui_message)?;
     Ok(response)
 }
 

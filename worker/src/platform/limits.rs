@@ -31,20 +31,18 @@ pub async fn rate_limit(req: &Request, env: &Env, owner: &Owner) -> AppResult<()
         .headers()
         .get("cf-connecting-ip")?
         .unwrap_or_else(|| "unknown".to_owned());
-    let limit = |binding: &'static str, key: String| async move {
+    // In turn: a request the owner's limit refuses does not spend the address's, which other
+    // people behind the same address share.
+    for (binding, key) in [
+        (BY_OWNER, format!("owner:{}", owner.id)),
+        (BY_IP, format!("ip:{ip}")),
+    ] {
         let limiter = env.rate_limiter(binding).map_err(|_| {
             AppError::misconfigured(format_args!("the {binding} binding is missing"))
         })?;
-        Ok::<bool, AppError>(limiter.limit(key).await?.success)
-    };
-    // Both limits are asked at once: neither depends on the other's answer.
-    let (by_owner, by_ip) = futures_util::future::join(
-        limit(BY_OWNER, format!("owner:{}", owner.id)),
-        limit(BY_IP, format!("ip:{ip}")),
-    )
-    .await;
-    if !(by_owner? && by_ip?) {
-        return Err(AppError::rate_limited(PERIOD_SECONDS));
+        if !limiter.limit(key).await?.success {
+            return Err(AppError::rate_limited(PERIOD_SECONDS));
+        }
     }
     Ok(())
 }

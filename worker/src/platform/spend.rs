@@ -161,7 +161,10 @@ impl DurableObject for SpendGuard {
 }
 
 impl SpendGuard {
-    /// The owner's counters and the total: from memory when known, else from storage.
+    /// The owner's counters and the total: from memory when known, else from storage. Sound
+    /// only because every await of a charge is a storage call, during which the object's input
+    /// gate holds other requests back: a charge reads and writes with no other in between. An
+    /// await of anything else there would let two charges interleave and lose one.
     async fn counters(
         &self,
         storage: &Storage,

@@ -2,11 +2,7 @@
 //! buffering): a Rust stream of frames (research job events), or a sink a turn writes its
 //! frames into as they happen (chat and assistant turns).
 
-use std::cell::Cell;
-use std::rc::Rc;
-
 use futures_util::TryStream;
-use worker::wasm_bindgen::closure::Closure;
 use worker::wasm_bindgen::{self, JsValue};
 use worker::{Response, ResponseBody, Result, js_sys, web_sys};
 
@@ -35,11 +31,31 @@ fn set_headers(response: &mut Response) -> Result<()> {
 /// the response body's pipe, one runtime call each, without waiting for the client to read them
 /// (a turn's events are bounded by the answer's size limit). Dropping it ends the body.
 pub struct EventSink {
-    writer: web_sys::WritableStreamDefaultWriter,
-    /// Set once a write failed or the pipe errored: the client went away.
-    gone: Rc<Cell<bool>>,
-    /// Marks the sink gone; handles every write's and the pipe's failure.
-    on_failure: Closure<dyn FnMut(JsValue)>,
+    /// The JS side of the sink (`sink` below): the writer, and whether a write or the pipe
+    /// failed. Its failure handler is a JS function, so it outlives this value for as long as a
+    /// write it handles is pending.
+    handle: JsValue,
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "
+export function sink(writer) {
+  const sink = { writer, gone: false, fail: () => { sink.gone = true; } };
+  writer.closed.catch(sink.fail);
+  return sink;
+}
+export function write(sink, chunk) { sink.writer.write(chunk).catch(sink.fail); }
+export function open(sink) { return !sink.gone && sink.writer.desiredSize !== null; }
+export function end(sink) { sink.writer.close().catch(sink.fail); }
+")]
+extern "C" {
+    /// The sink of a writer: it notes when the pipe or a write fails (the client went away).
+    fn sink(writer: &web_sys::WritableStreamDefaultWriter) -> JsValue;
+    /// Writes a chunk without waiting for it to be read.
+    fn write(sink: &JsValue, chunk: &js_sys::Uint8Array);
+    /// Whether no write failed and the pipe is neither errored nor closed.
+    fn open(sink: &JsValue) -> bool;
+    /// Closes the pipe (the body ends).
+    fn end(sink: &JsValue);
 }
 
 #[wasm_bindgen::prelude::wasm_bindgen]
@@ -64,14 +80,8 @@ pub fn stream_response() -> Result<(Response, EventSink)> {
     let writer = pipe.writable().get_writer()?;
     let mut response = Response::from_body(ResponseBody::Stream(pipe.readable()))?;
     set_headers(&mut response)?;
-    let gone = Rc::new(Cell::new(false));
-    let flag = Rc::clone(&gone);
-    let on_failure = Closure::new(move |_| flag.set(true));
-    let _ = writer.closed().catch(&on_failure);
     let sink = EventSink {
-        writer,
-        gone,
-        on_failure,
+        handle: sink(&writer),
     };
     Ok((response, sink))
 }
@@ -82,20 +92,19 @@ impl EventSink {
         if !self.is_open() {
             return false;
         }
-        let chunk = js_sys::Uint8Array::from(frame);
-        let _ = self.writer.write_with_chunk(&chunk).catch(&self.on_failure);
+        write(&self.handle, &js_sys::Uint8Array::from(frame));
         true
     }
 
     /// Whether the client is still reading: no write has failed, and the pipe has not errored
     /// (which cancelling it does).
     pub fn is_open(&self) -> bool {
-        !self.gone.get() && matches!(self.writer.desired_size(), Ok(Some(_)))
+        open(&self.handle)
     }
 }
 
 impl Drop for EventSink {
     fn drop(&mut self) {
-        let _ = self.writer.close().catch(&self.on_failure);
+        end(&self.handle);
     }
 }

@@ -4,8 +4,8 @@
 //! normalized codes, and the key is scrubbed from any upstream message.
 //!
 //! The upstream body is read straight from its reader, and the per-chunk timeout is one timer
-//! for as long as chunks keep coming: when it fires, it checks when the last chunk came and
-//! waits on for the rest of the window. A timer per chunk (set, then cleared) and a Rust stream
+//! for as long as chunks keep coming: when it fires, it checks since when the caller has been
+//! waiting and waits on for the rest of the window. A timer per chunk (set, then cleared) and a Rust stream
 //! around the reader cost more CPU than decoding the chunk (bench/README.md).
 
 use std::pin::Pin;
@@ -81,8 +81,9 @@ struct Upstream {
     pending: Option<JsFuture>,
     /// The timer, and the time (ms since the epoch) it was set to fire at.
     timer: Option<(Pin<Box<Delay>>, u64)>,
-    /// When the last chunk arrived (ms since the epoch).
-    last_chunk_at: u64,
+    /// Since when the caller has been waiting for the next chunk (ms since the epoch): the time
+    /// it spends with a chunk does not count against the provider.
+    waiting_since: u64,
 }
 
 impl ModelStream {
@@ -159,7 +160,7 @@ impl ModelStream {
             reader,
             pending: None,
             timer: None,
-            last_chunk_at: now_ms(),
+            waiting_since: now_ms(),
         };
         Ok(ModelStream {
             decoder: StreamDecoder::new(provider.kind),
@@ -242,9 +243,10 @@ impl Upstream {
         deadline_at: u64,
     ) -> Result<Option<Vec<u8>>, ProviderError> {
         let window = chunk_timeout.as_millis() as u64;
+        self.waiting_since = now_ms();
         loop {
             let now = now_ms();
-            let due = self.last_chunk_at.saturating_add(window).min(deadline_at);
+            let due = self.waiting_since.saturating_add(window).min(deadline_at);
             if now >= due {
                 return Err(if due == deadline_at {
                     ProviderError::new(ErrorCode::Timeout, "the provider did not finish in time")
@@ -253,7 +255,8 @@ impl Upstream {
                 });
             }
             // The timer stands while chunks keep coming; it is set again only when it fired
-            // (or was set for a later time than the window now ends).
+            // (or was set for a later time than the window now ends). When it fires the read was
+            // just polled and was not ready: the loop checks whether the window has passed.
             if self.timer.as_ref().is_none_or(|(_, at)| *at > due) {
                 let delay = Delay::from(Duration::from_millis(due - now));
                 self.timer = Some((Box::pin(delay), due));
@@ -263,7 +266,6 @@ impl Upstream {
             match select(read, timer.as_mut()).await {
                 Either::Left((read, _)) => {
                     self.pending = None;
-                    self.last_chunk_at = now_ms();
                     return BodyReader::chunk(read).map_err(|_| {
                         ProviderError::new(
                             ErrorCode::BadStream,
@@ -271,7 +273,6 @@ impl Upstream {
                         )
                     });
                 }
-                // The timer fired: the loop checks whether the window has really passed.
                 Either::Right(_) => self.timer = None,
             }
         }

@@ -10,7 +10,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{TextParts, answer_data, answer_message, data_frame, tool_outputs};
+use super::{TextParts, ToolCalls, answer_data, answer_message, data_frame};
 use crate::protocol::{ChatMessage, ChatRequest, Role, StreamEvent, TurnAnswer};
 use crate::workflow::{Config, UserAction};
 
@@ -259,7 +259,7 @@ pub struct AgUiEncoder {
     ended: bool,
     /// Its text messages (the answer's id, then `<id>-2`, … after tool calls).
     text: TextParts,
-    tool_calls: Vec<String>,
+    tool_calls: ToolCalls,
 }
 
 impl AgUiEncoder {
@@ -277,7 +277,7 @@ impl AgUiEncoder {
                 1 => base.to_owned(),
                 n => format!("{base}-{n}"),
             }),
-            tool_calls: Vec::new(),
+            tool_calls: ToolCalls::default(),
         }
     }
 
@@ -321,7 +321,7 @@ impl AgUiEncoder {
                     json!({"type": "TOOL_CALL_ARGS", "toolCallId": id, "delta": input.to_string()});
                 push(&mut out, args);
                 push(&mut out, json!({"type": "TOOL_CALL_END", "toolCallId": id}));
-                self.tool_calls.push(id);
+                self.tool_calls.start(id);
             }
             StreamEvent::ToolProgress {
                 tool,
@@ -333,7 +333,7 @@ impl AgUiEncoder {
                 json!({"type": "CUSTOM", "name": "stepwise.tool_progress",
                        "value": {"tool": tool, "stage": stage, "message": message, "progress": progress}}),
             ),
-            StreamEvent::ToolComplete { .. } => {}
+            StreamEvent::ToolComplete { index, .. } => self.tool_calls.finish(*index),
             StreamEvent::ContextRequired { payload } => {
                 self.close_text(&mut out);
                 let value = json!(payload);
@@ -360,7 +360,7 @@ impl AgUiEncoder {
             self.text(out, answer_message(answer));
         }
         self.close_text(out);
-        for (index, (id, used)) in self.tool_calls.iter().zip(tool_outputs(answer)).enumerate() {
+        for (index, (id, used)) in self.tool_calls.results(answer).enumerate() {
             push(
                 out,
                 json!({"type": "TOOL_CALL_RESULT", "messageId": format!("{}-tool-{}", self.message_id, index + 1),

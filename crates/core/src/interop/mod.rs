@@ -125,10 +125,44 @@ fn answer_message(answer: &TurnAnswer) -> &str {
     }
 }
 
-/// The tool calls of an assistant answer, in order, with what each returned.
-fn tool_outputs(answer: &TurnAnswer) -> &[crate::agent::ToolUse] {
-    match answer {
-        TurnAnswer::Guided(_) => &[],
-        TurnAnswer::Assistant(response) => &response.tool_history,
+/// The tool calls that ran in a turn, each with its id in the dialect and, once it finished,
+/// its index in the answer's `tool_history` (which also holds the calls the agent refused,
+/// which never start: results are matched by that index, not by position).
+#[derive(Debug, Default)]
+struct ToolCalls {
+    calls: Vec<(String, Option<u32>)>,
+}
+
+impl ToolCalls {
+    /// How many calls started.
+    fn len(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// A call started, with this id.
+    fn start(&mut self, id: String) {
+        self.calls.push((id, None));
+    }
+
+    /// The last call that started finished, as entry `index` of the tool history.
+    fn finish(&mut self, index: u32) {
+        if let Some((_, slot @ None)) = self.calls.last_mut() {
+            *slot = Some(index);
+        }
+    }
+
+    /// The calls that ran, with what each returned.
+    fn results<'a>(
+        &'a self,
+        answer: &'a TurnAnswer,
+    ) -> impl Iterator<Item = (&'a str, &'a crate::agent::ToolUse)> + 'a {
+        let history = match answer {
+            TurnAnswer::Guided(_) => &[][..],
+            TurnAnswer::Assistant(response) => &response.tool_history[..],
+        };
+        self.calls.iter().filter_map(move |(id, index)| {
+            let used = history.get(usize::try_from((*index)?).ok()?)?;
+            Some((id.as_str(), used))
+        })
     }
 }

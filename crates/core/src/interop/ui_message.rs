@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::{TextParts, answer_data, answer_message, data_frame, tool_outputs};
+use super::{TextParts, ToolCalls, answer_data, answer_message, data_frame};
 use crate::protocol::StreamEvent;
 
 /// The response header that marks a UI message stream, and its value.
@@ -32,7 +32,7 @@ pub struct UiMessageEncoder {
     /// Its text parts (`text-1`, `text-2`, … split by tool calls).
     text: TextParts,
     /// Ids of the tool calls started, in order; their outputs come with the answer.
-    tool_calls: Vec<String>,
+    tool_calls: ToolCalls,
 }
 
 impl UiMessageEncoder {
@@ -43,7 +43,7 @@ impl UiMessageEncoder {
             started: false,
             ended: false,
             text: TextParts::new("text", |base, n| format!("{base}-{n}")),
-            tool_calls: Vec::new(),
+            tool_calls: ToolCalls::default(),
         }
     }
 
@@ -81,7 +81,7 @@ impl UiMessageEncoder {
                     &mut out,
                     json!({"type": "tool-input-available", "toolCallId": id, "toolName": tool, "input": input}),
                 );
-                self.tool_calls.push(id);
+                self.tool_calls.start(id);
             }
             StreamEvent::ToolProgress {
                 tool,
@@ -93,7 +93,7 @@ impl UiMessageEncoder {
                 json!({"type": "data-tool-progress", "transient": true,
                        "data": {"tool": tool, "stage": stage, "message": message, "progress": progress}}),
             ),
-            StreamEvent::ToolComplete { .. } => {}
+            StreamEvent::ToolComplete { index, .. } => self.tool_calls.finish(*index),
             StreamEvent::ContextRequired { payload } => {
                 self.close_text(&mut out);
                 push(
@@ -107,8 +107,7 @@ impl UiMessageEncoder {
                     self.text(&mut out, answer_message(payload));
                 }
                 self.close_text(&mut out);
-                let outputs = tool_outputs(payload);
-                for (id, used) in self.tool_calls.iter().zip(outputs) {
+                for (id, used) in self.tool_calls.results(payload) {
                     let chunk = if used.is_error {
                         json!({"type": "tool-output-error", "toolCallId": id, "errorText": used.output})
                     } else {

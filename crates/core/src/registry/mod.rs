@@ -85,13 +85,19 @@ pub struct ToolConfig {
     /// JSON Schema of its input (an object); calls that do not match are refused.
     pub input_schema: Value,
     /// Available on every page (the default).
-    #[cfg_attr(feature = "schema", schemars(default))]
+    #[cfg_attr(feature = "schema", schemars(default = "global_by_default"))]
     pub is_global: bool,
     /// The payload type its results carry, if any (a tool payload).
     pub payload_type: Option<String>,
     /// A grouping for people reading the registry (`research`, `data`...).
     #[cfg_attr(feature = "schema", schemars(default))]
     pub category: String,
+}
+
+/// A tool is on every page unless the registry says otherwise (the schema's default).
+#[cfg(feature = "schema")]
+fn global_by_default() -> bool {
+    true
 }
 
 /// An action a suggested-action button may trigger (spec §4): handled in the browser (client
