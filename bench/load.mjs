@@ -49,6 +49,8 @@ const pct = (values, p) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
 };
+/** Distinct lines with their counts, the most frequent first. */
+const grouped = (lines) => [...lines.reduce((map, line) => map.set(line, (map.get(line) ?? 0) + 1), new Map())].sort((a, b) => b[1] - a[1]);
 const ms = (value) => `${value.toFixed(0)} ms`;
 
 /** The guided conversations: autocannon, one connection a conversation, its turns in order. */
@@ -170,7 +172,8 @@ try {
   const [guidedRun, assistantRun] = await Promise.all([guided(stack.base), assistants(stack.base)]);
   const lost = await lostTurns(stack.base, guidedRun, assistantRun);
   const { result } = guidedRun;
-  const errors = result.errors + result.timeouts + result.non2xx + guidedRun.failures.length + assistantRun.failures.length;
+  // A non-2xx answer is one of the guided failures already (autocannon counts it as `non2xx`).
+  const errors = result.errors + result.timeouts + guidedRun.failures.length + assistantRun.failures.length;
   console.log("| conversations | turns | per turn p50 | p95 | p99 | max | wall time |");
   console.log("|---|---:|---:|---:|---:|---:|---:|");
   for (const [name, run] of [["guided (JSON)", guidedRun], ["assistant with a tool call (SSE)", assistantRun]]) {
@@ -179,7 +182,10 @@ try {
   }
   console.log(`\nautocannon: ${result.requests.total} requests, ${result["2xx"]} 2xx, ${result.non2xx} other, ${result.errors} errors, ${result.timeouts} timeouts; latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`);
   console.log(`errors: ${errors}; lost turns: ${lost.length} (every stored conversation compared with its client's last view: ${guidedRun.finished.length} guided, ${assistantRun.conversations.length} assistant)`);
-  for (const line of [...guidedRun.failures, ...assistantRun.failures, ...lost].slice(0, 10)) console.log(`  ${line}`);
+  for (const [line, count] of grouped([...guidedRun.failures, ...assistantRun.failures, ...lost]).slice(0, 10)) console.log(`  ${count} x ${line}`);
+  // What the Worker logged about its provider calls (the reason behind a 502).
+  const warnings = stack.log().split("\n").filter((line) => /provider [\w-]+: \w+:/.test(line)).map((line) => line.replace(/^.*?(provider )/, "$1"));
+  for (const [line, count] of grouped(warnings).slice(0, 5)) console.log(`  Worker log, ${count} x ${line.slice(0, 200)}`);
   process.exitCode = errors || lost.length || guidedRun.finished.length !== GUIDED || assistantRun.conversations.length !== ASSISTANT ? 1 : 0;
 } finally {
   clearTimeout(limit);

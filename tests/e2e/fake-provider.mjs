@@ -215,6 +215,10 @@ export async function startFakeProvider() {
     if (fault === "hang") return; // headers and half a stream, then silence
     res.end();
   });
+  // Providers' front ends keep an idle connection open for a minute or more; node's default (5 s)
+  // would close connections the Worker's pool is about to reuse under load (a reset request).
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   server.on("connection", (socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
