@@ -201,6 +201,21 @@ describe("upstream faults", () => {
     });
   }
 
+  test("a connection dropped before any answer is sent once more, and only once", async () => {
+    let calls = 0;
+    stack.fake.script(() => (++calls === 1 ? { fault: "reset" } : { reply: "Answered on a new connection.\n" }));
+    let before = stack.fake.requests.length;
+    const { events, text } = await chatSse({ ...request, provider: "fake-openai" });
+    assert.equal(events.at(-1)?.event, "complete", text);
+    assert.equal(events.at(-1).data.payload.message, "Answered on a new connection.");
+    assert.equal(stack.fake.requests.length - before, 2);
+    stack.fake.script({ fault: "reset" });
+    before = stack.fake.requests.length;
+    const json = await chatJson({ ...request, provider: "fake-openai" });
+    assert.deepEqual([json.status, JSON.parse(json.text).error.code], [502, "upstream_error"]);
+    assert.equal(stack.fake.requests.length - before, 2);
+  });
+
   test("the timeout is the configured one", async () => {
     stack.fake.script({ fault: "hang_before_headers" });
     const started = Date.now();

@@ -128,7 +128,7 @@ function systemOf(body) {
  * Starts the fake provider. `script(next)` sets how answers behave: an object for every answer,
  * or a function of the request `{kind, model, system, body}` returning one per request.
  * Behaviour fields: `reply`, `toolCalls`, `status` (+ `message`), `fault` (`hang_before_headers`, `hang`,
- * `cut`, `malformed`), `latencyMs` (wait before answering), `delayMs` (between writes), `paced`, `hangMs` (drop a
+ * `cut`, `malformed`, `reset`: the connection dropped before any answer), `latencyMs` (wait before answering), `delayMs` (between writes), `paced`, `hangMs` (drop a
  * hung connection after this long).
  * `/v1/embeddings` answers OpenAI-style embeddings (see `embeddings`).
  * POSTs to `/webhook` are recorded in `webhooks` and answered `webhookStatus` (default 200).
@@ -184,6 +184,7 @@ export async function startFakeProvider() {
     const behaviour = typeof script === "function" ? script(request) : script;
     const { reply = "", fault, status, message, delayMs = 0, latencyMs = 0 } = behaviour;
     if (latencyMs) await new Promise((r) => setTimeout(r, latencyMs));
+    if (fault === "reset") return req.socket.destroy();
     if (fault === "hang_before_headers") {
       // Never answers; the connection is dropped after `hangMs`, or when the server closes.
       if (behaviour.hangMs) setTimeout(() => res.socket?.destroy(), behaviour.hangMs);

@@ -91,6 +91,7 @@ extern "C" {
 }
 
 /// An outbound HTTP request.
+#[derive(Clone, Copy)]
 pub struct Outbound<'a> {
     /// Its URL.
     pub url: &'a str,

@@ -19,7 +19,7 @@ use stepwise_core::llm::{
 use stepwise_core::offline::OfflineAnswer;
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::web_sys::AbortController;
-use worker::{Delay, web_sys};
+use worker::{Delay, console_warn, web_sys};
 
 use crate::platform::deadline::{now_ms, within};
 use crate::platform::js::{self, BodyReader, Outbound};
@@ -122,7 +122,6 @@ impl ModelStream {
                 "the offline provider has no upstream",
             )
         })?;
-        let wait = chunk_timeout.min(remaining(deadline_at));
         let abort = AbortController::new()
             .map_err(|_| ProviderError::new(ErrorCode::UpstreamError, "no abort controller"))?;
         let signal = abort.signal();
@@ -132,20 +131,36 @@ impl ModelStream {
             body: Some(&request.body),
             signal: Some(&signal),
         };
-        let response = match within(wait, js::fetch(outbound)).await {
-            Some(Ok(response)) => response,
-            Some(Err(_)) => {
-                return Err(ProviderError::new(
-                    ErrorCode::UpstreamError,
-                    "could not reach the provider",
-                ));
-            }
-            None => {
-                abort.abort();
-                return Err(ProviderError::new(
-                    ErrorCode::Timeout,
-                    "the provider did not answer in time",
-                ));
+        // A connection that fails before any answer came (a pooled connection the provider has
+        // just closed, a reset) is tried once more, as providers' own SDKs do. An answer of any
+        // kind, or the time running out, is never sent again.
+        let mut attempt = 1;
+        let (response, wait) = loop {
+            let wait = chunk_timeout.min(remaining(deadline_at));
+            match within(wait, js::fetch(outbound)).await {
+                Some(Ok(response)) => break (response, wait),
+                Some(Err(_))
+                    if attempt < CONNECT_ATTEMPTS && remaining(deadline_at) > Duration::ZERO =>
+                {
+                    console_warn!(
+                        "provider {}: the connection failed before an answer; trying again",
+                        provider.name
+                    );
+                    attempt += 1;
+                }
+                Some(Err(_)) => {
+                    return Err(ProviderError::new(
+                        ErrorCode::UpstreamError,
+                        "could not reach the provider",
+                    ));
+                }
+                None => {
+                    abort.abort();
+                    return Err(ProviderError::new(
+                        ErrorCode::Timeout,
+                        "the provider did not answer in time",
+                    ));
+                }
             }
         };
         let status = response.status();
@@ -280,6 +295,9 @@ impl Upstream {
 }
 
 /// Time left until `deadline_at` (zero once it has passed).
+/// How many times a model call is sent when its connection fails before any answer.
+const CONNECT_ATTEMPTS: u32 = 2;
+
 fn remaining(deadline_at: u64) -> Duration {
     Duration::from_millis(deadline_at.saturating_sub(now_ms()))
 }
