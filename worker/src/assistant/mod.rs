@@ -30,8 +30,8 @@ use crate::platform::body::read_json;
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
-use crate::platform::negotiate::{Delivery, mark_stream};
-use crate::platform::output::{Output, Wire};
+use crate::platform::negotiate::Delivery;
+use crate::platform::output::Output;
 use crate::platform::owner::Owner;
 use crate::platform::settings::{Settings, number};
 use crate::registry::{registry, registry_json};
@@ -224,15 +224,7 @@ async fn start(
     let turn_ms = number(&env, "ASSISTANT_TURN_MS").unwrap_or(DEFAULT_TURN_MS);
     // The answer's stream exists before the turn holds its conversation, so nothing after the
     // lease can fail and leave it behind.
-    let stream = match wire {
-        Some(wire) => {
-            let ui_message = matches!(wire, Wire::UiMessage(_));
-            let (out, mut response) = Output::sse(wire)?;
-            mark_stream(&mut response, ui_message)?;
-            Some((out, response))
-        }
-        None => None,
-    };
+    let stream = wire.map(Output::sse).transpose()?;
     let session = Session::begin(
         &env,
         owner,

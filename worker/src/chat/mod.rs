@@ -21,8 +21,8 @@ use crate::platform::body::read_json;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::ids;
 use crate::platform::kv::Kv;
-use crate::platform::negotiate::{Delivery, mark_stream};
-use crate::platform::output::{Output, Wire};
+use crate::platform::negotiate::Delivery;
+use crate::platform::output::Output;
 use crate::platform::owner::Owner;
 use crate::platform::settings::Settings;
 use crate::platform::spend;
@@ -89,15 +89,7 @@ pub async fn run_turn(
         TurnStart::CallModel(plan) => Some(plan.step.clone()),
         TurnStart::Respond(_) => request.current_step.clone(),
     };
-    let stream = match reply.wire(step.as_deref())? {
-        Some(wire) => {
-            let ui_message = matches!(wire, Wire::UiMessage(_));
-            let (out, mut response) = Output::sse(wire)?;
-            mark_stream(&mut response, ui_message)?;
-            Some((out, response))
-        }
-        None => None,
-    };
+    let stream = reply.wire(step.as_deref())?.map(Output::sse).transpose()?;
     // The turn's lease and its charge are two objects' answers, neither waiting on the other;
     // whichever is refused undoes the other.
     let (begun, charged) = futures_util::future::join(

@@ -2,8 +2,8 @@
 //! dialect an event stream is written in.
 
 use stepwise_core::interop::agui::AgUiEncoder;
-use stepwise_core::interop::ui_message::{STREAM_HEADER, UiMessageEncoder};
-use worker::{Request, Response};
+use stepwise_core::interop::ui_message::UiMessageEncoder;
+use worker::Request;
 
 use super::error::{AppError, AppResult};
 use super::ids;
@@ -74,16 +74,6 @@ pub fn stream_wire(req: &Request) -> AppResult<Wire> {
             "unknown `{FORMAT_HEADER}` `{other}`: use `ui-message-stream` or leave it out"
         ))),
     }
-}
-
-/// Marks an event stream's response with its dialect's header (the UI message stream's).
-pub fn mark_stream(response: &mut Response, wire_was_ui_message: bool) -> AppResult<()> {
-    if wire_was_ui_message {
-        response
-            .headers_mut()
-            .set(STREAM_HEADER.0, STREAM_HEADER.1)?;
-    }
-    Ok(())
 }
 
 /// Whether `Accept` prefers `application/json` to `text/event-stream` (q-values honoured).

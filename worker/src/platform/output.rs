@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 use stepwise_core::interop::agui::AgUiEncoder;
-use stepwise_core::interop::ui_message::UiMessageEncoder;
+use stepwise_core::interop::ui_message::{STREAM_HEADER, UiMessageEncoder};
 use stepwise_core::llm::ProviderError;
 use stepwise_core::markers::Event;
 use stepwise_core::protocol::{ContextRequired, StreamEvent, TurnAnswer};
@@ -61,9 +61,15 @@ pub fn display_text(events: std::vec::Drain<'_, Event>) -> String {
 }
 
 impl Output {
-    /// An event stream in the dialect `wire`, and the response that carries it.
+    /// An event stream in the dialect `wire`, and the response that carries it (marked with the
+    /// dialect's header where it has one: the UI message stream's).
     pub fn sse(wire: Wire) -> AppResult<(Self, Response)> {
-        let (response, sink) = stream_response()?;
+        let (mut response, sink) = stream_response()?;
+        if matches!(wire, Wire::UiMessage(_)) {
+            response
+                .headers_mut()
+                .set(STREAM_HEADER.0, STREAM_HEADER.1)?;
+        }
         let out = Output::Sse {
             sink,
             last_id: 0,

@@ -276,23 +276,13 @@ pub fn handle(
             lease_ms,
         } => {
             let mut next = match (record, turns) {
-                (None, None) => Conversation {
-                    id: id.to_owned(),
-                    owner: owner.to_owned(),
-                    kind: ConversationKind::Guided,
-                    title: String::new(),
-                    created_at: now,
-                    updated_at: now,
-                    turns: 0,
-                    leases: 0,
-                    running: None,
-                    token_hash: Some(token_hash.clone()),
-                    guided: None,
-                    entries: Vec::new(),
-                    requests: Vec::new(),
-                    waiting: None,
-                    writing_style: None,
-                },
+                (None, None) => empty(
+                    id,
+                    owner,
+                    ConversationKind::Guided,
+                    now,
+                    Some(token_hash.clone()),
+                ),
                 // A client's id never starts a conversation; a new id never names a stored one.
                 (None, Some(_)) | (Some(_), None) => return Err(ConversationError::NotFound),
                 (Some(record), Some(turns)) => {
@@ -315,21 +305,15 @@ pub fn handle(
                 return Err(ConversationError::NotFound);
             }
             let next = Conversation {
-                id: id.to_owned(),
-                owner: owner.to_owned(),
-                kind: ConversationKind::Guided,
-                title: String::new(),
-                created_at: now,
-                updated_at: now,
                 turns: 1,
-                leases: 0,
-                running: None,
-                token_hash: Some(token_hash.clone()),
                 guided: Some(state.clone()),
-                entries: Vec::new(),
-                requests: Vec::new(),
-                waiting: None,
-                writing_style: None,
+                ..empty(
+                    id,
+                    owner,
+                    ConversationKind::Guided,
+                    now,
+                    Some(token_hash.clone()),
+                )
             };
             saved(next)
         }
@@ -340,21 +324,8 @@ pub fn handle(
         } => {
             let mut next = match (record, start) {
                 (None, true) => Conversation {
-                    id: id.to_owned(),
-                    owner: owner.to_owned(),
-                    kind: ConversationKind::Assistant,
                     title: title_from(message),
-                    created_at: now,
-                    updated_at: now,
-                    turns: 0,
-                    leases: 0,
-                    running: None,
-                    token_hash: None,
-                    guided: None,
-                    entries: Vec::new(),
-                    requests: Vec::new(),
-                    waiting: None,
-                    writing_style: None,
+                    ..empty(id, owner, ConversationKind::Assistant, now, None)
                 },
                 (Some(record), false) => {
                     let record = assistant(record)?;
@@ -498,6 +469,33 @@ pub fn handle(
                 events: Vec::new(),
             })
         }
+    }
+}
+
+/// A conversation with nothing in it yet, created at `now`.
+fn empty(
+    id: &str,
+    owner: &str,
+    kind: ConversationKind,
+    now: u64,
+    token_hash: Option<String>,
+) -> Conversation {
+    Conversation {
+        id: id.to_owned(),
+        owner: owner.to_owned(),
+        kind,
+        title: String::new(),
+        created_at: now,
+        updated_at: now,
+        turns: 0,
+        leases: 0,
+        running: None,
+        token_hash,
+        guided: None,
+        entries: Vec::new(),
+        requests: Vec::new(),
+        waiting: None,
+        writing_style: None,
     }
 }
 
