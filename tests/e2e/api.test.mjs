@@ -201,7 +201,7 @@ describe("upstream faults", () => {
     });
   }
 
-  test("a connection dropped before any answer is sent once more, and only once", async () => {
+  test("a connection dropped at once, before any answer, is sent once more, and only once", async () => {
     let calls = 0;
     stack.fake.script(() => (++calls === 1 ? { fault: "reset" } : { reply: "Answered on a new connection.\n" }));
     let before = stack.fake.requests.length;
@@ -214,6 +214,12 @@ describe("upstream faults", () => {
     const json = await chatJson({ ...request, provider: "fake-openai" });
     assert.deepEqual([json.status, JSON.parse(json.text).error.code], [502, "upstream_error"]);
     assert.equal(stack.fake.requests.length - before, 2);
+    // A call the provider held for a while before the connection dropped is not sent again.
+    stack.fake.script({ fault: "hang_before_headers", hangMs: 900 });
+    before = stack.fake.requests.length;
+    const held = await chatJson({ ...request, provider: "fake-openai" });
+    assert.deepEqual([held.status, JSON.parse(held.text).error.code], [502, "upstream_error"]);
+    assert.equal(stack.fake.requests.length - before, 1);
   });
 
   test("the timeout is the configured one", async () => {

@@ -131,16 +131,20 @@ impl ModelStream {
             body: Some(&request.body),
             signal: Some(&signal),
         };
-        // A connection that fails before any answer came (a pooled connection the provider has
-        // just closed, a reset) is tried once more, as providers' own SDKs do. An answer of any
-        // kind, or the time running out, is never sent again.
+        // A connection that fails at once, before any answer (a pooled connection the provider
+        // has just closed, a reset), is tried once more, as providers' own SDKs do. An answer of
+        // any kind, a connection dropped after the provider held the call, or the time running
+        // out is never sent again.
         let mut attempt = 1;
         let (response, wait) = loop {
             let wait = chunk_timeout.min(remaining(deadline_at));
+            let sent_at = now_ms();
             match within(wait, js::fetch(outbound)).await {
                 Some(Ok(response)) => break (response, wait),
                 Some(Err(_))
-                    if attempt < CONNECT_ATTEMPTS && remaining(deadline_at) > Duration::ZERO =>
+                    if attempt < CONNECT_ATTEMPTS
+                        && now_ms().saturating_sub(sent_at) < QUICK_FAILURE_MS
+                        && remaining(deadline_at) > Duration::ZERO =>
                 {
                     console_warn!(
                         "provider {}: the connection failed before an answer; trying again",
@@ -297,6 +301,10 @@ impl Upstream {
 /// Time left until `deadline_at` (zero once it has passed).
 /// How many times a model call is sent when its connection fails before any answer.
 const CONNECT_ATTEMPTS: u32 = 2;
+
+/// A connection failing within this long of sending (ms) failed before the provider held the
+/// call: a stale pooled connection or a reset fails in milliseconds.
+const QUICK_FAILURE_MS: u64 = 500;
 
 fn remaining(deadline_at: u64) -> Duration {
     Duration::from_millis(deadline_at.saturating_sub(now_ms()))
