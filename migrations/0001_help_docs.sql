@@ -1,4 +1,4 @@
--- The help desk's knowledge base (README "The help desk"): articles, their full-text index
+-- The help desk's knowledge base (docs/help-desk.md): articles, their full-text index
 -- (FTS5, BM25 ranking, Porter stemming) and, when an embeddings provider is configured, one
 -- vector per article and model. Applied by `wrangler d1 migrations apply stepwise-help`.
 CREATE TABLE help_docs (

@@ -1,4 +1,4 @@
--- Telemetry of the assistant's context requests (README "Context on request"): one row a
+-- Telemetry of the assistant's context requests (docs/context-on-request.md): one row a
 -- request, its outcome and when it ended. Applied with the other migrations of `stepwise-help`.
 CREATE TABLE context_requests (
   request_id TEXT PRIMARY KEY,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #! Installs every tool the project needs, at pinned versions, into a versioned cache.
 # Idempotent: each piece is skipped when already present at the right version.
-# Usage: scripts/setup.sh [core|wasm|browser|worker|fuzz|all]...   (default: all)
+# Usage: scripts/setup.sh [core|wasm|wasm-test|browser|worker|fuzz|all]...   (default: all)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -23,6 +23,13 @@ setup_wasm_bindgen() {
     log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 7 minutes, once per machine)"
     # No --locked: the registry mirror lacks a pinned transitive dependency of the CLI.
     timed cargo install --root "$WASM_BINDGEN_DIR" wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+  fi
+}
+
+setup_wasm_pack() {
+  if [ "$("$WASM_PACK_DIR/bin/wasm-pack" --version 2>/dev/null)" != "wasm-pack $WASM_PACK_VERSION" ]; then
+    log "installing wasm-pack $WASM_PACK_VERSION (about 3 minutes, once per machine)"
+    timed cargo install --root "$WASM_PACK_DIR" wasm-pack --version "$WASM_PACK_VERSION"
   fi
 }
 
@@ -86,10 +93,11 @@ for t in "${targets[@]}"; do
   case "$t" in
     core) setup_core ;;
     wasm) setup_core; setup_wasm_bindgen; setup_node; setup_binaryen; setup_npm ;;
+    wasm-test) setup_core; setup_wasm_bindgen; setup_wasm_pack; setup_chromium ;;
     browser) setup_chromium ;;
     worker) setup_core; setup_wasm_bindgen; setup_node; setup_worker_build; setup_binaryen; setup_npm ;;
     fuzz) setup_fuzz ;;
-    all) setup_core; setup_wasm_bindgen; setup_node; setup_binaryen; setup_npm; setup_worker_build; setup_chromium ;;
+    all) setup_core; setup_wasm_bindgen; setup_node; setup_binaryen; setup_npm; setup_worker_build; setup_wasm_pack; setup_chromium ;;
     *) log "unknown target: $t"; exit 2 ;;
   esac
 done

@@ -1,7 +1,7 @@
 // Browser end-to-end tests: playwright-core drives /usr/bin/chromium (headless) against the app
 // served by `wrangler dev`, with the fake provider playing the model (replies scripted by the
 // current step named in the system prompt) and the research providers. Screenshots of the main
-// screens are saved to tests/browser/screenshots (test artifacts, shown in the README).
+// screens are saved to tests/browser/screenshots (test artifacts, shown in the README and docs/).
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";

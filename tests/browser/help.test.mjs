@@ -2,7 +2,7 @@
 // the starter knowledge base, playwright-core driving /usr/bin/chromium. The whole loop is
 // typed: the article's questions one at a time, a reload mid-loop, the answer that uses the
 // answers, then an article that hands off (footer after the answer, "escalated" banner), and
-// the operators' view. Screenshots go to tests/browser/screenshots (shown in the README).
+// the operators' view. Screenshots go to tests/browser/screenshots (shown in the README and docs/).
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";

@@ -7,6 +7,7 @@ import { createRequire } from "node:module";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
 import { startFakeProvider } from "./fake-provider.mjs";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -65,7 +66,7 @@ async function freePort() {
 
 /**
  * Starts the fake provider and the Worker under `wrangler dev` (as the run command does; the
- * one workerd of the repository, at wrangler.jsonc's compatibility date).
+ * one workerd of the repository, at wrangler.toml's compatibility date).
  */
 export async function startStack(options = {}) {
   // One retry: the free port found may be taken before wrangler binds it.
@@ -83,10 +84,9 @@ export function fakeProvider(fakeUrl, name, kind, model = "fake-model") {
   return { name, kind, base_url, model, api_key_secret: "FAKE_KEY" };
 }
 
-/** wrangler.jsonc as an object: its comments are whole lines starting with `//`. */
+/** wrangler.toml as an object, read with a TOML parser. */
 export function wranglerConfig() {
-  const text = readFileSync(join(ROOT, "wrangler.jsonc"), "utf8");
-  return JSON.parse(text.split("\n").filter((line) => !line.trimStart().startsWith("//")).join("\n"));
+  return parseToml(readFileSync(join(ROOT, "wrangler.toml"), "utf8"));
 }
 
 /** Rate limits high enough for functional suites, which make hundreds of calls as one owner
@@ -128,9 +128,9 @@ function migratedTemplate(env) {
  * inspector on that loopback port (miniflare only; `stack.inspector` is its address) and
  * `workerDir` runs another build of the Worker (miniflare only; benchmarks' names-keeping one).
  * `providers(fakeUrl)` replaces the default list: fake-openai, fake-anthropic, fake-gemini, offline.
- * `config(object)` edits wrangler.jsonc's object for this stack only (bindings such as rate
+ * `config(object)` edits wrangler.toml's object for this stack only (bindings such as rate
  * limits can only be set there; by default the limits are raised with `generousLimits`); the
- * edited copy, without its `build` entry, is written beside it as JSON and removed when the stack
+ * edited copy, without its `build` entry, is written beside it as TOML and removed when the stack
  * stops. */
 async function startOnce({ overrides = {}, providers: listProviders, config = generousLimits, runtime = "wrangler", inspectorPort, workerDir } = {}) {
   buildOnce();
@@ -155,9 +155,8 @@ async function startOnce({ overrides = {}, providers: listProviders, config = ge
   const args = ["--no-install", "wrangler", "dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--show-interactive-dev-session=false"];
   const baseConfig = wranglerConfig();
   delete baseConfig.build;
-  delete baseConfig.$schema;
-  const configFile = join(ROOT, `.wrangler-e2e-${port}.json`);
-  writeFileSync(configFile, JSON.stringify(config ? config(baseConfig) : baseConfig, null, 2));
+  const configFile = join(ROOT, `.wrangler-e2e-${port}.toml`);
+  writeFileSync(configFile, stringifyToml(config ? config(baseConfig) : baseConfig));
   args.push("--config", configFile);
   const removeConfig = () => rmSync(configFile, { force: true });
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);

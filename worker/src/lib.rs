@@ -60,7 +60,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
 #[event(queue)]
 async fn queue(batch: MessageBatch<String>, env: Env, _ctx: Context) -> worker::Result<()> {
     let messages = batch.messages()?;
-    let handled = futures_util::future::join_all(messages.iter().map(|message| {
+    let handled = futures::future::join_all(messages.iter().map(|message| {
         let env = &env;
         async move { consume(env, message.body()).await }
     }))

@@ -7,43 +7,9 @@
 //! (`JSON.parse` of a slice the core points at) instead of being copied back out of wasm
 //! memory. All parsing is the core's; this file only stitches UTF-16 surrogate pairs that a
 //! chunk boundary split (Rust strings cannot hold half a pair) and builds the trivial results.
-import init, { initSync, MarkerStream as Bindings, resolveChatLines, Workflow } from "./bindings.js";
+import init, { initSync, MarkerStream as Bindings, resolveChat, Workflow } from "./bindings.js";
 
-export { init as default, initSync, Workflow };
-
-/** What the assistant has on a page: `registry` is the assistant registry's JSON (as the
- * Worker's `GET /api/assistant/registry` serves it); the core resolves it (global, page, tab,
- * subtab). The registry crosses into wasm as tab-separated lines of names
- * (crates/wasm/src/registry.rs). */
-export function resolveChat(registry, page, tab, subtab) {
-  const lines = [];
-  const row = (...cells) => lines.push(cells.join("\t"));
-  const names = (list) => (list ?? []).join(",");
-  for (const p of registry.payloads ?? []) row("payload", p.name, p.source, p.is_global ? 1 : 0, p.parse_marker ?? "");
-  for (const t of registry.tools ?? []) row("tool", t.name, t.is_global === false ? 0 : 1, t.payload_type ?? "");
-  const global = registry.global_client_actions ?? [];
-  for (const name of global) row("client_action", name, 1);
-  for (const a of registry.client_actions ?? []) if (!global.includes(a.name)) row("client_action", a.name, 0);
-  for (const a of registry.server_actions ?? []) row("server_action", a.name);
-  for (const page of registry.pages ?? []) {
-    row("page", page.page, names(page.payloads), names(page.tools), names(page.client_actions));
-    for (const tab of page.tabs ?? []) {
-      row("tab", tab.tab, names(tab.payloads), names(tab.tools));
-      for (const sub of tab.subtabs ?? []) row("subtab", sub.subtab, names(sub.payloads), names(sub.tools));
-    }
-  }
-  const resolution = { payloads: [], markers: [], tools: [], client_actions: [], server_actions: [] };
-  for (const line of resolveChatLines(lines.join("\n"), page, tab ?? undefined, subtab ?? undefined).split("\n")) {
-    const [kind, name, source, marker] = line.split("\t");
-    if (kind === "payload") {
-      resolution.payloads.push({ name, source, marker: marker || null });
-      if (marker) resolution.markers.push(marker);
-    } else if (kind) {
-      resolution[kind === "tool" ? "tools" : kind + "s"].push(name);
-    }
-  }
-  return resolution;
-}
+export { init as default, initSync, resolveChat, Workflow };
 
 // The codes and flags of `feedChunk` (crates/wasm/src/marker_stream.rs).
 const NO_EVENTS = 0;

@@ -1,6 +1,6 @@
-//! TypeScript declarations of the assistant's side of the package's API: a page's resolution
-//! in the registry (`resolveChat`, defined in `js/stepwise.js`). The registry, page contexts,
-//! turns and conversations are wire types, written into `js/wire.d.ts` from stepwise-core.
+//! TypeScript declarations of the assistant's side of the package's API: what `resolveChat`
+//! answers. The registry, page contexts, turns and conversations are wire types, written into
+//! `js/wire.d.ts` from stepwise-core.
 
 use wasm_bindgen::prelude::*;
 
@@ -15,15 +15,4 @@ export interface ChatResolution {
   client_actions: string[];
   server_actions: string[];
 }
-/**
- * Resolves what the assistant has on `page` (its `tab` and `subtab`), computed in wasm by the
- * core's resolution, so the page parses exactly the payload markers it allows.
- *
- * ```js
- * const { markers } = resolveChat(registry, "streams", "articles");
- * const stream = new MarkerStream(markers);
- * ```
- */
-export function resolveChat(registry: ChatRegistryJson, page: string, tab?: string | null, subtab?: string | null): ChatResolution;
-
 "#;

@@ -1,12 +1,15 @@
-//! Marker events as JS objects, built by small JS constructors instead of serde.
-//!
-//! `finish` builds the whole parse from the same constructors.
+//! Marker events as JS objects, built by small JS constructors: the one hand-built path left
+//! in the package (everything else crosses through serde-wasm-bindgen, `error.rs`).
 //!
 //! `feed` runs once per streamed token, so its result is on the hot path: each event is one
 //! call into a constructor below (a few more for list items) rather than one boundary call per
-//! field through serde-wasm-bindgen, which measured ~2.5 µs per marker event. The objects have
-//! exactly the shape `MarkerEvent` declares, and the shared vectors check them against the
-//! core's serde output.
+//! field through serde-wasm-bindgen. Measured in one run by `node bench/events.bench.mjs`
+//! (bench/README.md, "Marker events: hand-built or serde-wasm-bindgen"), which builds the
+//! package both ways (feature `serde-events` switches this file to serde-wasm-bindgen). A
+//! payload's data is `JSON.parse`d from its validated text in both builds: serde cannot carry
+//! the core's raw JSON text (`JsonText`) as a value. `finish` builds the whole parse from the
+//! same constructors. The objects have exactly the shape `MarkerEvent` declares, and the
+//! shared vectors check them against the core's serde output.
 
 use stepwise_core::markers::{
     Event, ExtractedField, Marker, Parsed, SuggestedAction, SuggestedValue,
@@ -79,6 +82,10 @@ fn event_to_js(
     windowed: &mut std::slice::Iter<'_, (u64, u64)>,
     spans: &js_sys::Array,
 ) -> JsValue {
+    #[cfg(feature = "serde-events")]
+    if !matches!(event, Event::Marker(Marker::Payload(_))) {
+        return crate::error::to_js(event);
+    }
     match event {
         Event::Text { text: body } => text(&JsValue::from_str(body)),
         Event::Diagnostic(d) => diagnostic(d.code.as_str(), &d.message, d.line),
@@ -109,7 +116,17 @@ fn event_to_js(
     }
 }
 
+/// The whole parse as the `Parsed` object, written by serde-wasm-bindgen but for its payloads.
+#[cfg(feature = "serde-events")]
+pub(crate) fn parsed_to_js(parse: &Parsed, payloads: &[JsValue]) -> JsValue {
+    let object = crate::error::to_js(&SerdeParsed(parse));
+    let array: js_sys::Array = payloads.iter().collect();
+    let _ = js_sys::Reflect::set(&object, &JsValue::from_str("payloads"), &array);
+    object
+}
+
 /// The whole parse as the `Parsed` object; `payloads` are the JS values its events carried.
+#[cfg(not(feature = "serde-events"))]
 pub(crate) fn parsed_to_js(parse: &Parsed, payloads: &[JsValue]) -> JsValue {
     parsed(
         &parse.message,
@@ -128,6 +145,7 @@ pub(crate) fn parsed_to_js(parse: &Parsed, payloads: &[JsValue]) -> JsValue {
 }
 
 /// A string, or `null` when absent (as serde writes `None`).
+#[cfg(not(feature = "serde-events"))]
 fn optional(value: Option<&str>) -> JsValue {
     value.map_or(JsValue::NULL, JsValue::from_str)
 }
@@ -150,4 +168,28 @@ fn suggested_value(v: &SuggestedValue) -> JsValue {
 
 fn suggested_action(a: &SuggestedAction) -> JsValue {
     action(&a.label, &a.action, a.handler.as_str(), a.target.clone())
+}
+
+/// The parse without its payloads (their values are the JS ones the events carried): the
+/// `serde-events` build's `finish`.
+#[cfg(feature = "serde-events")]
+struct SerdeParsed<'p>(&'p Parsed);
+
+#[cfg(feature = "serde-events")]
+impl serde::Serialize for SerdeParsed<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let p = self.0;
+        let mut s = serializer.serialize_struct("Parsed", 9)?;
+        s.serialize_field("message", &p.message)?;
+        s.serialize_field("suggestions", &p.suggestions)?;
+        s.serialize_field("options", &p.options)?;
+        s.serialize_field("extracted", &p.extracted)?;
+        s.serialize_field("proposed_message", &p.proposed_message)?;
+        s.serialize_field("target_field", &p.target_field)?;
+        s.serialize_field("suggested_values", &p.suggested_values)?;
+        s.serialize_field("suggested_actions", &p.suggested_actions)?;
+        s.serialize_field("diagnostics", &p.diagnostics)?;
+        s.end()
+    }
 }

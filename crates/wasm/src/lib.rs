@@ -1,12 +1,13 @@
 //! Browser bindings of stepwise-core: the exact code the Worker runs, compiled to wasm.
 //!
-//! Thin wrappers only: [`Workflow`] (spec, step inference, action validation) and
-//! [`MarkerStream`] (incremental marker parsing). Plain data crosses the boundary in the wire's
-//! snake_case shape: out with serde-wasm-bindgen, in through a small serde deserializer over
-//! `JsValue` (`input.rs`, which words type errors without linking float formatting). Marker
-//! events and the whole parse are built by small JS constructors, one call each (`events.rs`),
-//! and the package's entry (`js/stepwise.js`) defines `MarkerStream.feed` around
-//! [`MarkerStream::feed_chunk`]. Errors are JS `Error`s with a `code`.
+//! Thin wrappers only: [`Workflow`] (spec, step inference, action validation),
+//! [`MarkerStream`] (incremental marker parsing) and [`resolve_chat`] (the assistant's
+//! resolution). Plain data crosses the boundary in the wire's snake_case shape through
+//! serde-wasm-bindgen, both ways (`error.rs`). Marker events alone are built by small JS
+//! constructors, one call each (`events.rs`: they are made once per streamed chunk, and a
+//! benchmark run beside the serde build says why), and the package's entry (`js/stepwise.js`)
+//! defines `MarkerStream.feed` around [`MarkerStream::feed_chunk`]. Errors are JS `Error`s with
+//! a `code`.
 //!
 //! ```js
 //! import init, { Workflow, MarkerStream } from "stepwise-wasm";
@@ -20,9 +21,7 @@
 mod assistant_types;
 mod error;
 mod events;
-mod input;
 mod marker_stream;
-mod plain;
 mod registry;
 mod types;
 mod workflow;
@@ -30,5 +29,5 @@ mod workflow;
 pub use marker_stream::{
     CHUNK_AS_TEXT, EVENTS_READY, MarkerStream, NO_EVENTS, SPANS_READY, WINDOW_ADD, WINDOW_OPEN,
 };
-pub use registry::resolve_chat_lines;
+pub use registry::resolve_chat;
 pub use workflow::Workflow;

@@ -1,10 +1,19 @@
 //! `Workflow`: a validated workflow spec with step inference and action validation for browsers.
 
+use serde::Serialize;
+use stepwise_core::protocol::ErrorBody;
 use stepwise_core::workflow::{Config, UserAction, WorkflowSpec, WorkflowState};
 use wasm_bindgen::prelude::*;
 
-use crate::error::{INVALID_INPUT, coded_error, from_js, read_js};
-use crate::plain::{spec_to_js, state_to_js, steps_to_js, validation_to_js};
+use crate::error::{INVALID_INPUT, coded_error, from_js, read_js, to_js};
+
+/// What `validateAction` returns: `{ ok: true }` or `{ ok: false, error: { code, message } }`.
+#[derive(Serialize)]
+struct Validation {
+    ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorBody>,
+}
 
 /// A validated workflow spec.
 ///
@@ -71,13 +80,13 @@ impl Workflow {
     /// ```
     #[wasm_bindgen(unchecked_return_type = "StepSpec[]")]
     pub fn steps(&self) -> JsValue {
-        steps_to_js(&self.0.steps)
+        to_js(&self.0.steps)
     }
 
     /// The whole spec as plain data.
     #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "WorkflowSpec")]
     pub fn to_json(&self) -> JsValue {
-        spec_to_js(&self.0)
+        to_js(&self.0)
     }
 
     /// The step a refreshed page should show: the first incomplete step, passing over skipped
@@ -119,14 +128,23 @@ impl Workflow {
         #[wasm_bindgen(unchecked_param_type = "UserAction")] action: JsValue,
     ) -> JsValue {
         let error = match read_state_and_action(state, action) {
-            Err(message) => Some((INVALID_INPUT.to_owned(), message)),
+            Err(message) => Some(ErrorBody {
+                code: INVALID_INPUT.to_owned(),
+                message,
+            }),
             Ok((state, action)) => self
                 .0
                 .apply_action(&state, &action)
                 .err()
-                .map(|e| (e.code().to_owned(), e.to_string())),
+                .map(|e| ErrorBody {
+                    code: e.code().to_owned(),
+                    message: e.to_string(),
+                }),
         };
-        validation_to_js(error)
+        to_js(&Validation {
+            ok: error.is_none(),
+            error,
+        })
     }
 
     /// Applies an action and returns the new state; throws an `Error` with the rejection's
@@ -149,7 +167,7 @@ impl Workflow {
             .0
             .apply_action(&state, &action)
             .map_err(|e| coded_error(e.code(), &e.to_string()))?;
-        Ok(state_to_js(&next))
+        Ok(to_js(&next))
     }
 }
 

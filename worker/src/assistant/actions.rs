@@ -7,19 +7,34 @@ use serde_json::json;
 use stepwise_core::agent::AssistantResponse;
 use stepwise_core::markers::{ActionHandler, SuggestedAction};
 use stepwise_core::research::{DraftFields, fallback_title};
+use worker::Env;
 
-use super::turn::AssistantTurn;
 use crate::platform::error::{AppError, AppResult};
+use crate::platform::owner::Owner;
+use crate::platform::settings::Settings;
 use crate::research::make_draft;
+
+/// What a server action runs with: the turn's bindings, settings and owner, and the stream in
+/// view.
+pub struct ActionContext<'a> {
+    /// The Worker's bindings.
+    pub env: &'a Env,
+    /// Its settings.
+    pub settings: &'a Settings,
+    /// Whose turn it is.
+    pub owner: &'a Owner,
+    /// The id of the stream in view, if any.
+    pub stream_id: Option<&'a str>,
+}
 
 /// Runs server action `action` on `target`.
 pub async fn run(
-    turn: &AssistantTurn,
+    ctx: &ActionContext<'_>,
     action: &str,
     target: Option<&str>,
 ) -> AppResult<AssistantResponse> {
     match action {
-        "start_research" => start_research(turn, target).await,
+        "start_research" => start_research(ctx, target).await,
         other => Err(AppError::invalid_request(format!(
             "there is no server action `{other:.64}`"
         ))),
@@ -45,20 +60,20 @@ fn question(target: Option<&str>) -> AppResult<&str> {
 
 /// Creates a research draft of the question `target` and offers to open it.
 async fn start_research(
-    turn: &AssistantTurn,
+    ctx: &ActionContext<'_>,
     target: Option<&str>,
 ) -> AppResult<AssistantResponse> {
     let prompt = question(target)?;
-    let settings = &turn.settings;
+    let settings = ctx.settings;
     let fields = DraftFields {
         title: fallback_title(prompt),
         prompt: prompt.to_owned(),
         selected_llms: settings.providers.names(),
         synthesis_llm: settings.providers.chat.clone(),
         external_reports: Vec::new(),
-        stream_id: turn.loaded.stream.as_ref().map(|s| s.id.clone()),
+        stream_id: ctx.stream_id.map(str::to_owned),
     };
-    let mut answer = make_draft(&turn.env, settings, &turn.owner, fields).await?;
+    let mut answer = make_draft(ctx.env, settings, ctx.owner, fields).await?;
     let status = answer.status_code();
     let job: serde_json::Value = serde_json::from_str(&answer.text().await?).unwrap_or_default();
     if status != 200 {

@@ -29,7 +29,7 @@ use stepwise_core::registry::{ChatContext, Resolution, system_prompt};
 use stepwise_core::spend::{Charge, estimate_tokens};
 use worker::{Env, console_log};
 
-use super::actions;
+use super::actions::{self, ActionContext};
 use super::session::{Extras, Session};
 use super::tools::{self, ToolContext};
 use crate::handshake::relay::Relay;
@@ -165,7 +165,13 @@ impl AssistantTurn {
             }
             Ask::Action { action, target, .. } => {
                 out.status(&format!("Running {action}...")).await;
-                actions::run(&self, action, target.as_deref())
+                let ctx = ActionContext {
+                    env: &self.env,
+                    settings: &self.settings,
+                    owner: &self.owner,
+                    stream_id: self.loaded.stream.as_ref().map(|s| s.id.as_str()),
+                };
+                actions::run(&ctx, action, target.as_deref())
                     .await
                     .map(|r| Answered::Answer(Box::new(r)))
                     .map_err(Stop::Failed)

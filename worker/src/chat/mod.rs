@@ -92,7 +92,7 @@ pub async fn run_turn(
     let stream = reply.wire(step.as_deref())?.map(Output::sse).transpose()?;
     // The turn's lease and its charge are two objects' answers, neither waiting on the other;
     // whichever is refused undoes the other.
-    let (begun, charged) = futures_util::future::join(
+    let (begun, charged) = futures::future::join(
         Conversation::begin(&env, owner, continued, token, lease_ms),
         spend::charge(&env, owner, charge),
     )

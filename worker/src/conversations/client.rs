@@ -9,7 +9,7 @@ use worker::Env;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::{ids, objects};
 
-/// The Durable Object binding's name in wrangler.jsonc.
+/// The Durable Object binding's name in wrangler.toml.
 pub const BINDING: &str = "CONVERSATIONS";
 /// The header naming the owner who asks.
 pub const OWNER_HEADER: &str = "x-stepwise-owner";

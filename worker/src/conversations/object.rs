@@ -38,7 +38,7 @@ const MAX_WATCHERS: usize = 16;
 /// The message kind of a fallback turn on the `LLM_CALL` queue.
 pub const CONTEXT_FALLBACK: &str = "context_fallback";
 
-/// The Durable Object class `Conversation` (wrangler.jsonc), one instance per conversation id.
+/// The Durable Object class `Conversation` (wrangler.toml), one instance per conversation id.
 #[durable_object]
 pub struct Conversation {
     state: State,

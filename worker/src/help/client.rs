@@ -9,7 +9,7 @@ use worker::Env;
 use crate::platform::error::AppResult;
 use crate::platform::{ids, objects};
 
-/// The Durable Object binding's name in wrangler.jsonc.
+/// The Durable Object binding's name in wrangler.toml.
 pub const BINDING: &str = "HELP_DESK";
 /// The header naming the session.
 pub const ID_HEADER: &str = "x-stepwise-session";

@@ -11,7 +11,7 @@ use worker::{D1Database, D1PreparedStatement, Env};
 
 use crate::platform::error::{AppError, AppResult};
 
-/// The D1 binding's name in wrangler.jsonc.
+/// The D1 binding's name in wrangler.toml.
 const BINDING: &str = "HELP_DB";
 /// Articles written in one D1 batch (one transaction).
 const WRITE_CHUNK: usize = 25;

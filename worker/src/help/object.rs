@@ -25,7 +25,7 @@ const RECORD: &str = "session";
 /// Wait before announcing an escalation again after a failure.
 const ANNOUNCE_RETRY_MS: u64 = 30_000;
 
-/// The Durable Object class `HelpDesk` (wrangler.jsonc), one instance per session id.
+/// The Durable Object class `HelpDesk` (wrangler.toml), one instance per session id.
 #[durable_object]
 pub struct HelpDesk {
     state: State,

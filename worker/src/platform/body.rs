@@ -4,7 +4,7 @@
 //! body is read straight into its type: going through a `Value` to name the field's path cost
 //! 16 KB of the Worker bundle.
 
-use futures_util::StreamExt;
+use futures::StreamExt;
 use serde::de::DeserializeOwned;
 use worker::Request;
 

@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use futures_util::future::{Either, select};
+use futures::future::{Either, select};
 use worker::{Delay, Fetch, Request, Response};
 
 /// Why a fetch within a deadline did not return a response.

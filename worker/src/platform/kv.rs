@@ -9,7 +9,7 @@ use worker::{Env, Request, Response};
 use super::error::{AppError, AppResult};
 use super::url_parts::page_params;
 
-/// The KV binding's name in wrangler.jsonc.
+/// The KV binding's name in wrangler.toml.
 const BINDING: &str = "STEPWISE_KV";
 /// The shortest expiry KV accepts, in seconds.
 const MIN_TTL_SECONDS: u64 = 60;

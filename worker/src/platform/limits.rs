@@ -8,7 +8,7 @@ use super::error::{AppError, AppResult};
 use super::owner::Owner;
 use super::settings::var;
 
-/// The Rate Limiting binding keyed by owner (wrangler.jsonc `ratelimits`).
+/// The Rate Limiting binding keyed by owner (wrangler.toml `ratelimits`).
 const BY_OWNER: &str = "OWNER_RATE_LIMIT";
 /// The Rate Limiting binding keyed by client IP.
 const BY_IP: &str = "IP_RATE_LIMIT";

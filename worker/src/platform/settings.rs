@@ -1,4 +1,4 @@
-//! The Worker's settings, read from its variables and secrets (wrangler.jsonc `vars`,
+//! The Worker's settings, read from its variables and secrets (wrangler.toml `vars`,
 //! `.dev.vars`, `wrangler secret put`).
 
 use std::cell::RefCell;

@@ -22,7 +22,7 @@ use super::owner::Owner;
 use super::settings::number;
 use super::url_parts::query_param;
 
-/// The Durable Object binding's name in wrangler.jsonc.
+/// The Durable Object binding's name in wrangler.toml.
 const BINDING: &str = "SPEND_GUARD";
 /// Default most model calls of one owner per UTC day.
 pub const DEFAULT_PER_OWNER: u64 = 200;
@@ -80,7 +80,7 @@ async fn ask(env: &Env, owner: &Owner, charge: Charge, refund: bool) -> AppResul
     }
 }
 
-/// The Durable Object class `SpendGuard` (wrangler.jsonc), one instance per UTC day. The counters
+/// The Durable Object class `SpendGuard` (wrangler.toml), one instance per UTC day. The counters
 /// it has read are kept in memory too: the object is their only writer and handles one request
 /// at a time around its storage calls, so after the first read of a key only writes remain.
 #[durable_object]

@@ -2,7 +2,7 @@
 //! buffering): a Rust stream of frames (research job events), or a sink a turn writes its
 //! frames into as they happen (chat and assistant turns).
 
-use futures_util::TryStream;
+use futures::TryStream;
 use worker::wasm_bindgen::{self, JsValue};
 use worker::{Response, ResponseBody, Result, js_sys, web_sys};
 

@@ -11,7 +11,7 @@
 use std::pin::Pin;
 use std::time::Duration;
 
-use futures_util::future::{Either, select};
+use futures::future::{Either, select};
 use stepwise_core::llm::{
     ErrorCode, ModelCall, ProviderConfig, ProviderError, ProviderKind, StreamDecoder, StreamItem,
     ToolCall, build_request,

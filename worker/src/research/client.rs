@@ -11,7 +11,7 @@ use worker::{Env, Headers, Method, Request, RequestInit, Response};
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::{ids, objects};
 
-/// The Durable Object binding's name in wrangler.jsonc.
+/// The Durable Object binding's name in wrangler.toml.
 pub const BINDING: &str = "RESEARCH";
 /// The header naming who asks.
 pub const CALLER_HEADER: &str = "x-stepwise-caller";

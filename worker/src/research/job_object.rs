@@ -24,7 +24,7 @@ const INDEX_PENDING: &str = "index_pending";
 /// Delay before retrying an index write KV refused, in ms.
 const INDEX_RETRY_MS: u64 = 30_000;
 
-/// The Durable Object class `ResearchJob` (wrangler.jsonc), one instance per research id.
+/// The Durable Object class `ResearchJob` (wrangler.toml), one instance per research id.
 #[durable_object]
 pub struct ResearchJob {
     state: State,

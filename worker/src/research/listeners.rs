@@ -9,7 +9,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
-use futures_channel::mpsc;
+use futures::channel::mpsc;
 use serde::Serialize;
 use stepwise_core::research::{Research, ResearchEvent, ResearchStatus};
 use stepwise_core::sse::frame;

@@ -5,24 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::command::{ConversationError, Handled, Reply, begin, idle};
 use super::events::ConversationEvent;
-use super::{Conversation, Entry, EntryStatus};
+use super::turn::{ConversationError, Handled, Reply, begin, idle};
+use super::{Conversation, Entry, EntryStatus, Waiting};
 use crate::handshake::{ContextRequest, RequestStatus, Supply};
-
-/// The turn a request holds back: what the user asked, from where, of which provider.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Waiting {
-    /// The request.
-    pub request_id: String,
-    /// The user's message.
-    pub message: String,
-    /// The page context it was sent with (as sent).
-    pub context: serde_json::Value,
-    /// The provider named, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider: Option<String>,
-}
 
 /// One slot's supply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

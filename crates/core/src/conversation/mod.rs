@@ -9,11 +9,13 @@ mod command;
 mod context;
 mod events;
 mod history;
+mod turn;
 
-pub use command::{Command, ConversationError, Handled, Reply, handle};
-pub use context::{SlotSupply, Waiting};
+pub use command::{Command, handle};
+pub use context::SlotSupply;
 pub use events::ConversationEvent;
 pub use history::{MAX_HISTORY_CHARS, model_history};
+pub use turn::{ConversationError, Handled, Reply};
 
 use serde::{Deserialize, Serialize};
 
@@ -141,6 +143,20 @@ pub struct RunningTurn {
     pub started_at: u64,
     /// When it is given up if it has not committed (ms since the epoch).
     pub expires_at: u64,
+}
+
+/// The turn a request holds back: what the user asked, from where, of which provider.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Waiting {
+    /// The request.
+    pub request_id: String,
+    /// The user's message.
+    pub message: String,
+    /// The page context it was sent with (as sent).
+    pub context: serde_json::Value,
+    /// The provider named, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
 }
 
 /// A conversation as stored.

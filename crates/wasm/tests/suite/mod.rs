@@ -340,115 +340,50 @@ fn js_strings(names: &[String]) -> js_sys::Array {
 
 const REGISTRY: &str = include_str!("../../../../tests/vectors/assistant_registry.json");
 
-/// The lines the package's JS `resolveChat` writes for a registry (js/stepwise.js).
-fn registry_lines(registry: &Value) -> String {
-    let names = |list: &Value| -> String {
-        let names: Vec<&str> = list
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        names.join(",")
-    };
-    let text = |value: &Value| value.as_str().unwrap_or("").to_owned();
-    let mut lines = Vec::new();
-    for p in registry["payloads"].as_array().into_iter().flatten() {
-        let global = if p["is_global"] == true { "1" } else { "0" };
-        lines.push(format!(
-            "payload\t{}\t{}\t{global}\t{}",
-            text(&p["name"]),
-            text(&p["source"]),
-            text(&p["parse_marker"])
-        ));
-    }
-    for t in registry["tools"].as_array().into_iter().flatten() {
-        let global = if t["is_global"] == false { "0" } else { "1" };
-        lines.push(format!(
-            "tool\t{}\t{global}\t{}",
-            text(&t["name"]),
-            text(&t["payload_type"])
-        ));
-    }
-    let global = &registry["global_client_actions"];
-    for name in global.as_array().into_iter().flatten() {
-        lines.push(format!("client_action\t{}\t1", text(name)));
-    }
-    for a in registry["client_actions"].as_array().into_iter().flatten() {
-        if !global
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|g| *g == a["name"])
-        {
-            lines.push(format!("client_action\t{}\t0", text(&a["name"])));
-        }
-    }
-    for a in registry["server_actions"].as_array().into_iter().flatten() {
-        lines.push(format!("server_action\t{}", text(&a["name"])));
-    }
-    for page in registry["pages"].as_array().into_iter().flatten() {
-        lines.push(format!(
-            "page\t{}\t{}\t{}\t{}",
-            text(&page["page"]),
-            names(&page["payloads"]),
-            names(&page["tools"]),
-            names(&page["client_actions"])
-        ));
-        for tab in page["tabs"].as_array().into_iter().flatten() {
-            lines.push(format!(
-                "tab\t{}\t{}\t{}",
-                text(&tab["tab"]),
-                names(&tab["payloads"]),
-                names(&tab["tools"])
-            ));
-            for sub in tab["subtabs"].as_array().into_iter().flatten() {
-                lines.push(format!(
-                    "subtab\t{}\t{}\t{}",
-                    text(&sub["subtab"]),
-                    names(&sub["payloads"]),
-                    names(&sub["tools"])
-                ));
-            }
-        }
-    }
-    lines.join("\n")
-}
-
 #[wasm_bindgen_test]
 fn registry_resolution_vectors_resolve_in_wasm_as_natively() {
     let file: Value = serde_json::from_str(REGISTRY).unwrap();
-    let lines = registry_lines(&file["registry"]);
     for case in file["resolution"].as_array().unwrap() {
         let name = case["name"].as_str().unwrap();
-        let answer = stepwise_wasm::resolve_chat_lines(
-            &lines,
+        let answer = stepwise_wasm::resolve_chat(
+            js(&file["registry"]),
             case["page"].as_str().unwrap(),
             case["tab"].as_str().map(str::to_owned),
             case["subtab"].as_str().map(str::to_owned),
-        );
-        let mut got = json!({"payloads": [], "tools": [], "client_actions": [], "markers": []});
-        for line in answer.lines() {
-            let cells: Vec<&str> = line.split('\t').collect();
-            match cells[0] {
-                "payload" => {
-                    got["payloads"]
-                        .as_array_mut()
-                        .unwrap()
-                        .push(json!(cells[1]));
-                    if !cells[3].is_empty() {
-                        got["markers"].as_array_mut().unwrap().push(json!(cells[3]));
-                    }
-                }
-                "tool" => got["tools"].as_array_mut().unwrap().push(json!(cells[1])),
-                "client_action" => got["client_actions"]
-                    .as_array_mut()
-                    .unwrap()
-                    .push(json!(cells[1])),
-                "server_action" => assert_eq!(cells[1], "do_it", "{name}"),
-                other => panic!("{name}: unknown line kind {other}"),
-            }
-        }
+        )
+        .unwrap();
+        let answer = rust(answer);
+        let payload_names: Vec<Value> = answer["payloads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].clone())
+            .collect();
+        let got = json!({
+            "payloads": payload_names,
+            "tools": answer["tools"],
+            "client_actions": answer["client_actions"],
+            "markers": answer["markers"],
+        });
         assert_eq!(got, case["expect"], "{name}");
+        assert_eq!(answer["server_actions"], json!(["do_it"]), "{name}");
     }
+}
+
+#[wasm_bindgen_test]
+fn a_bad_registry_is_refused_with_a_code() {
+    let refused = |registry: Value| {
+        error_code(stepwise_wasm::resolve_chat(js(&registry), "home", None, None).unwrap_err())
+    };
+    assert_eq!(
+        refused(json!({"pages": [{"page": "home", "tools": ["nope"]}]})),
+        (
+            "invalid_registry".into(),
+            "pages[0].tools[0]: no tool is named `nope`".into()
+        )
+    );
+    let (code, message) = error_code(
+        stepwise_wasm::resolve_chat(JsValue::from_str("{}"), "home", None, None).unwrap_err(),
+    );
+    assert_eq!(code, "invalid_registry", "{message}");
 }
