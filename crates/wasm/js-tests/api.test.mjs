@@ -140,6 +140,6 @@ test("plain data may be a Map or a plain object; other values are refused with a
   assert.equal(workflow.inferStep(new Map([["purpose", "Track rivals"]]), []), "business_goals");
   assert.equal(workflow.inferStep({ purpose: "Track rivals" }, []), "business_goals");
   assert.throws(() => workflow.inferStep({ purpose: 2 ** 53 }, []),
-    (e) => e.code === "invalid_input" && /not a safe integer/.test(e.message));
+    (e) => e.code === "invalid_input" && /invalid type: floating point/.test(e.message));
   assert.throws(() => workflow.inferStep({ purpose: () => 1 }, []), (e) => e.code === "invalid_input");
 });

@@ -2,10 +2,10 @@
 
 use serde::Serialize;
 use stepwise_core::protocol::ErrorBody;
-use stepwise_core::workflow::{Config, UserAction, WorkflowSpec, WorkflowState};
+use stepwise_core::workflow::{Config, StepSpec, UserAction, WorkflowSpec, WorkflowState};
 use wasm_bindgen::prelude::*;
 
-use crate::error::{INVALID_INPUT, coded_error, from_js, read_js, to_js};
+use crate::error::{INVALID_INPUT, coded_error, from_js, read_js, to_js, unknown_key};
 
 /// What `validateAction` returns: `{ ok: true }` or `{ ok: false, error: { code, message } }`.
 #[derive(Serialize)]
@@ -39,8 +39,11 @@ impl Workflow {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "WorkflowSpecInput")] spec: JsValue,
     ) -> Result<Workflow, JsValue> {
-        let spec: WorkflowSpec = read_js(spec)
-            .map_err(|e| coded_error("invalid_spec_json", &format!("workflow spec: {e}")))?;
+        let refused = |e: String| coded_error("invalid_spec_json", &format!("workflow spec: {e}"));
+        if let Some(unknown) = unknown_spec_key(&spec) {
+            return Err(refused(unknown));
+        }
+        let spec: WorkflowSpec = read_js(spec).map_err(refused)?;
         spec.validate()
             .map_err(|e| coded_error(e.code(), &e.to_string()))?;
         Ok(Workflow(spec))
@@ -169,6 +172,22 @@ impl Workflow {
             .map_err(|e| coded_error(e.code(), &e.to_string()))?;
         Ok(to_js(&next))
     }
+}
+
+/// A key the spec or one of its steps does not declare: the core refuses those
+/// (`deny_unknown_fields`), which serde-wasm-bindgen's struct reader does not see.
+fn unknown_spec_key(spec: &JsValue) -> Option<String> {
+    if let Some(unknown) = unknown_key::<WorkflowSpec>(spec) {
+        return Some(unknown);
+    }
+    let steps = js_sys::Reflect::get(spec, &JsValue::from_str("steps")).ok()?;
+    if !js_sys::Array::is_array(&steps) {
+        return None;
+    }
+    js_sys::Array::from(&steps)
+        .iter()
+        .enumerate()
+        .find_map(|(i, step)| unknown_key::<StepSpec>(&step).map(|e| format!("steps[{i}]: {e}")))
 }
 
 fn read_state_and_action(
