@@ -37,8 +37,8 @@ cargo build -p stepwise-core --target wasm32-unknown-unknown --release --locked
 step "wasm suites through wasm-pack in headless Chromium and node (shared vectors)"
 # wasm-pack finds the pinned wasm-bindgen(-test-runner) and Debian's chromedriver on PATH and
 # downloads nothing; offline it warns that it cannot check its own version.
-wasm-pack test --headless --chrome crates/wasm -- --locked
-wasm-pack test --node crates/wasm -- --locked
+wasm-pack test --headless --chrome crates/wasm --locked
+wasm-pack test --node crates/wasm --locked
 
 step "browser package: build and size report"
 scripts/build-wasm.sh

@@ -2,12 +2,14 @@
 //! in the package (everything else crosses through serde-wasm-bindgen, `error.rs`).
 //!
 //! `feed` runs once per streamed token, so its result is on the hot path: each event is one
-//! call into a constructor below (a few more for list items) rather than one boundary call per
-//! field through serde-wasm-bindgen. Measured in one run by `node bench/events.bench.mjs`
-//! (bench/README.md, "Marker events: hand-built or serde-wasm-bindgen"), which builds the
-//! package both ways (feature `serde-events` switches this file to serde-wasm-bindgen). A
-//! payload's data is `JSON.parse`d from its validated text in both builds: serde cannot carry
-//! the core's raw JSON text (`JsonText`) as a value. `finish` builds the whole parse from the
+//! call into a constructor below (a few more for list items). Measured in one run by
+//! `node bench/events.bench.mjs` against the same package built with feature `serde-events`
+//! (this file's events and parse written by serde-wasm-bindgen): serde took 0.84x to 1.30x the
+//! hand-built time (noise-level on replies, up to 1.30x with a marker every other line at 4 B
+//! chunks), and it made the package 97,762 B gzip instead of 89,567 B (+8,195 B, 542 B under
+//! the 96 KB budget): the figures in bench/README.md, "Marker events: hand-built or
+//! serde-wasm-bindgen". A payload's data is `JSON.parse`d from its validated text in both
+//! builds: serde cannot carry the core's raw JSON text (`JsonText`) as a value. `finish` builds the whole parse from the
 //! same constructors. The objects have exactly the shape `MarkerEvent` declares, and the
 //! shared vectors check them against the core's serde output.
 
