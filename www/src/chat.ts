@@ -1,6 +1,7 @@
 //! The guided workflow chat: streamed answers parsed locally by the wasm `MarkerStream`, chips,
 //! checkboxes with Continue, Skip and Confirm, a step indicator, an inline-editable config
-//! preview, local validation with the wasm `Workflow`, and refresh recovery.
+//! preview, local validation with the wasm `Workflow`, and refresh recovery. A conversation saved
+//! as a stream is finished: it points to the stream's Settings, where later edits belong.
 
 import { MarkerStream, Workflow, type ChatContext, type ChatMessage, type ChatRequest, type ChatResponse, type CheckboxOption, type Config, type FieldValue, type SavedStream, type StepSpec, type UserAction } from "../../crates/wasm/pkg/stepwise.js";
 import { api } from "./api.js";
@@ -11,14 +12,37 @@ import { readSse } from "./sse.js";
 
 const STORAGE_KEY = "stepwise.chat.v1";
 
+/** A field or step as people read it: `focus_areas` is "focus areas". */
+export function label(name: string): string {
+  return name.replace(/_/g, " ");
+}
+
+/** A workflow error for people: the core names fields and steps by id, in backquotes
+ * (`` `focus_areas` ``); the ones the workflow knows are named by their label instead. */
+export function readableError(steps: StepSpec[], message: string): string {
+  const names = new Set(steps.flatMap((s) => [s.id, s.field ?? s.id]));
+  return message.replace(/`([A-Za-z0-9_]+)`/g, (quoted, name: string) => (names.has(name) ? label(name) : quoted));
+}
+
+/** Why a saved conversation's pencils and step links are disabled. */
+const SAVED_HINT = "Saved as a stream: edit it in the stream's Settings";
+
+/** A value as the configuration shows it. */
+function shownValue(value: FieldValue | undefined): string {
+  return Array.isArray(value) ? value.join(", ") : value ?? "";
+}
+
 /** What survives a reload (the server holds the same, reachable with the token). */
 interface Saved {
   conversation_id?: string;
   token?: string;
   /** Turns the server holds: each turn states it, so another tab's turn is never lost. */
   turns?: number;
-  /** The stream this configuration was saved as. */
+  /** The stream this configuration was saved as: the conversation is then finished, and its
+   * fields are edited in that stream's Settings. */
   stream_id?: string;
+  /** That stream's name, as last read. */
+  stream_name?: string;
   step: string;
   config: Config;
   skipped: string[];
@@ -54,7 +78,7 @@ export class ChatView implements Page {
       this.input,
       this.sendButton,
     );
-    const restart = h("button", { class: "btn link", type: "button", onclick: () => this.restart() }, "Start over");
+    const restart = h("button", { class: "btn link", type: "button", onclick: () => this.askToRestart() }, "Start over");
     this.root.append(
       h("aside", { class: "steps panel", "aria-label": "Steps" }, h("h2", { class: "visually-hidden" }, "Steps"), this.stepList),
       h("section", { class: "panel", "aria-label": "Chat" }, this.log, this.notice, this.controls, composer, restart),
@@ -72,7 +96,28 @@ export class ChatView implements Page {
     replace(parent, this.root);
     this.render();
     if (this.state.conversation_id && this.state.token) await this.resume();
+    if (this.state.stream_id) await this.refreshSavedStream();
     if (!this.state.history.length) this.greet();
+  }
+
+  /** Whether this conversation was saved as a stream: its edits then belong to the stream. */
+  private get saved(): boolean {
+    return !!this.state.stream_id;
+  }
+
+  /** Reads the saved stream's name again (it may have been renamed); a stream deleted since
+   * frees the conversation, which can then be edited and saved again. */
+  private async refreshSavedStream(): Promise<void> {
+    try {
+      const stream = await api<SavedStream>("GET", `/api/streams/${this.state.stream_id}`);
+      this.state.stream_name = stream.name;
+    } catch (error) {
+      if (!/\(not_found\)$/.test((error as Error).message)) return;
+      delete this.state.stream_id;
+      delete this.state.stream_name;
+    }
+    this.save();
+    this.render();
   }
 
   private load(): Saved {
@@ -120,9 +165,48 @@ export class ChatView implements Page {
     this.log.append(h("div", { class: "msg assistant" }, `Let's set this up step by step. ${first.question ?? ""}`));
   }
 
+  /** Start over asks first when there is anything to lose, naming it; Cancel keeps everything. */
+  private askToRestart(): void {
+    const answered = this.steps.filter((s) => s.field && (this.state.config[s.field] !== undefined || this.state.skipped.includes(s.field)));
+    const messages = this.state.history.length;
+    if (!answered.length && !messages && !this.state.conversation_id) return this.restart();
+    const lost = h(
+      "ul",
+      {},
+      ...answered.map((s) => {
+        const field = s.field!;
+        const value = this.state.skipped.includes(field) ? "skipped" : shownValue(this.state.config[field]);
+        return h("li", {}, h("strong", {}, label(field)), `: ${value}`);
+      }),
+      messages ? h("li", {}, `the conversation so far (${messages} ${messages === 1 ? "message" : "messages"})`) : null,
+    );
+    const kept = this.saved ? h("p", {}, `The saved stream “${this.state.stream_name ?? "(unnamed)"}” is kept.`) : null;
+    const dialog = h("dialog", { class: "confirm-dialog", "aria-labelledby": "restart-title", "aria-describedby": "restart-lost" });
+    const close = () => dialog.close();
+    const erase = () => {
+      close();
+      this.restart();
+    };
+    dialog.append(
+      h("h2", { id: "restart-title" }, "Start over?"),
+      h("div", { id: "restart-lost" }, h("p", {}, "This erases your answers and the conversation:"), lost, kept),
+      h(
+        "div",
+        { class: "actions" },
+        h("button", { class: "btn secondary", type: "button", autofocus: true, onclick: close }, "Cancel"),
+        h("button", { class: "btn danger-fill", type: "button", onclick: erase }, "Erase and start over"),
+      ),
+    );
+    dialog.addEventListener("close", () => dialog.remove());
+    this.root.append(dialog);
+    dialog.showModal();
+  }
+
   private restart(): void {
     localStorage.removeItem(STORAGE_KEY);
     this.state = { step: this.steps[0].id, config: {}, skipped: [], history: [] };
+    this.editing = null;
+    this.pending = null;
     replace(this.log);
     replace(this.notice);
     this.render();
@@ -141,9 +225,9 @@ export class ChatView implements Page {
 
   /** Validates the action locally, then streams the turn. Nothing is sent if it is invalid. */
   private async send(message: string, action: UserAction): Promise<void> {
-    if (this.busy) return;
+    if (this.busy || this.saved) return;
     const verdict = this.workflow.validateAction({ current_step: this.state.step, config: this.state.config, skipped: this.state.skipped }, action);
-    if (!verdict.ok) return this.showError(verdict.error.message, verdict.error.code);
+    if (!verdict.ok) return this.showError(readableError(this.steps, verdict.error.message), verdict.error.code);
     replace(this.notice);
     this.pending = { message, action };
     this.setBusy(true);
@@ -238,7 +322,7 @@ export class ChatView implements Page {
   private apply(message: string, response: ChatResponse, bubble: HTMLElement): void {
     if (response.error) {
       bubble.remove();
-      this.showError(response.error.message, response.error.code);
+      this.showError(readableError(this.steps, response.error.message), response.error.code);
       return;
     }
     bubble.textContent = response.message;
@@ -258,8 +342,32 @@ export class ChatView implements Page {
     this.renderSteps();
     this.renderConfig();
     if (!this.log.childElementCount) for (const m of this.state.history) this.log.append(h("div", { class: `msg ${m.role}` }, m.content));
+    this.renderLogNote();
     this.renderControls(this.state.last);
+    this.updateComposer();
     this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  /** A field edited after the last answer leaves that answer out of date (its review summary,
+   * say): a note under it names the fields changed since. It is not a chat message. */
+  private renderLogNote(): void {
+    this.log.querySelector(".log-note")?.remove();
+    const last = this.state.last;
+    if (!last || last.next_step !== this.state.step || (last.turns ?? null) !== (this.state.turns ?? null)) return;
+    const changed = this.steps
+      .map((s) => s.field)
+      .filter((field): field is string => !!field && JSON.stringify(this.state.config[field] ?? null) !== JSON.stringify(last.updated_config[field] ?? null));
+    if (!changed.length) return;
+    const atReview = this.steps.find((s) => s.id === this.state.step)?.kind === "confirm";
+    const current = atReview ? "the summary below shows the current values" : "the Configuration panel shows the current values";
+    this.log.append(h("p", { class: "log-note", role: "note" }, `Changed since this message: ${changed.map(label).join(", ")}; ${current}.`));
+  }
+
+  /** The input is for answering; a conversation saved as a stream takes no more answers. */
+  private updateComposer(): void {
+    this.input.disabled = this.busy || this.saved;
+    this.sendButton.disabled = this.busy || this.saved;
+    this.input.placeholder = this.saved ? SAVED_HINT : "Type your answer…";
   }
 
   /** The step list; a completed step is a button that goes back to it (spec edge case 6). */
@@ -272,11 +380,11 @@ export class ChatView implements Page {
       ...this.steps.map((step, i) => {
         const skipped = !!step.field && this.state.skipped.includes(step.field);
         const current = step.id === this.state.step;
-        const name = step.id.replace(/_/g, " ");
-        const label = `${name}${skipped ? " (skipped)" : ""}`;
+        const name = label(step.id);
+        const text = `${name}${skipped ? " (skipped)" : ""}`;
         const back = i < index && step.field
-          ? h("button", { class: "btn link step-link", type: "button", disabled: this.busy, title: `Go back to ${name}`, onclick: () => this.send(`Go back to ${name}`, { type: "go_to_step", step: step.id }) }, label)
-          : label;
+          ? h("button", { class: "btn link step-link", type: "button", disabled: this.busy || this.saved, title: this.saved ? SAVED_HINT : `Go back to ${name}`, onclick: () => this.send(`Go back to ${name}`, { type: "go_to_step", step: step.id }) }, text)
+          : text;
         return h("li", { class: [i < index && "done", skipped && "skipped"].filter(Boolean).join(" "), "aria-current": current ? "step" : undefined, "data-step": step.id }, back);
       }),
     );
@@ -290,11 +398,20 @@ export class ChatView implements Page {
 
   private renderChoices(suggestions: string[], options: CheckboxOption[], proposed: string | undefined, streaming: boolean): void {
     if (!this.steps.some((s) => s.id === this.state.step)) {
-      const saved = this.state.stream_id;
-      const next = saved
-        ? h("a", { class: "btn", href: `#streams/${saved}` }, "Open the saved stream")
-        : h("button", { class: "btn", type: "button", disabled: !this.state.conversation_id, onclick: () => this.saveStream() }, "Save as a stream");
-      replace(this.controls, h("p", { class: "done" }, "This configuration is complete."), h("div", { class: "actions" }, next));
+      const id = this.state.stream_id;
+      if (!id) {
+        const save = h("button", { class: "btn", type: "button", disabled: !this.state.conversation_id, onclick: () => this.saveStream() }, "Save as a stream");
+        replace(this.controls, h("p", { class: "done" }, "This configuration is complete."), h("div", { class: "actions" }, save));
+        return;
+      }
+      const name = this.state.stream_name ? `“${this.state.stream_name}”` : "a stream";
+      replace(
+        this.controls,
+        h("div", { class: "saved-stream", role: "status" },
+          h("p", { class: "done" }, `This configuration is complete and saved as ${name}.`),
+          h("p", {}, "Changes now go to the stream, in its Settings; this conversation no longer changes it. Start over to configure another stream."),
+          h("div", { class: "actions" }, h("a", { class: "btn", href: `#streams/${id}/settings` }, "Edit the stream's settings"), h("a", { class: "btn secondary", href: `#streams/${id}` }, "Open the stream"))),
+      );
       return;
     }
     const step = this.currentStep();
@@ -311,11 +428,12 @@ export class ChatView implements Page {
         h("label", {}, h("input", { type: "checkbox", name: "option", value: option.value, checked: option.checked, id: `option-${i}` }), ` ${option.label}`),
       );
       const fieldset = h("fieldset", { class: "options" }, h("legend", { class: "visually-hidden" }, "Options"), ...boxes);
-      const label = proposed || "Continue";
+      const continueLabel = proposed || "Continue";
       const proceed = h("button", { class: "btn", type: "button", disabled: streaming || this.busy, onclick: () => {
         const values = [...fieldset.querySelectorAll<HTMLInputElement>("input:checked")].map((box) => box.value);
-        this.send(label, { type: "options_selected", target_field: field, selected_values: values });
-      } }, label);
+        // The user's message says what was chosen, in the log and in the history the model reads.
+        this.send(values.join(", "), { type: "options_selected", target_field: field, selected_values: values });
+      } }, continueLabel);
       parts.push(fieldset, h("div", { class: "actions" }, proceed));
     }
     const actions: HTMLElement[] = [];
@@ -323,20 +441,32 @@ export class ChatView implements Page {
       actions.push(h("button", { class: "btn secondary", type: "button", disabled: this.busy, onclick: () => this.send("Skip", { type: "skip_step", target_field: field }) }, "Skip"));
     }
     if (step.kind === "confirm" && !streaming) {
+      parts.push(this.reviewSummary());
       actions.push(h("button", { class: "btn", type: "button", disabled: this.busy, onclick: () => this.send("Confirm", { type: "confirm" }) }, "Confirm"));
     }
     if (actions.length) parts.push(h("div", { class: "actions" }, ...actions));
     replace(this.controls, ...parts);
   }
 
+  /** What Confirm confirms: the configuration as it is now, pencil edits included (the model's
+   * summary in the log was written before them). */
+  private reviewSummary(): HTMLElement {
+    const rows = this.steps.filter((s) => s.field).flatMap((step) => {
+      const field = step.field!;
+      const shown = shownValue(this.state.config[field]);
+      return [h("dt", {}, label(field)), h("dd", {}, shown || h("span", { class: "muted" }, this.state.skipped.includes(field) ? "skipped" : "—"))];
+    });
+    return h("section", { class: "review-summary", "aria-labelledby": "review-summary-title" }, h("h3", { id: "review-summary-title" }, "You are confirming"), h("dl", {}, ...rows));
+  }
+
   private renderConfig(): void {
     const rows = this.steps.filter((s) => s.field).flatMap((step) => {
       const field = step.field!;
       const value = this.state.config[field];
-      const shown = Array.isArray(value) ? value.join(", ") : value ?? "";
-      const title = field.replace(/_/g, " ");
-      if (this.editing === field) return [h("dt", {}, title), h("dd", {}, this.editor(step, value))];
-      const edit = h("button", { class: "btn link", type: "button", "aria-label": `Edit ${title}`, disabled: this.busy, onclick: () => ((this.editing = field), this.renderConfig(), this.configPanel.querySelector<HTMLElement>("input,select")?.focus()) }, "✎");
+      const shown = shownValue(value);
+      const title = label(field);
+      if (this.editing === field && !this.saved) return [h("dt", {}, title), h("dd", {}, this.editor(step, value))];
+      const edit = h("button", { class: "btn link", type: "button", "aria-label": `Edit ${title}`, title: this.saved ? SAVED_HINT : undefined, disabled: this.busy || this.saved, onclick: () => ((this.editing = field), this.renderConfig(), this.configPanel.querySelector<HTMLElement>("input,select")?.focus()) }, "✎");
       return [h("dt", {}, title, edit), h("dd", { "data-field": field }, shown || h("span", { class: "muted" }, this.state.skipped.includes(field) ? "skipped" : "—"))];
     });
     replace(this.configPanel, h("dl", {}, ...rows));
@@ -348,8 +478,8 @@ export class ChatView implements Page {
     const list = step.kind === "list" || step.kind === "multi_choice";
     const control =
       step.kind === "single_choice"
-        ? h("select", { id: `edit-${field}`, "aria-label": field }, ...(step.choices ?? []).map((c) => h("option", { value: c, selected: c === value }, c)))
-        : h("input", { id: `edit-${field}`, "aria-label": field, value: Array.isArray(value) ? value.join(", ") : value ?? "" });
+        ? h("select", { id: `edit-${field}`, "aria-label": label(field) }, ...(step.choices ?? []).map((c) => h("option", { value: c, selected: c === value }, c)))
+        : h("input", { id: `edit-${field}`, "aria-label": label(field), value: Array.isArray(value) ? value.join(", ") : value ?? "" });
     const save = async (e: Event) => {
       e.preventDefault();
       const raw = control.value.trim();
@@ -364,7 +494,7 @@ export class ChatView implements Page {
   private async updateField(field: string, value: FieldValue): Promise<void> {
     const action: UserAction = { type: "field_edit", target_field: field, value };
     const verdict = this.workflow.validateAction({ current_step: this.state.step, config: this.state.config, skipped: this.state.skipped }, action);
-    if (!verdict.ok) return this.showError(verdict.error.message, verdict.error.code);
+    if (!verdict.ok) return this.showError(readableError(this.steps, verdict.error.message), verdict.error.code);
     const headers = authHeaders({ "content-type": "application/json" });
     if (this.state.token) headers["x-conversation-token"] = this.state.token;
     try {
@@ -374,7 +504,7 @@ export class ChatView implements Page {
         body: JSON.stringify({ conversation_id: this.state.conversation_id, current_config: this.state.config, field_name: field, value }),
       });
       const body = await response.json();
-      if (!response.ok) return this.showError(body.error.message, body.error.code);
+      if (!response.ok) return this.showError(readableError(this.steps, body.error.message), body.error.code);
       this.state.config = body.updated_config;
       this.editing = null;
       replace(this.notice);
@@ -390,7 +520,9 @@ export class ChatView implements Page {
     try {
       const stream = await api<SavedStream>("POST", "/api/streams", { conversation_id: this.state.conversation_id }, { "x-conversation-token": this.state.token ?? "" });
       this.state.stream_id = stream.id;
+      this.state.stream_name = stream.name;
       this.save();
+      this.render();
       location.hash = `#streams/${stream.id}`;
     } catch (error) {
       this.showError((error as Error).message);
@@ -399,9 +531,8 @@ export class ChatView implements Page {
 
   private setBusy(busy: boolean): void {
     this.busy = busy;
-    this.sendButton.disabled = busy;
-    this.input.disabled = busy;
-    if (!busy) this.input.focus();
+    this.updateComposer();
+    if (!busy && !this.saved) this.input.focus();
   }
 
   private showError(message: string, code?: string, retry = false): void {

@@ -4,6 +4,7 @@
 
 import type { FieldValue, SavedStream, StepSpec, StreamChange, UserAction, Workflow } from "../../crates/wasm/pkg/stepwise.js";
 import { api } from "./api.js";
+import { label, readableError } from "./chat.js";
 import { h, replace } from "./dom.js";
 
 /** The Settings tab of one stream. */
@@ -52,7 +53,7 @@ export class SettingsTab {
   private row(step: StepSpec): HTMLElement[] {
     const field = step.field!;
     const value = this.stream.config[field];
-    const title = field.replace(/_/g, " ");
+    const title = label(field);
     if (this.editing === field) return [h("dt", {}, title), h("dd", {}, this.editor(step, value))];
     const shown = Array.isArray(value) ? value.join(", ") : value ?? "";
     const edit = h("button", { class: "btn link", type: "button", "aria-label": `Edit ${title}`, onclick: () => ((this.editing = field), this.render()) }, "✎");
@@ -64,15 +65,15 @@ export class SettingsTab {
     const list = step.kind === "list" || step.kind === "multi_choice";
     const control =
       step.kind === "single_choice"
-        ? h("select", { "aria-label": field }, ...(step.choices ?? []).map((c) => h("option", { value: c, selected: c === value }, c)))
-        : h("input", { "aria-label": field, value: Array.isArray(value) ? value.join(", ") : value ?? "" });
+        ? h("select", { "aria-label": label(field) }, ...(step.choices ?? []).map((c) => h("option", { value: c, selected: c === value }, c)))
+        : h("input", { "aria-label": label(field), value: Array.isArray(value) ? value.join(", ") : value ?? "" });
     const submit = (e: Event) => {
       e.preventDefault();
       const raw = control.value.trim();
       const next: FieldValue = list ? raw.split(",").map((s) => s.trim()).filter(Boolean) : raw;
       const action: UserAction = { type: "field_edit", target_field: field, value: next };
       const verdict = this.workflow.validateAction({ current_step: "done", config: this.stream.config, skipped: this.stream.skipped }, action);
-      if (!verdict.ok) return replace(this.notice, h("p", { class: "error", role: "alert" }, `${verdict.error.message} (${verdict.error.code})`));
+      if (!verdict.ok) return replace(this.notice, h("p", { class: "error", role: "alert" }, `${readableError(this.workflow.steps(), verdict.error.message)} (${verdict.error.code})`));
       void this.save({ edits: [{ field, value: next }] });
     };
     return h("form", { onsubmit: submit }, control, h("button", { class: "btn", type: "submit" }, "Save"), h("button", { class: "btn secondary", type: "button", onclick: () => ((this.editing = null), this.render()) }, "Cancel"));
@@ -82,7 +83,7 @@ export class SettingsTab {
     try {
       await this.apply(change);
     } catch (error) {
-      replace(this.notice, h("p", { class: "error", role: "alert" }, (error as Error).message));
+      replace(this.notice, h("p", { class: "error", role: "alert" }, readableError(this.workflow.steps(), (error as Error).message)));
     }
   }
 

@@ -14,6 +14,7 @@ export type StreamTab = "articles" | "settings";
 /** The Streams screen. */
 export class StreamsView implements Page {
   private readonly list = h("ul", { class: "stream-list" });
+  private items: SavedStreamItem[] = [];
   private readonly body = h("section", { class: "stream-body", "aria-live": "polite" });
   private stream: SavedStream | null = null;
   private articles: ArticlesTab | null = null;
@@ -27,7 +28,8 @@ export class StreamsView implements Page {
   async mount(parent: Element): Promise<void> {
     replace(parent, h("div", { class: "streams-layout" }, h("nav", { class: "panel", "aria-label": "Saved streams" }, h("h2", {}, "Streams"), this.list), this.body));
     const { items } = await api<{ items: SavedStreamItem[] }>("GET", "/api/streams?limit=100");
-    replace(this.list, ...items.map((s) => h("li", {}, h("a", { href: `#streams/${s.id}`, "aria-current": s.id === this.streamId ? "page" : undefined }, s.name))));
+    this.items = items;
+    this.renderList();
     const id = this.streamId ?? items[0]?.id;
     if (!id) {
       replace(this.body, h("div", { class: "panel empty" }, h("p", {}, "No saved streams yet."), h("a", { class: "btn", href: "#chat" }, "Configure one in the guided chat")));
@@ -37,6 +39,9 @@ export class StreamsView implements Page {
     this.articles = new ArticlesTab(this.stream.default_query);
     const changed = (s: SavedStream) => {
       this.stream = s;
+      // The list shows the new name at once, not after a reload.
+      this.items = this.items.map((item) => (item.id === s.id ? { ...item, name: s.name, updated_at: s.updated_at } : item));
+      this.renderList();
       this.render();
     };
     this.settings = new SettingsTab(this.stream, this.workflow, changed, () => (location.hash = "#streams"));
@@ -84,6 +89,11 @@ export class StreamsView implements Page {
     if (this.tab === tab || !this.stream) return;
     history.replaceState(null, "", `#streams/${this.stream.id}/${tab}`);
     this.showTab(tab);
+  }
+
+  private renderList(): void {
+    const current = this.stream?.id ?? this.streamId;
+    replace(this.list, ...this.items.map((s) => h("li", {}, h("a", { href: `#streams/${s.id}`, "aria-current": s.id === current ? "page" : undefined }, s.name))));
   }
 
   private render(): void {
