@@ -94,7 +94,9 @@ function buildProject() {
  * points it at them, so nothing downloads), then the same wasm-opt pass. */
 function buildMinimal() {
   const wasm = join(MINIMAL, "build/index_bg.wasm");
-  const built = existsSync(wasm) && existsSync(join(MINIMAL, "build/index.js")) ? statSync(wasm).mtimeMs : 0;
+  // Written after the wasm-opt pass: a build that stopped before it is stale.
+  const stamp = join(MINIMAL, "build/.optimized");
+  const built = existsSync(stamp) && existsSync(join(MINIMAL, "build/index.js")) ? statSync(stamp).mtimeMs : 0;
   const sources = ["src", "Cargo.toml", "Cargo.lock", "wrangler.toml"].map((p) => join(MINIMAL, p));
   if (built && !newer(sources, built)) {
     console.error("  minimal worker build is up to date");
@@ -110,6 +112,7 @@ function buildMinimal() {
   };
   run(WORKER_BUILD_BIN, ["--release"], { cwd: MINIMAL, env });
   run(WASM_OPT_BIN, [...WASM_OPT_ARGS, wasm, "-o", wasm], { cwd: MINIMAL, env });
+  writeFileSync(stamp, "");
 }
 
 /** Bundle size as scripts/build-worker.sh counts it: gzip -9 of index.js and every .wasm. */
@@ -163,15 +166,22 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** ms from `t0` until `GET <base>/healthz` answers 200, polling every 10 ms; `alive()` false ends it. */
 async function untilHealthy(base, t0, alive) {
   const deadline = t0 + START_LIMIT_MS;
+  const seen = [];
   for (;;) {
     if (!alive()) throw new Error("exited before answering");
     const left = deadline - performance.now();
-    if (left <= 0) throw new Error(`no 200 from ${base}/healthz within ${START_LIMIT_MS} ms`);
+    if (left <= 0) throw new Error(`no 200 from ${base}/healthz within ${START_LIMIT_MS} ms; answers: ${seen.slice(-5).join(", ")}`);
+    const sent = performance.now() - t0;
+    let outcome;
     try {
-      const response = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(Math.max(1, left)) });
+      const response = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(Math.max(1, Math.ceil(left))) });
       await response.arrayBuffer();
       if (response.status === 200) return performance.now() - t0;
-    } catch {}
+      outcome = response.status;
+    } catch (error) {
+      outcome = error.cause?.code ?? error.name;
+    }
+    if (seen.at(-1)?.endsWith(` ${outcome}`) !== true) seen.push(`${Math.round(sent)}–${Math.round(performance.now() - t0)} ms ${outcome}`);
     await sleep(POLL_MS);
   }
 }
@@ -328,8 +338,8 @@ const cells = (w) => [
   ms(median(w.eager)),
 ];
 const [p, m] = workers;
-const workerd = execFileSync(process.execPath, [WRANGLER_JS, "--version"], { env: runEnv, encoding: "utf8", timeout: 60_000 }).trim().split("\n").at(-1);
-console.log(`\nStartup, ${ROUNDS} rounds alternating (node ${process.version}, wrangler ${workerd}; startup = spawn to the first 200 of GET /healthz, median / min; compile = WebAssembly.compile in a fresh node, median):\n`);
+const version = (name) => JSON.parse(readFileSync(join(ROOT, "node_modules", name, "package.json"), "utf8")).version;
+console.log(`\nStartup, ${ROUNDS} rounds alternating (node ${process.version}, wrangler ${version("wrangler")}, workerd ${version("workerd")}; startup = spawn to the first 200 of GET /healthz, median / min; compile = WebAssembly.compile in a fresh node, median):\n`);
 console.log("| Worker | bundle (gzip) | `wrangler dev` startup, median / min | Miniflare startup, median / min | compile, lazy | compile, eager |");
 console.log("|---|---:|---:|---:|---:|---:|");
 for (const w of workers) console.log(`| ${w.name} | ${cells(w).join(" | ")} |`);
