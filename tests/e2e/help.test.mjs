@@ -1,19 +1,29 @@
 // End-to-end tests of the help desk under `wrangler dev` with local D1 (the migrations'
-// schema and starter knowledge base): article imports, BM25 ranking and hybrid search with a
-// fake embeddings endpoint, clarification loops of two and three questions that never search
-// while active, the translation call, the generation prompt the fake provider receives, the
-// answer cache, generate-then-escalate with the signed webhook and the operator view, reloads
-// mid-loop, a failed model call that changes nothing, and owner isolation.
+// schema and starter knowledge base): the relevance floor replayed from the scores measured on
+// the starter articles (tests/vectors/help_relevance.json), requests for a person recognised
+// before any search (tests/vectors/help_routing.json), operators' articles kept out of the users'
+// search, article imports, BM25 ranking and hybrid search with a fake embeddings endpoint,
+// clarification loops of two and three questions that never search while active, the translation
+// call, the generation prompt the fake provider receives, the answer cache, an answer that offers
+// a person and hands over when the user accepts (signed webhook, operator view), questions asked
+// after the handoff, reloads mid-loop, a failed model call that changes nothing, and owner
+// isolation.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
-import { ADMIN_TOKEN, apiCaller, newOwner, startStack } from "./harness.mjs";
+import { readFileSync } from "node:fs";
+import { ADMIN_TOKEN, apiCaller, generousLimits, newOwner, startStack, wranglerConfig } from "./harness.mjs";
 
 const WEBHOOK_SECRET = "help-webhook-secret";
+const vector = (name) => JSON.parse(readFileSync(new URL(`../vectors/${name}`, import.meta.url), "utf8"));
+const relevance = vector("help_relevance.json");
+const routing = vector("help_routing.json");
 let stack;
 
 before(async () => {
   stack = await startStack({
+    // The floor under test is the measured one (the first test checks wrangler.toml sets it).
+    config: (config) => ((config.vars.HELP_MIN_BM25 = String(relevance.floor)), generousLimits(config)),
     overrides: (fakeUrl) => ({
       NOTIFY_WEBHOOK_URL: `${fakeUrl}/webhook`,
       WEBHOOK_SECRET,
@@ -51,6 +61,72 @@ async function ask(owner, message, sessionId) {
 
 const modelCalls = () => stack.fake.requests.filter((r) => r.kind);
 
+/** The article a turn answers from, or whose clarifying question it asks. */
+async function articleOf(owner, turn) {
+  if (turn.doc) return turn.doc.id;
+  if (!turn.question) return null;
+  const session = (await call("GET", `/api/help/sessions/${turn.session_id}`, { owner })).json;
+  return session.state.doc.id;
+}
+
+// First, before any test imports articles (they would change BM25's statistics).
+describe("relevance and routing on the starter knowledge base", () => {
+  test("wrangler.toml sets the relevance floor measured on the starter knowledge base", () => {
+    const pinned = wranglerConfig().vars.HELP_MIN_BM25;
+    assert.ok(pinned === undefined || Number(pinned) === relevance.floor, `wrangler.toml pins HELP_MIN_BM25 = ${pinned}; the measured floor is ${relevance.floor}`);
+  });
+
+  test("every measured question gets the decision its scores give: a match below the floor is no match", async () => {
+    scriptModel();
+    const owner = newOwner();
+    for (const c of relevance.cases) {
+      const turn = await ask(owner, c.question);
+      assert.equal(turn.dialog_state === "ESCALATED", false, c.question);
+      assert.equal(turn.no_answer, c.answer === null, `${c.question}: ${turn.reply.slice(0, 80)}`);
+      assert.equal(await articleOf(owner, turn), c.answer, c.question);
+      if (c.answer === null) assert.equal(turn.handoff_offered, true, "no answer offers a person");
+    }
+    const excel = await ask(newOwner(), "can I export my streams to Excel?");
+    assert.equal(excel.no_answer, true);
+    assert.equal(excel.status, "open");
+  });
+
+  test("a request for a person hands the session over at once, in every language the desk detects", async () => {
+    const languages = new Set();
+    for (const request of routing.requests.filter((r) => !languages.has(r.language) && languages.add(r.language))) {
+      const owner = newOwner();
+      const first = await ask(owner, "My research job failed");
+      assert.equal(first.question.number, 1);
+      const handed = await ask(owner, request.message, first.session_id);
+      assert.deepEqual(handed.trace, ["guardrails", "router", "handoff"], request.message);
+      assert.equal(handed.status, "escalated");
+      assert.equal(handed.dialog_state, "ESCALATED");
+      assert.equal(handed.footer, "Connecting you to an agent…");
+      assert.equal(handed.search_calls, 1, "no search for the request");
+      const session = (await call("GET", `/api/help/sessions/${first.session_id}`, { owner })).json;
+      assert.equal(session.escalation.reason, "requested");
+      assert.equal(session.state.clarification_context.active, false, "the loop stopped");
+      assert.deepEqual(session.state.clarification_context.answers, {}, "the request is not an answer");
+    }
+    assert.equal(languages.size, 7);
+  });
+
+  test("operators' articles are listed for what they are and never answer a user", async () => {
+    const { json: list } = await call("GET", "/api/help/docs");
+    const operators = list.items.filter((d) => d.audience === "operator");
+    assert.ok(operators.some((d) => d.id === "operator-webhook-notifications"));
+    assert.ok(operators.every((d) => d.id.startsWith("operator-")));
+    assert.ok(list.items.some((d) => d.id === "owner-token-lost" && d.audience === "user"));
+    const webhook = await ask(newOwner(), "Is WEBHOOK_SECRET set next to NOTIFY_WEBHOOK_URL?");
+    assert.equal(webhook.no_answer, true, "the operators' webhook article is not the users'");
+    const deleting = await ask(newOwner(), "how do I delete my data?");
+    assert.equal(deleting.doc.id, "deleting-data");
+    assert.equal(deleting.question, null, "no question about a sign-in an anonymous owner does not have");
+    const broken = await ask(newOwner(), "it doesn't work");
+    assert.equal(broken.question.text, "Which page is it on: Guided chat, Streams, Research, Help or the assistant?");
+  });
+});
+
 describe("the knowledge base", () => {
   test("the starter articles are there, and imports are admin-only, checked whole and idempotent", async () => {
     const { json: list } = await call("GET", "/api/help/docs");
@@ -85,7 +161,7 @@ describe("the knowledge base", () => {
     assert.equal(shared.doc.id, "sharing-reports");
     assert.deepEqual(shared.trace, ["guardrails", "router", "check_cache", "hybrid_search", "prompt_routing", "generation"]);
     const limited = await ask(owner, "I keep getting 429 rate_limited errors");
-    assert.equal(limited.question.text, "Which error code does the answer carry: rate_limited or quota_exceeded?");
+    assert.equal(limited.question.text, "Does the message say there are too many requests, or that the daily limit is reached?");
     const none = await ask(newOwner(), "What is the capital of Mongolia?");
     assert.equal(none.no_answer, true);
     assert.match(none.reply, /could not find an answer/);
@@ -116,10 +192,10 @@ describe("the clarification loop", () => {
     const before = modelCalls().length;
     const first = await ask(owner, "My research job failed");
     assert.equal(first.dialog_state, "NEEDS_CLARIFICATION");
-    assert.deepEqual(first.question, { number: 1, total: 2, text: "What status does the job show: partial or failed?" });
+    assert.deepEqual(first.question, { number: 1, total: 2, text: "What does the job's badge say: awaiting confirmation or failed?" });
     assert.equal(first.search_calls, 1);
     assert.equal(modelCalls().length, before, "asking a question calls no model");
-    const second = await ask(owner, "partial", first.session_id);
+    const second = await ask(owner, "awaiting confirmation", first.session_id);
     assert.deepEqual(second.trace, ["guardrails", "router", "clarification"]);
     assert.equal(second.question.number, 2);
     const third = await ask(owner, "12", first.session_id);
@@ -128,12 +204,12 @@ describe("the clarification loop", () => {
     assert.equal(third.dialog_state, "ANSWER_PROVIDED");
     assert.equal(third.reply, "Generated answer for: My research job failed");
     const prompt = modelCalls().at(-1).body.messages.filter((m) => m.role === "user").at(-1).content;
-    assert.match(prompt, /^Context: A research job asks every selected provider/);
-    assert.ok(prompt.includes("The user has provided the following details:\n- Question: What status does the job show: partial or failed? -> Answer: partial\n- Question: Which error code does the failed provider row show (timeout, rate_limited, auth, upstream_error or bad_stream)? -> Answer: 12\n\nUser Query: My research job failed"), prompt);
+    assert.match(prompt, /^Context: A research job asks every provider you picked/);
+    assert.ok(prompt.includes("The user has provided the following details:\n- Question: What does the job's badge say: awaiting confirmation or failed? -> Answer: awaiting confirmation\n- Question: What does the failed provider's row say after \"failed:\"? -> Answer: 12\n\nUser Query: My research job failed"), prompt);
     const session = (await call("GET", `/api/help/sessions/${first.session_id}`, { owner })).json;
     assert.deepEqual(session.state.clarification_context.answers, {
-      "What status does the job show: partial or failed?": "partial",
-      "Which error code does the failed provider row show (timeout, rate_limited, auth, upstream_error or bad_stream)?": "12",
+      "What does the job's badge say: awaiting confirmation or failed?": "awaiting confirmation",
+      "What does the failed provider's row say after \"failed:\"?": "12",
     });
     assert.equal(session.state.clarification_context.active, false);
     assert.equal(session.messages.length, 6);
@@ -195,20 +271,33 @@ describe("the clarification loop", () => {
 });
 
 describe("handoff", () => {
-  test("the answer comes first, then the session is escalated, announced and listed for operators", async () => {
+  test("an article that needs a person answers first and offers one; a yes hands over, and the user keeps asking", async () => {
     scriptModel();
     const owner = newOwner();
-    const first = await ask(owner, "I want to erase all of my data and my account");
-    assert.equal(first.question.text, "Which e-mail address does your sign-in use, if any?");
+    const first = await ask(owner, "I want a copy of my data");
+    assert.equal(first.question.text, "Do you want a copy of your data, or your data erased?");
     assert.equal(first.status, "open");
-    const answered = await ask(owner, "me@example.org", first.session_id);
+    const answered = await ask(owner, "a copy, please", first.session_id);
     assert.match(answered.reply, /^Generated answer for:/);
-    assert.equal(answered.footer, "Connecting you to an agent…");
-    assert.equal(answered.dialog_state, "ESCALATED");
-    assert.equal(answered.status, "escalated");
-    const refused = await call("POST", "/api/help", { owner, body: { session_id: first.session_id, message: "hello?" } });
-    assert.equal(refused.status, 409);
-    assert.equal(refused.json.error.code, "session_escalated");
+    assert.match(answered.reply, /A person needs to take this further\. Say yes, or press "Talk to a person"/);
+    assert.equal(answered.footer, null);
+    assert.equal(answered.status, "open", "nothing is handed over unasked");
+    assert.equal(answered.dialog_state, "ANSWER_PROVIDED");
+    assert.equal(answered.handoff_offered, true);
+    assert.equal(answered.doc.id, "data-request");
+    const accepted = await ask(owner, "yes", first.session_id);
+    assert.deepEqual(accepted.trace, ["guardrails", "router", "handoff"]);
+    assert.equal(accepted.footer, "Connecting you to an agent…");
+    assert.equal(accepted.dialog_state, "ESCALATED");
+    assert.equal(accepted.status, "escalated");
+    assert.equal(accepted.doc, null);
+    // The handoff is announced, and the user can go on asking meanwhile.
+    const more = await ask(owner, "How do I share a report?", first.session_id);
+    assert.equal(more.doc.id, "sharing-reports");
+    assert.equal(more.status, "escalated");
+    const again = await ask(owner, "Can I talk to a person?", first.session_id);
+    assert.match(again.reply, /A person already has this conversation/);
+    assert.equal(again.footer, null);
 
     const deadline = Date.now() + 15_000;
     let hook;
@@ -218,7 +307,7 @@ describe("handoff", () => {
     assert.ok(hook, "the webhook got session.escalated");
     assert.equal(hook.body.type, "session.escalated");
     assert.equal(hook.body.event.reason, "article");
-    assert.ok(!hook.raw.includes("me@example.org"), "the event carries no user text");
+    assert.ok(!hook.raw.includes("a copy, please"), "the event carries no user text");
     const signature = createHmac("sha256", WEBHOOK_SECRET).update(hook.raw).digest("hex");
     assert.equal(hook.headers["x-stepwise-signature"], `sha256=${signature}`);
 
@@ -226,23 +315,36 @@ describe("handoff", () => {
     const listed = (await call("GET", "/api/help/escalations", { headers: admin })).json;
     const entry = listed.items.find((s) => s.id === first.session_id);
     assert.ok(entry, "listed for operators");
-    assert.equal(entry.messages.at(-1).footer, "Connecting you to an agent…");
-    assert.equal(entry.state.clarification_context.answers["Which e-mail address does your sign-in use, if any?"], "me@example.org");
+    assert.equal(entry.messages[5].footer, "Connecting you to an agent…");
+    assert.equal(entry.messages.at(-2).text, "Can I talk to a person?", "the person sees what was asked after the handoff");
+    assert.equal(entry.escalation.query, "I want a copy of my data", "what the person takes over");
+    assert.deepEqual(entry.escalation.answers, { "Do you want a copy of your data, or your data erased?": "a copy, please" });
     const resolved = await call("POST", `/api/help/escalations/${first.session_id}/resolve`, { headers: admin });
     assert.equal(resolved.json.status, "resolved");
+    const closed = await call("POST", "/api/help", { owner, body: { session_id: first.session_id, message: "hello?" } });
+    assert.equal(closed.status, 409);
+    assert.equal(closed.json.error.code, "session_closed");
     const after = (await call("GET", "/api/help/escalations", { headers: admin })).json;
     assert.ok(!after.items.some((s) => s.id === first.session_id));
   });
 
-  test("a user with no answer can ask for a person", async () => {
+  test("the Talk to a person button hands over as a typed request does", async () => {
     scriptModel();
     const owner = newOwner();
     const none = await ask(owner, "Where is the nearest volcano?");
     assert.equal(none.no_answer, true);
+    assert.equal(none.handoff_offered, true);
     const handed = await call("POST", `/api/help/sessions/${none.session_id}/handoff`, { owner, body: {} });
     assert.equal(handed.status, 200);
     assert.equal(handed.json.status, "escalated");
     assert.equal(handed.json.escalation.reason, "requested");
+    const typed = await ask(newOwner(), "Where is the nearest volcano? I want to talk to a person");
+    assert.equal(typed.status, "escalated");
+    const line = handed.json.messages.at(-1);
+    assert.equal(line.role, "desk");
+    assert.deepEqual([line.text, line.footer], [typed.reply, typed.footer]);
+    const twice = await call("POST", `/api/help/sessions/${none.session_id}/handoff`, { owner, body: {} });
+    assert.equal(twice.json.messages.length, handed.json.messages.length, "asking again changes nothing");
   });
 });
 

@@ -1,8 +1,11 @@
 //! The Help page (`#help`): ask the help desk a question; when the best article has clarifying
-//! questions they come one at a time ("Question 2 of 3") and the answer uses them; an article
-//! that needs a person ends with the handoff footer after the answer and an "escalated" banner.
-//! The session id is kept in this browser, so a reload resumes at the same question. The
-//! operators' view (`#help/operator`, admin token) lists escalated sessions and resolves them.
+//! questions they come one at a time ("Question 2 of 3") and the answer uses them. "Talk to a
+//! person" is offered with every answer (and stands out when the answer recommends a person);
+//! pressing it, typing a request for a person, or saying yes to the desk's offer hands the session
+//! over: the handoff footer after the reply and a banner, and the user can keep asking. The
+//! session id is kept in this browser, so a reload resumes at the same question. The newest
+//! message is kept in view. The operators' view (`#help/operator`, admin token) lists escalated
+//! sessions and resolves them.
 
 import type { ChatContext } from "../../crates/wasm/pkg/stepwise.js";
 import { api } from "./api.js";
@@ -21,7 +24,7 @@ interface Session {
   dialog_state: string | null;
   messages: HelpMessage[];
   handoff_offered: boolean;
-  escalation: { at: number; reason: string; resolved_at: number | null } | null;
+  escalation: { at: number; reason: string; resolved_at: number | null; query?: string | null; answers?: Record<string, string> } | null;
   state: { original_query: string | null; clarification_context: { questions: string[]; answers: Record<string, string> } | null };
 }
 interface TurnAnswer {
@@ -32,6 +35,7 @@ interface TurnAnswer {
   dialog_state: string;
   status: Session["status"];
   no_answer: boolean;
+  handoff_offered: boolean;
   doc: DocRef | null;
 }
 
@@ -41,9 +45,17 @@ export class HelpView implements Page {
   private readonly progress = h("p", { class: "help-progress", "aria-live": "polite" });
   private readonly banner = h("div", { class: "help-banner", role: "status", hidden: true });
   private readonly notice = h("p", { class: "error", role: "alert", hidden: true });
-  private readonly input = h("textarea", { id: "help-input", rows: 2, maxlength: 2000, placeholder: "Ask a question about Stepwise…" });
+  private readonly input = h("textarea", { id: "help-input", rows: 3, maxlength: 2000, placeholder: "Ask a question about Stepwise…" });
   private readonly send = h("button", { class: "btn", type: "submit" }, "Ask");
+  private readonly composer = h(
+    "form",
+    { class: "composer help-composer", onsubmit: (e: Event) => (e.preventDefault(), void this.ask()) },
+    h("label", { for: "help-input", class: "visually-hidden" }, "Your question"),
+    this.input,
+    this.send,
+  );
   private readonly handoff = h("button", { class: "btn secondary", type: "button", hidden: true, onclick: () => void this.askForPerson() }, "Talk to a person");
+  private readonly actions = h("div", { class: "actions" }, this.handoff, h("button", { class: "btn link", type: "button", onclick: () => this.startOver() }, "New question"));
   private sessionId: string | null = localStorage.getItem(SESSION_KEY);
   private status: Session["status"] = "open";
   private busy = false;
@@ -55,27 +67,19 @@ export class HelpView implements Page {
 
   /** Shows the page, resuming the session this browser had. */
   async mount(app: HTMLElement): Promise<void> {
-    const composer = h(
-      "form",
-      { class: "composer", onsubmit: (e: Event) => (e.preventDefault(), void this.ask()) },
-      h("label", { for: "help-input", class: "visually-hidden" }, "Your question"),
-      this.input,
-      this.send,
-    );
-    const fresh = h("button", { class: "btn link", type: "button", onclick: () => this.startOver() }, "New question");
     replace(
       app,
       h(
         "section",
         { class: "panel help", "aria-label": "Help" },
         h("h2", {}, "Help"),
-        h("p", { class: "muted" }, "Ask about research jobs, providers, sharing, limits or the guided chat. Answers come from the help articles."),
+        h("p", { class: "muted" }, "Ask about the guided chat, your streams, research jobs, sharing or the assistant. Answers come from the help articles; a person can take over at any time."),
         this.banner,
         this.log,
         this.progress,
         this.notice,
-        composer,
-        h("div", { class: "actions" }, this.handoff, fresh),
+        this.composer,
+        this.actions,
       ),
     );
     this.input.addEventListener("keydown", (e) => {
@@ -91,6 +95,7 @@ export class HelpView implements Page {
       const last = [...session.messages].reverse().find((m) => m.role === "desk");
       this.showQuestion(session.dialog_state === "NEEDS_CLARIFICATION" ? last?.question ?? null : null);
       this.setStatus(session.status, session.handoff_offered);
+      this.reveal(this.log.lastElementChild);
     } catch (error) {
       // Only a session that is gone is forgotten; a lost connection keeps it for the next try.
       if ((error as Error).message.includes("(help_session_not_found)")) this.startOver();
@@ -101,10 +106,12 @@ export class HelpView implements Page {
     }
   }
 
-  private append(message: HelpMessage): void {
+  /** Adds a message to the log and answers its first element. */
+  private append(message: HelpMessage): HTMLElement {
     if (message.role === "user") {
-      this.log.append(h("div", { class: "msg user" }, message.text));
-      return;
+      const line = h("div", { class: "msg user" }, message.text);
+      this.log.append(line);
+      return line;
     }
     const bubble = h("div", { class: "msg assistant" });
     if (message.question) bubble.append(h("span", { class: "badge" }, `Question ${message.question.number} of ${message.question.total}`), " ");
@@ -113,7 +120,21 @@ export class HelpView implements Page {
     this.log.append(bubble);
     // The handoff footer comes after the AI text, as its own line.
     if (message.footer) this.log.append(h("div", { class: "handoff-footer", role: "status" }, message.footer));
-    this.log.scrollTop = this.log.scrollHeight;
+    return bubble;
+  }
+
+  /**
+   * Keeps the newest message in view: the log scrolls to its end, or to the start of `newest`
+   * when what follows from there is taller than the log (a long answer is read from its top);
+   * then the page scrolls as little as it must to show the question box and the buttons under it.
+   */
+  private reveal(newest: Element | null): void {
+    if (!newest) return;
+    const log = this.log;
+    // A little of what came before stays above a long answer's start.
+    const start = Math.max(0, newest.getBoundingClientRect().top - log.getBoundingClientRect().top + log.scrollTop - 8);
+    log.scrollTop = log.scrollHeight - start > log.clientHeight ? start : log.scrollHeight;
+    this.actions.scrollIntoView({ block: "nearest" });
   }
 
   private showQuestion(question: Question | null): void {
@@ -121,34 +142,38 @@ export class HelpView implements Page {
     this.input.placeholder = question ? "Your answer…" : "Ask a question about Stepwise…";
   }
 
+  /** Shows where the session stands. "Talk to a person" is offered with every answer while no
+   * person has the session, as the main button when the answer recommends one. */
   private setStatus(status: Session["status"], handoffOffered: boolean): void {
     this.status = status;
-    const closed = status !== "open";
-    this.banner.hidden = !closed;
-    this.banner.textContent = status === "escalated" ? "Escalated: a person will take over this session. Start a new question for anything else." : "This session is closed. Start a new question.";
+    const closed = status === "resolved";
+    this.banner.hidden = status === "open";
+    this.banner.textContent = status === "escalated" ? "Escalated: a person has this conversation and will reply here. You can keep asking meanwhile." : "This session is closed. Start a new question.";
     this.banner.className = `help-banner ${status}`;
     this.input.disabled = closed;
     this.send.disabled = closed || this.busy;
-    this.handoff.hidden = closed || !handoffOffered;
+    this.handoff.hidden = status !== "open" || !this.log.querySelector(".msg.assistant");
+    this.handoff.className = handoffOffered ? "btn" : "btn secondary";
   }
 
   private async ask(): Promise<void> {
     const message = this.input.value;
-    if (this.busy || !message.trim() || this.status !== "open") return;
+    if (this.busy || !message.trim() || this.status === "resolved") return;
     this.busy = true;
     this.send.disabled = true;
     this.notice.hidden = true;
-    this.append({ role: "user", text: message });
+    this.reveal(this.append({ role: "user", text: message }));
     this.input.value = "";
     try {
       const body = this.sessionId ? { session_id: this.sessionId, message } : { message };
       const answer = await api<TurnAnswer>("POST", "/api/help", body);
       this.sessionId = answer.session_id;
       localStorage.setItem(SESSION_KEY, answer.session_id);
-      this.append({ role: "desk", text: answer.reply, question: answer.question ?? undefined, footer: answer.footer ?? undefined, doc: answer.doc ?? undefined });
+      const reply = this.append({ role: "desk", text: answer.reply, question: answer.question ?? undefined, footer: answer.footer ?? undefined, doc: answer.doc ?? undefined });
       this.showQuestion(answer.question);
       this.busy = false;
-      this.setStatus(answer.status, answer.no_answer);
+      this.setStatus(answer.status, answer.handoff_offered);
+      this.reveal(reply);
     } catch (error) {
       // Nothing of a failed turn was kept: the message goes back into the field.
       this.log.lastElementChild?.remove();
@@ -161,11 +186,15 @@ export class HelpView implements Page {
     this.input.focus();
   }
 
+  /** The button's handoff: the session's newest line is the desk's handoff reply, as a typed
+   * request would have it. */
   private async askForPerson(): Promise<void> {
-    if (!this.sessionId) return;
+    if (!this.sessionId || this.busy) return;
     try {
       const session = await api<Session>("POST", `/api/help/sessions/${this.sessionId}/handoff`, {});
-      this.log.append(h("div", { class: "handoff-footer", role: "status" }, "Connecting you to an agent…"));
+      const last = session.messages.at(-1);
+      if (last?.role === "desk") this.reveal(this.append(last));
+      this.showQuestion(null);
       this.setStatus(session.status, false);
     } catch (error) {
       this.notice.textContent = (error as Error).message;
@@ -227,7 +256,8 @@ export class HelpOperatorView implements Page {
   }
 
   private card(session: Session): HTMLElement {
-    const answers = session.state.clarification_context?.answers ?? {};
+    // What the person takes over: the question and answers of the moment it was handed over.
+    const answers = session.escalation?.answers ?? session.state.clarification_context?.answers ?? {};
     const resolve = h("button", { class: "btn", type: "button", onclick: async () => {
       try {
         await api("POST", `/api/help/escalations/${session.id}/resolve`, {}, this.headers());
@@ -240,8 +270,8 @@ export class HelpOperatorView implements Page {
     return h(
       "article",
       { class: "operator-card", "data-session": session.id },
-      h("h3", {}, session.state.original_query ?? "(no question)"),
-      h("p", { class: "muted" }, `Escalated ${new Date(session.escalation?.at ?? 0).toLocaleString()} (${session.escalation?.reason === "requested" ? "the user asked for a person" : "the article requires a person"})`),
+      h("h3", {}, session.escalation?.query ?? session.state.original_query ?? "(no question)"),
+      h("p", { class: "muted" }, `Escalated ${new Date(session.escalation?.at ?? 0).toLocaleString()} (${session.escalation?.reason === "requested" ? "the user asked for a person" : "the article needs a person; the user accepted"})`),
       Object.keys(answers).length ? h("dl", { class: "answers" }, ...Object.entries(answers).flatMap(([q, a]) => [h("dt", {}, q), h("dd", {}, a)])) : null,
       h("details", {}, h("summary", {}, `Transcript (${session.messages.length} messages)`), ...session.messages.map((m) => h("p", { class: `msg ${m.role === "user" ? "user" : "assistant"}` }, m.text))),
       resolve,

@@ -1,10 +1,14 @@
 //! The help desk's pipeline and sessions: every node, whole loops driven against a small
-//! in-memory world, spec §7's trace, and the property that no search happens while a
-//! clarification loop is active.
+//! in-memory world, spec §7's trace, the property that no search happens while a clarification
+//! loop is active, and the starter knowledge base written for the app's users.
 
 use proptest::prelude::*;
-use stepwise_core::help::pipeline::{Answers, CachedAnswer, DocRef, HANDOFF_FOOTER, NO_ANSWER};
+use stepwise_core::help::doc::Audience;
+use stepwise_core::help::pipeline::{
+    Answers, CachedAnswer, DocRef, HANDOFF_FOOTER, HANDOFF_OFFER, NO_ANSWER,
+};
 use stepwise_core::help::session::{EscalationReason, TurnRecord};
+use stepwise_core::help::text::{wants_person, words};
 use stepwise_core::help::{
     Caller, ClarificationContext, DialogState, Effect, HelpCommand, HelpDoc, HelpSession,
     HelpState, Input, Node, Outcome, Pipeline, SessionStatus, Step, handle,
@@ -93,6 +97,7 @@ fn looping(questions: &[&str], index: usize, answers: &[(&str, &str)]) -> HelpSt
             language: "en".into(),
         }),
         dialog_state: Some(DialogState::NeedsClarification),
+        ..HelpState::default()
     }
 }
 
@@ -183,17 +188,44 @@ fn a_whole_loop_searches_once_then_generates_from_the_article_and_the_answers() 
 }
 
 #[test]
-fn handoff_comes_after_the_generated_answer() {
+fn an_article_needing_a_person_answers_first_then_offers_one_and_a_yes_hands_over() {
     let mut world = World::new(Some(doc("billing", &["Invoice number?"], true, "en")));
     let first = world.turn(&HelpState::default(), "I was charged twice");
-    assert!(!first.escalate && first.footer.is_none());
-    let last = world.turn(&first.state, "INV-7");
+    assert!(first.escalate.is_none() && first.footer.is_none());
+    let answered = world.turn(&first.state, "INV-7");
     assert!(matches!(world.effects.last(), Some(Effect::Generate(_))));
-    assert!(last.reply.starts_with("ANSWER<"));
-    assert_eq!(last.footer.as_deref(), Some(HANDOFF_FOOTER));
-    assert!(last.escalate);
-    assert_eq!(last.dialog_state, DialogState::Escalated);
-    assert!(last.cache.is_none());
+    // The answer comes first and says a person is needed; nothing is handed over unasked.
+    assert!(answered.reply.starts_with("ANSWER<"));
+    assert!(
+        answered.reply.ends_with(HANDOFF_OFFER),
+        "{}",
+        answered.reply
+    );
+    assert_eq!(answered.escalate, None);
+    assert_eq!(answered.footer, None);
+    assert!(answered.offer_handoff);
+    assert_eq!(answered.dialog_state, DialogState::AnswerProvided);
+    assert!(answered.cache.is_none());
+    assert!(answered.state.pending_handoff);
+    assert_eq!(
+        answered.source.as_ref().map(|d| d.id.as_str()),
+        Some("billing")
+    );
+    // The user accepts: the handoff node, no search, the footer after the reply.
+    world.effects.clear();
+    let accepted = world.turn(&answered.state, "yes please");
+    assert!(world.effects.is_empty());
+    assert_eq!(
+        accepted.trace,
+        [Node::Guardrails, Node::Router, Node::Handoff]
+    );
+    assert_eq!(accepted.escalate, Some(EscalationReason::Article));
+    assert_eq!(accepted.footer.as_deref(), Some(HANDOFF_FOOTER));
+    assert_eq!(accepted.dialog_state, DialogState::Escalated);
+    // Declining is asking something else: searched, and the offer is gone.
+    let declined = world.turn(&answered.state, "How do I share a report?");
+    assert!(declined.searched && declined.escalate.is_none());
+    assert!(!declined.state.pending_handoff);
 }
 
 #[test]
@@ -231,7 +263,8 @@ fn an_article_without_questions_is_answered_at_once_and_cached() {
 fn nothing_above_the_threshold_says_so_and_offers_a_person() {
     let mut world = World::new(None);
     let outcome = world.turn(&HelpState::default(), "How do I bake bread?");
-    assert!(outcome.no_answer);
+    assert!(outcome.no_answer && outcome.offer_handoff);
+    assert_eq!(outcome.source, None);
     assert_eq!(outcome.reply, NO_ANSWER);
     assert_eq!(outcome.dialog_state, DialogState::AnswerProvided);
     match &world.effects[1] {
@@ -362,8 +395,35 @@ fn outcome_of(world: &mut World, state: &HelpState, message: &str) -> TurnRecord
     TurnRecord::new(message, &world.turn(state, message))
 }
 
+fn turn_on(
+    session: &HelpSession,
+    world: &mut World,
+    lease: &str,
+    message: &str,
+    at: u64,
+) -> HelpSession {
+    let owner = Caller::Owner(session.owner.clone());
+    let begin = HelpCommand::Begin {
+        lease_id: lease.into(),
+        lease_ms: 1000,
+        create: false,
+    };
+    let session = handle(Some(session), "s1", &owner, &begin, at)
+        .unwrap()
+        .record
+        .unwrap();
+    let commit = HelpCommand::Commit {
+        lease_id: lease.into(),
+        turn: Box::new(outcome_of(world, &session.state, message)),
+    };
+    handle(Some(&session), "s1", &owner, &commit, at + 1)
+        .unwrap()
+        .record
+        .unwrap()
+}
+
 #[test]
-fn sessions_commit_turns_under_a_lease_and_escalate_after_the_answer() {
+fn sessions_commit_turns_under_a_lease_and_hand_over_when_the_offer_is_accepted() {
     let owner = Caller::Owner("o1".into());
     let mut world = World::new(Some(doc("billing", &["Invoice?"], true, "en")));
     let session = begun("o1");
@@ -410,23 +470,13 @@ fn sessions_commit_turns_under_a_lease_and_escalate_after_the_answer() {
         "help_session_not_found"
     );
 
-    let begin = HelpCommand::Begin {
-        lease_id: "t2".into(),
-        lease_ms: 1000,
-        create: false,
-    };
-    let session = handle(Some(&session), "s1", &owner, &begin, 30)
-        .unwrap()
-        .record
-        .unwrap();
-    let turn = outcome_of(&mut world, &session.state, "INV-7");
-    let commit = HelpCommand::Commit {
-        lease_id: "t2".into(),
-        turn: Box::new(turn),
-    };
-    let handled = handle(Some(&session), "s1", &owner, &commit, 40).unwrap();
-    assert!(handled.reply.escalated);
-    let session = handled.record.unwrap();
+    // The answer offers a person; the session stays the user's until they accept.
+    let session = turn_on(&session, &mut world, "t2", "INV-7", 30);
+    assert_eq!(session.status, SessionStatus::Open);
+    assert!(session.escalation.is_none() && session.handoff_offered);
+    assert!(session.messages[3].text.ends_with(HANDOFF_OFFER));
+    assert_eq!(session.messages[3].doc.as_ref().unwrap().id, "billing");
+    let session = turn_on(&session, &mut world, "t3", "yes", 40);
     assert_eq!(session.status, SessionStatus::Escalated);
     assert_eq!(
         session.escalation.as_ref().unwrap().reason,
@@ -434,38 +484,51 @@ fn sessions_commit_turns_under_a_lease_and_escalate_after_the_answer() {
     );
     assert_eq!(
         session.search_calls, 1,
-        "the answer to the question did not search"
+        "neither the answer to the question nor the yes searched"
     );
-    assert_eq!(session.messages[3].footer.as_deref(), Some(HANDOFF_FOOTER));
-    assert_eq!(session.messages[2].text, "INV-7");
-    // No new turn once handed over; the operator can read and resolve it, the owner cannot resolve.
-    let begin = HelpCommand::Begin {
-        lease_id: "t3".into(),
-        lease_ms: 1000,
-        create: false,
-    };
+    assert_eq!(session.messages[5].footer.as_deref(), Some(HANDOFF_FOOTER));
+    assert_eq!(session.messages[4].text, "yes");
+    assert!(session.state.handed_over && !session.handoff_offered);
+    // The user keeps asking while a person has the session; asking for one again changes nothing.
+    let more = turn_on(&session, &mut world, "t4", "How do I share a report?", 50);
+    assert_eq!(more.status, SessionStatus::Escalated);
+    assert_eq!((more.turns, more.search_calls), (4, 2));
+    // What the person takes over stays as it was handed over.
+    let escalation = more.escalation.as_ref().unwrap();
+    assert_eq!(escalation, session.escalation.as_ref().unwrap());
+    assert_eq!(escalation.query.as_deref(), Some("Charged twice"));
+    assert_eq!(escalation.doc.as_ref().unwrap().id, "billing");
     assert_eq!(
-        handle(Some(&session), "s1", &owner, &begin, 50)
-            .unwrap_err()
-            .code(),
-        "session_escalated"
+        escalation.answers.0,
+        [("Invoice?".to_owned(), "INV-7".to_owned())]
     );
-    assert!(handle(Some(&session), "s1", &owner, &HelpCommand::Resolve, 50).is_err());
+    let again = turn_on(&more, &mut world, "t5", "I want to talk to a person", 60);
+    assert_eq!(again.escalation, more.escalation);
+    assert_eq!(again.messages.last().unwrap().footer, None);
+    assert!(
+        handle(Some(&again), "s1", &owner, &HelpCommand::RequestHandoff, 70)
+            .unwrap()
+            .record
+            .is_none(),
+        "the button changes nothing either"
+    );
+    // The operator can read and resolve it, the owner cannot resolve; closed, it takes no turn.
+    assert!(handle(Some(&again), "s1", &owner, &HelpCommand::Resolve, 70).is_err());
     let read = handle(
-        Some(&session),
+        Some(&again),
         "s1",
         &Caller::Operator,
         &HelpCommand::Read,
-        50,
+        70,
     )
     .unwrap();
-    assert_eq!(read.reply.session.messages.len(), 4);
+    assert_eq!(read.reply.session.messages.len(), 10);
     let resolved = handle(
-        Some(&session),
+        Some(&again),
         "s1",
         &Caller::Operator,
         &HelpCommand::Resolve,
-        60,
+        80,
     )
     .unwrap()
     .record
@@ -477,14 +540,19 @@ fn sessions_commit_turns_under_a_lease_and_escalate_after_the_answer() {
             "s1",
             &Caller::Operator,
             &HelpCommand::Resolve,
-            61
+            81
         )
         .unwrap_err()
         .code(),
         "not_escalated"
     );
+    let begin = HelpCommand::Begin {
+        lease_id: "t6".into(),
+        lease_ms: 1000,
+        create: false,
+    };
     assert_eq!(
-        handle(Some(&resolved), "s1", &owner, &begin, 62)
+        handle(Some(&resolved), "s1", &owner, &begin, 82)
             .unwrap_err()
             .code(),
         "session_closed"
@@ -567,7 +635,7 @@ proptest! {
         translated in proptest::option::of("\\PC{0,20}"),
         language in prop_oneof![Just("en"), Just("de"), Just("fr")],
     ) {
-        prop_assume!(!message.trim().is_empty());
+        prop_assume!(!message.trim().is_empty() && !wants_person(&message));
         let questions: Vec<String> = (0..count).map(|i| format!("Question {i}?")).collect();
         let refs: Vec<&str> = questions.iter().map(String::as_str).collect();
         let mut state = looping(&refs, index_seed % count, &[]);
@@ -593,14 +661,17 @@ proptest! {
     }
 }
 
-#[test]
-fn the_starter_knowledge_base_passes_the_import_checks() {
+fn starter_docs() -> Vec<HelpDoc> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../docs/help/starter-kb.json"
     );
-    let docs =
-        stepwise_core::help::read_import(&std::fs::read_to_string(path).unwrap(), 1).unwrap();
+    stepwise_core::help::read_import(&std::fs::read_to_string(path).unwrap(), 1).unwrap()
+}
+
+#[test]
+fn the_starter_knowledge_base_passes_the_import_checks() {
+    let docs = starter_docs();
     assert!(docs.len() >= 12);
     assert!(
         docs.iter()
@@ -609,6 +680,61 @@ fn the_starter_knowledge_base_passes_the_import_checks() {
             >= 4
     );
     assert!(docs.iter().any(|d| d.requires_handoff));
+}
+
+/// Words of running Stepwise rather than using it: what the users' articles must not ask about.
+const OPERATOR_WORDS: &[&str] = &[
+    "wrangler",
+    "worker",
+    "deployed",
+    "deployment",
+    "deploy",
+    "secret",
+    "secrets",
+    "vars",
+    "e",
+    "mail",
+    "email",
+    "healthz",
+    "localhost",
+    "d1",
+    "kv",
+    "env",
+    "webhook",
+];
+
+#[test]
+fn the_starter_articles_for_users_speak_of_the_app_and_operator_topics_are_kept_apart() {
+    let docs = starter_docs();
+    let (users, operators): (Vec<&HelpDoc>, Vec<&HelpDoc>) = docs
+        .iter()
+        .partition(|d| Audience::of(&d.id) == Audience::User);
+    assert!(users.len() >= 12 && !operators.is_empty());
+    for doc in &users {
+        let mut texts = vec![doc.title.as_str(), doc.body.as_str()];
+        texts.extend(doc.clarifying_questions.iter().map(String::as_str));
+        for text in texts {
+            let operator_word = words(text).find(|w| OPERATOR_WORDS.contains(&w.as_str()));
+            assert_eq!(operator_word, None, "article `{}` says: {text}", doc.id);
+            // A setting's name (RESEARCH_TIMEOUT_MS) is for whoever configures the service.
+            let setting = text
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .find(|w| w.contains('_') && w.chars().all(|c| !c.is_ascii_lowercase()));
+            assert_eq!(setting, None, "article `{}` names a setting", doc.id);
+        }
+    }
+    // What a user does in the app each has its article.
+    for topic in [
+        "guided-chat",
+        "streams",
+        "research-jobs",
+        "sharing-reports",
+        "assistant-tray",
+        "owner-token-lost",
+        "deleting-data",
+    ] {
+        assert!(users.iter().any(|d| d.id == topic), "no article `{topic}`");
+    }
 }
 
 #[test]

@@ -53,10 +53,13 @@ fn text() -> impl Strategy<Value = String> {
 /// Whether a display line still reads as a marker line (decoration stripped).
 fn looks_like_marker(line: &str) -> bool {
     let mut rest = line.trim_start_matches([' ', '\t']);
-    for bullet in ["- ", "* ", "+ ", "• "] {
-        if let Some(after) = rest.strip_prefix(bullet) {
-            rest = after.trim_start();
-        }
+    // One list bullet at most, as `markers/line.rs` accepts: "- • NAME:" is a nested list item's
+    // text, not a marker line.
+    if let Some(after) = ["- ", "* ", "+ ", "• "]
+        .iter()
+        .find_map(|bullet| rest.strip_prefix(bullet))
+    {
+        rest = after.trim_start();
     }
     rest = rest
         .strip_prefix("**")

@@ -43,13 +43,13 @@ pub async fn announce(env: &Env, session: &SessionView) -> AppResult<()> {
         return Ok(());
     };
     let entry = json!({"session_id": session.id, "at": escalation.at, "reason": escalation.reason,
-        "doc": session.state.doc.as_ref().map(|d| &d.title)});
+        "doc": escalation.doc.as_ref().map(|d| &d.title)});
     let ttl = retention_ms(env) / 1000;
     LIST.put(&Kv::new(env)?, item(&session.id, escalation), &entry, ttl)
         .await?;
     let event = json!({"type": "session.escalated", "session_id": session.id,
         "at": escalation.at, "reason": escalation.reason,
-        "doc_id": session.state.doc.as_ref().map(|d| &d.id)});
+        "doc_id": escalation.doc.as_ref().map(|d| &d.id)});
     let message = json!({"kind": HELP_EVENT, "event": event}).to_string();
     queues::send_all(env, EVENTS_QUEUE, &[message], 1).await
 }

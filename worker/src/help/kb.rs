@@ -1,9 +1,11 @@
 //! The knowledge base in D1 (`HELP_DB`, schema in `migrations/`): articles, their FTS5 index
-//! ranked by BM25 (title weighted 4, body 1) and the stored article vectors. Rows come back as
-//! one JSON text built by SQLite (`json_group_array`), read by serde_json like every other JSON
-//! of the Worker.
+//! ranked by BM25 (title weighted 4, body 1) and the stored article vectors. The users' search
+//! reads only the users' articles: operators' (`core::help::doc::OPERATOR_PREFIX`) are listed,
+//! never searched. Rows come back as one JSON text built by SQLite (`json_group_array`), read by
+//! serde_json like every other JSON of the Worker.
 
 use serde::{Deserialize, Serialize};
+use stepwise_core::help::doc::{Audience, OPERATOR_PREFIX};
 use stepwise_core::help::search::MAX_HITS;
 use stepwise_core::help::{Candidate, HelpDoc};
 use wasm_bindgen::JsValue;
@@ -28,6 +30,9 @@ json(CASE WHEN requires_handoff THEN 'true' ELSE 'false' END), 'updated_at', upd
 pub struct DocSummary {
     /// Its id.
     pub id: String,
+    /// Whom it is for (from its id).
+    #[serde(default = "user_audience")]
+    pub audience: Audience,
     /// Its title.
     pub title: String,
     /// Its language.
@@ -38,6 +43,20 @@ pub struct DocSummary {
     pub requires_handoff: bool,
     /// When it last changed.
     pub updated_at: u64,
+}
+
+fn user_audience() -> Audience {
+    Audience::User
+}
+
+/// A SQL condition on `column` (an article id) keeping the users' articles, with `?2` bound to
+/// [`operator_prefix`].
+fn for_users(column: &str) -> String {
+    format!("substr({column}, 1, length(?2)) <> ?2")
+}
+
+fn operator_prefix() -> JsValue {
+    OPERATOR_PREFIX.into()
 }
 
 /// What an import changed.
@@ -70,15 +89,18 @@ impl Kb {
         Ok(text.unwrap_or_else(|| "[]".into()))
     }
 
-    /// The best BM25 hits of an FTS5 query (made by the core, words quoted), best first.
+    /// The best BM25 hits of an FTS5 query (made by the core, words quoted) among the users'
+    /// articles, best first.
     pub async fn bm25(&self, fts: &str) -> AppResult<Vec<Candidate>> {
         let sql = format!(
             "SELECT json_group_array(json_object('id', id, 'score', score)) AS j FROM \
              (SELECT doc_id AS id, -bm25(help_docs_fts, 0.0, 4.0, 1.0) AS score \
-             FROM help_docs_fts WHERE help_docs_fts MATCH ?1 ORDER BY score DESC LIMIT {MAX_HITS})"
+             FROM help_docs_fts WHERE help_docs_fts MATCH ?1 AND {} \
+             ORDER BY score DESC LIMIT {MAX_HITS})",
+            for_users("doc_id")
         );
-        let mut hits: Vec<Candidate> =
-            serde_json::from_str(&self.json_rows(&sql, &[fts.into()]).await?)?;
+        let binds = [fts.into(), operator_prefix()];
+        let mut hits: Vec<Candidate> = serde_json::from_str(&self.json_rows(&sql, &binds).await?)?;
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
         Ok(hits)
     }
@@ -91,13 +113,17 @@ impl Kb {
         Ok(docs.into_iter().next())
     }
 
-    /// Every article's summary, by title.
+    /// Every article's summary, by title, each with its audience.
     pub async fn list(&self) -> AppResult<Vec<DocSummary>> {
         let sql = "SELECT json_group_array(json_object('id', id, 'title', title, 'language', \
                    language, 'questions', json_array_length(clarifying_questions), \
                    'requires_handoff', json(CASE WHEN requires_handoff THEN 'true' ELSE 'false' END), \
                    'updated_at', updated_at)) AS j FROM (SELECT * FROM help_docs ORDER BY title, id)";
-        Ok(serde_json::from_str(&self.json_rows(sql, &[]).await?)?)
+        let mut docs: Vec<DocSummary> = serde_json::from_str(&self.json_rows(sql, &[]).await?)?;
+        for doc in &mut docs {
+            doc.audience = Audience::of(&doc.id);
+        }
+        Ok(docs)
     }
 
     /// Stores checked articles: new ones are created, changed ones replaced (index and vectors
@@ -172,18 +198,22 @@ impl Kb {
         ])
     }
 
-    /// The stored vectors of `model`.
+    /// The stored vectors of `model` of the users' articles.
     pub async fn vectors(&self, model: &str) -> AppResult<Vec<(String, Vec<f32>)>> {
         let sql = format!(
             "SELECT json_group_array(json_array(doc_id, json(vector))) AS j FROM \
-             (SELECT doc_id, vector FROM help_embeddings WHERE model = ?1 ORDER BY doc_id LIMIT {MAX_VECTORS})"
+             (SELECT doc_id, vector FROM help_embeddings WHERE model = ?1 AND {} \
+             ORDER BY doc_id LIMIT {MAX_VECTORS})",
+            for_users("doc_id")
         );
         Ok(serde_json::from_str(
-            &self.json_rows(&sql, &[model.into()]).await?,
+            &self
+                .json_rows(&sql, &[model.into(), operator_prefix()])
+                .await?,
         )?)
     }
 
-    /// Up to `limit` articles without a vector of `model`: id and the text to embed.
+    /// Up to `limit` users' articles without a vector of `model`: id and the text to embed.
     pub async fn without_vectors(
         &self,
         model: &str,
@@ -192,10 +222,13 @@ impl Kb {
         let sql = format!(
             "SELECT json_group_array(json_array(id, text)) AS j FROM (SELECT id, \
              substr(title || char(10) || body, 1, 8000) AS text FROM help_docs WHERE id NOT IN \
-             (SELECT doc_id FROM help_embeddings WHERE model = ?1) ORDER BY id LIMIT {limit})"
+             (SELECT doc_id FROM help_embeddings WHERE model = ?1) AND {} ORDER BY id LIMIT {limit})",
+            for_users("id")
         );
         Ok(serde_json::from_str(
-            &self.json_rows(&sql, &[model.into()]).await?,
+            &self
+                .json_rows(&sql, &[model.into(), operator_prefix()])
+                .await?,
         )?)
     }
 

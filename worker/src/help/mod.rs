@@ -29,8 +29,9 @@ pub async fn get_session(env: &Env, owner: &Owner, id: &str) -> AppResult<Respon
     Ok(Response::from_json(&reply.session)?)
 }
 
-/// `POST /api/help/sessions/:id/handoff`: the owner asks for a person (after an answer, or when
-/// the desk had none). Asking again changes nothing.
+/// `POST /api/help/sessions/:id/handoff`: the owner asks for a person (the "Talk to a person"
+/// button, offered with every answer): the same handoff as a typed request, its reply and footer
+/// added to the transcript. Asking again changes nothing.
 pub async fn handoff(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
     require_json(req)?;
     let caller = Caller::Owner(owner.id.clone());

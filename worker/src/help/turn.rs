@@ -106,7 +106,8 @@ pub async fn post(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Respo
         "status": session.status,
         "trace": outcome.trace,
         "no_answer": outcome.no_answer,
-        "doc": if outcome.question.is_none() && !outcome.no_answer { outcome.state.doc.clone() } else { None },
+        "handoff_offered": outcome.offer_handoff,
+        "doc": outcome.source,
         "search_calls": session.search_calls,
         "turns": session.turns,
     }))?)

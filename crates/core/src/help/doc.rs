@@ -1,9 +1,42 @@
 //! Knowledge-base articles: what an admin imports (`PUT /api/help/docs/:id` one at a time, or a
-//! bulk import), checked whole before anything is stored.
+//! bulk import), checked whole before anything is stored, and whom each is for: the app's users,
+//! or (an id starting `operator-`) the people who run it, whose articles the users' search never
+//! returns.
 
 use serde::{Deserialize, Serialize};
 
 use super::HelpError;
+
+/// The id prefix of an article for operators (settings, deployment, webhooks): listed with the
+/// others, never returned by the users' search.
+pub const OPERATOR_PREFIX: &str = "operator-";
+
+/// Whom an article is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Audience {
+    /// The app's users: the Help page's search finds it.
+    User,
+    /// The people who run Stepwise: kept apart from the users' search.
+    Operator,
+}
+
+impl Audience {
+    /// The audience of the article `id`: its prefix says.
+    ///
+    /// ```
+    /// use stepwise_core::help::doc::Audience;
+    /// assert_eq!(Audience::of("operator-webhooks"), Audience::Operator);
+    /// assert_eq!(Audience::of("sharing-reports"), Audience::User);
+    /// ```
+    pub fn of(id: &str) -> Audience {
+        if id.starts_with(OPERATOR_PREFIX) {
+            Audience::Operator
+        } else {
+            Audience::User
+        }
+    }
+}
 
 /// Longest article id.
 pub const MAX_ID_LEN: usize = 64;

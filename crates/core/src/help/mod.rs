@@ -1,11 +1,13 @@
 //! The help desk (clarification-loop.md): a question is searched in a knowledge base; when the
 //! best article carries clarifying questions, the conversation asks them one at a time, storing
 //! each answer verbatim and never searching while the loop is active; then it answers from the
-//! article and the answers, and only after answering hands the session to a person when the
-//! article says so.
+//! article and the answers. When the article says a person is needed, the answer comes first and
+//! offers one; a request for a person ("I want to talk to a person") is recognised by the router
+//! and hands the session over at once, as the "Talk to a person" button does.
 //!
 //! Everything here is sans-IO. The knowledge base's articles and their checks ([`doc`]), the
-//! words of a question, its search query and its language ([`text`]), ranking and fusion of
+//! words of a question, its search query, its language and what it asks of the desk itself
+//! ([`text`]), ranking and fusion of
 //! search results ([`search`]), the prompts and the offline provider's answers ([`prompt`]),
 //! the turn's pipeline as a machine of nodes that ask for effects ([`pipeline`]) and the session
 //! record its Durable Object keeps ([`session`]).
@@ -19,7 +21,8 @@ pub mod text;
 
 pub use doc::{HelpDoc, read_import};
 pub use pipeline::{
-    ClarificationContext, DialogState, Effect, HelpState, Input, Node, Outcome, Pipeline, Step,
+    ClarificationContext, DialogState, Effect, EscalationReason, HelpState, Input, Node, Outcome,
+    Pipeline, Step,
 };
 pub use search::{Candidate, Ranked, Thresholds, fuse};
 pub use session::{Caller, HelpCommand, HelpReply, HelpSession, SessionStatus, handle};
@@ -48,9 +51,6 @@ pub enum HelpError {
     /// The turn's hold on the session expired before it committed.
     #[error("this turn took too long and was given up; send the message again")]
     LeaseExpired,
-    /// The session was handed to a person; new questions start a new session.
-    #[error("this session was handed to a person; start a new session for a new question")]
-    Escalated,
     /// The session was closed by an operator.
     #[error("this session is closed; start a new session for a new question")]
     Closed,
@@ -72,7 +72,6 @@ impl HelpError {
             HelpError::NotFound => "help_session_not_found",
             HelpError::TurnInProgress => "turn_in_progress",
             HelpError::LeaseExpired => "lease_expired",
-            HelpError::Escalated => "session_escalated",
             HelpError::Closed => "session_closed",
             HelpError::Full(_) => "session_full",
             HelpError::NotEscalated => "not_escalated",

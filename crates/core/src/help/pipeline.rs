@@ -5,20 +5,36 @@
 //! resumes it with the matching [`Input`]. The last step is the archive's [`Outcome`]: the reply,
 //! the state to persist, and whether to cache the answer or escalate the session.
 //!
-//! The router's rule is the spec's: while a clarification context is active, the message is
-//! the answer to the current question and goes straight to the clarification node; no search
-//! effect is ever produced then. `start` and `archive` run on every turn and are not listed in
+//! The router's rules: a request for a person ("I want to talk to a person", in any language the
+//! desk detects: [`wants_person`]), or a yes to the desk's offer of one, goes to the handoff node,
+//! which hands the session over exactly as the "Talk to a person" button does ([`handoff`]);
+//! otherwise, while a clarification context is active, the message is the answer to the current
+//! question and goes straight to the clarification node (the spec's rule); no search effect is
+//! ever produced in either case. `start` and `archive` run on every turn and are not listed in
 //! the trace.
+//!
+//! An article that needs a person never hands the session over by itself: its answer comes first
+//! (spec §5.2), ends by saying a person is needed and offers one, and the handoff happens when the
+//! user accepts. A session handed over stays open for questions until an operator closes it.
 
 use serde::{Deserialize, Serialize};
 
 use super::doc::HelpDoc;
 use super::prompt::{self, GenerationRequest, TranslationRequest};
-use super::text::{cache_text, detect_language, fts_query};
+use super::text::{cache_text, detect_language, fts_query, is_yes, wants_person};
 use super::{HelpError, MAX_MESSAGE_CHARS};
 
-/// The footer shown after an answer that hands the session to a person.
+/// The footer shown after the reply that hands the session to a person.
 pub const HANDOFF_FOOTER: &str = "Connecting you to an agent…";
+/// The reply that hands the session to a person (typed, or the "Talk to a person" button).
+pub const HANDOFF_REPLY: &str = "I am handing this conversation to a person. They will see it, \
+with your answers, and reply here. You can keep asking me questions meanwhile.";
+/// The reply to a request for a person once one has the session.
+pub const ALREADY_HANDED_OVER: &str = "A person already has this conversation and will reply \
+here. You can keep asking me questions meanwhile.";
+/// Ends an answer from an article that needs a person: what happens next, and how to accept.
+pub const HANDOFF_OFFER: &str = "A person needs to take this further. Say yes, or press \
+\"Talk to a person\", and I will hand this conversation over.";
 /// The reply when no article passes the search threshold.
 pub const NO_ANSWER: &str = "I could not find an answer to that in the help articles. You can \
 rephrase the question, or ask to talk to a person.";
@@ -29,8 +45,11 @@ rephrase the question, or ask to talk to a person.";
 pub enum Node {
     /// Checks the message (empty, too long).
     Guardrails,
-    /// Sends an answer of an active loop to the clarification node, anything else to the cache.
+    /// Sends a request for a person to the handoff node, an answer of an active loop to the
+    /// clarification node, anything else to the cache.
     Router,
+    /// Hands the session to a person (asked for, or the desk's offer accepted).
+    Handoff,
     /// Starts the loop from a clarification task, or stores an answer and asks the next question.
     Clarification,
     /// Looks up a cached answer of the same question.
@@ -51,8 +70,18 @@ pub enum DialogState {
     NeedsClarification,
     /// The question was answered (or the desk said it has no answer).
     AnswerProvided,
-    /// The answer was given and the session handed to a person.
+    /// The session was handed to a person.
     Escalated,
+}
+
+/// Why a session was handed to a person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EscalationReason {
+    /// The answer's article needs a person, and the user accepted the desk's offer.
+    Article,
+    /// The user asked for a person.
+    Requested,
 }
 
 /// The clarification loop's state, exactly the spec's fields. `answers` is an object from
@@ -145,6 +174,13 @@ pub struct HelpState {
     pub doc: Option<DocRef>,
     /// Where the dialog stands.
     pub dialog_state: Option<DialogState>,
+    /// The last answer came from an article that needs a person and offered one: a yes, a
+    /// request for a person or the button hands the session over, the article being the reason.
+    #[serde(default)]
+    pub pending_handoff: bool,
+    /// A person has the session (set by the session when it is handed over).
+    #[serde(default)]
+    pub handed_over: bool,
 }
 
 impl HelpState {
@@ -153,6 +189,26 @@ impl HelpState {
         self.clarification_context
             .as_ref()
             .is_some_and(|c| c.active)
+    }
+
+    /// Why a handoff now would happen: the offer of the last answer's article, or the user's
+    /// own request.
+    pub fn handoff_reason(&self) -> EscalationReason {
+        if self.pending_handoff {
+            EscalationReason::Article
+        } else {
+            EscalationReason::Requested
+        }
+    }
+
+    /// The state for a new question: nothing of the last one but the handoff.
+    fn next_question(&self, message: &str) -> HelpState {
+        HelpState {
+            original_query: Some(message.to_owned()),
+            user_language: detect_language(message).map(str::to_owned),
+            handed_over: self.handed_over,
+            ..HelpState::default()
+        }
     }
 }
 
@@ -225,6 +281,8 @@ pub struct Outcome {
     pub dialog_state: DialogState,
     /// The question asked, while clarifying.
     pub question: Option<QuestionView>,
+    /// The article the reply answers from (answers only, not questions or handoffs).
+    pub source: Option<DocRef>,
     /// The nodes visited, in order.
     pub trace: Vec<Node>,
     /// Whether the knowledge base was searched.
@@ -232,9 +290,11 @@ pub struct Outcome {
     /// The answer to cache under this question's text (answers that needed no clarification
     /// and no handoff).
     pub cache: Option<(String, CachedAnswer)>,
-    /// Hand the session to a person now that the answer is delivered.
-    pub escalate: bool,
-    /// No article passed the threshold: the desk offers a person instead.
+    /// Hand the session to a person now, for this reason.
+    pub escalate: Option<EscalationReason>,
+    /// The reply recommends a person: no article passed the floor, or the article needs one.
+    pub offer_handoff: bool,
+    /// No article passed the floor.
     pub no_answer: bool,
 }
 
@@ -274,6 +334,8 @@ impl Pipeline {
     /// use stepwise_core::help::{Effect, HelpState, Pipeline, Step};
     /// let (_, step) = Pipeline::start(&HelpState::default(), "Why did my research job fail?").unwrap();
     /// assert!(matches!(step, Step::Effect(Effect::LookupCache { .. })));
+    /// let (_, step) = Pipeline::start(&HelpState::default(), "Can I talk to a person?").unwrap();
+    /// assert!(matches!(step, Step::Done(outcome) if outcome.escalate.is_some()));
     /// assert_eq!(Pipeline::start(&HelpState::default(), "  ").unwrap_err().code(), "empty_message");
     /// ```
     pub fn start(state: &HelpState, message: &str) -> Result<(Pipeline, Step), HelpError> {
@@ -285,6 +347,15 @@ impl Pipeline {
             searched: false,
             stage: Stage::Finished,
         };
+        let accepts_offer = state.pending_handoff && is_yes(message);
+        if wants_person(message) || accepts_offer {
+            let mut outcome = handoff_outcome(&pipeline.state, message);
+            pipeline.trace.push(Node::Handoff);
+            outcome.trace = pipeline.trace.clone();
+            return Ok((pipeline, Step::Done(Box::new(outcome))));
+        }
+        // Anything else moves on from the offer of the last answer.
+        pipeline.state.pending_handoff = false;
         let step = if pipeline.state.clarifying() {
             pipeline.answer_question()
         } else {
@@ -438,23 +509,28 @@ impl Pipeline {
         Step::Effect(Effect::Generate(request))
     }
 
-    /// The archive after generation: escalate after answering when the article says so.
+    /// The archive after generation. When the article needs a person, the answer comes first and
+    /// ends with the offer of one (spec §5.2's order); the user's yes hands the session over.
     fn answered(&mut self, text: String, cacheable: bool, handoff: bool) -> Step {
-        let reply = if text.trim().is_empty() {
+        let mut reply = if text.trim().is_empty() {
             "The model gave no answer; please ask again.".to_owned()
         } else {
             text.trim().to_owned()
         };
-        let state = if handoff {
-            DialogState::Escalated
-        } else {
-            DialogState::AnswerProvided
-        };
-        let mut outcome = self.outcome(reply, state);
-        if handoff {
-            outcome.footer = Some(HANDOFF_FOOTER.to_owned());
-            outcome.escalate = true;
-        } else if cacheable && let Some(doc) = &self.state.doc {
+        let offer = handoff && !self.state.handed_over;
+        if offer {
+            reply.push_str("\n\n");
+            reply.push_str(HANDOFF_OFFER);
+            self.state.pending_handoff = true;
+        }
+        let mut outcome = self.outcome(reply, DialogState::AnswerProvided);
+        outcome.source = self.state.doc.clone();
+        outcome.offer_handoff = offer;
+        // An answer that needs a person is never cached: the offer goes with it.
+        if cacheable
+            && !handoff
+            && let Some(doc) = &self.state.doc
+        {
             let cached = CachedAnswer {
                 answer: outcome.reply.clone(),
                 doc: doc.clone(),
@@ -466,22 +542,19 @@ impl Pipeline {
 
     fn cached(&mut self, hit: CachedAnswer) -> Step {
         self.state = HelpState {
-            original_query: Some(self.message.clone()),
-            user_language: detect_language(&self.message).map(str::to_owned),
-            doc: Some(hit.doc),
-            ..HelpState::default()
+            doc: Some(hit.doc.clone()),
+            ..self.state.next_question(&self.message)
         };
-        self.done(hit.answer, DialogState::AnswerProvided)
+        let mut outcome = self.outcome(hit.answer, DialogState::AnswerProvided);
+        outcome.source = Some(hit.doc);
+        Step::Done(Box::new(outcome))
     }
 
     fn no_answer(&mut self) -> Step {
-        self.state = HelpState {
-            original_query: Some(self.message.clone()),
-            user_language: detect_language(&self.message).map(str::to_owned),
-            ..HelpState::default()
-        };
+        self.state = self.state.next_question(&self.message);
         let mut outcome = self.outcome(NO_ANSWER.to_owned(), DialogState::AnswerProvided);
         outcome.no_answer = true;
+        outcome.offer_handoff = true;
         Step::Done(Box::new(outcome))
     }
 
@@ -491,19 +564,78 @@ impl Pipeline {
 
     fn outcome(&mut self, reply: String, dialog_state: DialogState) -> Outcome {
         self.state.dialog_state = Some(dialog_state);
-        Outcome {
+        blank_outcome(
             reply,
-            footer: None,
-            state: self.state.clone(),
+            self.state.clone(),
             dialog_state,
-            question: None,
-            trace: self.trace.clone(),
-            searched: self.searched,
-            cache: None,
-            escalate: false,
-            no_answer: false,
-        }
+            self.trace.clone(),
+            self.searched,
+        )
     }
+}
+
+fn blank_outcome(
+    reply: String,
+    state: HelpState,
+    dialog_state: DialogState,
+    trace: Vec<Node>,
+    searched: bool,
+) -> Outcome {
+    Outcome {
+        reply,
+        footer: None,
+        state,
+        dialog_state,
+        question: None,
+        source: None,
+        trace,
+        searched,
+        cache: None,
+        escalate: None,
+        offer_handoff: false,
+        no_answer: false,
+    }
+}
+
+/// The handoff node on its own: what the "Talk to a person" button does to a session in `state`,
+/// and what the router does with a request for a person. The session is handed over (reason:
+/// the pending offer of an article, else the user's request) with [`HANDOFF_REPLY`] and the
+/// footer; a running clarification loop stops, keeping its answers for the person; a session a
+/// person already has is told so and changes nothing.
+///
+/// ```
+/// use stepwise_core::help::pipeline::{handoff, EscalationReason, HANDOFF_FOOTER};
+/// use stepwise_core::help::HelpState;
+/// let outcome = handoff(&HelpState::default());
+/// assert_eq!(outcome.escalate, Some(EscalationReason::Requested));
+/// assert_eq!(outcome.footer.as_deref(), Some(HANDOFF_FOOTER));
+/// ```
+pub fn handoff(state: &HelpState) -> Outcome {
+    let mut outcome = handoff_outcome(state, "");
+    outcome.trace = vec![Node::Handoff];
+    outcome
+}
+
+fn handoff_outcome(state: &HelpState, message: &str) -> Outcome {
+    let mut next = state.clone();
+    let reason = next.handoff_reason();
+    next.pending_handoff = false;
+    if let Some(context) = next.clarification_context.as_mut() {
+        context.active = false;
+    }
+    if next.original_query.is_none() && !message.trim().is_empty() {
+        next.original_query = Some(message.to_owned());
+    }
+    next.dialog_state = Some(DialogState::Escalated);
+    if state.handed_over {
+        let reply = ALREADY_HANDED_OVER.to_owned();
+        return blank_outcome(reply, next, DialogState::Escalated, Vec::new(), false);
+    }
+    let reply = HANDOFF_REPLY.to_owned();
+    let mut outcome = blank_outcome(reply, next, DialogState::Escalated, Vec::new(), false);
+    outcome.footer = Some(HANDOFF_FOOTER.to_owned());
+    outcome.escalate = Some(reason);
+    outcome
 }
 
 /// The guardrails node's checks, also run by a driver before it takes a session's turn: a

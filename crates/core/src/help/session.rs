@@ -7,7 +7,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::HelpError;
-use super::pipeline::{DialogState, DocRef, HelpState, Node, Outcome, QuestionView};
+pub use super::pipeline::EscalationReason;
+use super::pipeline::{self, Answers, DialogState, DocRef, HelpState, Node, Outcome, QuestionView};
 
 /// Most turns of one session.
 pub const MAX_TURNS: u32 = 40;
@@ -30,20 +31,10 @@ pub enum Caller {
 pub enum SessionStatus {
     /// The desk answers.
     Open,
-    /// Handed to a person; new questions start a new session.
+    /// Handed to a person, who replies in the session; the desk still answers meanwhile.
     Escalated,
     /// An operator closed it.
     Resolved,
-}
-
-/// Why a session was handed to a person.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EscalationReason {
-    /// The article of the answer requires a handoff.
-    Article,
-    /// The user asked for a person.
-    Requested,
 }
 
 /// The handoff.
@@ -59,6 +50,16 @@ pub struct Escalation {
     /// the session's object retries.
     #[serde(default)]
     pub announced: bool,
+    /// The question being handled when the session was handed over (the user may ask others
+    /// afterwards: this is what the person takes over).
+    #[serde(default)]
+    pub query: Option<String>,
+    /// Its article.
+    #[serde(default)]
+    pub doc: Option<DocRef>,
+    /// The clarifying questions answered for it, in order.
+    #[serde(default)]
+    pub answers: Answers,
 }
 
 /// Who wrote a transcript line.
@@ -122,7 +123,7 @@ pub struct HelpSession {
     pub status: SessionStatus,
     /// The handoff, once there is one.
     pub escalation: Option<Escalation>,
-    /// The last answer found nothing and offered a person.
+    /// The last answer recommends a person (no article matched, or its article needs one).
     pub handoff_offered: bool,
     /// How many turns searched the knowledge base.
     pub search_calls: u32,
@@ -143,16 +144,18 @@ pub struct TurnRecord {
     pub footer: Option<String>,
     /// The question asked, while clarifying.
     pub question: Option<QuestionView>,
+    /// The article the reply answers from.
+    pub source: Option<DocRef>,
     /// Nodes visited.
     pub trace: Vec<Node>,
     /// The state to keep.
     pub state: HelpState,
     /// Whether the turn searched.
     pub searched: bool,
-    /// Whether to hand the session to a person.
-    pub escalate: bool,
-    /// Whether the desk had no answer.
-    pub no_answer: bool,
+    /// Hand the session to a person, for this reason.
+    pub escalate: Option<EscalationReason>,
+    /// Whether the reply recommends a person.
+    pub offer_handoff: bool,
 }
 
 impl TurnRecord {
@@ -163,11 +166,12 @@ impl TurnRecord {
             reply: outcome.reply.clone(),
             footer: outcome.footer.clone(),
             question: outcome.question.clone(),
+            source: outcome.source.clone(),
             trace: outcome.trace.clone(),
             state: outcome.state.clone(),
             searched: outcome.searched,
             escalate: outcome.escalate,
-            no_answer: outcome.no_answer,
+            offer_handoff: outcome.offer_handoff,
         }
     }
 }
@@ -177,7 +181,7 @@ impl TurnRecord {
 #[serde(rename_all = "snake_case")]
 pub enum HelpCommand {
     /// Start a turn (the owner): refused while another turn holds the session, or once it is
-    /// escalated, closed or full. A missing session is created only with `create` (an id the
+    /// closed or full (a session handed to a person still takes questions). A missing session is created only with `create` (an id the
     /// server just made); a client's id that names no session of its own is not found, exactly
     /// as another owner's session is.
     Begin {
@@ -202,7 +206,8 @@ pub enum HelpCommand {
     },
     /// Read the session.
     Read,
-    /// The user asks for a person.
+    /// The user asks for a person (the "Talk to a person" button): the same handoff as a typed
+    /// request, [`pipeline::handoff`], without a user line.
     RequestHandoff,
     /// An operator closes an escalated session.
     Resolve,
@@ -373,8 +378,8 @@ fn on_session(
                 return Err(HelpError::LeaseExpired);
             }
             open(session)?;
-            commit(&mut next, turn, now);
-            Ok(changed(next, turn.escalate))
+            let escalated = commit(&mut next, turn, now);
+            Ok(changed(next, escalated))
         }
         HelpCommand::Release { lease_id } if owner => {
             if session.lease.as_ref().is_none_or(|l| &l.id != lease_id) {
@@ -390,8 +395,15 @@ fn on_session(
             SessionStatus::Resolved => Err(HelpError::Closed),
             SessionStatus::Open if held => Err(HelpError::TurnInProgress),
             SessionStatus::Open => {
-                escalate(&mut next, EscalationReason::Requested, now);
-                Ok(changed(next, true))
+                let outcome = pipeline::handoff(&session.state);
+                next.messages.push(desk_line(&outcome, now));
+                next.state = outcome.state;
+                next.handoff_offered = false;
+                next.updated_at = now;
+                if let Some(reason) = outcome.escalate {
+                    hand_over(&mut next, reason, now);
+                }
+                Ok(changed(next, outcome.escalate.is_some()))
             }
         },
         HelpCommand::Announced if !owner => {
@@ -422,15 +434,16 @@ fn on_session(
     }
 }
 
+/// Whether the session takes turns: open, or with a person (who replies in it meanwhile).
 fn open(session: &HelpSession) -> Result<(), HelpError> {
     match session.status {
-        SessionStatus::Open => Ok(()),
-        SessionStatus::Escalated => Err(HelpError::Escalated),
+        SessionStatus::Open | SessionStatus::Escalated => Ok(()),
         SessionStatus::Resolved => Err(HelpError::Closed),
     }
 }
 
-fn commit(next: &mut HelpSession, turn: &TurnRecord, now: u64) {
+/// Keeps a turn; answers whether it handed the session to a person.
+fn commit(next: &mut HelpSession, turn: &TurnRecord, now: u64) -> bool {
     let mut reply: String = turn.reply.chars().take(MAX_STORED_REPLY_CHARS).collect();
     if reply.len() < turn.reply.len() {
         reply.push('…');
@@ -444,40 +457,63 @@ fn commit(next: &mut HelpSession, turn: &TurnRecord, now: u64) {
         doc: None,
         trace: Vec::new(),
     });
-    let answered = turn.question.is_none() && !turn.no_answer;
     next.messages.push(HelpMessage {
         role: Speaker::Desk,
         text: reply,
         at: now,
         question: turn.question.clone(),
         footer: turn.footer.clone(),
-        doc: if answered {
-            turn.state.doc.clone()
-        } else {
-            None
-        },
+        doc: turn.source.clone(),
         trace: turn.trace.clone(),
     });
     next.state = turn.state.clone();
     next.search_calls += u32::from(turn.searched);
     next.turns += 1;
-    next.handoff_offered = turn.no_answer;
+    next.handoff_offered = turn.offer_handoff;
     next.lease = None;
     next.updated_at = now;
-    if turn.escalate {
-        escalate(next, EscalationReason::Article, now);
+    match turn.escalate {
+        Some(reason) if next.status == SessionStatus::Open => {
+            hand_over(next, reason, now);
+            true
+        }
+        _ => false,
     }
 }
 
-fn escalate(next: &mut HelpSession, reason: EscalationReason, now: u64) {
+/// The desk's line of a reply that is not a turn's (the handoff button's).
+fn desk_line(outcome: &Outcome, now: u64) -> HelpMessage {
+    HelpMessage {
+        role: Speaker::Desk,
+        text: outcome.reply.clone(),
+        at: now,
+        question: None,
+        footer: outcome.footer.clone(),
+        doc: None,
+        trace: outcome.trace.clone(),
+    }
+}
+
+fn hand_over(next: &mut HelpSession, reason: EscalationReason, now: u64) {
     next.status = SessionStatus::Escalated;
+    let state = &next.state;
     next.escalation = Some(Escalation {
         at: now,
         reason,
         resolved_at: None,
         announced: false,
+        query: state.original_query.clone(),
+        doc: state.doc.clone(),
+        answers: state
+            .clarification_context
+            .as_ref()
+            .map(|c| c.answers.clone())
+            .unwrap_or_default(),
     });
     next.state.dialog_state = Some(DialogState::Escalated);
+    next.state.handed_over = true;
+    next.state.pending_handoff = false;
+    next.handoff_offered = false;
     next.updated_at = now;
 }
 

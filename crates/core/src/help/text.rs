@@ -1,5 +1,7 @@
 //! The words of a question: its full-text query (safe to hand to SQLite FTS5), the text its
-//! cached answer is keyed by, and a guess at its language from common function words.
+//! cached answer is keyed by, a guess at its language from common function words, and what a
+//! message asks of the desk itself (a person, or yes to the offer of one), in each of those
+//! languages.
 
 /// Most terms of one search query.
 pub const MAX_QUERY_TERMS: usize = 16;
@@ -12,7 +14,10 @@ const FUNCTION_WORDS: &[(&str, &str, &[&str])] = &[
         &[
             "the", "a", "an", "is", "are", "was", "do", "does", "did", "i", "my", "you", "your",
             "how", "what", "why", "when", "where", "can", "to", "of", "in", "on", "for", "with",
-            "it", "and", "or", "not", "this", "that", "be", "have", "has", "me", "there",
+            "it", "and", "or", "not", "this", "that", "be", "have", "has", "me", "there", "all",
+            "any", "some", "if", "from", "at", "by", "as", "about", "just", "they", "we", "our",
+            "us", "its", "which", "who", "would", "should", "could", "been", "were", "please",
+            "here", "than", "then", "into",
         ],
     ),
     (
@@ -69,6 +74,11 @@ const FUNCTION_WORDS: &[(&str, &str, &[&str])] = &[
         ],
     ),
 ];
+
+/// The codes of the languages the desk recognizes.
+pub fn languages() -> impl Iterator<Item = &'static str> {
+    FUNCTION_WORDS.iter().map(|(code, _, _)| *code)
+}
 
 /// The English name of a language code the desk recognizes (`None` otherwise).
 pub fn language_name(code: &str) -> Option<&'static str> {
@@ -164,6 +174,181 @@ pub fn detect_language(text: &str) -> Option<&'static str> {
     }
 }
 
+// What a message asks of the desk itself rather than of the knowledge base: a person ("I want
+// to talk to a person", "Ich möchte mit einem Menschen sprechen"), or yes to the desk's offer of
+// one. The router asks this before any search or clarification, so such a message is never
+// searched or stored as an answer. Each language the desk detects has its phrases.
+//
+// A request for a person is recognised by its shape, not by a word alone, so "share a report with
+// a person" or "the agent keeps asking me" stay questions:
+// - a verb of talking, then a person within a few filler words ("talk to a real person",
+//   "verbinden Sie mich mit einem Mitarbeiter");
+// - a person, then a verb of talking within a few filler words ("mit einem Menschen sprechen",
+//   "a human I can talk to");
+// - a short message of only request and filler words around a person ("human please", "I need
+//   an agent", "un humain svp").
+
+/// Most filler words between a verb and the person it asks for.
+const MAX_GAP: usize = 5;
+/// Longest message, in words, that can be a bare request ("I need a real person please").
+const MAX_BARE_WORDS: usize = 7;
+
+/// One language's phrases: lowercase words as [`words`] splits them, one space apart.
+struct Phrases {
+    /// The ISO 639-1 code, as [`detect_language`] answers.
+    code: &'static str,
+    /// Verbs of talking to someone.
+    verbs: &'static str,
+    /// Who the user asks for.
+    people: &'static str,
+    /// Words that may stand between a verb and a person (articles, pronouns, "real").
+    fillers: &'static str,
+    /// Words of a bare request around a person ("need", "please").
+    requests: &'static str,
+    /// Words of a yes to an offer ("yes please", "ok").
+    yes: &'static str,
+}
+
+/// Whether `word` is one of the space-separated `list`.
+fn listed(list: &str, word: &str) -> bool {
+    list.split(' ').any(|w| w == word)
+}
+
+const PHRASES: &[Phrases] = &[
+    Phrases {
+        code: "en",
+        verbs: "talk speak chat connect transfer contact reach escalate hand",
+        people: "person human humans people agent operator representative rep someone somebody \
+            anyone anybody staff support",
+        fillers: "to with a an the some real actual live human me i can could may please you your \
+            over member of one there",
+        requests: "want need ask for like would d get give just now is",
+        yes: "yes yeah yep ok okay sure please do it go ahead",
+    },
+    Phrases {
+        code: "de",
+        verbs: "sprechen reden chatten verbinden verbinde kontaktieren erreichen weiterleiten",
+        people: "mensch menschen person mitarbeiter mitarbeiterin berater beraterin agent agenten \
+            support kundendienst jemand jemandem jemanden",
+        fillers: "mit einem einer einen ein echten echter echte richtigen richtiger realen bitte \
+            mich ich sie zu an den der die dem kann könnte möchte mal gerne gern lieber doch",
+        requests: "will brauche möchte hätte gern gerne bitte einen",
+        yes: "ja gerne gern bitte okay ok klar machen sie das",
+    },
+    Phrases {
+        code: "fr",
+        verbs: "parler discuter contacter joindre passer passez mettre mettez transférer \
+            transférez",
+        people: "humain humaine personne conseiller conseillère agent opérateur opératrice quelqu",
+        fillers: "à a avec un une le la l vrai vraie véritable réel réelle moi je en relation svp \
+            s il vous plaît plait peux puis pourrais veux voudrais j aimerais souhaite du",
+        requests: "veux voudrais besoin ai j un une svp merci",
+        yes: "oui d accord ok volontiers svp s il vous plaît plait allez y",
+    },
+    Phrases {
+        code: "es",
+        verbs: "hablar comunicarme contactar conversar chatear pasar pásame transferir",
+        people: "persona humano humana agente operador operadora asesor asesora representante \
+            alguien",
+        fillers: "con una un el la real de verdad a al me por favor quiero quisiera puedo podría \
+            yo alguna algún",
+        requests: "quiero quisiera necesito por favor un una",
+        yes: "sí si vale claro ok por favor adelante",
+    },
+    Phrases {
+        code: "it",
+        verbs: "parlare contattare passare passarmi mettere mettermi chattare comunicare",
+        people: "persona umano operatore operatrice agente consulente qualcuno",
+        fillers: "con una un uno l a al mi vera vero reale voglio vorrei posso potrei per favore \
+            in contatto io di",
+        requests: "voglio vorrei ho bisogno di per favore un una",
+        yes: "sì si certo va bene ok per favore grazie",
+    },
+    Phrases {
+        code: "nl",
+        verbs: "praten spreken chatten bellen doorverbinden verbind verbinden",
+        people: "mens persoon medewerker medewerkster agent iemand klantenservice",
+        fillers: "met een echte echt de het ik wil graag kan mij me zou even alstublieft aub door \
+            u",
+        requests: "wil graag nodig heb ik een alstublieft aub",
+        yes: "ja graag oké ok prima goed doe maar",
+    },
+    Phrases {
+        code: "pt",
+        verbs: "falar conversar contatar contactar chamar transferir passar",
+        people: "pessoa humano humana atendente agente operador operadora representante alguém \
+            consultor",
+        fillers: "com uma um o a de verdade real me por favor quero queria gostaria posso eu ao à \
+            para alguma",
+        requests: "quero queria preciso de por favor um uma",
+        yes: "sim claro pode ok por favor ser",
+    },
+];
+
+/// The codes of the languages whose requests for a person are recognised.
+pub fn request_languages() -> impl Iterator<Item = &'static str> {
+    PHRASES.iter().map(|p| p.code)
+}
+
+/// Whether `message` asks for a person, in any language the desk detects.
+///
+/// ```
+/// use stepwise_core::help::text::wants_person;
+/// assert!(wants_person("I want to talk to a person"));
+/// assert!(wants_person("Kann ich bitte mit einem Menschen sprechen?"));
+/// assert!(!wants_person("How do I share a report with a person on my team?"));
+/// ```
+pub fn wants_person(message: &str) -> bool {
+    let words: Vec<String> = words(message).collect();
+    PHRASES.iter().any(|phrases| asks_person(phrases, &words))
+}
+
+/// Whether `message` is a plain yes ("yes", "yes please", "ok", "ja gerne", "oui").
+///
+/// ```
+/// use stepwise_core::help::text::is_yes;
+/// assert!(is_yes("Yes, please!"));
+/// assert!(!is_yes("yes, but how do I share it?"));
+/// ```
+pub fn is_yes(message: &str) -> bool {
+    let words: Vec<String> = words(message).collect();
+    !words.is_empty()
+        && words.len() <= MAX_BARE_WORDS
+        && PHRASES
+            .iter()
+            .any(|p| words.iter().all(|w| listed(p.yes, w)))
+}
+
+fn asks_person(p: &Phrases, words: &[String]) -> bool {
+    let is = |list: &str, w: &String| listed(list, w);
+    let filler = |w: &String| is(p.fillers, w);
+    // A verb, then a person; or a person, then a verb: only fillers between, at most MAX_GAP.
+    let near = |from: &dyn Fn(&String) -> bool, to: &dyn Fn(&String) -> bool| {
+        words
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| from(w))
+            .any(|(i, _)| {
+                words[i + 1..]
+                    .iter()
+                    .take(MAX_GAP + 1)
+                    .position(|w| !filler(w) || to(w))
+                    .is_some_and(|j| to(&words[i + 1 + j]))
+            })
+    };
+    let verb = |w: &String| is(p.verbs, w);
+    let person = |w: &String| is(p.people, w);
+    if near(&verb, &person) || near(&person, &verb) {
+        return true;
+    }
+    // A bare request: nothing but request and filler words around a person.
+    words.len() <= MAX_BARE_WORDS
+        && words.iter().any(person)
+        && words
+            .iter()
+            .all(|w| person(w) || verb(w) || filler(w) || is(p.requests, w))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,5 +385,16 @@ mod tests {
         );
         assert_eq!(detect_language("Android"), None);
         assert_eq!(language_name("de"), Some("German"));
+    }
+
+    #[test]
+    fn a_filler_that_is_also_a_person_word_still_ends_the_gap() {
+        // "human" is a filler ("a human agent") and a person: either way this asks for one.
+        assert!(wants_person("talk to a human"));
+        assert!(wants_person("speak with a human agent"));
+        // Too many words between the verb and the person: not a request.
+        assert!(!wants_person(
+            "talk to the team about a report that a person shared"
+        ));
     }
 }
