@@ -13,7 +13,7 @@ import { startFakeProvider } from "./fake-provider.mjs";
 const ROOT = new URL("../../", import.meta.url).pathname;
 /** The secret the Worker holds; it must never come back in a response, an event or a log line. */
 export const SECRET_KEY = "sk-test-9f8e7d6c5b4a39281706";
-export const ADMIN_TOKEN = "admin-test-token-1234";
+export const ADMIN_TOKEN = "admin-test-token-0123456789abcdef";
 export const TIMEOUT_MS = 1500;
 /** The owner token of the suites' main user (an anonymous owner: 32 lowercase hex digits). */
 export const OWNER = "0123456789abcdef0123456789abcdef";

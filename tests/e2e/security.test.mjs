@@ -6,12 +6,13 @@
 // that stay on the server.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { createPrivateKey, generateKeyPairSync, sign } from "node:crypto";
+import { createPrivateKey, generateKeyPairSync, randomBytes, sign } from "node:crypto";
+import http from "node:http";
 import { ADMIN_TOKEN, asOwner, fakeProvider, newOwner, ownerId, parseSse, startStack } from "./harness.mjs";
 
 const DRAFT_TTL_MS = 4000;
 const PER_OWNER_CAP = 3;
-const OWNER_RATE = 6;
+const OWNER_RATE = 10;
 
 /** Requests of one stack, as a given owner (or none). */
 function client(stack) {
@@ -247,6 +248,60 @@ describe("anonymous owners, limits and lifecycle", () => {
     assert.equal(bodiless.status, 415);
   });
 
+  test("a forced context request is a JSON POST like every other (415 for text/plain, so no cross-site form reaches it)", async () => {
+    const owner = newOwner();
+    const path = `/api/assistant/conversations/${"c".repeat(32)}/requests/${"d".repeat(32)}/force`;
+    for (const type of ["text/plain", "application/x-www-form-urlencoded"]) {
+      const response = await call("POST", path, { token: owner, headers: { "content-type": type }, raw: "" });
+      assert.deepEqual([response.status, response.json?.error?.code], [415, "unsupported_media_type"], type);
+    }
+    const json = await call("POST", path, { token: owner, raw: "" });
+    assert.equal(json.status, 404, "with JSON the route is reached (an unknown conversation)");
+  });
+
+  test("GET /api/me is rate limited like the routes that call out (it reads the day's spending object)", async () => {
+    const owner = newOwner();
+    const statuses = [];
+    for (let i = 0; i < OWNER_RATE; i++) statuses.push((await call("GET", "/api/me", { token: owner })).status);
+    assert.deepEqual(statuses, Array(OWNER_RATE).fill(200));
+    const limited = await call("GET", "/api/me", { token: owner });
+    assert.equal(limited.status, 429);
+    assert.ok(Number(limited.headers.get("retry-after")) > 0);
+    assert.equal((await call("GET", "/api/me", { token: newOwner() })).status, 200, "another owner is unaffected");
+  });
+
+  test("a conversation's WebSocket refuses other sites' pages (Origin checked), and admits its own", async () => {
+    const owner = newOwner();
+    const id = "e".repeat(32);
+    const upgrade = (origin) =>
+      new Promise((resolve, reject) => {
+        const url = new URL(`${stack.base}/api/assistant/conversations/${id}/ws`);
+        const headers = {
+          connection: "Upgrade",
+          upgrade: "websocket",
+          "sec-websocket-version": "13",
+          "sec-websocket-key": randomBytes(16).toString("base64"),
+          "sec-websocket-protocol": `stepwise.v1, bearer.${owner}`,
+        };
+        if (origin) headers.origin = origin;
+        const request = http.request({ host: url.hostname, port: url.port, path: url.pathname, headers, timeout: 15000 });
+        request.on("response", (response) => {
+          response.resume();
+          resolve(response.statusCode);
+        });
+        request.on("upgrade", (response, socket) => {
+          socket.destroy();
+          resolve(response.statusCode);
+        });
+        request.on("timeout", () => request.destroy(new Error("no answer to the upgrade")));
+        request.on("error", reject);
+        request.end();
+      });
+    assert.equal(await upgrade("https://evil.example"), 403, "another site's page");
+    assert.equal(await upgrade(stack.base), 404, "the app's own page reaches the route (an unknown conversation)");
+    assert.equal(await upgrade(undefined), 404, "a client that is no page sends no Origin");
+  });
+
   test("security headers on the app and the share page", async () => {
     const page = await fetch(`${stack.base}/`);
     const csp = page.headers.get("content-security-policy") ?? "";
@@ -345,6 +400,39 @@ describe("anonymous owners, limits and lifecycle", () => {
     const ownerless = await call("PUT", `/api/research/${completed}`, { headers: admin, body: { ...record, owner: "" } });
     assert.deepEqual([ownerless.status, ownerless.json.error.code], [422, "invalid_record"]);
     assert.equal(record.owner, ownerId(owner));
+  });
+});
+
+describe("admin routes", () => {
+  let stack;
+  let call;
+  const ADMIN_RATE = 5;
+  before(async () => {
+    stack = await startStack({
+      overrides: { LLM_PROVIDER: "offline", ADMIN_TOKEN: "short-admin-token" },
+      config: (wrangler) => {
+        for (const limit of wrangler.ratelimits) limit.simple.limit = limit.name === "ADMIN_RATE_LIMIT" ? ADMIN_RATE : 100000;
+        return wrangler;
+      },
+    });
+    call = client(stack);
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  test("a short ADMIN_TOKEN leaves the admin routes disabled, and guessing is rate limited per address (429)", async () => {
+    const statuses = [];
+    for (let i = 0; i < ADMIN_RATE; i++) {
+      const response = await call("GET", "/api/help/escalations", { headers: { authorization: "Bearer short-admin-token" } });
+      statuses.push(response.status);
+      assert.match(response.json.error.message, /shorter than 32 characters/);
+    }
+    assert.deepEqual(statuses, Array(ADMIN_RATE).fill(403), "even the right short token is refused");
+    const limited = await call("GET", "/api/help/escalations", { headers: { authorization: "Bearer wrong" } });
+    assert.deepEqual([limited.status, limited.json?.error?.code], [429, "rate_limited"]);
+    assert.ok(Number(limited.headers.get("retry-after")) > 0);
+    assert.equal((await call("GET", "/healthz")).status, 200, "other routes are unaffected");
   });
 });
 

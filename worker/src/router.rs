@@ -5,6 +5,7 @@
 use worker::{Context, Env, Method, Request, Response};
 
 use crate::platform::admin::require_admin;
+use crate::platform::body;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::limits;
 use crate::platform::owner::{self, Owner};
@@ -20,12 +21,12 @@ pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response>
         (Method::Get, ["healthz"]) => health::get(&env),
         (Method::Get, ["api", "workflows", id]) => workflows::get(&env, id).await,
         (Method::Put, ["api", "workflows", id]) => {
-            require_admin(&req, &env, "workflow overrides")?;
+            require_admin(&req, &env, "workflow overrides").await?;
             let id = (*id).to_owned();
             workflows::put(req, &env, &id).await
         }
         (Method::Put, ["api", "research", id]) => {
-            require_admin(&req, &env, "research imports")?;
+            require_admin(&req, &env, "research imports").await?;
             let id = (*id).to_owned();
             research::import(req, &env, &id).await
         }
@@ -33,31 +34,31 @@ pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response>
         (Method::Get, ["api", "assistant", "registry"]) => assistant::get_registry(),
         (Method::Get, ["api", "prompt-sheets", id]) => handshake::sheets::get(&env, id).await,
         (Method::Put, ["api", "prompt-sheets", id]) => {
-            require_admin(&req, &env, "prompt sheet changes")?;
+            require_admin(&req, &env, "prompt sheet changes").await?;
             let id = (*id).to_owned();
             handshake::sheets::put(req, &env, &id).await
         }
         (Method::Get, ["api", "assistant", "stats", "total"]) => {
-            require_admin(&req, &env, "context request totals")?;
+            require_admin(&req, &env, "context request totals").await?;
             handshake::stats::get_total(&env).await
         }
         (Method::Get, ["api", "help", "docs"]) => help::list_docs(&env).await,
         (Method::Get, ["api", "help", "docs", id]) => help::get_doc(&env, id).await,
         (Method::Put, ["api", "help", "docs", id]) => {
-            require_admin(&req, &env, "help article imports")?;
+            require_admin(&req, &env, "help article imports").await?;
             let id = (*id).to_owned();
             help::put_doc(req, &env, &id).await
         }
         (Method::Post, ["api", "help", "docs:import"]) => {
-            require_admin(&req, &env, "help article imports")?;
+            require_admin(&req, &env, "help article imports").await?;
             help::import_docs(req, &env).await
         }
         (Method::Get, ["api", "help", "escalations"]) => {
-            require_admin(&req, &env, "help escalations")?;
+            require_admin(&req, &env, "help escalations").await?;
             help::escalations::list(&req, &env).await
         }
         (Method::Post, ["api", "help", "escalations", id, "resolve"]) => {
-            require_admin(&req, &env, "help escalations")?;
+            require_admin(&req, &env, "help escalations").await?;
             help::escalations::resolve(&req, &env, id).await
         }
         (
@@ -87,7 +88,12 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
     let route = (req.method(), segments.as_slice());
     if calls_a_model(&route) {
         limits::admit(&req, &env, owner).await?;
-    } else if matches!(route, (Method::Get, ["api", "articles", _])) {
+    } else if matches!(
+        route,
+        (Method::Get, ["api", "articles", _]) | (Method::Get, ["api", "me"])
+    ) {
+        // Not a model call, but an upstream (PubMed) or the day's spending object every model
+        // call needs: rate limited so that neither can be flooded for free.
         limits::rate_limit(&req, &env, owner).await?;
     }
     match route {
@@ -176,7 +182,12 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
                 request,
                 "force",
             ],
-        ) => assistant::deferred::force(env.clone(), owner, id, request).await,
+        ) => {
+            // A POST that calls a model: JSON only, as every other, so a cross-site form
+            // cannot reach it.
+            body::require_json(&req)?;
+            assistant::deferred::force(env.clone(), owner, id, request).await
+        }
         (Method::Get, ["api", "assistant", "conversations", id, "ws"]) => {
             handshake::watch(req, &env, owner, id).await
         }

@@ -83,6 +83,15 @@ pub async fn watch(req: Request, env: &Env, owner: &Owner, id: &str) -> AppResul
             "this route speaks WebSocket (`Upgrade: websocket`)",
         ));
     }
+    let origin = req.headers().get("origin")?;
+    let url = req.url()?;
+    let own = url.origin().ascii_serialization();
+    let allowed = crate::platform::settings::var(env, "ALLOWED_ORIGINS").unwrap_or_default();
+    if !crate::platform::cors::may_connect(origin.as_deref(), &own, &allowed) {
+        return Err(AppError::forbidden(
+            "this page's origin may not open the conversation's WebSocket",
+        ));
+    }
     if !ids::is_id(id) {
         return Err(AppError::conversation_not_found());
     }

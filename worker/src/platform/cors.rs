@@ -16,6 +16,18 @@ fn is_allowed(origin: Option<&str>, allowed: &str) -> Option<String> {
         .then(|| origin.to_owned())
 }
 
+/// Whether a browser page of `origin` may open a WebSocket here: a WebSocket upgrade is not
+/// subject to CORS, so the Worker checks the `Origin` itself (behind Access, where the browser
+/// authenticates by cookie, another site's page could otherwise connect as the user). Only the
+/// Worker's own origin (`own`, e.g. `https://stepwise.example.com`) and `ALLOWED_ORIGINS` may;
+/// a client that sends no `Origin` is no browser page and carries its own credentials.
+pub fn may_connect(origin: Option<&str>, own: &str, allowed: &str) -> bool {
+    match origin {
+        None => true,
+        Some(origin) => origin == own || is_allowed(Some(origin), allowed).is_some(),
+    }
+}
+
 /// The answer to a preflight: the allowlisted origin gets the CORS headers, others a bare 204.
 pub fn preflight(origin: Option<&str>, allowed: &str) -> Result<Response> {
     let mut response = Response::empty()?.with_status(204);
