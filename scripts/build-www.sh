@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 #! Builds the browser app into www/dist (served by the Worker as static assets): type-checks
 #! www/src with tsc, bundles it with esbuild (npm, offline), copies the page, the styles and the
-#! wasm package (scripts/build-wasm.sh), then prints raw and gzip sizes.
+#! wasm package (scripts/build-wasm.sh) and the icons (www/favicon.svg, and www/favicon.ico, made
+#! from it, for `/favicon.ico`), then prints raw and gzip sizes.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 . "$root/scripts/versions.sh"
@@ -13,7 +14,7 @@ if [ ! -f "$pkg/stepwise_bg.wasm" ] || [ -n "$stale" ]; then
   "$root/scripts/build-wasm.sh" >&2
 fi
 out="www/dist"
-newer="$(find www/src www/index.html www/style.css www/_headers www/tsconfig.json openapi.yaml "$pkg/stepwise_bg.wasm" -newer "$out/app.js" 2>/dev/null | head -1 || true)"
+newer="$(find www/src www/index.html www/style.css www/_headers www/favicon.svg www/favicon.ico www/tsconfig.json openapi.yaml "$pkg/stepwise_bg.wasm" -newer "$out/app.js" 2>/dev/null | head -1 || true)"
 if [ -f "$out/app.js" ] && [ -z "$newer" ]; then
   echo "  browser app is up to date" >&2
   exit 0
@@ -23,7 +24,7 @@ rm -rf "$out" && mkdir -p "$out/pkg"
 node_modules/.bin/esbuild www/src/main.ts --bundle --format=esm --minify --target=es2022 \
   --outfile="$out/app.js" --log-level=warning --log-override:duplicate-object-key=silent
 # The HTTP contract is served as a static file too (GET /openapi.yaml): no bytes in the Worker.
-cp www/index.html www/style.css www/_headers openapi.yaml "$out/"
+cp www/index.html www/style.css www/_headers www/favicon.svg www/favicon.ico openapi.yaml "$out/"
 cp "$pkg/stepwise_bg.wasm" "$out/pkg/"
 size() { wc -c <"$1" | tr -d ' '; }
 gz() { gzip -9 -n -c "$1" | wc -c | tr -d ' '; }

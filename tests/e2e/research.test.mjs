@@ -430,6 +430,37 @@ describe("events, share page, webhook, list", () => {
     assert.equal((await fetch(url)).status, 404);
   });
 
+  test("a link that is not shared answers one small HTML page, 404, whether withdrawn, never shared or malformed", async () => {
+    const job = await run(["p1", "p2"]);
+    assert.equal(job.status, "completed");
+    const { url } = (await call("POST", `/api/research/${job.id}/share`)).json.share_info;
+    assert.equal((await fetch(url)).status, 200);
+    assert.equal((await call("DELETE", `/api/research/${job.id}/share`)).status, 200);
+    const pages = [];
+    for (const path of [new URL(url).pathname, `/share/${"0".repeat(32)}`, "/share/not-an-id"]) {
+      for (const accept of ["text/html,application/xhtml+xml,*/*;q=0.8", "*/*"]) {
+        const page = await fetch(stack.base + path, { headers: { accept } });
+        assert.equal(page.status, 404, path);
+        assert.match(page.headers.get("content-type"), /^text\/html; charset=utf-8/, path);
+        assert.equal(page.headers.get("cache-control"), "no-store", `${path}: a link shared again must not stay hidden`);
+        assert.match(page.headers.get("content-security-policy"), /default-src 'none'.*frame-ancestors 'none'/);
+        assert.equal(page.headers.get("x-content-type-options"), "nosniff");
+        pages.push(await page.text());
+      }
+    }
+    assert.equal(new Set(pages).size, 1, "nothing tells a withdrawn link from one never shared");
+    assert.match(pages[0], /^<!doctype html>/);
+    assert.match(pages[0], /<h1>This report is no longer shared<\/h1>/);
+    assert.equal(pages[0].replace(/<style>[^]*<\/style>/, "").replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").trim(), "Report not shared This report is no longer shared");
+    assert.doesNotMatch(pages[0], /not_found|"error"|Fake generated title|Report of p1|<script|<form/i);
+    // Shared again, the report is back at once, and the published page is not cached for long.
+    const again = (await call("POST", `/api/research/${job.id}/share`)).json.share_info;
+    const back = await fetch(again.url);
+    assert.equal(back.status, 200);
+    assert.match(await back.text(), /Report of p1\./);
+    assert.match(back.headers.get("cache-control"), /no-cache/);
+  });
+
   test("the list shows jobs newest first with their status", async () => {
     const older = await draft({ prompt: "Older job" });
     await new Promise((r) => setTimeout(r, 5));

@@ -1,6 +1,8 @@
 //! The research dashboard: create and edit drafts, start them, and follow each job live through
 //! its events stream, with one card per job following research-lifecycle.md's Status → UI table.
-//! The job in focus (clicked, or opened by the assistant) is the assistant's `report_id`.
+//! The job in focus (clicked, or opened by the assistant) is the assistant's `report_id`, seen
+//! with what its card shows: each provider's report and the synthesis. Withdrawing a share link
+//! asks first.
 
 import type { ChatContext, Health, ProviderInfo, Research, ResearchDraft, ResearchList, ResearchStatus } from "../../crates/wasm/pkg/stepwise.js";
 import { api } from "./api.js";
@@ -13,6 +15,28 @@ const FINAL: ResearchStatus[] = ["completed", "failed"];
 
 /** Longest wait between two attempts to reopen an events stream, in ms. */
 const MAX_BACKOFF_MS = 30_000;
+/** Characters of each report given to the assistant (the synthesis gets half as many again). */
+const CONTEXT_REPORT_CHARS = 3000;
+/** Most bytes of context JSON sent: under the server's 48 KiB, with room for the job list. */
+const MAX_CONTEXT_BYTES = 40 * 1024;
+
+/** `text` cut to `chars` characters, marked when cut. */
+const cut = (text: string, chars: number) => (text.length > chars ? `${text.slice(0, chars)}…` : text);
+
+/** The job in focus as the assistant sees it: what its card shows, reports cut to `chars`. */
+function jobContext(job: Research, chars: number): Record<string, unknown> {
+  return {
+    title: job.title,
+    status: job.status,
+    prompt: job.prompt.slice(0, 500),
+    providers: job.selected_llms,
+    reports: job.llm_results.map((r) => ({ provider: r.provider, status: r.status, ...(r.result ? { text: cut(r.result, chars) } : {}), ...(r.error ? { error: r.error.message } : {}) })),
+    ...(job.synthesized_result ? { synthesis: { provider: job.synthesis_llm, text: cut(job.synthesized_result, Math.floor(chars * 1.5)) } } : {}),
+    ...(job.points_of_interest?.length ? { points_of_interest: job.points_of_interest.slice(0, 20).map((p) => cut(p, 300)) } : {}),
+    ...(job.synthesis_not_available ? { synthesis_not_available: true } : {}),
+    shared: !!job.share_info,
+  };
+}
 
 /** The research screen. */
 export class ResearchView implements Page {
@@ -31,16 +55,20 @@ export class ResearchView implements Page {
   /** `focus`: a job to bring into view (from `#research/<id>`). */
   constructor(private readonly focus: string | null = null) {}
 
-  /** The assistant's view of this page: the jobs (summaries) and the one in focus. */
+  /** The assistant's view of this page: the jobs (summaries) and the one in focus, with what
+   * its card shows (each provider's report and the synthesis, cut to fit the context's size). */
   context(): ChatContext {
     const id = this.focused ?? [...this.jobs.keys()][0];
     const job = id ? this.jobs.get(id) : undefined;
-    return {
-      current_page: "research",
-      ...(job ? { report_id: job.id, job: { title: job.title, status: job.status, prompt: job.prompt.slice(0, 500), providers: job.selected_llms } } : {}),
-      results: { jobs: this.jobs.size },
-      item_summaries: [...this.jobs.values()].map((j) => ({ id: j.id, title: j.title, status: j.status, created_at: j.created_at })),
-    };
+    for (let chars = CONTEXT_REPORT_CHARS; ; chars = Math.floor(chars / 2)) {
+      const context: ChatContext = {
+        current_page: "research",
+        ...(job ? { report_id: job.id, job: jobContext(job, chars) } : {}),
+        results: { jobs: this.jobs.size },
+        item_summaries: [...this.jobs.values()].map((j) => ({ id: j.id, title: j.title, status: j.status, created_at: j.created_at })),
+      };
+      if (chars < 200 || new TextEncoder().encode(JSON.stringify(context)).length <= MAX_CONTEXT_BYTES) return context;
+    }
   }
 
   /** Fills the new-research form from an accepted suggestion. */
@@ -278,7 +306,13 @@ export class ResearchView implements Page {
     return h("p", { class: "share-row" },
       h("a", { href: share.url, target: "_blank", rel: "noopener", class: "share" }, "Share link (read-only report)"),
       h("span", { class: "muted" }, ` until ${until} `),
-      h("button", { class: "btn link", type: "button", onclick: () => this.act(job.id, "DELETE", `/api/research/${job.id}/share`) }, "Withdraw"));
+      h("button", { class: "btn link", type: "button", onclick: () => this.withdraw(job) }, "Withdraw"));
+  }
+
+  /** Withdraws a job's share link after the user confirms: the page goes at once. */
+  private async withdraw(job: Research): Promise<void> {
+    if (!confirm(`Withdraw the share link of "${job.title}"? Anyone who opens it will see that the report is no longer shared.`)) return;
+    await this.act(job.id, "DELETE", `/api/research/${job.id}/share`);
   }
 
   /** Deletes a job after the user confirms: its record, list entry and share page. */

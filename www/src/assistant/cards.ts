@@ -16,14 +16,13 @@ function card(kind: string, title: string, body: (HTMLElement | string)[], callb
         h("button", { class: "btn", type: "button", onclick: async (e: Event) => {
           const button = e.currentTarget as HTMLButtonElement;
           button.disabled = true;
-          status.textContent = "Applying…";
+          setStatus(status, "Applying…", "pending");
           try {
             await callbacks.onAccept();
-            status.textContent = "Applied.";
+            setStatus(status, "Applied.", "ok");
             button.closest(".payload")?.setAttribute("data-state", "accepted");
           } catch (error) {
-            status.textContent = (error as Error).message;
-            status.className = "card-status error";
+            setStatus(status, (error as Error).message, "error");
             button.disabled = false;
           }
         } }, acceptLabel),
@@ -31,6 +30,16 @@ function card(kind: string, title: string, body: (HTMLElement | string)[], callb
     : null;
   return h("div", { class: "payload", "data-type": kind }, h("h4", {}, title), ...body, buttons, status);
 }
+
+/** A card's status line, styled by what it reports: work under way, success, or a failure. */
+function setStatus(status: HTMLElement, text: string, kind: "pending" | "ok" | "error"): void {
+  status.textContent = text;
+  status.className = `card-status ${kind}`;
+  status.setAttribute("data-kind", kind);
+}
+
+/** `n` with its noun, singular or plural: `1 article`, `2,500 articles`. */
+const counted = (n: number, one: string, many: string) => `${n.toLocaleString("en")} ${n === 1 ? one : many}`;
 
 const explanation = (text?: string) => (text ? h("p", { class: "muted" }, text) : null);
 
@@ -83,7 +92,7 @@ export function registerBuiltinCards(): void {
   });
   registerPayloadHandler<{ query: string; count: number; articles: ArticleSummary[] }>("pubmed_search_results", {
     render: (data) =>
-      card("pubmed_search_results", `PubMed: ${data.count.toLocaleString("en")} articles`, [
+      card("pubmed_search_results", `PubMed: ${counted(data.count, "article", "articles")}`, [
         h("p", { class: "muted" }, h("code", {}, data.query)),
         h("ol", { class: "mini-results" }, ...data.articles.map((a) => h("li", {}, h("a", { href: `https://pubmed.ncbi.nlm.nih.gov/${a.pmid}/`, target: "_blank", rel: "noopener" }, a.title), h("span", { class: "muted" }, ` ${a.journal} · ${a.year ?? "n.d."}`)))),
       ]),

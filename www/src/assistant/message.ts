@@ -1,8 +1,9 @@
-//! One assistant answer on screen: text as it streams (the model's own text parsed by the wasm
-//! `MarkerStream` with the page's payload markers, so no marker syntax is ever shown and a
-//! placeholder appears as soon as a card's marker closes), tool rows with live progress, then
-//! the authoritative `complete` answer: its text, its cards (checked by the server against their
-//! schemas), chips and action buttons.
+//! One assistant answer on screen: "Thinking…" (a status screen readers announce) until
+//! something shows, text as it streams (the model's own text parsed by the wasm `MarkerStream`
+//! with the page's payload markers, so no marker syntax is ever shown and a placeholder appears
+//! as soon as a card's marker closes), tool rows with live progress, then the authoritative
+//! `complete` answer: its text, its cards (checked by the server against their schemas), chips
+//! and action buttons.
 
 import { MarkerStream, type AssistantResponse, type MarkerEvent, type Payload, type SuggestedAction, type SuggestedValue } from "../../../crates/wasm/pkg/stepwise.js";
 import { h, replace } from "../dom.js";
@@ -24,12 +25,29 @@ export class AnswerView {
   private readonly text = h("div", { class: "text" });
   private readonly tools = h("ul", { class: "tool-rows", "aria-label": "Tools" });
   private readonly extras = h("div", { class: "extras" });
+  /** Says the assistant is working while nothing else shows it (no text, no running tool). */
+  private readonly waiting = h("p", { class: "typing", role: "status", "aria-live": "polite" },
+    h("span", { class: "typing-dots", "aria-hidden": "true" }, h("span"), h("span"), h("span")),
+    h("span", { class: "typing-text" }, "Thinking…"));
   private readonly parser: MarkerStream;
   private shown = "";
+  private done = false;
 
   constructor(markers: string[], private readonly actions: AnswerActions) {
     this.parser = new MarkerStream(markers);
-    this.root.append(this.tools, this.text, this.extras);
+    this.root.append(this.waiting, this.tools, this.text, this.extras);
+  }
+
+  /** A `status` event: what the assistant is doing ("Thinking...", "Running …"). */
+  status(message: string): void {
+    this.waiting.querySelector(".typing-text")!.textContent = message.replace(/\.\.\.$/, "…");
+    this.refreshWaiting();
+  }
+
+  /** The indicator shows while the answer is under way and nothing else shows progress. */
+  private refreshWaiting(): void {
+    const visible = !this.done && !this.shown.trim() && !this.tools.querySelector(`[data-state="running"]`);
+    this.waiting.hidden = !visible;
   }
 
   /** The model's own text (a `model_delta`). */
@@ -41,11 +59,13 @@ export class AnswerView {
   display(delta: string): void {
     this.shown += delta;
     this.text.textContent = this.shown;
+    this.refreshWaiting();
   }
 
   /** `tool_start`: a row for the call. */
   toolStart(tool: string): void {
     this.tools.append(h("li", { "data-tool": tool, "data-state": "running" }, h("span", { class: "tool-name" }, tool), h("span", { class: "tool-stage muted" }, "starting…")));
+    this.refreshWaiting();
   }
 
   /** `tool_progress`: the running row's stage and share done. */
@@ -60,11 +80,12 @@ export class AnswerView {
     if (!row) return;
     row.dataset.state = "done";
     row.querySelector(".tool-stage")!.textContent = "done";
+    this.refreshWaiting();
   }
 
   /** The authoritative answer. */
   complete(answer: AssistantResponse): void {
-    this.root.removeAttribute("aria-busy");
+    this.finish();
     this.text.textContent = answer.message;
     for (const [i, use] of answer.tool_history.entries()) {
       const row = this.tools.children[i] as HTMLElement | undefined;
@@ -79,8 +100,15 @@ export class AnswerView {
 
   /** A turn that failed: the reason, with its code. */
   failed(message: string, code: string): void {
-    this.root.removeAttribute("aria-busy");
+    this.finish();
     this.extras.append(h("p", { class: "error", role: "alert", "data-code": code }, `${message} (${code})`));
+  }
+
+  /** The answer is whole (or failed): no longer busy. */
+  private finish(): void {
+    this.done = true;
+    this.waiting.remove();
+    this.root.removeAttribute("aria-busy");
   }
 
   private event(event: MarkerEvent): void {

@@ -1,9 +1,10 @@
 //! The assistant tray, on every page: a right-hand column on wide screens, a drawer on narrow
-//! ones. Each message goes with the page's context; the answer streams in with tool progress,
-//! payload cards, chips and action buttons. Conversations are the server's: the current one
-//! resumes after a reload, and past ones are listed in History. A turn that waits for context
-//! shows a request card; the conversation's WebSocket brings reminders, updates and the answer
-//! when it comes from elsewhere (another tab, the SLA's fallback).
+//! ones (which starts closed on every load, since it covers the page; Escape closes it and
+//! gives focus back). Each message goes with the page's context; the answer streams in with
+//! tool progress, payload cards, chips and action buttons. Conversations are the server's: the
+//! current one resumes after a reload, and past ones are listed in History. A turn that waits for
+//! context shows a request card; the conversation's WebSocket brings reminders, updates and the
+//! answer when it comes from elsewhere (another tab, the SLA's fallback).
 
 import { resolveChat, type AssistantConversation, type AssistantResponse, type ChatContext, type ChatRegistryJson, type ConversationSummary, type StreamEvent, type SuggestedAction } from "../../../crates/wasm/pkg/stepwise.js";
 import { api } from "../api.js";
@@ -15,6 +16,8 @@ import type { PayloadHost } from "./payloads.js";
 import { type ContextRequestJson, RequestCard } from "./request.js";
 
 const STORAGE_KEY = "stepwise.assistant.v1";
+/** Screens on which the tray is a column beside the page, not a drawer over it (style.css). */
+const WIDE = "(min-width: 1101px)";
 
 /** What the tray needs from the app. */
 export interface TrayHost extends PayloadHost {
@@ -34,6 +37,9 @@ export class Tray {
   private busy = false;
   private card: RequestCard | null = null;
   private socket: WebSocket | null = null;
+  private readonly wide = window.matchMedia(WIDE);
+  /** What had focus when the tray opened: focus goes back there when it closes. */
+  private opener: HTMLElement | null = null;
 
   constructor(private readonly host: TrayHost, private readonly registry: ChatRegistryJson) {
     const composer = h("form", { class: "tray-composer", onsubmit: (e: Event) => (e.preventDefault(), this.sendInput()) },
@@ -45,25 +51,46 @@ export class Tray {
       h("header", { class: "tray-head" }, h("h2", {}, "Assistant"),
         h("button", { class: "btn link", type: "button", onclick: () => this.showHistory() }, "History"),
         h("button", { class: "btn link", type: "button", onclick: () => this.newConversation() }, "New"),
-        h("button", { class: "btn link", type: "button", "aria-label": "Close the assistant", onclick: () => this.setOpen(false) }, "×")),
+        h("button", { class: "btn link", type: "button", "aria-label": "Close the assistant", onclick: () => this.close() }, "×")),
       this.history, this.log, composer);
-    this.toggle.addEventListener("click", () => this.setOpen(this.root.hidden));
+    this.toggle.addEventListener("click", () => (this.root.hidden ? this.setOpen(true) : this.close()));
+    // Escape closes the drawer from anywhere, and the column when focus is in it.
+    document.addEventListener("keydown", (e) => {
+      if (e.key !== "Escape" || e.defaultPrevented || this.root.hidden) return;
+      if (this.wide.matches && !this.root.contains(document.activeElement)) return;
+      e.preventDefault();
+      this.close();
+    });
   }
 
   /** Puts the tray and its toggle in the page, and resumes the last conversation. */
   async mount(header: Element): Promise<void> {
     header.append(this.toggle);
     document.body.append(this.root);
-    this.setOpen(localStorage.getItem(`${STORAGE_KEY}.open`) === "true");
+    // Open again only where it sits beside the page: a drawer left open would cover it.
+    this.setOpen(this.wide.matches && localStorage.getItem(`${STORAGE_KEY}.open`) === "true", false);
     if (this.conversationId) await this.load(this.conversationId);
   }
 
-  private setOpen(open: boolean): void {
+  /** Opens or closes the tray; its state is remembered on wide screens only. */
+  private setOpen(open: boolean, focus = true): void {
+    if (open && this.root.hidden && focus) {
+      const active = document.activeElement;
+      this.opener = active instanceof HTMLElement && active !== document.body && !this.root.contains(active) ? active : null;
+    }
     this.root.hidden = !open;
     document.body.classList.toggle("tray-open", open);
     this.toggle.setAttribute("aria-expanded", String(open));
-    localStorage.setItem(`${STORAGE_KEY}.open`, String(open));
-    if (open) this.input.focus();
+    if (this.wide.matches) localStorage.setItem(`${STORAGE_KEY}.open`, String(open));
+    if (open && focus) this.input.focus();
+  }
+
+  /** Closes the tray and gives focus back to what had it before (else the toggle). */
+  private close(): void {
+    const back = this.opener?.isConnected ? this.opener : this.toggle;
+    this.opener = null;
+    this.setOpen(false);
+    back.focus();
   }
 
   private sendInput(): void {
@@ -114,7 +141,8 @@ export class Tray {
           this.remember(waiting.payload.conversation_id);
           return this.showRequest(waiting.payload.conversation_id, waiting.payload.request);
         }
-        if (event.type === "model_delta") answer.model(event.text);
+        if (event.type === "status") answer.status(event.message);
+        else if (event.type === "model_delta") answer.model(event.text);
         else if (event.type === "text_delta") answer.display(event.text);
         else if (event.type === "tool_start") answer.toolStart(event.tool);
         else if (event.type === "tool_progress") answer.toolProgress(event.tool, event.message, event.progress);
