@@ -2,7 +2,7 @@
 // on free loopback ports, configured with three fake providers; stops both cleanly.
 import { spawn, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -132,11 +132,14 @@ function migratedTemplate(env) {
  * limits can only be set there; by default the limits are raised with `generousLimits`); the
  * edited copy, without its `build` entry, is written beside it as TOML and removed when the stack
  * stops. */
-async function startOnce({ overrides = {}, providers: listProviders, config = generousLimits, runtime = "wrangler", inspectorPort, workerDir } = {}) {
+async function startOnce({ overrides = {}, providers: listProviders, config = generousLimits, runtime = "wrangler", inspectorPort, workerDir, persist } = {}) {
   buildOnce();
   const fake = await startFakeProvider();
   const port = await freePort();
-  const state = mkdtempSync(join(tmpdir(), "stepwise-e2e-"));
+  // `persist`: a state directory kept when the stack stops, so a second stack can start on what
+  // the first left (a restart); made (with the D1 migrations) on first use.
+  const state = persist ?? mkdtempSync(join(tmpdir(), "stepwise-e2e-"));
+  const dropState = () => persist || rmSync(state, { recursive: true, force: true });
   const providers = listProviders
     ? listProviders(fake.url)
     : [...["openai", "anthropic", "gemini"].map((kind) => fakeProvider(fake.url, `fake-${kind}`, kind)), { name: "offline", kind: "offline" }];
@@ -163,7 +166,7 @@ async function startOnce({ overrides = {}, providers: listProviders, config = ge
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "true" };
   delete env.CLOUDFLARE_API_TOKEN;
   delete env.CLOUDFLARE_ACCOUNT_ID;
-  cpSync(migratedTemplate(env), state, { recursive: true });
+  if (!persist || !existsSync(join(state, "v3"))) cpSync(migratedTemplate(env), state, { recursive: true });
   if (runtime === "miniflare") {
     try {
       const { mf, url, inspector } = await startMiniflare(configFile, vars, join(state, "v3"), inspectorPort, workerDir);
@@ -176,13 +179,13 @@ async function startOnce({ overrides = {}, providers: listProviders, config = ge
         async stop() {
           await mf.dispose();
           await fake.close();
-          rmSync(state, { recursive: true, force: true });
+          dropState();
           removeConfig();
         },
       };
     } catch (error) {
       await fake.close();
-      rmSync(state, { recursive: true, force: true });
+      dropState();
       removeConfig();
       throw error;
     }
@@ -220,7 +223,7 @@ async function startOnce({ overrides = {}, providers: listProviders, config = ge
   } catch (error) {
     await kill();
     await fake.close();
-    rmSync(state, { recursive: true, force: true });
+    dropState();
     removeConfig();
     throw error;
   }
@@ -231,7 +234,7 @@ async function startOnce({ overrides = {}, providers: listProviders, config = ge
     async stop() {
       await kill();
       await fake.close();
-      rmSync(state, { recursive: true, force: true });
+      dropState();
       removeConfig();
     },
   };

@@ -8,6 +8,9 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { createPrivateKey, generateKeyPairSync, randomBytes, sign } from "node:crypto";
 import http from "node:http";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ADMIN_TOKEN, asOwner, fakeProvider, newOwner, ownerId, parseSse, startStack } from "./harness.mjs";
 
 const DRAFT_TTL_MS = 4000;
@@ -463,6 +466,46 @@ describe("the kill switch", () => {
     assert.equal((await call("GET", "/api/me", { token: owner })).status, 200);
     const edit = await call("PUT", "/api/chat/update-field", { token: owner, body: { current_config: {}, field_name: "purpose", value: "Still editable" } });
     assert.equal(edit.status, 200);
+  });
+});
+
+describe("the kill switch holds for work queued before it was turned on", () => {
+  const SLA_MS = 8000;
+  const state = mkdtempSync(join(tmpdir(), "stepwise-kill-"));
+  const providers = (url) => [fakeProvider(url, "paid", "openai", "paid"), { name: "offline", kind: "offline" }];
+  after(() => rmSync(state, { recursive: true, force: true }));
+
+  test("a context request's fallback, due after a restart with MODEL_CALLS_DISABLED=true, calls no provider and stores no answer", async () => {
+    const owner = newOwner();
+    let id;
+    const before = await startStack({ persist: state, providers, overrides: { LLM_PROVIDER: "paid", CONTEXT_SLA_MS: String(SLA_MS) } });
+    try {
+      before.fake.script(() => ({ reply: "Report: EGFR inhibitors at 80 mg." }));
+      const call = client(before);
+      const draft = await call("POST", "/api/research/draft", { token: owner, body: { prompt: "Compare EGFR inhibitors", selected_llms: ["paid"], synthesis_llm: "paid" } });
+      assert.equal(draft.status, 201, draft.text);
+      assert.equal((await call("POST", "/api/research", { token: owner, body: { research_id: draft.json.id } })).status, 200);
+      await until(() => call("GET", `/api/research/${draft.json.id}`, { token: owner }), (r) => r.json?.status === "completed", 30000);
+      const deferred = await call("POST", "/api/assistant", { token: owner, headers: { accept: "application/json" }, body: { provider: "paid", message: "Compare this with my notes", context: { current_page: "chat" } } });
+      assert.equal(deferred.json?.status, "context_required", deferred.text);
+      id = deferred.json.conversation_id;
+    } finally {
+      await before.stop();
+    }
+    const after = await startStack({ persist: state, providers, overrides: { LLM_PROVIDER: "paid", CONTEXT_SLA_MS: String(SLA_MS), MODEL_CALLS_DISABLED: "true" } });
+    try {
+      after.fake.script(() => ({ reply: "An answer that must never be asked for." }));
+      const call = client(after);
+      // The object's alarm is due at the SLA; its fallback is queued and consumed after it.
+      await new Promise((r) => setTimeout(r, SLA_MS + 8000));
+      assert.deepEqual(after.fake.requests.map((r) => r.model), [], "no provider was called");
+      const conversation = await call("GET", `/api/assistant/conversations/${id}`, { token: owner });
+      assert.equal(conversation.status, 200, conversation.text);
+      assert.ok(!conversation.text.includes("never be asked for"), "no answer was stored");
+      assert.ok(!conversation.json.messages.some((m) => m.role === "assistant"), conversation.text.slice(0, 600));
+    } finally {
+      await after.stop();
+    }
   });
 });
 

@@ -87,7 +87,7 @@ export class ArticlesTab {
   private render(): void {
     const result = this.result!;
     const pages = Math.max(1, Math.ceil(result.count / PER_PAGE));
-    replace(this.status, result.count ? `${result.count.toLocaleString("en")} articles · page ${this.page} of ${pages}` : "No articles found.");
+    replace(this.status, result.count ? `${result.count.toLocaleString("en")} ${result.count === 1 ? "article" : "articles"} · page ${this.page} of ${pages}` : "No articles found.");
     replace(
       this.list,
       ...result.articles.map((a) => {

@@ -273,7 +273,7 @@ export class HelpOperatorView implements Page {
       h("h3", {}, session.escalation?.query ?? session.state.original_query ?? "(no question)"),
       h("p", { class: "muted" }, `Escalated ${new Date(session.escalation?.at ?? 0).toLocaleString()} (${session.escalation?.reason === "requested" ? "the user asked for a person" : "the article needs a person; the user accepted"})`),
       Object.keys(answers).length ? h("dl", { class: "answers" }, ...Object.entries(answers).flatMap(([q, a]) => [h("dt", {}, q), h("dd", {}, a)])) : null,
-      h("details", {}, h("summary", {}, `Transcript (${session.messages.length} messages)`), ...session.messages.map((m) => h("p", { class: `msg ${m.role === "user" ? "user" : "assistant"}` }, m.text))),
+      h("details", {}, h("summary", {}, `Transcript (${session.messages.length} ${session.messages.length === 1 ? "message" : "messages"})`), ...session.messages.map((m) => h("p", { class: `msg ${m.role === "user" ? "user" : "assistant"}` }, m.text))),
       resolve,
     );
   }

@@ -618,7 +618,7 @@ export interface ProviderError {
  * The stable code of an upstream failure. Read by hand (`ErrorCode::parse`): the derived
  * reader of a unit enum costs the Worker more than a match on the string.
  */
-export type ProviderErrorCode = "timeout" | "rate_limited" | "auth" | "upstream_error" | "bad_stream" | "answer_too_long";
+export type ProviderErrorCode = "timeout" | "rate_limited" | "auth" | "upstream_error" | "bad_stream" | "answer_too_long" | "model_calls_disabled";
 /** A provider as the server lists it: its name and kind, never its URL or key. */
 export interface ProviderInfo {
   /** Its protocol. */

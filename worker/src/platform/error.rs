@@ -378,6 +378,7 @@ impl From<ProviderError> for AppError {
         let status = match error.code {
             ErrorCode::Timeout => 504,
             ErrorCode::RateLimited => 429,
+            ErrorCode::ModelCallsDisabled => 503,
             ErrorCode::Auth
             | ErrorCode::UpstreamError
             | ErrorCode::BadStream

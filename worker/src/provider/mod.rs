@@ -11,6 +11,7 @@ use worker::{Env, console_warn};
 
 pub use stream::{CallLimits, ModelStream};
 
+use crate::platform::limits::calls_disabled;
 use crate::platform::settings::{Settings, api_key};
 
 /// Calls the configured providers with the Worker's keys.
@@ -54,6 +55,14 @@ impl<'a> Gateway<'a> {
     ) -> Result<ModelStream, ProviderError> {
         if provider.kind == ProviderKind::Offline {
             return Ok(ModelStream::offline(offline()));
+        }
+        // Routes refuse model calls at the door when the kill switch is on (`limits::admit`);
+        // this holds for what was queued before (research calls, context fallbacks) too.
+        if calls_disabled(self.env) {
+            return Err(ProviderError::new(
+                ErrorCode::ModelCallsDisabled,
+                ErrorCode::ModelCallsDisabled.public_message(),
+            ));
         }
         let key = api_key(self.env, provider);
         ModelStream::open(provider, key, call, limits).await

@@ -1,4 +1,4 @@
-//! Normalized provider errors: every upstream failure maps to one of five stable codes.
+//! Normalized provider errors: every upstream failure maps to one of a few stable codes.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -22,6 +22,9 @@ pub enum ErrorCode {
     BadStream,
     /// The answer passed the size the server reads.
     AnswerTooLong,
+    /// The server's kill switch (`MODEL_CALLS_DISABLED`) is on: no provider was called. Work
+    /// queued before it was turned on (research calls, context fallbacks) ends with this.
+    ModelCallsDisabled,
 }
 
 impl<'de> Deserialize<'de> for ErrorCode {
@@ -48,6 +51,7 @@ impl ErrorCode {
             "upstream_error" => ErrorCode::UpstreamError,
             "bad_stream" => ErrorCode::BadStream,
             "answer_too_long" => ErrorCode::AnswerTooLong,
+            "model_calls_disabled" => ErrorCode::ModelCallsDisabled,
             _ => return None,
         })
     }
@@ -61,6 +65,7 @@ impl ErrorCode {
             ErrorCode::UpstreamError => "upstream_error",
             ErrorCode::BadStream => "bad_stream",
             ErrorCode::AnswerTooLong => "answer_too_long",
+            ErrorCode::ModelCallsDisabled => "model_calls_disabled",
         }
     }
 
@@ -75,6 +80,7 @@ impl ErrorCode {
             ErrorCode::UpstreamError => "the model provider failed to answer",
             ErrorCode::BadStream => "the model provider's answer was cut off or malformed",
             ErrorCode::AnswerTooLong => "the model's answer was longer than this server accepts",
+            ErrorCode::ModelCallsDisabled => "model calls are turned off on this server for now",
         }
     }
 }

@@ -40,7 +40,11 @@ pub async fn search(
     out.tool_progress(TOOL, "searching", "Searching PubMed", 0.1)
         .await;
     let ids = eutils.search_ids(&search).await?;
-    let message = format!("Fetching summaries of {} articles", ids.pmids.len());
+    let count = ids.pmids.len();
+    let message = format!(
+        "Fetching summaries of {count} {}",
+        if count == 1 { "article" } else { "articles" }
+    );
     out.tool_progress(TOOL, "fetching_summaries", &message, 0.6)
         .await;
     let articles = eutils.summaries(&ids.pmids).await?;

@@ -95,7 +95,11 @@ pub async fn list(ctx: &ToolContext<'_>, input: &Value) -> AppResult<ToolOutcome
     if page.items.is_empty() {
         return Ok(done("The user has no research jobs yet.".into()));
     }
-    let mut text = format!("{} research jobs, newest first:\n", page.items.len());
+    let count = page.items.len();
+    let mut text = format!(
+        "{count} research {}, newest first:\n",
+        if count == 1 { "job" } else { "jobs" }
+    );
     for item in &page.items {
         let _ = writeln!(
             text,
