@@ -172,6 +172,8 @@ describe("the Help page", () => {
     assert.doesNotMatch(deleting, /e-mail|sign-in/i, "no question about a sign-in an anonymous owner does not have");
     assert.match(deleting, /From the article “Deleting your data”/);
     assert.match(deleting, /Delete this stream/);
+    assert.doesNotMatch(deleting, /\*\*/, "the article's bold is shown as bold, not as asterisks");
+    assert.equal(await lastDesk(page).locator("strong", { hasText: "Delete this stream" }).count(), 1);
     await page.click("button:has-text('New question')");
     await type(page, "it doesn't work");
     const broken = await lastDesk(page).innerText();

@@ -12,6 +12,12 @@ import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import type { Page } from "./page.js";
 
+/** An answer's text with its articles' `**bold**` spans as `<strong>` (built as nodes, never as
+ * HTML, so nothing in an answer can inject markup); other text is kept as it is. */
+export function withBold(text: string): (string | HTMLElement)[] {
+  return text.split(/\*\*([^*\n]+)\*\*/).map((part, i) => (i % 2 ? h("strong", {}, part) : part));
+}
+
 const SESSION_KEY = "stepwise.help.session";
 const ADMIN_KEY = "stepwise.help.admin";
 
@@ -115,7 +121,7 @@ export class HelpView implements Page {
     }
     const bubble = h("div", { class: "msg assistant" });
     if (message.question) bubble.append(h("span", { class: "badge" }, `Question ${message.question.number} of ${message.question.total}`), " ");
-    bubble.append(message.question?.text ?? message.text);
+    bubble.append(...withBold(message.question?.text ?? message.text));
     if (message.doc) bubble.append(h("p", { class: "muted source" }, `From the article “${message.doc.title}”`));
     this.log.append(bubble);
     // The handoff footer comes after the AI text, as its own line.
