@@ -3,9 +3,14 @@
 //! marker format: it extracts the user's text for the current step, then asks the next step's
 //! question with suggestions or options drawn from the spec.
 
+mod answer;
 mod assistant;
+#[cfg(test)]
+mod assistant_tests;
+mod job_view;
 
-pub use assistant::{OfflineAnswer, assistant_reply, context_reply};
+pub use answer::OfflineAnswer;
+pub use assistant::{assistant_reply, context_reply};
 
 use std::fmt::Write;
 
