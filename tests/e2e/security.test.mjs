@@ -273,6 +273,22 @@ describe("anonymous owners, limits and lifecycle", () => {
     assert.equal((await call("GET", "/api/me", { token: newOwner() })).status, 200, "another owner is unaffected");
   });
 
+  test("stream writes and handoffs are rate limited per owner like the routes that call out", async () => {
+    for (const [method, path, body] of [
+      ["POST", "/api/streams", { conversation_id: "f".repeat(32) }],
+      ["PUT", `/api/streams/${"f".repeat(32)}`, { name: "x" }],
+      ["POST", `/api/help/sessions/${"f".repeat(32)}/handoff`, {}],
+    ]) {
+      const owner = newOwner();
+      for (let i = 0; i < OWNER_RATE; i++) {
+        const response = await call(method, path, { token: owner, body });
+        assert.notEqual(response.status, 429, `${method} ${path}, request ${i + 1}: ${response.text}`);
+      }
+      const limited = await call(method, path, { token: owner, body });
+      assert.deepEqual([limited.status, limited.json?.error?.code], [429, "rate_limited"], `${method} ${path}`);
+    }
+  });
+
   test("a conversation's WebSocket refuses other sites' pages (Origin checked), and admits its own", async () => {
     const owner = newOwner();
     const id = "e".repeat(32);

@@ -90,10 +90,15 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
         limits::admit(&req, &env, owner).await?;
     } else if matches!(
         route,
-        (Method::Get, ["api", "articles", _]) | (Method::Get, ["api", "me"])
+        (Method::Get, ["api", "articles", _])
+            | (Method::Get, ["api", "me"])
+            | (Method::Post, ["api", "streams"])
+            | (Method::Put, ["api", "streams", _])
+            | (Method::Post, ["api", "help", "sessions", _, "handoff"])
     ) {
-        // Not a model call, but an upstream (PubMed) or the day's spending object every model
-        // call needs: rate limited so that neither can be flooded for free.
+        // Not a model call, but an upstream (PubMed), the day's spending object every model
+        // call needs, a stored write (streams) or the operators' list and webhook (handoffs):
+        // rate limited so that none can be flooded for free.
         limits::rate_limit(&req, &env, owner).await?;
     }
     match route {
