@@ -2,103 +2,17 @@
 //! in-memory world, spec §7's trace, and the property that no search happens while a
 //! clarification loop is active (the starter knowledge base: `help_starter.rs`).
 
+mod common;
+
+use common::help::{World, doc, looping};
 use proptest::prelude::*;
-use stepwise_core::help::pipeline::{
-    Answers, CachedAnswer, DocRef, HANDOFF_FOOTER, HANDOFF_OFFER, NO_ANSWER,
-};
+use stepwise_core::help::pipeline::{HANDOFF_FOOTER, HANDOFF_OFFER, NO_ANSWER};
 use stepwise_core::help::session::{EscalationReason, TurnRecord};
 use stepwise_core::help::text::wants_person;
 use stepwise_core::help::{
-    Caller, ClarificationContext, DialogState, Effect, HelpCommand, HelpDoc, HelpSession,
-    HelpState, Input, Node, Outcome, Pipeline, SessionStatus, Step, handle,
+    Caller, ClarificationContext, DialogState, Effect, HelpCommand, HelpSession, HelpState, Input,
+    Node, Pipeline, SessionStatus, Step, handle,
 };
-
-fn doc(id: &str, questions: &[&str], handoff: bool, language: &str) -> HelpDoc {
-    HelpDoc {
-        id: id.into(),
-        title: format!("Article {id}"),
-        body: format!("The body of {id}."),
-        language: language.into(),
-        clarifying_questions: questions.iter().map(|q| q.to_string()).collect(),
-        requires_handoff: handoff,
-        updated_at: 1,
-    }
-}
-
-/// A world: one article found by any search, an optional cached answer; it records effects.
-struct World {
-    found: Option<HelpDoc>,
-    cached: Option<CachedAnswer>,
-    effects: Vec<Effect>,
-}
-
-impl World {
-    fn new(found: Option<HelpDoc>) -> Self {
-        World {
-            found,
-            cached: None,
-            effects: Vec::new(),
-        }
-    }
-
-    fn turn(&mut self, state: &HelpState, message: &str) -> Outcome {
-        let (mut pipeline, mut step) = Pipeline::start(state, message).unwrap();
-        loop {
-            match step {
-                Step::Done(outcome) => return *outcome,
-                Step::Effect(effect) => {
-                    let input = match &effect {
-                        Effect::LookupCache { .. } => Input::Cached(self.cached.clone()),
-                        Effect::Search { .. } => Input::Found(self.found.clone()),
-                        Effect::Translate(request) => Input::Translated(Some(format!(
-                            "[{}] {}",
-                            request.to, request.question
-                        ))),
-                        Effect::Generate(request) => {
-                            Input::Generated(format!("ANSWER<{}>", request.prompt))
-                        }
-                    };
-                    self.effects.push(effect);
-                    step = pipeline.resume(input);
-                }
-            }
-        }
-    }
-
-    fn searches(&self) -> usize {
-        self.effects
-            .iter()
-            .filter(|e| matches!(e, Effect::Search { .. }))
-            .count()
-    }
-}
-
-fn looping(questions: &[&str], index: usize, answers: &[(&str, &str)]) -> HelpState {
-    HelpState {
-        clarification_context: Some(ClarificationContext {
-            active: true,
-            questions: questions.iter().map(|q| q.to_string()).collect(),
-            current_index: index,
-            answers: Answers(
-                answers
-                    .iter()
-                    .map(|(q, a)| (q.to_string(), a.to_string()))
-                    .collect(),
-            ),
-            original_doc_content: "Restart the app.".into(),
-            requires_handoff: false,
-        }),
-        original_query: Some("The app crashes".into()),
-        user_language: Some("en".into()),
-        doc: Some(DocRef {
-            id: "crash".into(),
-            title: "Crashes".into(),
-            language: "en".into(),
-        }),
-        dialog_state: Some(DialogState::NeedsClarification),
-        ..HelpState::default()
-    }
-}
 
 #[test]
 fn spec_trace_stores_12_for_version_and_asks_the_next_question_without_searching() {

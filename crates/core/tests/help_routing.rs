@@ -3,13 +3,15 @@
 //! person" button does, from a fresh session or inside a clarification loop; questions that only
 //! mention people are searched; only a yes accepts the offer of a person.
 
+mod common;
+
 use serde::Deserialize;
-use stepwise_core::help::pipeline::{Answers, DocRef, HANDOFF_FOOTER, HANDOFF_REPLY, QuestionView};
+use stepwise_core::help::pipeline::{HANDOFF_FOOTER, HANDOFF_REPLY, QuestionView};
 use stepwise_core::help::session::{EscalationReason, HelpMessage, Speaker, TurnRecord};
 use stepwise_core::help::text::{self, is_yes, request_languages, wants_person};
 use stepwise_core::help::{
-    Caller, ClarificationContext, DialogState, Effect, HelpCommand, HelpSession, HelpState, Node,
-    Outcome, Pipeline, SessionStatus, Step, handle,
+    Caller, DialogState, Effect, HelpCommand, HelpSession, HelpState, Node, Outcome, Pipeline,
+    SessionStatus, Step, handle,
 };
 
 #[derive(Deserialize)]
@@ -42,24 +44,15 @@ fn settled(state: &HelpState, message: &str) -> Option<Outcome> {
     }
 }
 
+/// A session asking its second question (the first answered "Pixel"), its language not yet known.
 fn looping() -> HelpState {
     HelpState {
-        clarification_context: Some(ClarificationContext {
-            active: true,
-            questions: vec!["Which device?".into(), "Version?".into()],
-            current_index: 1,
-            answers: Answers(vec![("Which device?".into(), "Pixel".into())]),
-            original_doc_content: "Restart the app.".into(),
-            requires_handoff: false,
-        }),
-        original_query: Some("The app crashes".into()),
-        doc: Some(DocRef {
-            id: "crash".into(),
-            title: "Crashes".into(),
-            language: "en".into(),
-        }),
-        dialog_state: Some(DialogState::NeedsClarification),
-        ..HelpState::default()
+        user_language: None,
+        ..common::help::looping(
+            &["Which device?", "Version?"],
+            1,
+            &[("Which device?", "Pixel")],
+        )
     }
 }
 

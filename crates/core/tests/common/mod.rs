@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: vector loading, chunked feeding, event normalization.
 #![allow(dead_code, missing_docs)]
 
+pub mod help;
+
 use serde_json::Value;
 use stepwise_core::markers::{Event, MarkerParser, MarkerRegistry, Parsed};
 
