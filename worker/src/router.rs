@@ -134,9 +134,9 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
         (Method::Delete, ["api", "research", id, "share"]) => {
             research::unshare(&env, owner, id).await
         }
-        (Method::Post, ["api", "assistant"]) => assistant::post(req, env, ctx, owner).await,
+        (Method::Post, ["api", "assistant"]) => assistant::post(req, env, owner).await,
         (Method::Post, ["api", "assistant", "actions"]) => {
-            assistant::post_action(req, env, ctx, owner).await
+            assistant::post_action(req, env, owner).await
         }
         (Method::Get, ["api", "assistant", "conversations"]) => {
             assistant::list(&req, &env, owner).await
@@ -193,6 +193,13 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
             body::require_json(&req)?;
             assistant::deferred::force(env.clone(), owner, id, request).await
         }
+        (Method::Get, ["api", "assistant", "conversations", id, "stream"]) => {
+            assistant::join(&req, &env, owner, id).await
+        }
+        (Method::Post, ["api", "assistant", "conversations", id, "stop"]) => {
+            body::require_json(&req)?;
+            assistant::stop(&env, owner, id).await
+        }
         (Method::Get, ["api", "assistant", "conversations", id, "ws"]) => {
             handshake::watch(req, &env, owner, id).await
         }
@@ -214,7 +221,13 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
             ]
             | ["api", "assistant", "context-supply"]
             | ["api", "assistant", "conversations", _]
-            | ["api", "assistant", "conversations", _, "ws"]
+            | [
+                "api",
+                "assistant",
+                "conversations",
+                _,
+                "ws" | "stream" | "stop",
+            ]
             | [
                 "api",
                 "assistant",

@@ -244,6 +244,12 @@ pub enum StreamEvent {
         /// Human explanation.
         message: String,
     },
+    /// The owner stopped the turn: the upstream call was aborted and what was generated until
+    /// then is stored, marked `stopped`. Sent to every client of the turn; the stream ends.
+    Stopped {
+        /// The partial answer's display text, as stored.
+        message: String,
+    },
 }
 
 /// A deferred turn's answer: `status` is `context_required`; `required` lists the slots still
@@ -315,6 +321,7 @@ impl StreamEvent {
             StreamEvent::ContextRequired { .. } => "context_required",
             StreamEvent::Complete { .. } => "complete",
             StreamEvent::Error { .. } => "error",
+            StreamEvent::Stopped { .. } => "stopped",
         }
     }
 

@@ -12,13 +12,12 @@ use stepwise_core::handshake::{
 use stepwise_core::owner::OwnerKind;
 use worker::{Env, Request, Response};
 
-use super::resume;
+use super::host::{self, DeliveryOrder, Ordered, TurnOrder};
 use crate::conversations::client;
 use crate::handshake::slice_owned;
 use crate::platform::body::read_json;
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
-use crate::platform::output::Output;
 use crate::platform::owner::Owner;
 
 /// Most payloads in one supply.
@@ -155,32 +154,31 @@ pub async fn fallback(env: &Env, message: &serde_json::Value) -> AppResult<()> {
         email: None,
     };
     let warning = "Answered without the context asked for: it was not supplied in time.";
-    let mut out = Output::json();
-    match resume(
-        env.clone(),
+    let mut response = answer(
+        env,
         &owner,
         &text("conversation_id"),
         &text("request_id"),
         Some(warning),
-        &mut out,
     )
-    .await
-    {
-        Ok(_) => Ok(()),
-        // Already answered (a supply or a force won the race), or deleted: nothing to do.
-        Err(error)
-            if matches!(
-                error.code(),
-                "context_request_not_found" | "conversation_not_found" | "turn_in_progress"
-            ) =>
-        {
-            Ok(())
-        }
-        Err(error) => Err(error),
+    .await?;
+    let status = response.status_code();
+    if status < 400 {
+        return Ok(());
     }
+    let error = AppError::relayed(status, &response.text().await?);
+    // Already answered (a supply or a force won the race), or deleted: nothing to do.
+    if matches!(
+        error.code(),
+        "context_request_not_found" | "conversation_not_found" | "turn_in_progress"
+    ) {
+        return Ok(());
+    }
+    Err(error)
 }
 
-/// Runs the deferred turn and answers `{status: "answered", request, answer}`.
+/// Has the conversation's object run the deferred turn; answers `{status: "answered",
+/// request, answer}`.
 async fn answer(
     env: &Env,
     owner: &Owner,
@@ -188,21 +186,17 @@ async fn answer(
     request_id: &str,
     warning: Option<&str>,
 ) -> AppResult<Response> {
-    let mut out = Output::json();
-    let (request, stored) = resume(env.clone(), owner, id, request_id, warning, &mut out).await?;
-    let answer = out.answer().cloned();
-    match answer {
-        Some(answer) => {
-            let mut response = Response::from_json(&json!({"status": "answered",
-                "request": request, "answer": answer}))?;
-            response.headers_mut().set(
-                "x-stepwise-persisted",
-                if stored { "true" } else { "false" },
-            )?;
-            Ok(response)
-        }
-        None => out.into_json_response(stored),
-    }
+    let order = TurnOrder {
+        owner: owner.clone(),
+        conversation_id: id.to_owned(),
+        start: false,
+        what: Ordered::Resume {
+            request_id: request_id.to_owned(),
+            warning: warning.map(str::to_owned),
+        },
+        delivery: DeliveryOrder::Json,
+    };
+    host::send(env, &order).await
 }
 
 /// The waiting request `request_id` of the caller's conversation `id`.

@@ -9,6 +9,7 @@
 
 mod actions;
 pub mod deferred;
+pub mod host;
 mod session;
 mod tools;
 mod turn;
@@ -20,8 +21,11 @@ use stepwise_core::conversation::{Command, Reply};
 use stepwise_core::handshake::{RequestStatus, SlotState, Urgency, classify, mode_of};
 use stepwise_core::protocol::{AssistantActionRequest, AssistantRequest};
 use stepwise_core::registry::ChatContext;
-use worker::{Context, Env, Request, Response};
+use worker::{Env, Method, Request, Response};
 
+use serde::{Deserialize, Serialize};
+
+use self::host::{DeliveryOrder, Ordered, TurnOrder};
 use self::session::Session;
 use self::turn::{Ask, AssistantTurn, Handshake};
 use crate::conversations::{client, index};
@@ -29,9 +33,9 @@ use crate::handshake::{sheets, sources};
 use crate::platform::body::read_json;
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
+use crate::platform::ids;
 use crate::platform::kv::Kv;
 use crate::platform::negotiate::Delivery;
-use crate::platform::output::Output;
 use crate::platform::owner::Owner;
 use crate::platform::settings::{Settings, number};
 use crate::registry::{registry, registry_json};
@@ -71,7 +75,7 @@ pub fn get_registry() -> AppResult<Response> {
 }
 
 /// `POST /api/assistant`: a turn with `{conversation_id?, message, context}`.
-pub async fn post(mut req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResult<Response> {
+pub async fn post(mut req: Request, env: Env, owner: &Owner) -> AppResult<Response> {
     let reply = Delivery::of(&req)?;
     let body: AssistantRequest = read_json(&mut req).await?;
     let message = AssistantMessage {
@@ -81,7 +85,7 @@ pub async fn post(mut req: Request, env: Env, ctx: &Context, owner: &Owner) -> A
         provider: body.provider,
         writing_style: body.writing_style,
     };
-    post_message(message, reply, env, ctx, owner).await
+    post_message(message, reply, env, owner).await
 }
 
 /// A message for the assistant, from `POST /api/assistant` or an AG-UI run.
@@ -103,31 +107,23 @@ pub async fn post_message(
     message: AssistantMessage,
     reply: Delivery,
     env: Env,
-    ctx: &Context,
     owner: &Owner,
 ) -> AppResult<Response> {
     let settings = Settings::from_env(&env)?;
     let text = checked_text("message", &message.message, settings.max_message_chars)?;
     let asked = Asked {
-        conversation_id: message.conversation_id,
         title: text.clone(),
         ask: Ask::Message(text),
         context: message.context,
         provider: message.provider,
         writing_style: message.writing_style,
     };
-    start(reply, env, ctx, owner, settings, asked).await
+    start(reply, env, owner, message.conversation_id, asked).await
 }
 
 /// `POST /api/assistant/actions`: a server action `{conversation_id?, action, target?, label?,
 /// context}` the page offers, answered as a turn.
-pub async fn post_action(
-    mut req: Request,
-    env: Env,
-    ctx: &Context,
-    owner: &Owner,
-) -> AppResult<Response> {
-    let settings = Settings::from_env(&env)?;
+pub async fn post_action(mut req: Request, env: Env, owner: &Owner) -> AppResult<Response> {
     let reply = Delivery::of(&req)?;
     let body: AssistantActionRequest = read_json(&mut req).await?;
     if registry().server_action(&body.action).is_none() {
@@ -145,7 +141,6 @@ pub async fn post_action(
         None => body.action.clone(),
     };
     let asked = Asked {
-        conversation_id: body.conversation_id,
         title: label.clone(),
         ask: Ask::Action {
             action: body.action,
@@ -156,18 +151,16 @@ pub async fn post_action(
         provider: None,
         writing_style: None,
     };
-    start(reply, env, ctx, owner, settings, asked).await
+    start(reply, env, owner, body.conversation_id, asked).await
 }
 
-/// What a request asks of a turn: a message or a server action, on which conversation, from
-/// which page.
-struct Asked {
-    /// The conversation to continue; a new one when `None`.
-    conversation_id: Option<String>,
+/// What a request asks of a turn: a message or a server action, from which page.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Asked {
     /// The new conversation's title (the message, or the action's label).
     title: String,
     ask: Ask,
-    /// The page's `ChatContext`, checked by `start`.
+    /// The page's `ChatContext`, checked by `prepare`.
     context: serde_json::Value,
     /// The provider named by the request; the chat provider when `None`.
     provider: Option<String>,
@@ -175,24 +168,24 @@ struct Asked {
     writing_style: Option<String>,
 }
 
-/// Checks the context and the stream in view, begins the turn on its conversation, and runs it.
-async fn start(
-    reply: Delivery,
+/// Checks the context and the stream in view and begins the turn on conversation `id` (a new
+/// one when `start`): the turn, ready to run. Called by the conversation's object, which hosts
+/// the turn ([`host`]).
+pub(crate) async fn prepare(
     env: Env,
-    ctx: &Context,
     owner: &Owner,
-    settings: Settings,
+    id: &str,
+    start: bool,
     asked: Asked,
-) -> AppResult<Response> {
+) -> AppResult<AssistantTurn> {
+    let settings = Settings::from_env(&env)?;
     let Asked {
-        conversation_id,
         title,
         ask,
         context,
         provider,
         writing_style,
     } = asked;
-    let wire = reply.wire(None)?;
     let raw_context = context.clone();
     let context = ChatContext::from_value(context)?;
     let provider_name = provider.clone();
@@ -222,19 +215,9 @@ async fn start(
     }
     let loaded = sources::load(&env, owner, stream, context.report_id.as_deref(), false).await?;
     let turn_ms = number(&env, "ASSISTANT_TURN_MS").unwrap_or(DEFAULT_TURN_MS);
-    // The answer's stream exists before the turn holds its conversation, so nothing after the
-    // lease can fail and leave it behind.
-    let stream = wire.map(Output::sse).transpose()?;
-    let session = Session::begin(
-        &env,
-        owner,
-        conversation_id.as_deref(),
-        &title,
-        turn_ms + LEASE_MARGIN_MS,
-    )
-    .await?;
+    let session = Session::begin(&env, owner, id, start, &title, turn_ms + LEASE_MARGIN_MS).await?;
     let writing_style = writing_style.or_else(|| session.before.writing_style.clone());
-    let turn = AssistantTurn {
+    Ok(AssistantTurn {
         limits: limits(&env),
         tool_timeout: Duration::from_millis(
             number(&env, "TOOL_TIMEOUT_MS").unwrap_or(DEFAULT_TOOL_TIMEOUT_MS),
@@ -249,16 +232,30 @@ async fn start(
         ask,
         context,
         loaded,
+    })
+}
+
+/// Sends a turn to its conversation's object, which runs it ([`host`]) and answers as
+/// `reply` asks; a new conversation gets a fresh id.
+async fn start(
+    reply: Delivery,
+    env: Env,
+    owner: &Owner,
+    conversation_id: Option<String>,
+    asked: Asked,
+) -> AppResult<Response> {
+    let (conversation_id, start) = match conversation_id {
+        Some(id) => (id, false),
+        None => (ids::random_id()?, true),
     };
-    let Some((mut out, response)) = stream else {
-        let mut out = Output::json();
-        let stored = turn.run(&mut out).await;
-        return out.into_json_response(stored);
+    let order = TurnOrder {
+        owner: owner.clone(),
+        conversation_id,
+        start,
+        what: Ordered::Ask(Box::new(asked)),
+        delivery: DeliveryOrder::of(reply),
     };
-    ctx.wait_until(async move {
-        turn.run(&mut out).await;
-    });
-    Ok(response)
+    host::send(&env, &order).await
 }
 
 fn limits(env: &Env) -> AgentLimits {
@@ -270,17 +267,16 @@ fn limits(env: &Env) -> AgentLimits {
     }
 }
 
-/// Runs the deferred turn of `request_id` on conversation `id` of `owner`, once its request
-/// is ready, forced or fallen back, writing to `out`; `warning` opens an answer given without
-/// what was asked for. The request as it ended, and whether the turn was stored.
-pub async fn resume(
+/// Begins the deferred turn of `request_id` on conversation `id` of `owner`, once its request
+/// is ready, forced or fallen back; `warning` opens an answer given without what was asked for.
+/// The turn, ready to run, and the request as it ended. Called by the conversation's object.
+pub(crate) async fn prepare_resume(
     env: Env,
     owner: &Owner,
     id: &str,
     request_id: &str,
     warning: Option<&str>,
-    out: &mut Output,
-) -> AppResult<(stepwise_core::handshake::ContextRequest, bool)> {
+) -> AppResult<(AssistantTurn, stepwise_core::handshake::ContextRequest)> {
     let settings = Settings::from_env(&env)?;
     let turn_ms = number(&env, "ASSISTANT_TURN_MS").unwrap_or(DEFAULT_TURN_MS);
     let (session, waiting) =
@@ -354,8 +350,7 @@ pub async fn resume(
         loaded,
         env,
     };
-    let stored = turn.run(out).await;
-    Ok((request, stored))
+    Ok((turn, request))
 }
 
 /// `GET /api/assistant/conversations`: the owner's conversations, newest first.
@@ -383,6 +378,44 @@ pub async fn get(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
         .map_or(serde_json::Value::Null, |w| w.request_id.clone().into());
     view["writing_style"] = record.writing_style.clone().into();
     Ok(Response::from_json(&view)?)
+}
+
+/// `GET /api/assistant/conversations/:id/stream`: joins the conversation's running turn (or
+/// its last one) after the event the client saw last (`Last-Event-ID`, or `?after=`): every
+/// later event once, in order, then the live ones, in the dialect the headers ask for; 204
+/// when there is no turn to join.
+pub async fn join(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    let after = match req.headers().get("last-event-id")? {
+        Some(seen) => seen.trim().parse::<u64>().ok(),
+        None => req
+            .url()?
+            .query_pairs()
+            .find(|(k, _)| k == "after")
+            .and_then(|(_, v)| v.parse().ok()),
+    }
+    .unwrap_or(0);
+    let mut forwarded = vec![];
+    for name in ["x-stepwise-format", "x-stepwise-deltas"] {
+        if let Some(value) = req.headers().get(name)? {
+            forwarded.push((name, value));
+        }
+    }
+    host::ask(
+        env,
+        owner,
+        id,
+        &format!("join?after={after}"),
+        Method::Get,
+        &forwarded,
+    )
+    .await
+}
+
+/// `POST /api/assistant/conversations/:id/stop`: stops the running turn (the model call is
+/// aborted, what was generated is kept marked `stopped`, every client gets `stopped`):
+/// `{"stopped": true}`, or `false` when no turn runs.
+pub async fn stop(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    host::ask(env, owner, id, "stop", Method::Post, &[]).await
 }
 
 /// `DELETE /api/assistant/conversations/:id`: 204.

@@ -8,9 +8,8 @@ use stepwise_core::handshake::ContextRequest;
 use stepwise_core::protocol::ChatMessage;
 use worker::Env;
 
-use crate::conversations::{client, index, object};
+use crate::conversations::{client, index};
 use crate::platform::error::{AppError, AppResult};
-use crate::platform::ids;
 use crate::platform::kv::Kv;
 use crate::platform::owner::Owner;
 
@@ -38,20 +37,18 @@ pub struct Extras {
 }
 
 impl Session {
-    /// Begins a turn on conversation `id` of `owner` (a new conversation when `None`), titled
-    /// from `message` when new. 404 for another owner's or a missing conversation, 409 while
+    /// Begins a turn on conversation `id` of `owner` (a new conversation, whose id the server
+    /// just made, when `start`), titled from `message` when new. 404 for another owner's or a missing conversation, 409 while
     /// another turn runs, while a message waits for context, or when the conversation is full.
     pub async fn begin(
         env: &Env,
         owner: &Owner,
-        id: Option<&str>,
+        id: &str,
+        start: bool,
         message: &str,
         lease_ms: u64,
     ) -> AppResult<Session> {
-        let (id, start) = match id {
-            Some(id) => (id.to_owned(), false),
-            None => (ids::random_id()?, true),
-        };
+        let id = id.to_owned();
         let command = Command::BeginAssistant {
             message: message.to_owned(),
             start,
@@ -150,7 +147,7 @@ impl Session {
 
     async fn list(&self, env: &Env, reply: Reply) {
         if let Reply::Conversation(record) = reply {
-            let ttl_seconds = object::retention_ms(env) / 1000;
+            let ttl_seconds = client::retention_ms(env) / 1000;
             let written = match Kv::new(env) {
                 Ok(kv) => index::write(&kv, &record, ttl_seconds).await,
                 Err(error) => Err(error),

@@ -13,14 +13,15 @@
 
 use std::time::Duration;
 
+use futures::future::{Either, select};
 use serde_json::Value;
 use stepwise_core::agent::{Agent, AgentLimits, AssistantResponse, Step, ToolOutcome, finish};
-use stepwise_core::conversation::{Entry, Waiting};
+use stepwise_core::conversation::{Entry, EntryStatus, Waiting};
 use stepwise_core::handshake::{
     Baseline, ContextNeedsAnalyzer, ContextRequest, DEFAULT_SLA_MS, NeedsInput, Origin, Policy,
     PromptSheet, Wanted, build_request, classify, mode_of, wanted_from_marker,
 };
-use stepwise_core::llm::{ModelCall, ProviderConfig, ProviderKind, Round};
+use stepwise_core::llm::{ModelCall, ProviderConfig, ProviderError, ProviderKind, Round};
 use stepwise_core::markers::MarkerParser;
 use stepwise_core::offline::{assistant_reply, context_reply};
 use stepwise_core::protocol::ContextRequired;
@@ -42,10 +43,12 @@ use crate::platform::output::{Output, display_text};
 use crate::platform::owner::Owner;
 use crate::platform::settings::{Settings, number};
 use crate::platform::spend;
-use crate::provider::Gateway;
+use crate::provider::{Gateway, ModelStream};
 use crate::registry::registry;
 
 /// What the user asked: a message, or a server action with its target.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Ask {
     /// A message for the model.
     Message(String),
@@ -180,6 +183,9 @@ impl AssistantTurn {
         let mut response = match answered {
             Ok(Answered::Answer(response)) => *response,
             Ok(Answered::Deferred) => return true,
+            Err(Stop::Gone) if out.live().is_some_and(|log| log.is_stopped()) => {
+                return self.keep_stopped(out).await;
+            }
             Err(stop) => {
                 if let Stop::Failed(error) = stop {
                     out.error(error).await;
@@ -432,7 +438,10 @@ impl AssistantTurn {
                         .await
                         .map_err(provider_failed)?;
                     let mut text = String::new();
-                    while let Some(piece) = stream.next_text().await.map_err(provider_failed)? {
+                    while let Some(piece) = next_unless_stopped(&mut stream, out)
+                        .await?
+                        .map_err(provider_failed)?
+                    {
                         text.push_str(&piece);
                         let shown = display_text(parser.feed(&piece));
                         relay.push(&self.env, &shown).await;
@@ -496,36 +505,91 @@ impl AssistantTurn {
     /// The turn's messages as the conversation keeps them (a resumed turn's user message is
     /// stored already).
     fn entries(&self, response: &AssistantResponse) -> Vec<Entry> {
-        let now = now_ms();
-        let page = Some(self.context.current_page.as_str());
-        let request_id = self
-            .handshake
+        let mut answer = partial_answer(&response.message, None);
+        answer.request_id = self.request_id();
+        answer.tool_history = response.tool_history.clone();
+        answer.payloads = response.payloads.clone();
+        answer.suggested_values = response.suggested_values.clone();
+        answer.suggested_actions = response.suggested_actions.clone();
+        self.user_entry().into_iter().chain([answer]).collect()
+    }
+
+    fn request_id(&self) -> Option<String> {
+        self.handshake
             .request
             .as_ref()
-            .map(|r| r.request_id.clone());
+            .map(|r| r.request_id.clone())
+    }
+
+    /// The user's message as the conversation keeps it; `None` for a resumed turn (its message
+    /// is stored already).
+    pub fn user_entry(&self) -> Option<Entry> {
+        if self.session.resumed.is_some() {
+            return None;
+        }
+        let page = Some(self.context.current_page.as_str());
         let mut user = match &self.ask {
-            Ask::Message(message) => Entry::user(message, now, page),
+            Ask::Message(message) => Entry::user(message, now_ms(), page),
             Ask::Action { action, label, .. } => {
-                let mut entry = Entry::user(label, now, page);
+                let mut entry = Entry::user(label, now_ms(), page);
                 entry.action = Some(action.clone());
                 entry
             }
         };
         user.id = Some(self.handshake.user_message_id.clone());
-        user.request_id.clone_from(&request_id);
-        let mut answer = Entry::user(&response.message, now, None);
-        answer.id = ids::random_id().ok();
-        answer.role = Role::Assistant;
-        answer.request_id = request_id;
-        answer.tool_history = response.tool_history.clone();
-        answer.payloads = response.payloads.clone();
-        answer.suggested_values = response.suggested_values.clone();
-        answer.suggested_actions = response.suggested_actions.clone();
-        if self.session.resumed.is_some() {
-            vec![answer]
-        } else {
-            vec![user, answer]
-        }
+        user.request_id = self.request_id();
+        Some(user)
+    }
+
+    /// A stopped turn: commits what was generated, marked `stopped`, and ends every client's
+    /// stream with the `stopped` event.
+    async fn keep_stopped(&self, out: &mut Output) -> bool {
+        let text = out.live().map(|log| log.shown_text()).unwrap_or_default();
+        let mut answer = partial_answer(&text, Some(EntryStatus::Stopped));
+        answer.request_id = self.request_id();
+        let entries = self.user_entry().into_iter().chain([answer]).collect();
+        let extras = Extras {
+            requests: Vec::new(),
+            writing_style: self.handshake.writing_style.clone(),
+        };
+        let stored = match self.session.commit(&self.env, entries, extras).await {
+            Ok(()) => true,
+            Err(error) => {
+                worker::console_error!("conversation {}: stopped turn: {error}", self.session.id);
+                self.session.abort(&self.env).await;
+                false
+            }
+        };
+        out.stopped(text).await;
+        stored
+    }
+}
+
+/// An answer of the assistant with `text` (a partial one marked with `status`).
+pub fn partial_answer(text: &str, status: Option<EntryStatus>) -> Entry {
+    let mut answer = Entry::user(text, now_ms(), None);
+    answer.id = ids::random_id().ok();
+    answer.role = Role::Assistant;
+    answer.status = status;
+    answer
+}
+
+/// The model's next piece of text, unless the owner stops the turn first (`Err(Stop::Gone)`;
+/// dropping the stream then closes the connection to the provider).
+async fn next_unless_stopped(
+    stream: &mut ModelStream,
+    out: &Output,
+) -> Result<Result<Option<String>, ProviderError>, Stop> {
+    let Some(log) = out.live() else {
+        return Ok(stream.next_text().await);
+    };
+    if log.is_stopped() {
+        return Err(Stop::Gone);
+    }
+    let next = std::pin::pin!(stream.next_text());
+    match select(next, log.stop_requested()).await {
+        Either::Left((piece, _)) => Ok(piece),
+        Either::Right(_) => Err(Stop::Gone),
     }
 }
 

@@ -1,12 +1,13 @@
 //! Talking to a conversation's Durable Object (one per conversation id, named by the id): a
 //! [`Command`] of an owner goes in as JSON (headers `x-stepwise-owner`, `x-stepwise-conversation`)
 //! and its [`Reply`] comes back; a refusal comes back as the usual error answer and is turned
-//! into the same [`AppError`] here.
+//! into the same [`AppError`] here. Also how long a conversation is kept.
 
 use stepwise_core::conversation::{Command, Reply};
 use worker::Env;
 
 use crate::platform::error::{AppError, AppResult};
+use crate::platform::settings::number;
 use crate::platform::{ids, objects};
 
 /// The Durable Object binding's name in wrangler.toml.
@@ -26,4 +27,15 @@ pub async fn send(env: &Env, id: &str, owner: &str, command: &Command) -> AppRes
     let text =
         objects::command(env, BINDING, id, &headers, serde_json::to_string(command)?).await?;
     Ok(serde_json::from_str(&text)?)
+}
+
+/// Days a conversation is kept after its last turn (`CONVERSATION_RETENTION_DAYS`).
+pub const DEFAULT_RETENTION_DAYS: u64 = 90;
+const DAY_MS: u64 = 24 * 3600 * 1000;
+
+/// How long a conversation is kept after its last turn.
+pub fn retention_ms(env: &Env) -> u64 {
+    number::<u64>(env, "CONVERSATION_RETENTION_DAYS")
+        .unwrap_or(DEFAULT_RETENTION_DAYS)
+        .saturating_mul(DAY_MS)
 }

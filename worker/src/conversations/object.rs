@@ -19,20 +19,18 @@ use worker::{
     WebSocketIncomingMessage, WebSocketPair, durable_object,
 };
 
-use super::client::{ID_HEADER, OWNER_HEADER};
+use super::client::{ID_HEADER, OWNER_HEADER, retention_ms};
 use super::index;
+use crate::assistant::host::{Host, TurnOrder, interrupted_entries};
 use crate::platform::deadline::{alarm_delay, now_ms};
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
+use crate::platform::negotiate::stream_wire;
 use crate::platform::owner::WS_PROTOCOL;
 use crate::platform::queues;
-use crate::platform::settings::number;
 
 /// Storage key of the record.
 const RECORD: &str = "conversation";
-/// Days a conversation is kept after its last turn (`CONVERSATION_RETENTION_DAYS`).
-pub const DEFAULT_RETENTION_DAYS: u64 = 90;
-const DAY_MS: u64 = 24 * 3600 * 1000;
 /// Most browsers watching one conversation.
 const MAX_WATCHERS: usize = 16;
 /// The message kind of a fallback turn on the `LLM_CALL` queue.
@@ -43,17 +41,26 @@ pub const CONTEXT_FALLBACK: &str = "context_fallback";
 pub struct Conversation {
     state: State,
     env: Env,
+    /// The assistant turns this instance runs.
+    host: Host,
 }
 
 impl DurableObject for Conversation {
     fn new(state: State, env: Env) -> Self {
-        Conversation { state, env }
+        Conversation {
+            state,
+            env,
+            host: Host::default(),
+        }
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
         let answered = match req.path().as_str() {
             "/ws" => self.watch(&req).await,
             "/broadcast" => self.relay(req).await,
+            "/turn" => self.turn(req).await,
+            "/join" => self.join(&req).await,
+            "/stop" => self.stop(&req).await,
             _ => self.answer(req).await,
         };
         match answered {
@@ -117,10 +124,86 @@ impl Conversation {
         // serde_json, from the text: `Request::json` would link a second deserializer.
         let command: Command = serde_json::from_str(&req.text().await?)?;
         let storage = self.state.storage();
-        let record = load(&storage).await?;
+        let record = self.load_current(&storage).await?;
         let handled = conversation::handle(record.as_ref(), &id, &owner, &command, now_ms())?;
         self.settle(&storage, record, &handled).await?;
         Ok(Response::from_json(&handled.reply)?)
+    }
+
+    /// `POST /turn`: runs an assistant turn the edge ordered ([`Host::run`]).
+    async fn turn(&self, mut req: Request) -> AppResult<Response> {
+        header(&req, OWNER_HEADER)?;
+        let order: TurnOrder = serde_json::from_str(&req.text().await?)?;
+        // A turn lost with an earlier instance is settled before a new one begins.
+        self.load_current(&self.state.storage()).await?;
+        self.host.run(&self.state, &self.env, order).await
+    }
+
+    /// `GET /join?after=<seq>`: the owner joins the running (or last) turn's events after
+    /// `after`, in the dialect the request's headers ask for; 204 when there is none to join.
+    async fn join(&self, req: &Request) -> AppResult<Response> {
+        self.owned_assistant(req).await?;
+        let after = req
+            .url()?
+            .query_pairs()
+            .find(|(k, _)| k == "after")
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap_or(0);
+        match self.host.join(after, stream_wire(req)?)? {
+            Some(response) => Ok(response),
+            None => Ok(Response::empty()?.with_status(204)),
+        }
+    }
+
+    /// `POST /stop`: the owner stops the running turn: `{"stopped": true}`, or `false` when no
+    /// streamed turn runs.
+    async fn stop(&self, req: &Request) -> AppResult<Response> {
+        self.owned_assistant(req).await?;
+        let stopped = self.host.stop();
+        Ok(Response::from_json(
+            &serde_json::json!({ "stopped": stopped }),
+        )?)
+    }
+
+    /// The record, when it is an assistant conversation of the owner in the request (404 for
+    /// anyone else).
+    async fn owned_assistant(&self, req: &Request) -> AppResult<Record> {
+        let owner = header(req, OWNER_HEADER)?;
+        let record = self.load_current(&self.state.storage()).await?;
+        record
+            .filter(|r| r.owner == owner && r.kind == ConversationKind::Assistant)
+            .ok_or_else(AppError::conversation_not_found)
+    }
+
+    /// The record as stored, after settling a turn it says runs while this instance runs none:
+    /// that turn died with an earlier instance; what it generated is kept, marked
+    /// `interrupted`, and the conversation takes new messages.
+    async fn load_current(&self, storage: &Storage) -> AppResult<Option<Record>> {
+        let record = load(storage).await?;
+        let Some(lost) = record.as_ref().and_then(|r| {
+            r.running
+                .filter(|_| r.kind == ConversationKind::Assistant && self.host.idle())
+        }) else {
+            return Ok(record);
+        };
+        let entries = interrupted_entries(storage, lost.lease).await?;
+        let stored = record.clone();
+        let Some(before) = stored else {
+            return Ok(None);
+        };
+        let command = Command::Interrupt {
+            lease: lost.lease,
+            entries,
+        };
+        let handled =
+            conversation::handle(Some(&before), &before.id, &before.owner, &command, now_ms())?;
+        worker::console_log!("conversation {}: turn {} interrupted", before.id, lost.turn);
+        self.settle(storage, Some(before.clone()), &handled).await?;
+        Ok(if handled.erase {
+            None
+        } else {
+            handled.record.or(Some(before))
+        })
     }
 
     /// Saves or erases what a command left, tells the watchers, and arms the alarm.
@@ -153,7 +236,7 @@ impl Conversation {
     /// `GET /ws`: a browser of the owner watches the conversation (404 for anyone else).
     async fn watch(&self, req: &Request) -> AppResult<Response> {
         let owner = header(req, OWNER_HEADER)?;
-        let watched = load(&self.state.storage()).await?;
+        let watched = self.load_current(&self.state.storage()).await?;
         if watched.is_none_or(|r| r.owner != owner || r.kind != ConversationKind::Assistant) {
             return Err(AppError::conversation_not_found());
         }
@@ -197,7 +280,7 @@ impl Conversation {
     /// The alarm: the waiting request's reminder or fallback, then the retention.
     async fn wake(&self) -> AppResult<()> {
         let storage = self.state.storage();
-        let Some(record) = load(&storage).await? else {
+        let Some(record) = self.load_current(&storage).await? else {
             return Ok(());
         };
         let handled = conversation::handle(
@@ -245,13 +328,6 @@ fn header(req: &Request, name: &str) -> AppResult<String> {
         .get(name)?
         .filter(|v| !v.is_empty())
         .ok_or_else(AppError::conversation_not_found)
-}
-
-/// How long a conversation is kept after its last turn.
-pub fn retention_ms(env: &Env) -> u64 {
-    number::<u64>(env, "CONVERSATION_RETENTION_DAYS")
-        .unwrap_or(DEFAULT_RETENTION_DAYS)
-        .saturating_mul(DAY_MS)
 }
 
 async fn load(storage: &Storage) -> Result<Option<Record>> {

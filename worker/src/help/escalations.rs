@@ -9,7 +9,7 @@ use stepwise_core::help::{Caller, HelpCommand, HelpSession};
 use worker::{Env, Request, Response, console_log};
 
 use super::client;
-use crate::conversations::object::retention_ms;
+use crate::conversations::client::retention_ms;
 use crate::platform::body::require_json;
 use crate::platform::error::AppResult;
 use crate::platform::kv::{Kv, ListedItem, OwnerList};

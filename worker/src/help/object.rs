@@ -15,7 +15,7 @@ use worker::{
 
 use super::client::{Envelope, ID_HEADER};
 use super::escalations;
-use crate::conversations::object::retention_ms;
+use crate::conversations::client::retention_ms;
 use crate::platform::deadline::{alarm_delay, now_ms};
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;

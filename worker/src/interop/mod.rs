@@ -44,7 +44,7 @@ pub async fn post_agui(
                 provider: run.provider,
                 writing_style: None,
             };
-            post_message(message, reply, env, ctx, owner).await
+            post_message(message, reply, env, owner).await
         }
     }
 }

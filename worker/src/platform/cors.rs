@@ -5,7 +5,7 @@ use worker::{Headers, Response, Result};
 const ALLOWED_METHODS: &str = "GET, POST, PUT, DELETE, OPTIONS";
 const ALLOWED_HEADERS: &str =
     "content-type, accept, authorization, x-conversation-token, x-stepwise-deltas";
-const EXPOSED_HEADERS: &str = "x-stepwise-persisted, retry-after";
+const EXPOSED_HEADERS: &str = "x-stepwise-persisted, x-stepwise-conversation, retry-after";
 
 fn is_allowed(origin: Option<&str>, allowed: &str) -> Option<String> {
     let origin = origin?;

@@ -13,6 +13,7 @@ pub mod ids;
 pub mod js;
 pub mod kv;
 pub mod limits;
+pub mod live;
 pub mod negotiate;
 pub mod objects;
 pub mod output;

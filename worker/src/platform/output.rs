@@ -1,6 +1,9 @@
 //! Where a turn's events go, for the guided chat and the assistant alike: an SSE stream written
 //! as they happen (Stepwise's own events, each with its `id`, or another dialect: the AI SDK's
-//! UI message stream, AG-UI), or collected into one JSON answer (`Accept: application/json`).
+//! UI message stream, AG-UI), a live turn's log that clients join and leave (`super::live`), or
+//! collected into one JSON answer (`Accept: application/json`).
+
+use std::rc::Rc;
 
 use serde_json::Value;
 use stepwise_core::interop::agui::AgUiEncoder;
@@ -11,6 +14,7 @@ use stepwise_core::protocol::{ContextRequired, StreamEvent, TurnAnswer};
 use worker::Response;
 
 use super::error::{AppError, AppResult};
+use super::live::TurnLog;
 use super::sse::{EventSink, stream_response};
 
 /// The events of one turn.
@@ -24,6 +28,8 @@ pub enum Output {
         /// The dialect the events are written in.
         wire: Wire,
     },
+    /// A live turn's log: every client of the turn reads it, the turn does not wait for any.
+    Live(Rc<TurnLog>),
     /// One JSON answer: the turn's answer, or the failure that ended it.
     Json(Option<Result<JsonAnswer, AppError>>),
 }
@@ -85,7 +91,7 @@ impl Output {
 
     /// A status note.
     pub async fn status(&mut self, message: &str) {
-        if matches!(self, Output::Sse { .. }) {
+        if matches!(self, Output::Sse { .. } | Output::Live(_)) {
             let message = message.to_owned();
             self.emit(StreamEvent::Status { message }).await;
         }
@@ -111,6 +117,13 @@ impl Output {
                 StreamEvent::TextDelta { text: shown }
             }
             Output::Sse { sink, .. } => return sink.is_open(),
+            Output::Live(log) => {
+                if !shown.is_empty() || !model_text.is_empty() {
+                    let event = StreamEvent::TextDelta { text: shown };
+                    log.push(event, Some(model_text.to_owned())).await;
+                }
+                return !log.is_stopped();
+            }
             Output::Json(_) => return true,
         };
         self.emit(event).await
@@ -144,7 +157,7 @@ impl Output {
     pub async fn complete(&mut self, answer: TurnAnswer) {
         match self {
             Output::Json(slot) => *slot = Some(Ok(JsonAnswer::Turn(Box::new(answer)))),
-            Output::Sse { .. } => {
+            Output::Sse { .. } | Output::Live(_) => {
                 let payload = Box::new(answer);
                 self.emit(StreamEvent::Complete { payload }).await;
             }
@@ -155,7 +168,7 @@ impl Output {
     pub async fn context_required(&mut self, waiting: ContextRequired) {
         match self {
             Output::Json(slot) => *slot = Some(Ok(JsonAnswer::Waiting(Box::new(waiting)))),
-            Output::Sse { .. } => {
+            Output::Sse { .. } | Output::Live(_) => {
                 let payload = Box::new(waiting);
                 self.emit(StreamEvent::ContextRequired { payload }).await;
             }
@@ -179,7 +192,7 @@ impl Output {
     pub async fn error(&mut self, error: AppError) {
         match self {
             Output::Json(slot) => *slot = Some(Err(error)),
-            Output::Sse { .. } => {
+            Output::Sse { .. } | Output::Live(_) => {
                 let event = StreamEvent::Error {
                     code: error.code().into(),
                     message: error.message().into(),
@@ -208,8 +221,25 @@ impl Output {
                 }
                 sink.write(frame.as_bytes())
             }
+            Output::Live(log) => {
+                log.push(event, None).await;
+                !log.is_stopped()
+            }
             Output::Json(_) => true,
         }
+    }
+
+    /// The turn's log, when it is a live turn.
+    pub fn live(&self) -> Option<&Rc<TurnLog>> {
+        match self {
+            Output::Live(log) => Some(log),
+            _ => None,
+        }
+    }
+
+    /// Sends the `stopped` event that ends a stopped turn, with the partial answer kept.
+    pub async fn stopped(&mut self, message: String) {
+        self.emit(StreamEvent::Stopped { message }).await;
     }
 
     /// The JSON answer of a collected turn (header `x-stepwise-persisted`), or its error.
@@ -225,7 +255,7 @@ impl Output {
                 Ok(response)
             }
             Output::Json(Some(Err(error))) => Err(error),
-            Output::Json(None) | Output::Sse { .. } => {
+            Output::Json(None) | Output::Sse { .. } | Output::Live(_) => {
                 Err(AppError::internal(&"a turn ended without an answer"))
             }
         }

@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use stepwise_core::owner::{self, AccessToken, AuthError, OwnerKind, is_owner_token};
 use worker::{Env, Request, js_sys};
 
@@ -25,14 +25,14 @@ const REFETCH_MS: u64 = 60 * 1000;
 const KEYS_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The owner of a request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Owner {
     /// The owner id: hex SHA-256 of the identity (what owned data is keyed by).
     pub id: String,
     /// How the owner proved who they are.
     pub kind: OwnerKind,
     /// The e-mail address of an Access identity, to show.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
 }
 

@@ -109,10 +109,21 @@ pub enum Command {
         /// How long the turn may run before it is given up, in ms.
         lease_ms: u64,
     },
-    /// Give up the running turn (the model failed, the client went away).
+    /// Give up the running turn (the model failed): nothing of it is kept, and a resumed turn's
+    /// request waits again.
     Abort {
         /// The lease of the turn begun.
         lease: u32,
+    },
+    /// End the running turn whose host died before it committed (a deploy, an eviction, a
+    /// crash), keeping what it had made: the user's message and the partial answer, marked
+    /// `interrupted`. Accepted after the lease ended too, as long as no other turn began. A
+    /// resumed turn with nothing answered is given up instead (its request waits again).
+    Interrupt {
+        /// The lease of the turn that died.
+        lease: u32,
+        /// The user's message (a fresh turn) and the partial answer, as far as they got.
+        entries: Vec<Entry>,
     },
     /// Read the conversation: a guided one with its token, an assistant one without (a
     /// conversation of the other kind is not found).
@@ -252,20 +263,7 @@ pub fn handle(
             if writing_style.is_some() {
                 next.writing_style.clone_from(writing_style);
             }
-            let id = next.id.clone();
-            let events = entries
-                .iter()
-                .filter(|e| e.role == crate::protocol::Role::Assistant)
-                .map(|e| ConversationEvent::Message {
-                    conversation_id: id.clone(),
-                    message: e.clone(),
-                })
-                .collect();
-            next.entries
-                .extend(entries.iter().cloned().map(clip_tool_outputs));
-            let mut handled = saved(next)?;
-            handled.events = events;
-            Ok(handled)
+            append(next, entries)
         }
         Command::Defer {
             lease,
@@ -301,30 +299,31 @@ pub fn handle(
             request_id,
             lease_ms,
         } => context::begin_resume(assistant(found(record)?)?, request_id, *lease_ms, now),
-        Command::Abort { lease } => {
-            let record = found(record)?;
-            if record.running.is_none_or(|r| r.lease != *lease) {
+        Command::Interrupt { lease, entries } => {
+            let record = assistant(found(record)?)?;
+            let Some(running) = record.running.filter(|r| r.lease == *lease) else {
                 return Err(ConversationError::TurnExpired);
+            };
+            let answered = entries
+                .iter()
+                .any(|e| e.role == crate::protocol::Role::Assistant && !e.content.is_empty());
+            if entries.is_empty() || (running.reopens && !answered) {
+                return abort(record, *lease);
             }
             let mut next = record.clone();
-            next.running = None;
-            if next.turns == 0 && next.entries.is_empty() {
-                // A conversation whose first turn failed is not kept (its client never
-                // learned its id).
-                return Ok(Handled {
-                    record: None,
-                    erase: true,
-                    reply: Reply::Aborted,
-                    events: Vec::new(),
-                });
+            if let Some(request_id) = next.waiting.as_ref().map(|w| w.request_id.clone())
+                && running.reopens
+            {
+                context::answered(&mut next, &request_id)?;
             }
-            Ok(Handled {
-                record: Some(next),
-                erase: false,
-                reply: Reply::Aborted,
-                events: Vec::new(),
-            })
+            next.running = None;
+            next.turns = running.turn;
+            next.updated_at = now;
+            let mut handled = append(next, entries)?;
+            handled.reply = Reply::Aborted;
+            Ok(handled)
         }
+        Command::Abort { lease } => abort(found(record)?, *lease),
         Command::Read { token_hash } => {
             let record = found(record)?;
             let record = match token_hash {
@@ -358,6 +357,49 @@ pub fn handle(
             })
         }
     }
+}
+
+/// Gives up the running turn `lease`: nothing of it is kept; a resumed turn's request waits
+/// again; a conversation whose first turn failed is not kept (its client never learned its id).
+fn abort(record: &Conversation, lease: u32) -> Result<Handled, ConversationError> {
+    if record.running.is_none_or(|r| r.lease != lease) {
+        return Err(ConversationError::TurnExpired);
+    }
+    let mut next = record.clone();
+    context::reopen_waiting(&mut next);
+    next.running = None;
+    if next.turns == 0 && next.entries.is_empty() {
+        return Ok(Handled {
+            record: None,
+            erase: true,
+            reply: Reply::Aborted,
+            events: Vec::new(),
+        });
+    }
+    Ok(Handled {
+        record: Some(next),
+        erase: false,
+        reply: Reply::Aborted,
+        events: Vec::new(),
+    })
+}
+
+/// `next` with `entries` added (tool outputs clipped), the assistant's told to the watchers.
+fn append(mut next: Conversation, entries: &[Entry]) -> Result<Handled, ConversationError> {
+    let id = next.id.clone();
+    let events = entries
+        .iter()
+        .filter(|e| e.role == crate::protocol::Role::Assistant)
+        .map(|e| ConversationEvent::Message {
+            conversation_id: id.clone(),
+            message: e.clone(),
+        })
+        .collect();
+    next.entries
+        .extend(entries.iter().cloned().map(clip_tool_outputs));
+    let mut handled = saved(next)?;
+    handled.events = events;
+    Ok(handled)
 }
 
 /// A conversation with nothing in it yet, created at `now`.

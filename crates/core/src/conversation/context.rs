@@ -177,12 +177,16 @@ pub(super) fn begin_resume(
             request: request.clone(),
         });
     }
+    let reopens = events.len() == 1;
     let request = request.clone();
     let waiting = next
         .waiting
         .clone()
         .ok_or(ConversationError::NoSuchRequest)?;
     let mut handled = begin(&mut next, now, lease_ms)?;
+    if let Some(running) = handled.record.as_mut().and_then(|r| r.running.as_mut()) {
+        running.reopens = reopens;
+    }
     let Reply::Begun {
         lease,
         conversation,
@@ -199,6 +203,20 @@ pub(super) fn begin_resume(
     };
     handled.events = events;
     Ok(handled)
+}
+
+/// Opens the waiting request again when the running turn ended it (`reopens`): its resumed turn
+/// was given up before it answered.
+pub(super) fn reopen_waiting(next: &mut Conversation) {
+    if next.running.is_none_or(|r| !r.reopens) {
+        return;
+    }
+    let Some(request_id) = next.waiting.as_ref().map(|w| w.request_id.clone()) else {
+        return;
+    };
+    if let Ok(request) = waiting_request(next, &request_id) {
+        request.reopen();
+    }
 }
 
 /// Marks the waiting message answered and the request's wait over (a resumed commit).

@@ -69,6 +69,11 @@ pub enum EntryStatus {
     WaitingContext,
     /// It was answered after the wait.
     Answered,
+    /// An answer cut short by the owner's Stop: what was generated until then.
+    Stopped,
+    /// An answer cut short because its turn died (a deploy, an eviction, a crash): what was
+    /// generated until then.
+    Interrupted,
 }
 
 /// One message of an assistant conversation.
@@ -143,6 +148,11 @@ pub struct RunningTurn {
     pub started_at: u64,
     /// When it is given up if it has not committed (ms since the epoch).
     pub expires_at: u64,
+    /// The turn resumes the waiting context request, and its begin ended that request as
+    /// `resolved`: a turn given up opens it again, so the supply can be sent again and the
+    /// fallback still applies.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reopens: bool,
 }
 
 /// The turn a request holds back: what the user asked, from where, of which provider.

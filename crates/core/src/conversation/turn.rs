@@ -151,6 +151,7 @@ pub(super) fn begin(
         lease,
         started_at: now,
         expires_at: now.saturating_add(lease_ms),
+        reopens: false,
     });
     Ok(Handled {
         record: Some(next.clone()),

@@ -283,6 +283,13 @@ impl ContextRequest {
         self.resolved_at = Some(now);
     }
 
+    /// Opens an ended request again (its resumed turn failed before it answered): its supplies
+    /// can be sent again, and its deadline's fallback applies once more.
+    pub fn reopen(&mut self) {
+        self.status = RequestStatus::Open;
+        self.resolved_at = None;
+    }
+
     /// The supplied slots, as the prompt's attachments.
     pub fn attachments(&self) -> impl Iterator<Item = (&Slot, &Supply)> {
         self.slots

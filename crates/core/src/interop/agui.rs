@@ -343,6 +343,13 @@ impl AgUiEncoder {
                 self.finish(&mut out, value);
             }
             StreamEvent::Complete { payload } => self.complete(&mut out, payload),
+            StreamEvent::Stopped { message } => {
+                self.close_text(&mut out);
+                let value = json!({"stopped": true, "message": message});
+                let custom = json!({"type": "CUSTOM", "name": "stepwise.stopped", "value": value});
+                push(&mut out, custom);
+                self.finish(&mut out, value);
+            }
             StreamEvent::Error { code, message } => {
                 self.close_text(&mut out);
                 push(

@@ -121,6 +121,12 @@ impl UiMessageEncoder {
                 );
                 self.finish(&mut out);
             }
+            StreamEvent::Stopped { .. } => {
+                // The AI SDK's own chunk for a stream the user aborted.
+                self.close_text(&mut out);
+                push(&mut out, json!({"type": "abort"}));
+                self.finish(&mut out);
+            }
             StreamEvent::Error { code, message } => {
                 self.close_text(&mut out);
                 push(

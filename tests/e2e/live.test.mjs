@@ -1,0 +1,251 @@
+// End-to-end tests of live assistant turns under `wrangler dev`: a turn runs in its conversation's
+// Durable Object whether or not anyone reads it; a client that drops reconnects with
+// `Last-Event-ID` and gets the rest exactly once; a second client joins the running turn; Stop
+// aborts the provider's call and keeps the partial answer; a Worker restarted mid-turn leaves the
+// answer `interrupted` and the conversation open; a resumed context request whose model call
+// fails waits again instead of sticking. The fake provider paces its deltas so turns last.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { apiCaller, asOwner, fakeProvider, newOwner, parseSse, startStack } from "./harness.mjs";
+
+/** A reply of many short lines, streamed one provider event every `DELAY_MS`. */
+const REPLY = Array.from({ length: 24 }, (_, i) => `Line ${i + 1} of a long, paced answer.`).join("\n");
+const DELAY_MS = 80;
+const providers = (url) => [fakeProvider(url, "fake-openai", "openai"), { name: "offline", kind: "offline" }];
+const paced = (request) => (request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: DELAY_MS } : { reply: "Other." });
+const context = { current_page: "chat" };
+
+/** Reads an event stream as it arrives. */
+function read(response) {
+  const events = [];
+  const decoder = new TextDecoder();
+  const reader = response.body.getReader();
+  let buffer = "";
+  const done = (async () => {
+    for (;;) {
+      const chunk = await reader.read().catch(() => ({ done: true }));
+      if (chunk.done) return events;
+      buffer += decoder.decode(chunk.value, { stream: true });
+      for (let at = buffer.indexOf("\n\n"); at >= 0; at = buffer.indexOf("\n\n")) {
+        events.push(...parseSse(buffer.slice(0, at + 2)));
+        buffer = buffer.slice(at + 2);
+      }
+    }
+  })();
+  return { events, done, text: () => shown(events) };
+}
+
+const shown = (events) => events.filter((e) => e.event === "text_delta").map((e) => e.data.text).join("");
+
+async function until(found, ms = 20000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await found();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function live(stack) {
+  const call = apiCaller(() => stack.base);
+  /** Posts a streamed assistant turn; `abort` drops the connection. */
+  async function post(owner, body) {
+    const controller = new AbortController();
+    const response = await fetch(`${stack.base}/api/assistant`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...asOwner(owner) },
+      body: JSON.stringify({ provider: "fake-openai", context, ...body }),
+      signal: controller.signal,
+    });
+    assert.equal(response.status, 200);
+    return { ...read(response), id: response.headers.get("x-stepwise-conversation"), abort: () => controller.abort() };
+  }
+  /** Joins conversation `id`'s turn after `lastEventId`. */
+  async function join(owner, id, lastEventId) {
+    const headers = { ...asOwner(owner), ...(lastEventId ? { "last-event-id": String(lastEventId) } : {}) };
+    const response = await fetch(`${stack.base}/api/assistant/conversations/${id}/stream`, { headers });
+    if (response.status === 200) return { status: 200, ...read(response) };
+    return { status: response.status, text: await response.text(), done: Promise.resolve([]) };
+  }
+  const conversation = async (owner, id) => (await call("GET", `/api/assistant/conversations/${id}`, { owner })).json;
+  const turnCalls = (since) => stack.fake.requests.filter((r) => r.at >= since && r.system?.includes("Stepwise assistant"));
+  return { call, post, join, conversation, turnCalls };
+}
+
+describe("live turns", () => {
+  let stack;
+  let api;
+  before(async () => {
+    stack = await startStack({ providers });
+    stack.fake.script(paced);
+    api = live(stack);
+  });
+  after(() => stack?.stop());
+
+  test("a client that drops after three deltas reconnects with Last-Event-ID and gets the rest once, in order; the provider was called once", async () => {
+    const owner = newOwner();
+    const whole = await api.post(owner, { message: "Tell me everything" });
+    const reference = await whole.done;
+    assert.equal(reference.at(-1).event, "complete");
+
+    const since = Date.now();
+    const id = whole.id;
+    const first = await api.post(owner, { message: "Tell me everything again", conversation_id: id });
+    await until(() => first.events.filter((e) => e.event === "text_delta").length >= 3);
+    first.abort();
+    const seen = first.events.slice();
+    const last = seen.at(-1).id;
+    await new Promise((r) => setTimeout(r, 4 * DELAY_MS));
+    const rest = await api.join(owner, id, last);
+    assert.equal(rest.status, 200, rest.text);
+    const resumed = await rest.done;
+    assert.ok(resumed.length > 0 && resumed.every((e) => e.id > last), "only later events");
+    const ids = [...seen, ...resumed].map((e) => e.id);
+    assert.deepEqual(ids, [...new Set(ids)].sort((a, b) => a - b), "each event once, in order");
+    assert.equal(resumed.at(-1).event, "complete");
+    assert.equal(shown(seen) + shown(resumed), shown(reference), "the same text as an undisturbed client");
+    assert.equal(api.turnCalls(since).length, 1, "one model call");
+    const stored = await api.conversation(owner, id);
+    assert.equal(stored.messages.at(-1).content, reference.at(-1).data.payload.message);
+    assert.equal(stored.running, false);
+  });
+
+  test("a disconnect is not a Stop: the answer of a client that never comes back is stored whole", async () => {
+    const owner = newOwner();
+    const gone = await api.post(owner, { message: "Answer me while I am away" });
+    await until(() => gone.events.some((e) => e.event === "text_delta"));
+    gone.abort();
+    const id = gone.id;
+    assert.match(id, /^[0-9a-f]{32}$/, "the stream names its conversation before its first event");
+    const stored = await until(async () => {
+      const record = await api.conversation(owner, id);
+      return record.messages.length === 2 && !record.running && record;
+    });
+    assert.deepEqual(stored.messages.map((m) => [m.role, m.status ?? null]), [["user", null], ["assistant", null]]);
+    assert.equal(stored.messages[1].content, REPLY);
+  });
+
+  test("Stop aborts the provider's call, keeps the partial answer marked stopped, and ends every client's stream with `stopped`", async () => {
+    const owner = newOwner();
+    const opened = await api.post(owner, { message: "Warm up" });
+    const id = opened.id;
+    await opened.done;
+    const since = Date.now();
+    const running = await api.post(owner, { message: "A long answer, please", conversation_id: id });
+    await until(() => running.events.filter((e) => e.event === "text_delta").length >= 3);
+    const watcher = await api.join(owner, id);
+    assert.equal(watcher.status, 200, watcher.text);
+    await until(() => watcher.events.some((e) => e.event === "text_delta"));
+    const other = await api.call("POST", `/api/assistant/conversations/${id}/stop`, { owner: newOwner() });
+    assert.deepEqual([other.status, other.json.error.code], [404, "conversation_not_found"]);
+    const stop = await api.call("POST", `/api/assistant/conversations/${id}/stop`, { owner });
+    assert.deepEqual([stop.status, stop.json], [200, { stopped: true }]);
+    const [mine, theirs] = await Promise.all([running.done, watcher.done]);
+    for (const events of [mine, theirs]) {
+      assert.equal(events.at(-1).event, "stopped");
+      assert.ok(!events.some((e) => e.event === "complete"));
+    }
+    const partial = mine.at(-1).data.message;
+    assert.equal(partial, shown(mine));
+    assert.ok(partial.length > 0 && partial.length < REPLY.length, partial);
+    const call = await until(() => api.turnCalls(since)[0]?.closedEarly);
+    assert.ok(call, "the provider saw its connection closed");
+    const stored = await api.conversation(owner, id);
+    assert.deepEqual(stored.messages.slice(2).map((m) => [m.role, m.status ?? null]), [["user", null], ["assistant", "stopped"]]);
+    assert.equal(stored.messages.at(-1).content, partial);
+    const again = await api.call("POST", `/api/assistant/conversations/${id}/stop`, { owner });
+    assert.deepEqual(again.json, { stopped: false }, "nothing runs any more");
+    const next = await api.post(owner, { message: "Next question", conversation_id: id });
+    assert.equal((await next.done).at(-1).event, "complete", "the conversation takes new messages");
+  });
+
+  test("joining with no turn to join is 204; another owner's conversation is 404", async () => {
+    const owner = newOwner();
+    const missing = await api.join(owner, "0".repeat(32));
+    assert.equal(missing.status, 404);
+    const done = await api.post(owner, { message: "Short one" });
+    const events = await done.done;
+    const stranger = await api.join(newOwner(), done.id);
+    assert.equal(stranger.status, 404);
+    const late = await api.join(owner, done.id, events.at(-1).id);
+    assert.equal(late.status, 200, late.text);
+    assert.deepEqual(await late.done, [], "nothing after the last event");
+    const missed = await api.join(owner, done.id, events.at(-3).id);
+    assert.deepEqual((await missed.done).map((e) => e.id), events.slice(-2).map((e) => e.id), "the last two again");
+  });
+});
+
+describe("turns that outlive their Worker, and requests that do not stick", () => {
+  test("a Worker restarted mid-turn: the conversation shows the interrupted answer and answers a new message", async () => {
+    const state = mkdtempSync(join(tmpdir(), "stepwise-live-"));
+    const owner = newOwner();
+    let id;
+    let partial;
+    const first = await startStack({ persist: state, providers });
+    try {
+      first.fake.script(paced);
+      const api = live(first);
+      const opened = await api.post(owner, { message: "Warm up" });
+      id = opened.id;
+      await opened.done;
+      const running = await api.post(owner, { message: "A long answer, please", conversation_id: id });
+      await until(() => running.events.filter((e) => e.event === "text_delta").length >= 8);
+      partial = shown(running.events);
+    } finally {
+      await first.stop();
+    }
+    const second = await startStack({ persist: state, providers });
+    try {
+      second.fake.script(() => ({ reply: "Answered after the restart." }));
+      const api = live(second);
+      const record = await api.conversation(owner, id);
+      assert.equal(record.running, false);
+      const [question, answer] = record.messages.slice(2);
+      assert.deepEqual([question.role, question.content], ["user", "A long answer, please"]);
+      assert.deepEqual([answer.role, answer.status], ["assistant", "interrupted"]);
+      assert.ok(answer.content.length > 0 && partial.startsWith(answer.content), `${answer.content} / ${partial}`);
+      const next = await api.post(owner, { message: "Try again", conversation_id: id });
+      const events = await next.done;
+      assert.equal(events.at(-1).event, "complete");
+      assert.equal(events.at(-1).data.payload.message, "Answered after the restart.");
+    } finally {
+      await second.stop();
+      rmSync(state, { recursive: true, force: true });
+    }
+  });
+
+  test("a resumed context request whose model call fails waits again: the same supply then answers", async () => {
+    const stack = await startStack({ providers });
+    try {
+      let failing = false;
+      stack.fake.script((request) => (failing ? { status: 500, message: "upstream broke" } : { reply: "Compared with your note." }));
+      const api = live(stack);
+      const owner = newOwner();
+      const json = { accept: "application/json" };
+      const deferred = await api.call("POST", "/api/assistant", { owner, headers: json, body: { provider: "fake-openai", message: "Compare this with my notes", context } });
+      assert.equal(deferred.json.status, "context_required", deferred.text);
+      const { conversation_id: id, request_id: requestId } = deferred.json;
+      const slot = deferred.json.required.find((s) => s.artifact_type === "note").slot;
+      const supply = { conversation_id: id, request_id: requestId, payloads: [{ slot, text: "My note: dosing matters most." }] };
+      failing = true;
+      const failed = await api.call("POST", "/api/assistant/context-supply", { owner, body: supply });
+      assert.deepEqual([failed.status, failed.json.error.code], [502, "upstream_error"]);
+      const waiting = await api.conversation(owner, id);
+      assert.equal(waiting.waiting, requestId, "the message still waits");
+      assert.equal(waiting.context_requests[0].status, "open", "and so does its request");
+      failing = false;
+      const answered = await api.call("POST", "/api/assistant/context-supply", { owner, body: supply });
+      assert.equal(answered.status, 200, answered.text);
+      assert.equal(answered.json.status, "answered");
+      assert.equal(answered.json.answer.message, "Compared with your note.");
+      const done = await api.conversation(owner, id);
+      assert.deepEqual([done.waiting, done.messages.map((m) => m.status ?? null)], [null, ["answered", null]]);
+    } finally {
+      await stack.stop();
+    }
+  });
+});

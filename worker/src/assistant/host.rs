@@ -1,0 +1,315 @@
+//! Assistant turns hosted by their conversation's Durable Object, so a turn runs to its end
+//! whether or not anyone is connected: the edge sends a [`TurnOrder`] (`POST /turn`), the object
+//! begins the turn and runs it in the background ([`Host::run`]) while the caller, and any
+//! client that joins later ([`Host::join`], from its `Last-Event-ID`), reads the turn's log
+//! (`crate::platform::live`). A Stop ([`Host::stop`]) aborts the model call; the turn keeps what
+//! it generated, marked `stopped`. Deferred turns (`Ordered::Resume`) and JSON answers run the
+//! same way, answered when they end.
+//!
+//! The object knows which turns it runs ([`Host::idle`]): a conversation whose record says a turn
+//! runs while its object runs none lost that turn with an earlier instance of the object (a
+//! deploy, an eviction, a crash); [`interrupted_entries`] is what it keeps of it.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use stepwise_core::conversation::{Entry, EntryStatus};
+use stepwise_core::interop::ui_message::UiMessageEncoder;
+use worker::{Env, Method, Request, RequestInit, Response, State, Storage};
+
+use super::turn::partial_answer;
+use super::{Asked, prepare, prepare_resume};
+use crate::conversations::client::{BINDING, ID_HEADER, OWNER_HEADER};
+use crate::platform::error::{AppError, AppResult};
+use crate::platform::live::{self, TurnLog};
+use crate::platform::negotiate::Delivery;
+use crate::platform::output::{Output, Wire};
+use crate::platform::owner::Owner;
+use crate::platform::{ids, objects};
+
+/// Storage key of the running turn's header (its lease and the user's message).
+const HEADER: &str = "turn";
+
+/// A turn for a conversation's object to run.
+#[derive(Serialize, Deserialize)]
+pub struct TurnOrder {
+    /// Whose turn it is.
+    pub owner: Owner,
+    /// The conversation.
+    pub conversation_id: String,
+    /// The conversation is new (its id was just made by the edge).
+    pub start: bool,
+    /// What to run.
+    pub what: Ordered,
+    /// How the caller reads the answer.
+    pub delivery: DeliveryOrder,
+}
+
+/// What a turn runs.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ordered {
+    /// A message or a server action.
+    Ask(Box<Asked>),
+    /// The deferred turn of a context request that is ready, forced or fallen back.
+    Resume {
+        /// The request.
+        request_id: String,
+        /// The line an answer given without what was asked for opens with.
+        warning: Option<String>,
+    },
+}
+
+/// How the caller reads a turn's answer: [`Delivery`] in a form that crosses to the object.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryOrder {
+    /// One JSON answer when the turn ends.
+    Json,
+    /// Stepwise's events (`model_delta` ones when asked).
+    Stepwise {
+        /// Whether to send `model_delta` events.
+        model_deltas: bool,
+    },
+    /// The AI SDK's UI message stream.
+    UiMessage,
+    /// AG-UI events of a run.
+    AgUi {
+        /// The client's thread id.
+        thread_id: String,
+        /// The client's run id.
+        run_id: String,
+    },
+}
+
+impl DeliveryOrder {
+    /// The order form of `delivery`.
+    pub fn of(delivery: Delivery) -> DeliveryOrder {
+        match delivery {
+            Delivery::Json => DeliveryOrder::Json,
+            Delivery::Stream(Wire::Stepwise { model_deltas }) => {
+                DeliveryOrder::Stepwise { model_deltas }
+            }
+            Delivery::Stream(Wire::UiMessage(_)) => DeliveryOrder::UiMessage,
+            Delivery::Stream(Wire::AgUi(_)) => DeliveryOrder::Stepwise {
+                model_deltas: false,
+            },
+            Delivery::AgUi { thread_id, run_id } => DeliveryOrder::AgUi { thread_id, run_id },
+        }
+    }
+
+    /// The dialect to stream in; `None` for one JSON answer.
+    pub fn wire(&self) -> AppResult<Option<Wire>> {
+        match self {
+            DeliveryOrder::Json => Ok(None),
+            DeliveryOrder::Stepwise { model_deltas } => Ok(Some(Wire::Stepwise {
+                model_deltas: *model_deltas,
+            })),
+            DeliveryOrder::UiMessage => {
+                let id = format!("msg-{}", ids::random_id()?);
+                Ok(Some(Wire::UiMessage(Box::new(UiMessageEncoder::new(id)))))
+            }
+            DeliveryOrder::AgUi { thread_id, run_id } => Delivery::AgUi {
+                thread_id: thread_id.clone(),
+                run_id: run_id.clone(),
+            }
+            .wire(None),
+        }
+    }
+}
+
+/// Sends `order` to its conversation's object and answers with what the object answers (the
+/// turn's event stream, its JSON answer, or the error that refused it).
+pub async fn send(env: &Env, order: &TurnOrder) -> AppResult<Response> {
+    if !ids::is_id(&order.conversation_id) {
+        return Err(AppError::conversation_not_found());
+    }
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_body(Some(serde_json::to_string(order)?.into()));
+    let request = Request::new_with_init(&format!("https://{BINDING}.internal/turn"), &init)?;
+    request.headers().set(OWNER_HEADER, &order.owner.id)?;
+    request.headers().set(ID_HEADER, &order.conversation_id)?;
+    objects::fetch(env, BINDING, &order.conversation_id, request).await
+}
+
+/// Asks conversation `id`'s object, for `owner`, at `path` (`join?after=…`, `stop`), with
+/// `headers`; its answer as is (404 for a string that is not a conversation id).
+pub async fn ask(
+    env: &Env,
+    owner: &Owner,
+    id: &str,
+    path: &str,
+    method: Method,
+    headers: &[(&str, String)],
+) -> AppResult<Response> {
+    if !ids::is_id(id) {
+        return Err(AppError::conversation_not_found());
+    }
+    let mut init = RequestInit::new();
+    init.with_method(method);
+    let request = Request::new_with_init(&format!("https://{BINDING}.internal/{path}"), &init)?;
+    request.headers().set(OWNER_HEADER, &owner.id)?;
+    request.headers().set(ID_HEADER, id)?;
+    for (name, value) in headers {
+        request.headers().set(name, value)?;
+    }
+    objects::fetch(env, BINDING, id, request).await
+}
+
+/// The turn's header in storage: enough to keep the user's message of a turn that died.
+#[derive(Serialize, Deserialize)]
+struct Header {
+    lease: u32,
+    user: Option<Entry>,
+}
+
+/// The turns a conversation's object runs.
+#[derive(Default)]
+pub struct Host {
+    /// Turns running in this instance (begun, not ended).
+    running: Rc<Cell<u32>>,
+    /// The log of the latest streamed turn (kept after it ends, for late joiners).
+    log: RefCell<Option<Rc<TurnLog>>>,
+}
+
+/// Counts a turn as running until dropped.
+struct Running(Rc<Cell<u32>>);
+
+impl Running {
+    fn new(count: &Rc<Cell<u32>>) -> Running {
+        count.set(count.get() + 1);
+        Running(count.clone())
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.set(self.0.get().saturating_sub(1));
+    }
+}
+
+impl Host {
+    /// Whether no turn runs in this instance.
+    pub fn idle(&self) -> bool {
+        self.running.get() == 0
+    }
+
+    /// Begins the ordered turn and runs it: streamed, it runs in the background and the answer
+    /// is its log's stream; else it is awaited and answered as JSON.
+    pub async fn run(&self, state: &State, env: &Env, order: TurnOrder) -> AppResult<Response> {
+        let running = Running::new(&self.running);
+        let TurnOrder {
+            owner,
+            conversation_id: id,
+            start,
+            what,
+            delivery,
+        } = order;
+        let asked = match what {
+            Ordered::Ask(asked) => asked,
+            Ordered::Resume {
+                request_id,
+                warning,
+            } => {
+                let (turn, request) =
+                    prepare_resume(env.clone(), &owner, &id, &request_id, warning.as_deref())
+                        .await?;
+                let mut out = Output::json();
+                let stored = turn.run(&mut out).await;
+                return answered(out, request, stored);
+            }
+        };
+        let wire = delivery.wire()?;
+        let turn = prepare(env.clone(), &owner, &id, start, *asked).await?;
+        let Some(wire) = wire else {
+            let mut out = Output::json();
+            let stored = turn.run(&mut out).await;
+            return out.into_json_response(stored);
+        };
+        let lease = turn.session.lease;
+        let begun = begin_log(state, lease, turn.user_entry()).await;
+        let (log, response) = match begun.and_then(|log| {
+            let mut response = log.subscribe(0, wire)?;
+            response.headers_mut().set(ID_HEADER, &id)?;
+            Ok((log, response))
+        }) {
+            Ok(begun) => begun,
+            Err(error) => {
+                turn.session.abort(env).await;
+                return Err(error);
+            }
+        };
+        *self.log.borrow_mut() = Some(log.clone());
+        state.wait_until(async move {
+            let _running = running;
+            let mut out = Output::Live(log.clone());
+            turn.run(&mut out).await;
+            log.finish().await;
+        });
+        Ok(response)
+    }
+
+    /// A client joins the latest streamed turn after event `after`: its stream, or `None` when
+    /// this instance has no turn to join.
+    pub fn join(&self, after: u64, wire: Wire) -> AppResult<Option<Response>> {
+        let log = self.log.borrow().clone();
+        match log {
+            Some(log) if !log.is_done() || after / live::SEQ_SPAN == u64::from(log.lease()) => {
+                Ok(Some(log.subscribe(after, wire)?))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Asks the running streamed turn to stop; false when none runs.
+    pub fn stop(&self) -> bool {
+        self.log.borrow().as_ref().is_some_and(|log| log.stop())
+    }
+}
+
+/// A new turn's log: the last turn's batches erased, the header stored.
+async fn begin_log(state: &State, lease: u32, user: Option<Entry>) -> AppResult<Rc<TurnLog>> {
+    let storage = state.storage();
+    live::clear_stored(&storage).await?;
+    let header = Header { lease, user };
+    storage.put(HEADER, serde_json::to_string(&header)?).await?;
+    Ok(Rc::new(TurnLog::new(lease, state.storage())))
+}
+
+/// What a conversation keeps of its turn of `lease` whose object died: the user's message and
+/// the answer as far as it was stored, marked `interrupted` (nothing when the turn left no
+/// header).
+pub async fn interrupted_entries(storage: &Storage, lease: u32) -> AppResult<Vec<Entry>> {
+    let header: Option<Header> = match storage.get::<String>(HEADER).await? {
+        Some(json) => serde_json::from_str(&json).ok(),
+        None => None,
+    };
+    let Some(header) = header.filter(|h| h.lease == lease) else {
+        return Ok(Vec::new());
+    };
+    let events = live::stored_events(storage, lease).await?;
+    let text = live::shown_text(&events);
+    let answer = partial_answer(&text, Some(EntryStatus::Interrupted));
+    Ok(header.user.into_iter().chain([answer]).collect())
+}
+
+/// The JSON answer of a resumed turn: `{status: "answered", request, answer}`.
+fn answered(
+    out: Output,
+    request: stepwise_core::handshake::ContextRequest,
+    stored: bool,
+) -> AppResult<Response> {
+    let Some(answer) = out.answer().cloned() else {
+        return out.into_json_response(stored);
+    };
+    let mut response =
+        Response::from_json(&json!({"status": "answered", "request": request, "answer": answer}))?;
+    let persisted = if stored { "true" } else { "false" };
+    response
+        .headers_mut()
+        .set("x-stepwise-persisted", persisted)?;
+    Ok(response)
+}

@@ -1,0 +1,278 @@
+//! A live turn's event log, kept by the Durable Object that runs the turn: every event gets the
+//! next sequence number and is appended here before any client sees it; a client subscribes
+//! from the last number it saw (SSE `Last-Event-ID`) and gets every later event once, in order,
+//! then the live ones, in its own dialect. The turn does not depend on its clients: one that goes
+//! away is dropped from the list and the turn runs on (a disconnect is not a Stop). A Stop is a
+//! flag the turn reads at its next event, and a future it races the model's next chunk with.
+//!
+//! The log is written to the object's storage in batches (at most [`STORE_EVERY_MS`] apart, and
+//! at every tool and terminal event), one key a batch: a turn writes what it adds and nothing
+//! else. If the object dies mid-turn, what was stored is the partial answer it keeps.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use serde::{Deserialize, Serialize};
+use stepwise_core::protocol::StreamEvent;
+use worker::{ListOptions, Response, Storage};
+
+use super::deadline::now_ms;
+use super::error::AppResult;
+use super::output::Wire;
+use super::sse::{EventSink, stream_response};
+
+/// Sequence numbers of one turn: `lease * SEQ_SPAN + n`, n from 1, so numbers grow across turns
+/// and a number names its turn.
+pub const SEQ_SPAN: u64 = 1_000_000;
+/// Longest time between two stored batches, in ms.
+pub const STORE_EVERY_MS: u64 = 200;
+/// The storage keys of the batches (`log:<first seq, 20 digits>`).
+const LOG_PREFIX: &str = "log:";
+
+/// One event of the log: its number, the event, and for a text delta the model's own text
+/// (sent as `model_delta` to clients that parse markers themselves).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Logged {
+    /// The sequence number (the SSE `id`).
+    pub seq: u64,
+    /// The event.
+    pub event: StreamEvent,
+    /// The model's own text of a `text_delta`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_text: Option<String>,
+}
+
+/// A client reading the log.
+struct Subscriber {
+    sink: EventSink,
+    wire: Wire,
+}
+
+/// The event log of the turn of `lease`, with its clients.
+pub struct TurnLog {
+    lease: u32,
+    storage: Storage,
+    events: RefCell<Vec<Logged>>,
+    subscribers: RefCell<Vec<Subscriber>>,
+    /// Events already stored, and when the last batch was.
+    stored: Cell<usize>,
+    stored_at: Cell<u64>,
+    done: Cell<bool>,
+    stopped: Cell<bool>,
+    /// The task waiting on [`TurnLog::stop_requested`].
+    waker: RefCell<Option<Waker>>,
+}
+
+impl TurnLog {
+    /// An empty log for the turn of `lease`, stored in `storage`.
+    pub fn new(lease: u32, storage: Storage) -> TurnLog {
+        TurnLog {
+            lease,
+            storage,
+            events: RefCell::new(Vec::new()),
+            subscribers: RefCell::new(Vec::new()),
+            stored: Cell::new(0),
+            stored_at: Cell::new(now_ms()),
+            done: Cell::new(false),
+            stopped: Cell::new(false),
+            waker: RefCell::new(None),
+        }
+    }
+
+    /// The lease of its turn.
+    pub fn lease(&self) -> u32 {
+        self.lease
+    }
+
+    /// Whether the turn has ended.
+    pub fn is_done(&self) -> bool {
+        self.done.get()
+    }
+
+    /// Whether the owner asked the turn to stop.
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.get()
+    }
+
+    /// Appends `event` (with a delta's model text), sends it to every client still reading, and
+    /// stores the batch when it is due.
+    pub async fn push(&self, event: StreamEvent, model_text: Option<String>) {
+        let seq = u64::from(self.lease) * SEQ_SPAN + self.events.borrow().len() as u64 + 1;
+        let logged = Logged {
+            seq,
+            event,
+            model_text,
+        };
+        self.subscribers
+            .borrow_mut()
+            .retain_mut(|s| send(s, &logged));
+        let urgent = !matches!(
+            logged.event,
+            StreamEvent::TextDelta { .. } | StreamEvent::Status { .. }
+        );
+        self.events.borrow_mut().push(logged);
+        if urgent || now_ms() >= self.stored_at.get() + STORE_EVERY_MS {
+            self.store().await;
+        }
+    }
+
+    /// Stores the events not stored yet, as one batch.
+    pub async fn store(&self) {
+        let from = self.stored.get();
+        let batch: Vec<Logged> = self.events.borrow()[from..].to_vec();
+        let Some(first) = batch.first() else {
+            return;
+        };
+        let key = format!("{LOG_PREFIX}{:020}", first.seq);
+        match serde_json::to_string(&batch) {
+            Ok(json) => {
+                if let Err(error) = self.storage.put(&key, json).await {
+                    worker::console_warn!("turn log: batch {key} not stored: {error}");
+                    return;
+                }
+            }
+            Err(error) => worker::console_warn!("turn log: batch {key}: {error}"),
+        }
+        self.stored.set(from + batch.len());
+        self.stored_at.set(now_ms());
+    }
+
+    /// A client joins after event `after` (0: from the start): the later events now, then the
+    /// live ones, in `wire`'s dialect; the stream ends with the turn.
+    pub fn subscribe(&self, after: u64, wire: Wire) -> AppResult<Response> {
+        let (response, sink) = stream_response()?;
+        let mut subscriber = Subscriber { sink, wire };
+        let first = if after / SEQ_SPAN == u64::from(self.lease) {
+            after
+        } else {
+            0
+        };
+        let open = self
+            .events
+            .borrow()
+            .iter()
+            .filter(|e| e.seq > first)
+            .all(|e| send(&mut subscriber, e));
+        if open && !self.done.get() {
+            self.subscribers.borrow_mut().push(subscriber);
+        }
+        Ok(response)
+    }
+
+    /// The turn ended: stores the rest and ends every client's stream.
+    pub async fn finish(&self) {
+        self.done.set(true);
+        self.store().await;
+        self.subscribers.borrow_mut().clear();
+    }
+
+    /// Asks the turn to stop; false when it has already ended.
+    pub fn stop(&self) -> bool {
+        if self.done.get() {
+            return false;
+        }
+        self.stopped.set(true);
+        if let Some(waker) = self.waker.borrow_mut().take() {
+            waker.wake();
+        }
+        true
+    }
+
+    /// Resolves once the owner asks the turn to stop.
+    pub fn stop_requested(&self) -> StopRequested<'_> {
+        StopRequested(self)
+    }
+
+    /// The answer's display text so far.
+    pub fn shown_text(&self) -> String {
+        shown_text(&self.events.borrow())
+    }
+}
+
+/// The display text among `events`.
+pub fn shown_text(events: &[Logged]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match &e.event {
+            StreamEvent::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The stored events of the turn of `lease`, oldest first (batches of other turns are left
+/// out), for a turn whose object died.
+pub async fn stored_events(storage: &Storage, lease: u32) -> AppResult<Vec<Logged>> {
+    let batches = storage
+        .list_with_options(ListOptions::new().prefix(LOG_PREFIX))
+        .await?;
+    let mut events = Vec::new();
+    for value in batches.values() {
+        let text = value.ok().and_then(|v| v.as_string()).unwrap_or_default();
+        let batch: Vec<Logged> = serde_json::from_str(&text).unwrap_or_default();
+        events.extend(
+            batch
+                .into_iter()
+                .filter(|e| e.seq / SEQ_SPAN == u64::from(lease)),
+        );
+    }
+    Ok(events)
+}
+
+/// Erases every stored batch (a new turn starts its log).
+pub async fn clear_stored(storage: &Storage) -> AppResult<()> {
+    let batches = storage
+        .list_with_options(ListOptions::new().prefix(LOG_PREFIX))
+        .await?;
+    let keys: Vec<String> = batches
+        .keys()
+        .into_iter()
+        .filter_map(|k| k.ok()?.as_string())
+        .collect();
+    if !keys.is_empty() {
+        storage.delete_multiple(keys).await?;
+    }
+    Ok(())
+}
+
+/// Sends one event to a client in its dialect; false once the client has gone away.
+fn send(subscriber: &mut Subscriber, logged: &Logged) -> bool {
+    let frame = match (&mut subscriber.wire, &logged.event) {
+        (Wire::Stepwise { model_deltas: true }, StreamEvent::TextDelta { .. }) => {
+            match logged.model_text.as_deref().filter(|t| !t.is_empty()) {
+                Some(text) => StreamEvent::ModelDelta {
+                    text: text.to_owned(),
+                }
+                .to_sse(logged.seq),
+                None => String::new(),
+            }
+        }
+        (Wire::Stepwise { .. }, StreamEvent::TextDelta { text }) if text.is_empty() => {
+            String::new()
+        }
+        (Wire::Stepwise { .. }, event) => event.to_sse(logged.seq),
+        (Wire::UiMessage(encoder), event) => encoder.encode(event),
+        (Wire::AgUi(encoder), event) => encoder.encode(event),
+    };
+    if frame.is_empty() {
+        return subscriber.sink.is_open();
+    }
+    subscriber.sink.write(frame.as_bytes())
+}
+
+/// The future of [`TurnLog::stop_requested`].
+pub struct StopRequested<'a>(&'a TurnLog);
+
+impl Future for StopRequested<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0.stopped.get() {
+            return Poll::Ready(());
+        }
+        *self.0.waker.borrow_mut() = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
