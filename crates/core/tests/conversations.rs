@@ -3,7 +3,7 @@
 
 use stepwise_core::agent::ToolUse;
 use stepwise_core::conversation::{
-    Command, Conversation, ConversationError, Entry, GuidedState, MAX_STORED_BYTES,
+    Command, Conversation, ConversationError, Entry, EntryStatus, GuidedState, MAX_STORED_BYTES,
     MAX_STORED_TOOL_OUTPUT, MAX_TURNS, Reply, handle, model_history,
 };
 use stepwise_core::protocol::Role;
@@ -388,4 +388,59 @@ fn the_model_reads_the_newest_messages_that_fit_never_starting_with_an_answer() 
     let some = model_history(&entries, 30);
     let contents: Vec<&str> = some.iter().map(|m| m.content.as_str()).collect();
     assert_eq!(contents, ["question 4", "answer 4"]);
+}
+
+#[test]
+fn a_turn_whose_host_died_keeps_its_message_and_partial_answer_marked_interrupted() {
+    let begin = Command::BeginAssistant {
+        message: "Summarize the week".into(),
+        start: true,
+        lease_ms: LEASE,
+    };
+    let (record, reply) = apply(&None, "o1", begin, 0).unwrap();
+    let lease = lease_of(&reply);
+    let mut partial = Entry::user("The week began with", 5, None);
+    partial.role = Role::Assistant;
+    partial.status = Some(EntryStatus::Interrupted);
+    let entries = vec![Entry::user("Summarize the week", 0, Some("chat")), partial];
+    // Accepted after the lease ran out, as long as no other turn began.
+    let interrupt = Command::Interrupt {
+        lease,
+        entries: entries.clone(),
+    };
+    let (kept, reply) = apply(&record, "o1", interrupt.clone(), LEASE * 5).unwrap();
+    assert_eq!(reply, Reply::Aborted);
+    let kept = kept.unwrap();
+    assert_eq!((kept.turns, kept.running, kept.entries.len()), (1, None, 2));
+    assert_eq!(kept.entries[1].status, Some(EntryStatus::Interrupted));
+    // A second settlement of the same turn is refused; so is a stale lease.
+    assert_eq!(
+        apply(&Some(kept.clone()), "o1", interrupt, LEASE * 6).unwrap_err(),
+        ConversationError::TurnExpired
+    );
+    // The conversation takes new messages.
+    let next = Command::BeginAssistant {
+        message: "Again".into(),
+        start: false,
+        lease_ms: LEASE,
+    };
+    assert!(apply(&Some(kept), "o1", next, LEASE * 7).is_ok());
+}
+
+#[test]
+fn a_first_turn_that_died_before_it_stored_anything_takes_its_conversation_along() {
+    let begin = Command::BeginAssistant {
+        message: "Hello".into(),
+        start: true,
+        lease_ms: LEASE,
+    };
+    let (record, reply) = apply(&None, "o1", begin, 0).unwrap();
+    let interrupt = Command::Interrupt {
+        lease: lease_of(&reply),
+        entries: Vec::new(),
+    };
+    assert_eq!(
+        apply(&record, "o1", interrupt, 10).unwrap(),
+        (None, Reply::Aborted)
+    );
 }

@@ -581,6 +581,66 @@ fn force_runs_the_turn_at_once_and_can_be_tried_again() {
     );
 }
 
+#[test]
+fn a_supplied_request_whose_resumed_turn_fails_waits_again_with_its_fallback() {
+    let mut record = deferred();
+    for slot in ["s1", "s2"] {
+        let supply = Command::Supply {
+            request_id: "q1".into(),
+            supplies: vec![SlotSupply {
+                slot: slot.into(),
+                supply: supply("My note."),
+            }],
+            skips: Vec::new(),
+        };
+        record = handle(Some(&record), "c1", "o1", &supply, 2_000)
+            .unwrap()
+            .record
+            .unwrap();
+    }
+    let resumed = resume(&record, 2_100).unwrap();
+    let running = resumed.record.clone().unwrap();
+    assert_eq!(running.requests[0].status, RequestStatus::Resolved);
+    let Reply::Resumed { lease, .. } = resumed.reply else {
+        panic!()
+    };
+    // The model call fails: the request is open again, the message still waits.
+    let failed = handle(Some(&running), "c1", "o1", &Command::Abort { lease }, 2_200)
+        .unwrap()
+        .record
+        .unwrap();
+    assert_eq!(failed.requests[0].status, RequestStatus::Open);
+    assert_eq!(failed.requests[0].resolved_at, None);
+    assert!(failed.waiting.is_some());
+    // The same supply can be sent again, and the deadline's fallback still applies.
+    let again = Command::Supply {
+        request_id: "q1".into(),
+        supplies: vec![SlotSupply {
+            slot: "s1".into(),
+            supply: supply("My note, again."),
+        }],
+        skips: Vec::new(),
+    };
+    assert!(handle(Some(&failed), "c1", "o1", &again, 2_300).is_ok());
+    let tick = handle(Some(&failed), "c1", "o1", &Command::Tick, 1_000 + SLA).unwrap();
+    assert_eq!(
+        tick.reply,
+        Reply::Ticked {
+            fallback: Some("q1".into())
+        }
+    );
+    // A resumed turn whose host died with nothing answered is given up the same way.
+    let lost = Command::Interrupt {
+        lease,
+        entries: Vec::new(),
+    };
+    let settled = handle(Some(&running), "c1", "o1", &lost, 2_200)
+        .unwrap()
+        .record
+        .unwrap();
+    assert_eq!(settled.requests[0].status, RequestStatus::Open);
+}
+
 proptest! {
     /// However supplies and skips arrive, the request is ready exactly when no required slot is
     /// open, and optional slots never hold it.

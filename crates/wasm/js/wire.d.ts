@@ -345,7 +345,7 @@ export interface ConversationMessage {
   request_id?: string | null;
   /** Who wrote it. */
   role: Role;
-  /** A deferred user message's state. */
+  /** Where it stands (a deferred user message, or an answer cut short). */
   status?: EntryStatus | null;
   /** Buttons offered. */
   suggested_actions?: SuggestedAction[];
@@ -376,8 +376,11 @@ export interface Diagnostic {
 }
 /** Stable codes of parser diagnostics. */
 export type DiagnosticCode = "malformed_marker" | "malformed_json" | "invalid_shape" | "line_too_long" | "payload_too_large" | "unterminated_payload" | "missing_payload_body" | "trailing_text" | "too_many_items" | "feed_after_end";
-/** Where a user message of a deferred turn stands. */
-export type EntryStatus = "waiting_context" | "answered";
+/**
+ * Where a message stands: a deferred turn's user message waiting or answered, or an answer
+ * cut short (stopped by its owner, or interrupted when its turn died).
+ */
+export type EntryStatus = "waiting_context" | "answered" | "stopped" | "interrupted";
 /** A refusal or a failure: a stable machine code and a message for people. Nothing changed. */
 export interface Error {
   error: ErrorBody;
@@ -976,6 +979,10 @@ export type StreamEvent = {
   /** Human explanation. */
   message: string;
   type: "error";
+} | {
+  /** The partial answer's display text, as stored. */
+  message: string;
+  type: "stopped";
 };
 /** The payloads and tools a subtab adds. */
 export interface SubTabConfigJson {

@@ -60,7 +60,8 @@ pub struct GuidedState {
     pub skipped: Vec<String>,
 }
 
-/// Where a user message of a deferred turn stands.
+/// Where a message stands: a deferred turn's user message waiting or answered, or an answer
+/// cut short (stopped by its owner, or interrupted when its turn died).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
@@ -84,7 +85,7 @@ pub struct Entry {
     /// Its id (messages stored since context requests exist have one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
-    /// A deferred user message's state.
+    /// Where it stands (a deferred user message, or an answer cut short).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<EntryStatus>,
     /// The context request of its turn, if one was made.
