@@ -1,8 +1,10 @@
-//! Reads Server-Sent Events from a fetch response body: `{event, data}` pairs as they arrive.
+//! Reads Server-Sent Events from a fetch response body: `{event, data, id}` as they arrive.
 
 export interface SseMessage {
   event: string;
   data: string;
+  /** The event's `id` (a turn's sequence number), when it has one. */
+  id?: string;
 }
 
 /** Yields each event of a `text/event-stream` body (lines end at LF or CRLF). */
@@ -12,6 +14,7 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
   let buffer = "";
   let event = "message";
   let data: string[] = [];
+  let id: string | undefined;
   try {
     for (;;) {
       const { value, done } = await reader.read();
@@ -22,10 +25,12 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
         const line = buffer.slice(0, newline).replace(/\r$/, "");
         buffer = buffer.slice(newline + 1);
         if (line === "") {
-          if (data.length) yield { event, data: data.join("\n") };
+          if (data.length) yield { event, data: data.join("\n"), id };
           event = "message";
           data = [];
+          id = undefined;
         } else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+        else if (line.startsWith("id:")) id = line.slice(3).trim();
         else if (line.startsWith("event:")) event = line.slice(6).trim();
       }
     }

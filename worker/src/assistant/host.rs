@@ -15,15 +15,16 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use stepwise_core::conversation::{Entry, EntryStatus};
+use stepwise_core::conversation::{ConversationEvent, Entry, EntryStatus};
 use stepwise_core::interop::ui_message::UiMessageEncoder;
-use worker::{Env, Method, Request, RequestInit, Response, State, Storage};
+use worker::wasm_bindgen::{JsCast, JsValue};
+use worker::{Env, Method, Request, RequestInit, Response, State, Storage, web_sys};
 
 use super::turn::partial_answer;
 use super::{Asked, prepare, prepare_resume};
 use crate::conversations::client::{BINDING, ID_HEADER, OWNER_HEADER};
 use crate::platform::error::{AppError, AppResult};
-use crate::platform::live::{self, TurnLog};
+use crate::platform::live::{self, TurnLog, Watchers};
 use crate::platform::negotiate::Delivery;
 use crate::platform::output::{Output, Wire};
 use crate::platform::owner::Owner;
@@ -230,7 +231,7 @@ impl Host {
             return out.into_json_response(stored);
         };
         let lease = turn.session.lease;
-        let begun = begin_log(state, lease, turn.user_entry()).await;
+        let begun = begin_log(state, &id, lease, turn.user_entry()).await;
         let (log, response) = match begun.and_then(|log| {
             let mut response = log.subscribe(0, wire)?;
             response.headers_mut().set(ID_HEADER, &id)?;
@@ -264,19 +265,49 @@ impl Host {
         }
     }
 
+    /// A watching browser's `{"type": "resume", "after": …}`: the latest turn's events after
+    /// `after`, then whether it still runs.
+    pub fn replay(&self, ws: &web_sys::WebSocket, id: &str, after: u64) {
+        match self.log.borrow().as_ref() {
+            Some(log) => log.replay(ws, after),
+            None => {
+                let caught_up = ConversationEvent::CaughtUp {
+                    conversation_id: id.to_owned(),
+                    running: false,
+                };
+                let _ = ws.send_with_str(&caught_up.to_json());
+            }
+        }
+    }
+
     /// Asks the running streamed turn to stop; false when none runs.
     pub fn stop(&self) -> bool {
         self.log.borrow().as_ref().is_some_and(|log| log.stop())
     }
 }
 
-/// A new turn's log: the last turn's batches erased, the header stored.
-async fn begin_log(state: &State, lease: u32, user: Option<Entry>) -> AppResult<Rc<TurnLog>> {
+/// A new turn's log: the last turn's batches erased, the header stored, the watchers told.
+async fn begin_log(
+    state: &State,
+    id: &str,
+    lease: u32,
+    user: Option<Entry>,
+) -> AppResult<Rc<TurnLog>> {
     let storage = state.storage();
     live::clear_stored(&storage).await?;
     let header = Header { lease, user };
     storage.put(HEADER, serde_json::to_string(&header)?).await?;
-    Ok(Rc::new(TurnLog::new(lease, state.storage())))
+    let watchers = Watchers {
+        // The state's JS handle, owned (the type does not implement `Clone`).
+        state: JsValue::from(state.as_raw()).unchecked_into(),
+        conversation_id: id.to_owned(),
+    };
+    Ok(Rc::new(TurnLog::new(
+        lease,
+        state.storage(),
+        watchers,
+        header.user,
+    )))
 }
 
 /// What a conversation keeps of its turn of `lease` whose object died: the user's message and

@@ -85,10 +85,19 @@ impl DurableObject for Conversation {
         ws: WebSocket,
         message: WebSocketIncomingMessage,
     ) -> Result<()> {
-        if let WebSocketIncomingMessage::String(text) = message
-            && text == "ping"
-        {
-            ws.send_with_str("pong")?;
+        let WebSocketIncomingMessage::String(text) = message else {
+            return Ok(());
+        };
+        if text == "ping" {
+            return ws.send_with_str("pong");
+        }
+        // `{"type": "resume", "after": <seq>}`: the running turn's events the tab missed.
+        let asked: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        if asked["type"] == "resume" {
+            let after = asked["after"].as_u64().unwrap_or(0);
+            if let Ok(Some(record)) = self.load_current(&self.state.storage()).await {
+                self.host.replay(ws.as_ref(), &record.id, after);
+            }
         }
         Ok(())
     }

@@ -15,8 +15,10 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 use serde::{Deserialize, Serialize};
+use stepwise_core::conversation::{ConversationEvent, Entry};
 use stepwise_core::protocol::StreamEvent;
-use worker::{ListOptions, Response, Storage};
+use worker::worker_sys::DurableObjectState;
+use worker::{ListOptions, Response, Storage, web_sys};
 
 use super::deadline::now_ms;
 use super::error::AppResult;
@@ -50,10 +52,31 @@ struct Subscriber {
     wire: Wire,
 }
 
+/// The browsers watching a conversation (its object's hibernatable WebSockets): every event of
+/// the turn goes to them too, as `conversation:turn_event`.
+pub struct Watchers {
+    /// The object's state, which holds the sockets.
+    pub state: DurableObjectState,
+    /// The conversation.
+    pub conversation_id: String,
+}
+
+impl Watchers {
+    fn send(&self, event: &ConversationEvent) {
+        let text = event.to_json();
+        for ws in self.state.get_websockets().unwrap_or_default() {
+            let _ = ws.send_with_str(&text);
+        }
+    }
+}
+
 /// The event log of the turn of `lease`, with its clients.
 pub struct TurnLog {
     lease: u32,
     storage: Storage,
+    watchers: Watchers,
+    /// The user's message of the turn (`None`: a resumed turn's, stored already).
+    user: Option<Entry>,
     events: RefCell<Vec<Logged>>,
     subscribers: RefCell<Vec<Subscriber>>,
     /// Events already stored, and when the last batch was.
@@ -66,11 +89,15 @@ pub struct TurnLog {
 }
 
 impl TurnLog {
-    /// An empty log for the turn of `lease`, stored in `storage`.
-    pub fn new(lease: u32, storage: Storage) -> TurnLog {
+    /// An empty log for the turn of `lease` on `user`'s message, stored in `storage`, told to
+    /// `watchers` (a `conversation:turn_started` now, then every event).
+    pub fn new(lease: u32, storage: Storage, watchers: Watchers, user: Option<Entry>) -> TurnLog {
+        watchers.send(&watchers.started(&user));
         TurnLog {
             lease,
             storage,
+            watchers,
+            user,
             events: RefCell::new(Vec::new()),
             subscribers: RefCell::new(Vec::new()),
             stored: Cell::new(0),
@@ -108,6 +135,7 @@ impl TurnLog {
         self.subscribers
             .borrow_mut()
             .retain_mut(|s| send(s, &logged));
+        self.watchers.send(&self.watchers.turn_event(&logged));
         let urgent = !matches!(
             logged.event,
             StreamEvent::TextDelta { .. } | StreamEvent::Status { .. }
@@ -159,6 +187,25 @@ impl TurnLog {
             self.subscribers.borrow_mut().push(subscriber);
         }
         Ok(response)
+    }
+
+    /// A watching browser asks for the events after `after` (its WebSocket's
+    /// `{"type": "resume", "after": …}`): the turn's start and every later event, then
+    /// `conversation:caught_up`.
+    pub fn replay(&self, ws: &web_sys::WebSocket, after: u64) {
+        let send = |event: &ConversationEvent| {
+            let _ = ws.send_with_str(&event.to_json());
+        };
+        let first = if after / SEQ_SPAN == u64::from(self.lease) {
+            after
+        } else {
+            send(&self.watchers.started(&self.user));
+            0
+        };
+        for logged in self.events.borrow().iter().filter(|e| e.seq > first) {
+            send(&self.watchers.turn_event(logged));
+        }
+        send(&self.watchers.caught_up(!self.done.get()));
     }
 
     /// The turn ended: stores the rest and ends every client's stream.
@@ -235,6 +282,40 @@ pub async fn clear_stored(storage: &Storage) -> AppResult<()> {
         storage.delete_multiple(keys).await?;
     }
     Ok(())
+}
+
+impl Watchers {
+    fn started(&self, user: &Option<Entry>) -> ConversationEvent {
+        ConversationEvent::TurnStarted {
+            conversation_id: self.conversation_id.clone(),
+            message: user.clone(),
+        }
+    }
+
+    /// `logged` for a browser: text as the model wrote it (`model_delta`) where there is some.
+    fn turn_event(&self, logged: &Logged) -> ConversationEvent {
+        let event = match (&logged.event, logged.model_text.as_deref()) {
+            (StreamEvent::TextDelta { .. }, Some(text)) if !text.is_empty() => {
+                StreamEvent::ModelDelta {
+                    text: text.to_owned(),
+                }
+            }
+            (event, _) => event.clone(),
+        };
+        ConversationEvent::TurnEvent {
+            conversation_id: self.conversation_id.clone(),
+            seq: logged.seq,
+            event,
+        }
+    }
+
+    /// Tells a browser whether a turn still runs once it has what it missed.
+    pub fn caught_up(&self, running: bool) -> ConversationEvent {
+        ConversationEvent::CaughtUp {
+            conversation_id: self.conversation_id.clone(),
+            running,
+        }
+    }
 }
 
 /// Sends one event to a client in its dialect; false once the client has gone away.

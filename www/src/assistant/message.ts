@@ -3,7 +3,7 @@
 //! with the page's payload markers, so no marker syntax is ever shown and a placeholder appears
 //! as soon as a card's marker closes), tool rows with live progress, then the authoritative
 //! `complete` answer: its text, its cards (checked by the server against their schemas), chips
-//! and action buttons.
+//! and action buttons; or, for a turn stopped or interrupted, the text it got to, marked so.
 
 import { MarkerStream, type AssistantResponse, type MarkerEvent, type Payload, type SuggestedAction, type SuggestedValue } from "../../../crates/wasm/pkg/stepwise.js";
 import { h, replace } from "../dom.js";
@@ -96,6 +96,20 @@ export class AnswerView {
     }
     replace(this.extras, ...cards(answer.payloads ?? (answer.custom_payload ? [answer.custom_payload] : []), this.actions.host));
     this.extras.append(...this.buttons(answer.suggested_values, answer.suggested_actions, false));
+  }
+
+  /** A turn its owner stopped: the text generated until then, kept. */
+  stopped(text: string): void {
+    this.finish();
+    this.text.textContent = text;
+    this.cutShort("stopped");
+  }
+
+  /** Marks a stored answer that was cut short: stopped by its owner, or interrupted. */
+  cutShort(status: "stopped" | "interrupted"): void {
+    this.root.dataset.status = status;
+    const note = status === "stopped" ? "Stopped." : "Interrupted: the answer was cut short. Ask again to get it whole.";
+    this.extras.append(h("p", { class: "muted cut-short" }, note));
   }
 
   /** A turn that failed: the reason, with its code. */

@@ -2,15 +2,18 @@
 //! ones (which starts closed on every load, since it covers the page; Escape closes it and
 //! gives focus back). Each message goes with the page's context; the answer streams in with
 //! tool progress, payload cards, chips and action buttons. Conversations are the server's: the
-//! current one resumes after a reload, and past ones are listed in History. A turn that waits for
-//! context shows a request card; the conversation's WebSocket brings reminders, updates and the
-//! answer when it comes from elsewhere (another tab, the SLA's fallback).
+//! current one resumes after a reload (an answer still being written goes on streaming), and past
+//! ones are listed in History. The conversation's live connection (`live.ts`) streams a turn
+//! started in another tab the same way, and brings a waiting request's reminders and updates and
+//! the answer when it comes from elsewhere (the SLA's fallback). Stop stops the running turn
+//! wherever it was started; its partial answer stays, marked stopped.
 
 import { resolveChat, type AssistantConversation, type AssistantResponse, type ChatContext, type ChatRegistryJson, type ConversationSummary, type StreamEvent, type SuggestedAction } from "../../../crates/wasm/pkg/stepwise.js";
 import { api } from "../api.js";
 import { h, replace } from "../dom.js";
-import { authHeaders, ownerToken } from "../owner.js";
+import { authHeaders } from "../owner.js";
 import { readSse } from "../sse.js";
+import { type LiveEvent, LiveConnection } from "./live.js";
 import { AnswerView } from "./message.js";
 import type { PayloadHost } from "./payloads.js";
 import { type ContextRequestJson, RequestCard } from "./request.js";
@@ -32,18 +35,26 @@ export class Tray {
   private readonly history = h("div", { class: "tray-history", hidden: true });
   private readonly input = h("textarea", { id: "assistant-input", rows: 2, maxlength: 8000, placeholder: "Ask about this page…" });
   private readonly sendButton = h("button", { class: "btn", type: "submit" }, "Send");
+  private readonly stopButton = h("button", { class: "btn secondary", type: "button", hidden: true, onclick: () => void this.stop() }, "Stop");
   private readonly toggle = h("button", { class: "btn tray-toggle", type: "button", "aria-controls": "assistant", "aria-expanded": "false" }, "Assistant");
   private conversationId: string | null = localStorage.getItem(STORAGE_KEY);
+  /** This tab streams a turn of its own. */
   private busy = false;
+  /** A turn runs (here or elsewhere): Send waits, Stop shows. */
+  private running = false;
+  /** The answer of a turn streamed over the live connection (started elsewhere, or rejoined). */
+  private remote: AnswerView | null = null;
+  /** The last turn event this tab has shown (its sequence number). */
+  private seq = 0;
   private card: RequestCard | null = null;
-  private socket: WebSocket | null = null;
+  private live: LiveConnection | null = null;
   private readonly wide = window.matchMedia(WIDE);
   /** What had focus when the tray opened: focus goes back there when it closes. */
   private opener: HTMLElement | null = null;
 
   constructor(private readonly host: TrayHost, private readonly registry: ChatRegistryJson) {
     const composer = h("form", { class: "tray-composer", onsubmit: (e: Event) => (e.preventDefault(), this.sendInput()) },
-      h("label", { for: "assistant-input", class: "visually-hidden" }, "Message to the assistant"), this.input, this.sendButton);
+      h("label", { for: "assistant-input", class: "visually-hidden" }, "Message to the assistant"), this.input, this.sendButton, this.stopButton);
     this.input.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && !e.shiftKey) (e.preventDefault(), this.sendInput());
     });
@@ -95,7 +106,7 @@ export class Tray {
 
   private sendInput(): void {
     const text = this.input.value.trim();
-    if (!text || this.busy) return;
+    if (!text || this.busy || this.running) return;
     this.input.value = "";
     void this.send(text);
   }
@@ -118,60 +129,106 @@ export class Tray {
     return this.host.page().context();
   }
 
-  /** One turn over SSE (`model_delta`s parsed here with the page's markers). */
-  private async turn(path: string, body: Record<string, unknown>): Promise<void> {
-    if (this.busy) return;
-    const context = body.context as ChatContext;
+  /** A new answer on screen, its markers those of the page in view. */
+  private answerView(): AnswerView {
+    const context = this.context();
     const { markers } = resolveChat(this.registry, context.current_page, context.active_tab as string | undefined, context.active_subtab as string | undefined);
     const answer = new AnswerView(markers, { send: (v) => void this.send(v), act: (a) => this.act(a), host: this.host });
     this.log.append(answer.root);
+    return answer;
+  }
+
+  /** One turn over SSE (`model_delta`s parsed here with the page's markers). If the stream
+   * drops, the answer goes on over the live connection from the last event shown. */
+  private async turn(path: string, body: Record<string, unknown>): Promise<void> {
+    if (this.busy || this.running) return;
+    const answer = this.answerView();
     this.setBusy(true);
+    let ended = false;
     try {
       const response = await fetch(path, { method: "POST", headers: authHeaders({ "content-type": "application/json", accept: "text/event-stream", "x-stepwise-deltas": "model" }), body: JSON.stringify(body) });
       if (!response.ok || !response.body) {
         const json = await response.json().catch(() => null);
         if (json?.error?.code === "conversation_not_found") this.forget();
+        ended = true;
         return answer.failed(json?.error?.message ?? `The server answered ${response.status}.`, json?.error?.code ?? "http_error");
       }
+      const id = response.headers.get("x-stepwise-conversation");
+      if (id) (this.remember(id), this.watch(id));
+      this.setRunning(true);
       for await (const message of readSse(response.body)) {
-        const event = JSON.parse(message.data) as StreamEvent;
-        const waiting = event as unknown as { type: string; payload: { conversation_id: string; request: ContextRequestJson } };
-        if (waiting.type === "context_required") {
-          answer.root.remove();
-          this.remember(waiting.payload.conversation_id);
-          return this.showRequest(waiting.payload.conversation_id, waiting.payload.request);
-        }
-        if (event.type === "status") answer.status(event.message);
-        else if (event.type === "model_delta") answer.model(event.text);
-        else if (event.type === "text_delta") answer.display(event.text);
-        else if (event.type === "tool_start") answer.toolStart(event.tool);
-        else if (event.type === "tool_progress") answer.toolProgress(event.tool, event.message, event.progress);
-        else if (event.type === "tool_complete") answer.toolComplete(event.tool);
-        else if (event.type === "error") return answer.failed(event.message, event.code);
-        else if (event.type === "complete") {
-          // An assistant turn's `complete` carries an assistant answer.
-          const payload = event.payload as AssistantResponse;
-          answer.complete(payload);
-          if (payload.conversation_id) this.remember(payload.conversation_id);
-          return;
-        }
+        if (message.id) this.seq = Math.max(this.seq, Number(message.id));
+        if (this.show(answer, JSON.parse(message.data) as StreamEvent)) return void (ended = true);
         this.log.scrollTop = this.log.scrollHeight;
       }
-      answer.failed("The answer ended before it was complete.", "incomplete");
     } catch {
-      answer.failed("The connection was lost while the answer was streaming.", "connection_lost");
+      // The connection dropped; the turn runs on at the server.
     } finally {
       this.setBusy(false);
+      if (!ended) this.rejoin(answer);
       this.log.scrollTop = this.log.scrollHeight;
+    }
+  }
+
+  /** Shows one event of a turn in `answer`; true when the turn has ended. */
+  private show(answer: AnswerView, event: StreamEvent): boolean {
+    if (event.type === "status") answer.status(event.message);
+    else if (event.type === "model_delta") answer.model(event.text);
+    else if (event.type === "text_delta") answer.display(event.text);
+    else if (event.type === "tool_start") answer.toolStart(event.tool);
+    else if (event.type === "tool_progress") answer.toolProgress(event.tool, event.message, event.progress);
+    else if (event.type === "tool_complete") answer.toolComplete(event.tool);
+    else if (event.type === "error") answer.failed(event.message, event.code);
+    else if (event.type === "stopped") answer.stopped(event.message);
+    else if (event.type === "complete") {
+      // An assistant turn's `complete` carries an assistant answer.
+      const payload = event.payload as AssistantResponse;
+      answer.complete(payload);
+      if (payload.conversation_id) this.remember(payload.conversation_id);
+    } else if (event.type === "context_required") {
+      answer.root.remove();
+      const waiting = event.payload as unknown as { conversation_id: string; request: ContextRequestJson };
+      this.remember(waiting.conversation_id);
+      this.showRequest(waiting.conversation_id, waiting.request);
+    } else return false;
+    const ended = ["error", "stopped", "complete", "context_required"].includes(event.type);
+    if (ended) this.setRunning(false);
+    return ended;
+  }
+
+  /** A stream that dropped before its turn ended: the rest comes over the live connection. */
+  private rejoin(answer: AnswerView): void {
+    if (!this.conversationId || !this.live) return answer.failed("The connection was lost while the answer was streaming.", "connection_lost");
+    this.remote = answer;
+    this.live.resume();
+  }
+
+  /** Stops the running turn (wherever it was started). */
+  private async stop(): Promise<void> {
+    if (!this.conversationId) return;
+    this.stopButton.disabled = true;
+    try {
+      await api("POST", `/api/assistant/conversations/${this.conversationId}/stop`, {});
+    } catch {
+      // The turn ended meanwhile, or the network failed: its end comes as an event either way.
+    } finally {
+      this.stopButton.disabled = false;
     }
   }
 
   private setBusy(busy: boolean): void {
     this.busy = busy;
-    this.sendButton.disabled = busy;
+    this.sendButton.disabled = busy || this.running;
   }
 
-  /** Shows a stored conversation: every message, with its tools, cards, chips and actions. */
+  private setRunning(running: boolean): void {
+    this.running = running;
+    this.stopButton.hidden = !running;
+    this.sendButton.disabled = running || this.busy;
+  }
+
+  /** Shows a stored conversation: every message, with its tools, cards, chips and actions; a turn
+   * still running streams on. */
   private async load(id: string): Promise<void> {
     try {
       const conversation = await api<AssistantConversation>("GET", `/api/assistant/conversations/${id}`);
@@ -183,11 +240,15 @@ export class Tray {
         const view = new AnswerView([], { send: (v) => void this.send(v), act: (a) => this.act(a), host: this.host });
         for (const use of m.tool_history ?? []) (view.toolStart(use.tool_name), view.toolComplete(use.tool_name));
         view.complete({ message: m.content, payloads: m.payloads, tool_history: m.tool_history ?? [], suggested_values: i === last ? m.suggested_values ?? [] : [], suggested_actions: i === last ? m.suggested_actions ?? [] : [] });
+        if (m.status === "stopped" || m.status === "interrupted") view.cutShort(m.status);
         this.log.append(view.root);
       });
-      const waiting = conversation as unknown as { waiting: string | null; context_requests?: ContextRequestJson[] };
+      const waiting = conversation as unknown as { waiting: string | null; running: boolean; context_requests?: ContextRequestJson[] };
       const request = waiting.context_requests?.find((r) => r.request_id === waiting.waiting && r.status === "open");
       if (request) this.showRequest(id, request);
+      this.seq = 0;
+      this.setRunning(waiting.running);
+      this.watch(id);
       this.log.scrollTop = this.log.scrollHeight;
     } catch (error) {
       if ((error as Error).message.endsWith("(conversation_not_found)")) this.forget();
@@ -195,7 +256,7 @@ export class Tray {
     }
   }
 
-  /** A request card for the waiting turn, and the conversation's events while it waits. */
+  /** A request card for the waiting turn. */
   private showRequest(id: string, request: ContextRequestJson): void {
     this.card?.root.remove();
     this.card = new RequestCard(id, request, (answer) => this.showAnswer(answer));
@@ -207,27 +268,46 @@ export class Tray {
   private showAnswer(answer: Parameters<AnswerView["complete"]>[0]): void {
     if (!this.card) return;
     this.card = null;
-    this.socket?.close();
     const view = new AnswerView([], { send: (v) => void this.send(v), act: (a) => this.act(a), host: this.host });
     view.complete(answer);
     this.log.append(view.root);
     this.log.scrollTop = this.log.scrollHeight;
   }
 
-  /** Listens on the conversation's WebSocket (reminder, updates, an answer from elsewhere). */
+  /** Keeps the conversation's live connection open (one per conversation shown). */
   private watch(id: string): void {
-    this.socket?.close();
-    const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/assistant/conversations/${id}/ws`;
-    const socket = new WebSocket(url, ["stepwise.v1", `bearer.${ownerToken()}`]);
-    this.socket = socket;
-    socket.addEventListener("message", (message) => {
-      const event = JSON.parse(String(message.data)) as { type: string; request?: ContextRequestJson; message?: { role: string; content: string } };
-      if (event.type === "conversation:context_reminder") this.card?.remind();
-      else if (event.type === "conversation:context_update" && event.request) this.card?.update(event.request);
-      else if (event.type === "conversation:context_resolved" && event.request) this.card?.update(event.request);
-      else if (event.type === "conversation:message" && event.message?.role === "assistant")
-        this.showAnswer({ message: event.message.content, payloads: [], tool_history: [], suggested_values: [], suggested_actions: [] } as unknown as Parameters<AnswerView["complete"]>[0]);
-    });
+    if (this.live?.id === id) return;
+    this.live?.close();
+    this.live = new LiveConnection(id, () => this.seq, (event) => this.onLive(event));
+  }
+
+  /** An event of the conversation's live connection. */
+  private onLive(event: LiveEvent): void {
+    if (event.type === "conversation:turn_started") {
+      this.setRunning(true);
+      if (this.busy || this.remote) return;
+      const message = event.message;
+      if (message) this.log.append(h("div", { class: `msg user${message.action ? " action" : ""}` }, message.content));
+      this.remote = this.answerView();
+    } else if (event.type === "conversation:turn_event" && event.event && event.seq) {
+      // This tab's own stream shows its turn; the socket shows the others' and what it missed.
+      if (this.busy || event.seq <= this.seq) return;
+      this.seq = event.seq;
+      this.remote ??= this.answerView();
+      if (this.show(this.remote, event.event as unknown as StreamEvent)) this.remote = null;
+      this.log.scrollTop = this.log.scrollHeight;
+    } else if (event.type === "conversation:caught_up") {
+      this.setRunning(Boolean(event.running) || this.busy);
+      // The turn ended while this tab was away: the stored conversation has its answer.
+      if (!event.running && this.remote && this.conversationId) (this.remote = null, void this.load(this.conversationId));
+    } else if (event.type === "conversation:context_reminder") this.card?.remind();
+    else if (event.type === "conversation:context_update" && event.request) this.card?.update(event.request);
+    else if (event.type === "conversation:context_resolved" && event.request) this.card?.update(event.request);
+    else if (event.type === "conversation:message" && event.message?.role === "assistant" && this.card) {
+      // A deferred turn answered elsewhere (the SLA's fallback, another tab's supply), whole.
+      const m = event.message as unknown as AssistantConversation["messages"][number];
+      this.showAnswer({ message: m.content, payloads: m.payloads ?? [], tool_history: m.tool_history ?? [], suggested_values: m.suggested_values ?? [], suggested_actions: m.suggested_actions ?? [] });
+    }
   }
 
   private async showHistory(): Promise<void> {
@@ -248,7 +328,10 @@ export class Tray {
   private newConversation(): void {
     this.forget();
     this.card = null;
-    this.socket?.close();
+    this.remote = null;
+    this.live?.close();
+    this.live = null;
+    this.setRunning(false);
     replace(this.log);
     this.history.hidden = true;
     this.input.focus();

@@ -1,11 +1,13 @@
 //! What a conversation tells the browsers watching it (context-handshake.md §4.4), sent by its
-//! Durable Object over hibernatable WebSockets: messages stored, deltas of an answer being
-//! written, and a context request's life (issued, updated, resolved, reminded).
+//! Durable Object over hibernatable WebSockets: messages stored, every event of a turn as it runs
+//! (with its sequence number, so a tab that joins late asks for the rest), deltas of an answer
+//! being written, and a context request's life (issued, updated, resolved, reminded).
 
 use serde::Serialize;
 
 use super::Entry;
 use crate::handshake::ContextRequest;
+use crate::protocol::StreamEvent;
 
 /// One event, tagged by `type` (`conversation:message`, `conversation:context_request`...).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -18,6 +20,34 @@ pub enum ConversationEvent {
         conversation_id: String,
         /// The message.
         message: Entry,
+    },
+    /// A turn started: the user's message, before the answer (not stored until the turn ends).
+    #[serde(rename = "conversation:turn_started")]
+    TurnStarted {
+        /// The conversation.
+        conversation_id: String,
+        /// The user's message (`None` for a resumed turn, whose message is stored).
+        message: Option<Entry>,
+    },
+    /// One event of the running turn, as its SSE clients get it (text as `model_delta`, the
+    /// model's own text, for clients that parse markers).
+    #[serde(rename = "conversation:turn_event")]
+    TurnEvent {
+        /// The conversation.
+        conversation_id: String,
+        /// The event's sequence number (its SSE `id`).
+        seq: u64,
+        /// The event.
+        event: StreamEvent,
+    },
+    /// Answers a tab's `{"type": "resume", "after": <seq>}` once the events it missed are sent:
+    /// whether a turn is still running.
+    #[serde(rename = "conversation:caught_up")]
+    CaughtUp {
+        /// The conversation.
+        conversation_id: String,
+        /// A turn runs; its next events follow.
+        running: bool,
     },
     /// A piece of an answer being written (display text).
     #[serde(rename = "conversation:delta")]

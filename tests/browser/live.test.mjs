@@ -1,0 +1,89 @@
+// Browser end-to-end test of live turns in the assistant tray: playwright-core drives
+// /usr/bin/chromium against `wrangler dev` with a fake provider that paces its answer. Two tabs
+// of one owner show the same conversation: a message sent in the first streams in both; the
+// first tab is reloaded mid-answer and the answer goes on streaming there, then completes; a
+// second long answer is stopped from the other tab and both show it stopped, as does a reload.
+// Screenshot: tests/browser/screenshots/assistant-stopped.png.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { chromium } from "playwright-core";
+import { fakeProvider, startStack } from "../e2e/harness.mjs";
+
+const SHOTS = new URL("./screenshots/", import.meta.url).pathname;
+const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const LINES = 30;
+const REPLY = Array.from({ length: LINES }, (_, i) => `Line ${i + 1} of the paced answer.`).join("\n");
+let stack;
+let browser;
+
+before(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  stack = await startStack({ providers: (url) => [fakeProvider(url, "fake-openai", "openai")], overrides: { LLM_PROVIDER: "fake-openai" } });
+  stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));
+  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+});
+after(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+/** The text of the last answer in `page`'s tray. */
+const lastAnswer = (page) => page.locator(".tray-log .msg.assistant").last();
+const linesShown = async (page) => ((await lastAnswer(page).locator(".text").textContent()) ?? "").split("\n").filter(Boolean).length;
+const whenLines = (page, n) => page.waitForFunction((n) => (document.querySelector(".tray-log .msg.assistant:last-child .text")?.textContent ?? "").split("\n").filter(Boolean).length >= n, n, { timeout: 20000 });
+const whenDone = (page) => page.waitForFunction(() => document.querySelector(".tray-log .msg.assistant:last-child")?.getAttribute("aria-busy") === null, null, { timeout: 30000 });
+
+describe("live turns in the tray", () => {
+  test("two tabs stream one turn; a reload mid-answer goes on streaming; Stop from the other tab stops it in both", async () => {
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const errors = [];
+    const open = async () => {
+      const page = await context.newPage();
+      page.on("pageerror", (error) => errors.push(error.message));
+      await page.goto(stack.base + "/#chat");
+      return page;
+    };
+    let first = await open();
+    await first.click(".tray-toggle");
+    await first.fill("#assistant-input", "Warm up");
+    await first.press("#assistant-input", "Enter");
+    await whenDone(first);
+    // The second tab opens the same conversation (the tray resumes the last one).
+    const second = await open();
+    await second.locator(".tray-log .msg.assistant").first().waitFor();
+
+    await first.fill("#assistant-input", "Tell me everything");
+    await first.press("#assistant-input", "Enter");
+    await whenLines(second, 3);
+    await second.locator(".tray-log .msg.user", { hasText: "Tell me everything" }).waitFor();
+    assert.ok(await second.locator(".tray-composer button:has-text('Stop')").isVisible(), "Stop shows while another tab's turn runs");
+    assert.ok(await second.locator(".tray-composer button[type=submit]").isDisabled(), "Send waits for the running turn");
+
+    await whenLines(first, 4);
+    await first.reload();
+    await whenLines(first, LINES - 5);
+    await whenDone(first);
+    await whenDone(second);
+    for (const page of [first, second]) {
+      assert.equal(await linesShown(page), LINES, "the whole answer, once");
+      assert.equal((await lastAnswer(page).locator(".text").textContent()).trim(), REPLY);
+    }
+
+    await second.fill("#assistant-input", "Another long one");
+    await second.press("#assistant-input", "Enter");
+    await whenLines(first, 3);
+    await first.click(".tray-composer button:has-text('Stop')");
+    for (const page of [first, second]) {
+      await page.waitForSelector(".tray-log .msg.assistant:last-child[data-status=stopped]", { timeout: 20000 });
+      assert.ok((await linesShown(page)) < LINES, "the answer was cut short");
+      assert.ok(await page.locator(".tray-composer button[type=submit]").isEnabled(), "a new message can be sent");
+    }
+    await second.screenshot({ path: `${SHOTS}assistant-stopped.png` });
+    first = await open();
+    await first.waitForSelector(".tray-log .msg.assistant:last-child[data-status=stopped]", { timeout: 20000 });
+    assert.match(await lastAnswer(first).innerText(), /Stopped\./);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+});
