@@ -16,6 +16,7 @@ use std::task::{Context, Poll, Waker};
 
 use serde::{Deserialize, Serialize};
 use stepwise_core::conversation::{ConversationEvent, Entry};
+use stepwise_core::interop::ui_message::STREAM_HEADER;
 use stepwise_core::protocol::StreamEvent;
 use worker::worker_sys::DurableObjectState;
 use worker::{ListOptions, Response, Storage, web_sys};
@@ -170,7 +171,12 @@ impl TurnLog {
     /// A client joins after event `after` (0: from the start): the later events now, then the
     /// live ones, in `wire`'s dialect; the stream ends with the turn.
     pub fn subscribe(&self, after: u64, wire: Wire) -> AppResult<Response> {
-        let (response, sink) = stream_response()?;
+        let (mut response, sink) = stream_response()?;
+        if matches!(wire, Wire::UiMessage(_)) {
+            response
+                .headers_mut()
+                .set(STREAM_HEADER.0, STREAM_HEADER.1)?;
+        }
         let mut subscriber = Subscriber { sink, wire };
         let first = if after / SEQ_SPAN == u64::from(self.lease) {
             after
@@ -191,13 +197,17 @@ impl TurnLog {
 
     /// A watching browser asks for the events after `after` (its WebSocket's
     /// `{"type": "resume", "after": …}`): the turn's start and every later event, then
-    /// `conversation:caught_up`.
+    /// `conversation:caught_up` (only that for an ended turn the browser never saw).
     pub fn replay(&self, ws: &web_sys::WebSocket, after: u64) {
         let send = |event: &ConversationEvent| {
             let _ = ws.send_with_str(&event.to_json());
         };
         let first = if after / SEQ_SPAN == u64::from(self.lease) {
             after
+        } else if self.done.get() {
+            // An ended turn the tab never saw: the stored conversation holds it.
+            send(&self.watchers.caught_up(false));
+            return;
         } else {
             send(&self.watchers.started(&self.user));
             0
@@ -330,9 +340,8 @@ fn send(subscriber: &mut Subscriber, logged: &Logged) -> bool {
                 None => String::new(),
             }
         }
-        (Wire::Stepwise { .. }, StreamEvent::TextDelta { text }) if text.is_empty() => {
-            String::new()
-        }
+        // A delta of the model's own text only (a marker line) has nothing to show.
+        (_, StreamEvent::TextDelta { text }) if text.is_empty() => String::new(),
         (Wire::Stepwise { .. }, event) => event.to_sse(logged.seq),
         (Wire::UiMessage(encoder), event) => encoder.encode(event),
         (Wire::AgUi(encoder), event) => encoder.encode(event),
