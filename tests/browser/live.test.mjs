@@ -2,7 +2,8 @@
 // /usr/bin/chromium against `wrangler dev` with a fake provider that paces its answer. Two tabs
 // of one owner show the same conversation: a message sent in the first streams in both; the
 // first tab is reloaded mid-answer and the answer goes on streaming there, then completes; a
-// second long answer is stopped from the other tab and both show it stopped, as does a reload.
+// second long answer is stopped from the other tab and both show it stopped; a message sent while
+// an answer streams is queued and answered after it in both tabs; a reload shows the stopped one.
 // Screenshot: tests/browser/screenshots/assistant-stopped.png.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -58,7 +59,7 @@ describe("live turns in the tray", () => {
     await whenLines(second, 3);
     await second.locator(".tray-log .msg.user", { hasText: "Tell me everything" }).waitFor();
     assert.ok(await second.locator(".tray-composer button:has-text('Stop')").isVisible(), "Stop shows while another tab's turn runs");
-    assert.ok(await second.locator(".tray-composer button[type=submit]").isDisabled(), "Send waits for the running turn");
+    assert.ok(await second.locator(".tray-composer button[type=submit]").isEnabled(), "a message may be sent meanwhile (it waits)");
 
     await whenLines(first, 4);
     await first.reload();
@@ -80,9 +81,25 @@ describe("live turns in the tray", () => {
       assert.ok(await page.locator(".tray-composer button[type=submit]").isEnabled(), "a new message can be sent");
     }
     await second.screenshot({ path: `${SHOTS}assistant-stopped.png` });
+
+    // A message sent from the second tab while the first tab's answer streams waits, then is
+    // answered right after it, in both tabs.
+    await first.fill("#assistant-input", "Once more, in full");
+    await first.press("#assistant-input", "Enter");
+    await whenLines(second, 2);
+    await second.fill("#assistant-input", "And a follow-up");
+    await second.press("#assistant-input", "Enter");
+    await second.waitForFunction(() => /Queued/.test(document.querySelector(".tray-log .msg.assistant:last-child .typing-text")?.textContent ?? ""), null, { timeout: 10000 });
+    for (const page of [first, second]) {
+      await page.locator(".tray-log .msg.user", { hasText: "And a follow-up" }).waitFor({ timeout: 30000 });
+      await page.waitForFunction(() => document.querySelectorAll(".tray-log .msg.assistant[aria-busy]").length === 0 && /Line 30/.test(document.querySelector(".tray-log .msg.assistant:last-child .text")?.textContent ?? ""), null, { timeout: 30000 });
+      const users = await page.locator(".tray-log .msg.user").allInnerTexts();
+      assert.deepEqual(users.slice(-2), ["Once more, in full", "And a follow-up"]);
+    }
+    await first.close();
     first = await open();
-    await first.waitForSelector(".tray-log .msg.assistant:last-child[data-status=stopped]", { timeout: 20000 });
-    assert.match(await lastAnswer(first).innerText(), /Stopped\./);
+    await first.waitForSelector(".tray-log .msg.assistant[data-status=stopped]", { timeout: 20000 });
+    assert.match(await first.locator(".tray-log .msg.assistant[data-status=stopped]").innerText(), /Stopped\./);
     assert.deepEqual(errors, []);
     await context.close();
   });

@@ -62,7 +62,7 @@ function live(stack) {
       signal: controller.signal,
     });
     assert.equal(response.status, 200);
-    return { ...read(response), id: response.headers.get("x-stepwise-conversation"), abort: () => controller.abort() };
+    return { ...read(response), owner, id: response.headers.get("x-stepwise-conversation"), abort: () => controller.abort() };
   }
   /** Joins conversation `id`'s turn after `lastEventId`. */
   async function join(owner, id, lastEventId) {
@@ -163,6 +163,32 @@ describe("live turns", () => {
     assert.equal((await next.done).at(-1).event, "complete", "the conversation takes new messages");
   });
 
+  test("messages sent mid-answer wait and are answered after it, in order; past four, 409 queue_full", async () => {
+    const owner = newOwner();
+    const running = await api.post(owner, { message: "The first question" });
+    await until(() => running.events.filter((e) => e.event === "text_delta").length >= 2);
+    const id = running.id;
+    const second = await api.post(owner, { message: "The second question", conversation_id: id });
+    await until(() => second.events.length >= 1);
+    assert.deepEqual([second.events[0].event, second.events[0].data.message], ["status", "Queued: answered after the current answer..."]);
+    assert.ok(Number.isNaN(second.events[0].id), "the queued note has no id to resume from");
+    const more = [];
+    for (let i = 3; i <= 5; i++) more.push(await api.post(owner, { message: `Question ${i}`, conversation_id: id }));
+    const badContext = await api.call("POST", "/api/assistant", { owner, body: { conversation_id: id, message: "x", context: { current_page: 7 } } });
+    assert.equal(badContext.status, 422, "a bad context is refused before it waits");
+    const full = await api.call("POST", "/api/assistant", { owner, body: { provider: "fake-openai", conversation_id: id, message: "One too many", context } });
+    assert.deepEqual([full.status, full.json.error.code], [409, "queue_full"]);
+    const firstDone = (await running.done).at(-1);
+    const secondEvents = await second.done;
+    assert.equal(firstDone.event, "complete");
+    assert.equal(secondEvents.at(-1).event, "complete");
+    assert.ok(secondEvents.filter((e) => e.id).every((e) => e.id > firstDone.id), "its turn came after the first");
+    for (const queued of more) assert.equal((await queued.done).at(-1).event, "complete");
+    const stored = await api.conversation(owner, id);
+    assert.deepEqual(stored.messages.filter((m) => m.role === "user").map((m) => m.content), ["The first question", "The second question", "Question 3", "Question 4", "Question 5"]);
+    assert.deepEqual(stored.messages.map((m) => m.role), Array.from({ length: 10 }, (_, i) => (i % 2 ? "assistant" : "user")));
+  });
+
   test("joining with no turn to join is 204; another owner's conversation is 404", async () => {
     const owner = newOwner();
     const missing = await api.join(owner, "0".repeat(32));
@@ -218,12 +244,20 @@ describe("turns that outlive their Worker, and requests that do not stick", () =
     }
   });
 
-  test("a resumed context request whose model call fails waits again: the same supply then answers", async () => {
-    const stack = await startStack({ providers });
+  test("a resumed context request whose model call fails waits again: the same supply then answers; ASSISTANT_QUEUE=false refuses a message mid-answer", async () => {
+    const stack = await startStack({ providers, overrides: { ASSISTANT_QUEUE: "false" } });
     try {
       let failing = false;
-      stack.fake.script((request) => (failing ? { status: 500, message: "upstream broke" } : { reply: "Compared with your note." }));
+      stack.fake.script((request) => {
+        if (JSON.stringify(request.body).includes("Take your time")) return { reply: REPLY, paced: true, delayMs: DELAY_MS };
+        return failing ? { status: 500, message: "upstream broke" } : { reply: "Compared with your note." };
+      });
       const api = live(stack);
+      const slow = await api.post(newOwner(), { message: "Take your time" });
+      await until(() => slow.events.some((e) => e.event === "text_delta"));
+      const refused = await api.call("POST", "/api/assistant", { owner: slow.owner, body: { provider: "fake-openai", conversation_id: slow.id, message: "Meanwhile", context } });
+      assert.deepEqual([refused.status, refused.json.error.code], [409, "turn_in_progress"]);
+      await slow.done;
       const owner = newOwner();
       const json = { accept: "application/json" };
       const deferred = await api.call("POST", "/api/assistant", { owner, headers: json, body: { provider: "fake-openai", message: "Compare this with my notes", context } });

@@ -11,16 +11,19 @@
 //! deploy, an eviction, a crash); [`interrupted_entries`] is what it keeps of it.
 
 use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use stepwise_core::conversation::{ConversationEvent, Entry, EntryStatus};
 use stepwise_core::interop::ui_message::UiMessageEncoder;
+use stepwise_core::protocol::StreamEvent;
 use worker::wasm_bindgen::{JsCast, JsValue};
+use worker::worker_sys::DurableObjectState;
 use worker::{Env, Method, Request, RequestInit, Response, State, Storage, web_sys};
 
-use super::turn::partial_answer;
+use super::turn::{AssistantTurn, partial_answer};
 use super::{Asked, prepare, prepare_resume};
 use crate::conversations::client::{BINDING, ID_HEADER, OWNER_HEADER};
 use crate::platform::error::{AppError, AppResult};
@@ -28,6 +31,8 @@ use crate::platform::live::{self, TurnLog, Watchers};
 use crate::platform::negotiate::Delivery;
 use crate::platform::output::{Output, Wire};
 use crate::platform::owner::Owner;
+use crate::platform::settings::var;
+use crate::platform::sse::EventSink;
 use crate::platform::{ids, objects};
 
 /// Storage key of the running turn's header (its lease and the user's message).
@@ -173,8 +178,21 @@ pub struct Host {
     /// Turns running in this instance (begun, not ended).
     running: Rc<Cell<u32>>,
     /// The log of the latest streamed turn (kept after it ends, for late joiners).
-    log: RefCell<Option<Rc<TurnLog>>>,
+    log: Rc<RefCell<Option<Rc<TurnLog>>>>,
+    /// Messages sent while a streamed turn runs, answered after it in order.
+    queue: Rc<RefCell<VecDeque<Queued>>>,
 }
+
+/// A message waiting for the running turn to end, with its client's stream.
+struct Queued {
+    owner: Owner,
+    asked: Box<Asked>,
+    sink: EventSink,
+    wire: Wire,
+}
+
+/// Most messages that wait behind a running turn.
+pub const MAX_QUEUED: usize = 4;
 
 /// Counts a turn as running until dropped.
 struct Running(Rc<Cell<u32>>);
@@ -224,6 +242,12 @@ impl Host {
             }
         };
         let wire = delivery.wire()?;
+        let wire = match wire {
+            Some(wire) if self.streaming() && queues(env) => {
+                return self.enqueue(&id, owner, asked, wire);
+            }
+            wire => wire,
+        };
         let turn = prepare(env.clone(), &owner, &id, start, *asked).await?;
         let Some(wire) = wire else {
             let mut out = Output::json();
@@ -244,13 +268,112 @@ impl Host {
             }
         };
         *self.log.borrow_mut() = Some(log.clone());
+        let (shared, env) = (self.shared(), env.clone());
+        // The state's JS handle, owned, for the queued turns begun after this one.
+        let owned =
+            State::from(JsValue::from(state.as_raw()).unchecked_into::<DurableObjectState>());
         state.wait_until(async move {
             let _running = running;
-            let mut out = Output::Live(log.clone());
-            turn.run(&mut out).await;
-            log.finish().await;
+            let mut next = Some((turn, log));
+            while let Some((turn, log)) = next.take() {
+                let mut out = Output::Live(log.clone());
+                turn.run(&mut out).await;
+                log.finish().await;
+                next = shared.begin_queued(&owned, &env, &id).await;
+            }
         });
         Ok(response)
+    }
+
+    /// Whether a streamed turn runs in this instance.
+    fn streaming(&self) -> bool {
+        self.log.borrow().as_ref().is_some_and(|log| !log.is_done())
+    }
+
+    /// Queues a message behind the running turn: its stream says so at once, and carries its
+    /// turn when it begins. 409 `queue_full` past [`MAX_QUEUED`].
+    fn enqueue(
+        &self,
+        id: &str,
+        owner: Owner,
+        asked: Box<Asked>,
+        mut wire: Wire,
+    ) -> AppResult<Response> {
+        // What can be checked now is: a bad page context is refused before it waits.
+        stepwise_core::registry::ChatContext::from_value(asked.context.clone())?;
+        if self.queue.borrow().len() >= MAX_QUEUED {
+            return Err(AppError::conflict(
+                "queue_full",
+                "this conversation already has as many messages waiting as it may; wait for an answer",
+            ));
+        }
+        let (mut response, sink) = live::event_stream(&wire)?;
+        response.headers_mut().set(ID_HEADER, id)?;
+        let queued = StreamEvent::Status {
+            message: "Queued: answered after the current answer...".into(),
+        };
+        live::note(&sink, &mut wire, &queued);
+        self.queue.borrow_mut().push_back(Queued {
+            owner,
+            asked,
+            sink,
+            wire,
+        });
+        Ok(response)
+    }
+
+    /// The parts of the host a running turn's task shares.
+    fn shared(&self) -> Host {
+        Host {
+            running: self.running.clone(),
+            log: self.log.clone(),
+            queue: self.queue.clone(),
+        }
+    }
+
+    /// Begins the next queued message's turn, if any: its client's stream joins the new log. A
+    /// message whose turn cannot begin gets the reason as an `error` event and the next is tried.
+    async fn begin_queued(
+        &self,
+        state: &State,
+        env: &Env,
+        id: &str,
+    ) -> Option<(AssistantTurn, Rc<TurnLog>)> {
+        loop {
+            let Queued {
+                owner,
+                asked,
+                sink,
+                mut wire,
+            } = self.queue.borrow_mut().pop_front()?;
+            let begun = match prepare(env.clone(), &owner, id, false, *asked).await {
+                Ok(turn) => {
+                    let lease = turn.session.lease;
+                    match begin_log(state, id, lease, turn.user_entry()).await {
+                        Ok(log) => Ok((turn, log)),
+                        Err(error) => {
+                            turn.session.abort(env).await;
+                            Err(error)
+                        }
+                    }
+                }
+                Err(error) => Err(error),
+            };
+            match begun {
+                Ok((turn, log)) => {
+                    log.attach(sink, wire, 0);
+                    *self.log.borrow_mut() = Some(log.clone());
+                    return Some((turn, log));
+                }
+                Err(error) => {
+                    let failed = StreamEvent::Error {
+                        code: error.code().into(),
+                        message: error.message().into(),
+                    };
+                    live::note(&sink, &mut wire, &failed);
+                }
+            }
+        }
     }
 
     /// A client joins the latest streamed turn after event `after`: its stream, or `None` when
@@ -308,6 +431,12 @@ async fn begin_log(
         watchers,
         header.user,
     )))
+}
+
+/// Whether a message sent while a turn runs waits for it (`ASSISTANT_QUEUE`, default `true`)
+/// rather than being refused with 409 `turn_in_progress`.
+fn queues(env: &Env) -> bool {
+    var(env, "ASSISTANT_QUEUE").is_none_or(|v| v.trim() != "false")
 }
 
 /// What a conversation keeps of its turn of `lease` whose object died: the user's message and

@@ -93,7 +93,7 @@ impl TurnLog {
     /// An empty log for the turn of `lease` on `user`'s message, stored in `storage`, told to
     /// `watchers` (a `conversation:turn_started` now, then every event).
     pub fn new(lease: u32, storage: Storage, watchers: Watchers, user: Option<Entry>) -> TurnLog {
-        watchers.send(&watchers.started(&user));
+        watchers.send(&watchers.started(lease, &user));
         TurnLog {
             lease,
             storage,
@@ -171,12 +171,13 @@ impl TurnLog {
     /// A client joins after event `after` (0: from the start): the later events now, then the
     /// live ones, in `wire`'s dialect; the stream ends with the turn.
     pub fn subscribe(&self, after: u64, wire: Wire) -> AppResult<Response> {
-        let (mut response, sink) = stream_response()?;
-        if matches!(wire, Wire::UiMessage(_)) {
-            response
-                .headers_mut()
-                .set(STREAM_HEADER.0, STREAM_HEADER.1)?;
-        }
+        let (response, sink) = event_stream(&wire)?;
+        self.attach(sink, wire, after);
+        Ok(response)
+    }
+
+    /// Adds a client whose stream already exists (a queued turn's), from event `after`.
+    pub fn attach(&self, sink: EventSink, wire: Wire, after: u64) {
         let mut subscriber = Subscriber { sink, wire };
         let first = if after / SEQ_SPAN == u64::from(self.lease) {
             after
@@ -192,7 +193,6 @@ impl TurnLog {
         if open && !self.done.get() {
             self.subscribers.borrow_mut().push(subscriber);
         }
-        Ok(response)
     }
 
     /// A watching browser asks for the events after `after` (its WebSocket's
@@ -209,7 +209,7 @@ impl TurnLog {
             send(&self.watchers.caught_up(false));
             return;
         } else {
-            send(&self.watchers.started(&self.user));
+            send(&self.watchers.started(self.lease, &self.user));
             0
         };
         for logged in self.events.borrow().iter().filter(|e| e.seq > first) {
@@ -246,6 +246,31 @@ impl TurnLog {
     pub fn shown_text(&self) -> String {
         shown_text(&self.events.borrow())
     }
+}
+
+/// An event stream in `wire`'s dialect (with the UI message stream's header) and its sink.
+pub fn event_stream(wire: &Wire) -> AppResult<(Response, EventSink)> {
+    let (mut response, sink) = stream_response()?;
+    if matches!(wire, Wire::UiMessage(_)) {
+        response
+            .headers_mut()
+            .set(STREAM_HEADER.0, STREAM_HEADER.1)?;
+    }
+    Ok((response, sink))
+}
+
+/// Writes an event that belongs to no turn's log yet (a queued message's status, a queued turn
+/// that could not begin) to one client: no `id`, so a reconnecting client never resumes from it.
+pub fn note(sink: &EventSink, wire: &mut Wire, event: &StreamEvent) {
+    let frame = match wire {
+        Wire::Stepwise { .. } => {
+            let data = serde_json::to_string(event).unwrap_or_default();
+            format!("event: {}\ndata: {data}\n\n", event.name())
+        }
+        Wire::UiMessage(encoder) => encoder.encode(event),
+        Wire::AgUi(encoder) => encoder.encode(event),
+    };
+    sink.write(frame.as_bytes());
 }
 
 /// The display text among `events`.
@@ -295,9 +320,10 @@ pub async fn clear_stored(storage: &Storage) -> AppResult<()> {
 }
 
 impl Watchers {
-    fn started(&self, user: &Option<Entry>) -> ConversationEvent {
+    fn started(&self, lease: u32, user: &Option<Entry>) -> ConversationEvent {
         ConversationEvent::TurnStarted {
             conversation_id: self.conversation_id.clone(),
+            lease,
             message: user.clone(),
         }
     }

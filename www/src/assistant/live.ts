@@ -10,10 +10,20 @@ import type { ContextRequestJson } from "./request.js";
 export interface LiveEvent {
   type: string;
   seq?: number;
+  lease?: number;
   event?: { type: string; [key: string]: unknown };
   message?: { role: string; content: string; action?: string | null; [key: string]: unknown } | null;
   request?: ContextRequestJson;
   running?: boolean;
+}
+
+/** A turn's events are numbered `lease × SEQ_SPAN + n`. */
+export const SEQ_SPAN = 1_000_000;
+
+/** The lease of the turn an event belongs to (0 for events of no turn). */
+export function leaseOf(event: LiveEvent): number {
+  if (event.type === "conversation:turn_started") return event.lease ?? 0;
+  return event.seq ? Math.floor(event.seq / SEQ_SPAN) : 0;
 }
 
 /** Wait before opening a dropped socket again, in ms. */

@@ -5,15 +5,16 @@
 //! current one resumes after a reload (an answer still being written goes on streaming), and past
 //! ones are listed in History. The conversation's live connection (`live.ts`) streams a turn
 //! started in another tab the same way, and brings a waiting request's reminders and updates and
-//! the answer when it comes from elsewhere (the SLA's fallback). Stop stops the running turn
-//! wherever it was started; its partial answer stays, marked stopped.
+//! the answer when it comes from elsewhere (the SLA's fallback). A message sent while a turn runs
+//! waits ("Queued") and is answered right after. Stop stops the running turn wherever it was
+//! started; its partial answer stays, marked stopped.
 
 import { resolveChat, type AssistantConversation, type AssistantResponse, type ChatContext, type ChatRegistryJson, type ConversationSummary, type StreamEvent, type SuggestedAction } from "../../../crates/wasm/pkg/stepwise.js";
 import { api } from "../api.js";
 import { h, replace } from "../dom.js";
 import { authHeaders } from "../owner.js";
 import { readSse } from "../sse.js";
-import { type LiveEvent, LiveConnection } from "./live.js";
+import { type LiveEvent, LiveConnection, SEQ_SPAN, leaseOf } from "./live.js";
 import { AnswerView } from "./message.js";
 import type { PayloadHost } from "./payloads.js";
 import { type ContextRequestJson, RequestCard } from "./request.js";
@@ -40,12 +41,14 @@ export class Tray {
   private conversationId: string | null = localStorage.getItem(STORAGE_KEY);
   /** This tab streams a turn of its own. */
   private busy = false;
-  /** A turn runs (here or elsewhere): Send waits, Stop shows. */
-  private running = false;
   /** The answer of a turn streamed over the live connection (started elsewhere, or rejoined). */
   private remote: AnswerView | null = null;
   /** The last turn event this tab has shown (its sequence number). */
   private seq = 0;
+  /** The lease of this tab's own streaming turn (from its events' ids). */
+  private ownLease = 0;
+  /** Turn events the socket brought while this tab's own turn streamed, sorted out when it ends. */
+  private stash: LiveEvent[] = [];
   private card: RequestCard | null = null;
   private live: LiveConnection | null = null;
   private readonly wide = window.matchMedia(WIDE);
@@ -106,7 +109,7 @@ export class Tray {
 
   private sendInput(): void {
     const text = this.input.value.trim();
-    if (!text || this.busy || this.running) return;
+    if (!text || this.busy) return;
     this.input.value = "";
     void this.send(text);
   }
@@ -141,7 +144,7 @@ export class Tray {
   /** One turn over SSE (`model_delta`s parsed here with the page's markers). If the stream
    * drops, the answer goes on over the live connection from the last event shown. */
   private async turn(path: string, body: Record<string, unknown>): Promise<void> {
-    if (this.busy || this.running) return;
+    if (this.busy) return;
     const answer = this.answerView();
     this.setBusy(true);
     let ended = false;
@@ -157,7 +160,7 @@ export class Tray {
       if (id) (this.remember(id), this.watch(id));
       this.setRunning(true);
       for await (const message of readSse(response.body)) {
-        if (message.id) this.seq = Math.max(this.seq, Number(message.id));
+        if (message.id) (this.seq = Math.max(this.seq, Number(message.id)), (this.ownLease = Math.floor(Number(message.id) / SEQ_SPAN)));
         if (this.show(answer, JSON.parse(message.data) as StreamEvent)) return void (ended = true);
         this.log.scrollTop = this.log.scrollHeight;
       }
@@ -166,6 +169,8 @@ export class Tray {
     } finally {
       this.setBusy(false);
       if (!ended) this.rejoin(answer);
+      // What the socket brought meanwhile that was not this turn's (another tab's queued turn).
+      for (const event of this.stash.splice(0)) if (leaseOf(event) !== this.ownLease) this.onLive(event);
       this.log.scrollTop = this.log.scrollHeight;
     }
   }
@@ -218,13 +223,12 @@ export class Tray {
 
   private setBusy(busy: boolean): void {
     this.busy = busy;
-    this.sendButton.disabled = busy || this.running;
+    this.sendButton.disabled = busy;
   }
 
+  /** A turn runs (here or elsewhere): Stop shows. */
   private setRunning(running: boolean): void {
-    this.running = running;
     this.stopButton.hidden = !running;
-    this.sendButton.disabled = running || this.busy;
   }
 
   /** Shows a stored conversation: every message, with its tools, cards, chips and actions; a turn
@@ -283,15 +287,19 @@ export class Tray {
 
   /** An event of the conversation's live connection. */
   private onLive(event: LiveEvent): void {
+    const ofTurn = event.type === "conversation:turn_started" || event.type === "conversation:turn_event";
+    // While this tab's own turn streams, the socket's turn events wait: they are its own (shown
+    // by its stream), or another tab's turn queued behind it. (A turn still running elsewhere
+    // while this tab's message waits, `remote`, is shown at once.)
+    if (ofTurn && this.busy && !this.remote) return void this.stash.push(event);
     if (event.type === "conversation:turn_started") {
       this.setRunning(true);
-      if (this.busy || this.remote) return;
+      if (this.remote) return;
       const message = event.message;
       if (message) this.log.append(h("div", { class: `msg user${message.action ? " action" : ""}` }, message.content));
       this.remote = this.answerView();
     } else if (event.type === "conversation:turn_event" && event.event && event.seq) {
-      // This tab's own stream shows its turn; the socket shows the others' and what it missed.
-      if (this.busy || event.seq <= this.seq) return;
+      if (event.seq <= this.seq) return;
       this.seq = event.seq;
       this.remote ??= this.answerView();
       if (this.show(this.remote, event.event as unknown as StreamEvent)) this.remote = null;

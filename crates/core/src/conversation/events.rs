@@ -26,6 +26,8 @@ pub enum ConversationEvent {
     TurnStarted {
         /// The conversation.
         conversation_id: String,
+        /// The turn's lease: its events' sequence numbers are `lease × 1 000 000 + n`.
+        lease: u32,
         /// The user's message (`None` for a resumed turn, whose message is stored).
         message: Option<Entry>,
     },
