@@ -403,13 +403,20 @@ impl Host {
         }
     }
 
+    /// A watching browser's socket opened or closed.
+    pub fn sockets_changed(&self) {
+        if let Some(log) = self.log.borrow().as_ref() {
+            log.sockets_changed();
+        }
+    }
+
     /// Asks the running streamed turn to stop; false when none runs.
     pub fn stop(&self) -> bool {
         self.log.borrow().as_ref().is_some_and(|log| log.stop())
     }
 }
 
-/// A new turn's log: the last turn's batches erased, the header stored, the watchers told.
+/// A new turn's log: the header stored, the watchers told.
 async fn begin_log(
     state: &State,
     id: &str,
@@ -417,14 +424,10 @@ async fn begin_log(
     user: Option<Entry>,
 ) -> AppResult<Rc<TurnLog>> {
     let storage = state.storage();
-    live::clear_stored(&storage).await?;
     let header = Header { lease, user };
     storage.put(HEADER, serde_json::to_string(&header)?).await?;
-    let watchers = Watchers {
-        // The state's JS handle, owned (the type does not implement `Clone`).
-        state: JsValue::from(state.as_raw()).unchecked_into(),
-        conversation_id: id.to_owned(),
-    };
+    // The state's JS handle, owned (the type does not implement `Clone`).
+    let watchers = Watchers::new(JsValue::from(state.as_raw()).unchecked_into(), id);
     Ok(Rc::new(TurnLog::new(
         lease,
         state.storage(),
@@ -441,7 +444,7 @@ fn queues(env: &Env) -> bool {
 
 /// What a conversation keeps of its turn of `lease` whose object died: the user's message and
 /// the answer as far as it was stored, marked `interrupted` (nothing when the turn left no
-/// header).
+/// header). Its stored batches are erased once read.
 pub async fn interrupted_entries(storage: &Storage, lease: u32) -> AppResult<Vec<Entry>> {
     let header: Option<Header> = match storage.get::<String>(HEADER).await? {
         Some(json) => serde_json::from_str(&json).ok(),
@@ -450,8 +453,8 @@ pub async fn interrupted_entries(storage: &Storage, lease: u32) -> AppResult<Vec
     let Some(header) = header.filter(|h| h.lease == lease) else {
         return Ok(Vec::new());
     };
-    let events = live::stored_events(storage, lease).await?;
-    let text = live::shown_text(&events);
+    let text = live::stored_text(storage, lease).await?;
+    live::clear_stored(storage).await?;
     let answer = partial_answer(&text, Some(EntryStatus::Interrupted));
     Ok(header.user.into_iter().chain([answer]).collect())
 }

@@ -115,11 +115,13 @@ impl DurableObject for Conversation {
             code as u16
         };
         let _ = ws.close(Some(code), Some("closed"));
+        self.host.sockets_changed();
         Ok(())
     }
 
     async fn websocket_error(&self, ws: WebSocket, _error: worker::Error) -> Result<()> {
         let _ = ws.close(Some(1011), Some("error"));
+        self.host.sockets_changed();
         Ok(())
     }
 }
@@ -257,6 +259,7 @@ impl Conversation {
         }
         let pair = WebSocketPair::new()?;
         self.state.accept_web_socket(&pair.server);
+        self.host.sockets_changed();
         let response = Response::from_websocket(pair.client)?;
         response
             .headers()

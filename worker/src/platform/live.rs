@@ -7,14 +7,15 @@
 //!
 //! The log is written to the object's storage in batches (at most [`STORE_EVERY_MS`] apart, and
 //! at every tool and terminal event), one key a batch: a turn writes what it adds and nothing
-//! else. If the object dies mid-turn, what was stored is the partial answer it keeps.
+//! else, and erases its batches when it ends. If the object dies mid-turn, what was stored is
+//! the partial answer it keeps.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use stepwise_core::conversation::{ConversationEvent, Entry};
 use stepwise_core::interop::ui_message::STREAM_HEADER;
 use stepwise_core::protocol::StreamEvent;
@@ -36,14 +37,14 @@ const LOG_PREFIX: &str = "log:";
 
 /// One event of the log: its number, the event, and for a text delta the model's own text
 /// (sent as `model_delta` to clients that parse markers themselves).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Logged {
     /// The sequence number (the SSE `id`).
     pub seq: u64,
     /// The event.
     pub event: StreamEvent,
     /// The model's own text of a `text_delta`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub model_text: Option<String>,
 }
 
@@ -57,15 +58,32 @@ struct Subscriber {
 /// the turn goes to them too, as `conversation:turn_event`.
 pub struct Watchers {
     /// The object's state, which holds the sockets.
-    pub state: DurableObjectState,
+    state: DurableObjectState,
     /// The conversation.
-    pub conversation_id: String,
+    conversation_id: String,
+    /// The sockets, read from the state once and again after one opens or closes (not per
+    /// event: the runtime call costs more than a delta).
+    sockets: RefCell<Option<Vec<web_sys::WebSocket>>>,
 }
 
 impl Watchers {
+    /// The watchers of conversation `conversation_id`, whose object's state is `state`.
+    pub fn new(state: DurableObjectState, conversation_id: &str) -> Watchers {
+        Watchers {
+            state,
+            conversation_id: conversation_id.to_owned(),
+            sockets: RefCell::new(None),
+        }
+    }
+
     fn send(&self, event: &ConversationEvent) {
+        let mut cache = self.sockets.borrow_mut();
+        let sockets = cache.get_or_insert_with(|| self.state.get_websockets().unwrap_or_default());
+        if sockets.is_empty() {
+            return;
+        }
         let text = event.to_json();
-        for ws in self.state.get_websockets().unwrap_or_default() {
+        for ws in sockets.iter() {
             let _ = ws.send_with_str(&text);
         }
     }
@@ -80,8 +98,9 @@ pub struct TurnLog {
     user: Option<Entry>,
     events: RefCell<Vec<Logged>>,
     subscribers: RefCell<Vec<Subscriber>>,
-    /// Events already stored, and when the last batch was.
+    /// Events already stored, the keys of their batches, and when the last batch was.
     stored: Cell<usize>,
+    batches: RefCell<Vec<String>>,
     stored_at: Cell<u64>,
     done: Cell<bool>,
     stopped: Cell<bool>,
@@ -102,6 +121,7 @@ impl TurnLog {
             events: RefCell::new(Vec::new()),
             subscribers: RefCell::new(Vec::new()),
             stored: Cell::new(0),
+            batches: RefCell::new(Vec::new()),
             stored_at: Cell::new(now_ms()),
             done: Cell::new(false),
             stopped: Cell::new(false),
@@ -164,6 +184,7 @@ impl TurnLog {
             }
             Err(error) => worker::console_warn!("turn log: batch {key}: {error}"),
         }
+        self.batches.borrow_mut().push(key);
         self.stored.set(from + batch.len());
         self.stored_at.set(now_ms());
     }
@@ -218,11 +239,17 @@ impl TurnLog {
         send(&self.watchers.caught_up(!self.done.get()));
     }
 
-    /// The turn ended: stores the rest and ends every client's stream.
+    /// The turn ended (committed, or given up): ends every client's stream and erases its stored
+    /// batches, which only a turn that dies needs. Late joiners read the log in memory.
     pub async fn finish(&self) {
         self.done.set(true);
-        self.store().await;
         self.subscribers.borrow_mut().clear();
+        let keys = std::mem::take(&mut *self.batches.borrow_mut());
+        if !keys.is_empty()
+            && let Err(error) = self.storage.delete_multiple(keys).await
+        {
+            worker::console_warn!("turn log: batches not erased: {error}");
+        }
     }
 
     /// Asks the turn to stop; false when it has already ended.
@@ -240,6 +267,11 @@ impl TurnLog {
     /// Resolves once the owner asks the turn to stop.
     pub fn stop_requested(&self) -> StopRequested<'_> {
         StopRequested(self)
+    }
+
+    /// A socket opened or closed: the next event reads the sockets again.
+    pub fn sockets_changed(&self) {
+        *self.watchers.sockets.borrow_mut() = None;
     }
 
     /// The answer's display text so far.
@@ -274,7 +306,7 @@ pub fn note(sink: &EventSink, wire: &mut Wire, event: &StreamEvent) {
 }
 
 /// The display text among `events`.
-pub fn shown_text(events: &[Logged]) -> String {
+fn shown_text(events: &[Logged]) -> String {
     events
         .iter()
         .filter_map(|e| match &e.event {
@@ -284,26 +316,28 @@ pub fn shown_text(events: &[Logged]) -> String {
         .collect()
 }
 
-/// The stored events of the turn of `lease`, oldest first (batches of other turns are left
-/// out), for a turn whose object died.
-pub async fn stored_events(storage: &Storage, lease: u32) -> AppResult<Vec<Logged>> {
+/// The display text the stored batches of the turn of `lease` hold, for a turn whose object
+/// died. Read as plain JSON values: a reader of whole events would link every event type's
+/// deserializer into the Worker for this one use.
+pub async fn stored_text(storage: &Storage, lease: u32) -> AppResult<String> {
     let batches = storage
         .list_with_options(ListOptions::new().prefix(LOG_PREFIX))
         .await?;
-    let mut events = Vec::new();
+    let mut text = String::new();
     for value in batches.values() {
-        let text = value.ok().and_then(|v| v.as_string()).unwrap_or_default();
-        let batch: Vec<Logged> = serde_json::from_str(&text).unwrap_or_default();
-        events.extend(
-            batch
-                .into_iter()
-                .filter(|e| e.seq / SEQ_SPAN == u64::from(lease)),
-        );
+        let json = value.ok().and_then(|v| v.as_string()).unwrap_or_default();
+        let batch: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap_or_default();
+        for logged in batch {
+            let seq = logged["seq"].as_u64().unwrap_or(0);
+            if seq / SEQ_SPAN == u64::from(lease) && logged["event"]["type"] == "text_delta" {
+                text.push_str(logged["event"]["text"].as_str().unwrap_or(""));
+            }
+        }
     }
-    Ok(events)
+    Ok(text)
 }
 
-/// Erases every stored batch (a new turn starts its log).
+/// Erases every stored batch (those of a turn whose object died, once it is settled).
 pub async fn clear_stored(storage: &Storage) -> AppResult<()> {
     let batches = storage
         .list_with_options(ListOptions::new().prefix(LOG_PREFIX))

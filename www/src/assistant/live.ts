@@ -1,7 +1,8 @@
 //! The live connection of the conversation the tray shows: its WebSocket, open for as long as the
 //! conversation is on screen, so a turn started in another tab (or resumed by the server) streams
 //! here too. On every (re)connection it asks for the turn events it missed (`resume` after the
-//! last sequence number the tray saw); a dropped socket is opened again after a pause.
+//! last sequence number the tray saw) and hands them on in order, each once, with the live ones
+//! that came meanwhile; a dropped socket is opened again after a pause.
 
 import { ownerToken } from "../owner.js";
 import type { ContextRequestJson } from "./request.js";
@@ -33,6 +34,9 @@ const RECONNECT_MS = 1000;
 export class LiveConnection {
   private socket: WebSocket | null = null;
   private closed = false;
+  /** Turn events held from (re)connection until `caught_up`: the object may send a live event
+   * before the replay of those before it, so they are handed on sorted, each once. */
+  private held: LiveEvent[] | null = null;
 
   /** Opens the socket of conversation `id`; `after()` is the last sequence number seen. */
   constructor(readonly id: string, private readonly after: () => number, private readonly handle: (event: LiveEvent) => void) {
@@ -45,11 +49,24 @@ export class LiveConnection {
     this.socket = socket;
     socket.addEventListener("open", () => this.resume());
     socket.addEventListener("message", (message) => {
+      let event: LiveEvent;
       try {
-        this.handle(JSON.parse(String(message.data)) as LiveEvent);
+        event = JSON.parse(String(message.data)) as LiveEvent;
       } catch {
-        // Not an event (a `pong`).
+        return; // Not an event (a `pong`).
       }
+      const ofTurn = event.type === "conversation:turn_started" || event.type === "conversation:turn_event";
+      if (this.held && ofTurn) return void this.held.push(event);
+      if (this.held && event.type === "conversation:caught_up") {
+        const seen = new Set<string>();
+        const order = (e: LiveEvent) => (e.type === "conversation:turn_started" ? leaseOf(e) * SEQ_SPAN : e.seq ?? 0);
+        for (const held of this.held.sort((a, b) => order(a) - order(b))) {
+          const key = `${held.type}:${order(held)}`;
+          if (!seen.has(key)) (seen.add(key), this.handle(held));
+        }
+        this.held = null;
+      }
+      this.handle(event);
     });
     socket.addEventListener("close", () => {
       if (this.socket === socket && !this.closed) setTimeout(() => this.closed || this.open(), RECONNECT_MS);
@@ -58,7 +75,9 @@ export class LiveConnection {
 
   /** Asks for the running turn's events after the last one seen. */
   resume(): void {
-    if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify({ type: "resume", after: this.after() }));
+    if (this.socket?.readyState !== WebSocket.OPEN) return;
+    this.held ??= [];
+    this.socket.send(JSON.stringify({ type: "resume", after: this.after() }));
   }
 
   /** Closes the socket for good. */
