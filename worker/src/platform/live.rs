@@ -24,7 +24,7 @@ use worker::{ListOptions, Response, Storage, web_sys};
 
 use super::deadline::now_ms;
 use super::error::AppResult;
-use super::output::Wire;
+use super::negotiate::Wire;
 use super::sse::{EventSink, stream_response};
 
 /// Sequence numbers of one turn: `lease * SEQ_SPAN + n`, n from 1, so numbers grow across turns

@@ -7,12 +7,25 @@ use worker::Request;
 
 use super::error::{AppError, AppResult};
 use super::ids;
-use super::output::Wire;
 
 /// The request header naming a stream dialect (`ui-message-stream`; absent: Stepwise's own).
 const FORMAT_HEADER: &str = "x-stepwise-format";
 /// The request header asking for `model_delta` events (value `model`) instead of `text_delta`.
 const DELTAS_HEADER: &str = "x-stepwise-deltas";
+
+/// The dialect of an event stream.
+pub enum Wire {
+    /// Stepwise's events (`text_delta` … `complete`); `model_deltas` sends the model's own text
+    /// (`model_delta`) instead of display text.
+    Stepwise {
+        /// Whether to send `model_delta` events.
+        model_deltas: bool,
+    },
+    /// The Vercel AI SDK's UI message stream.
+    UiMessage(Box<UiMessageEncoder>),
+    /// AG-UI events.
+    AgUi(Box<AgUiEncoder>),
+}
 
 /// How a turn's answer is delivered.
 pub enum Delivery {

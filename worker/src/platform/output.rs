@@ -6,8 +6,7 @@
 use std::rc::Rc;
 
 use serde_json::Value;
-use stepwise_core::interop::agui::AgUiEncoder;
-use stepwise_core::interop::ui_message::{STREAM_HEADER, UiMessageEncoder};
+use stepwise_core::interop::ui_message::STREAM_HEADER;
 use stepwise_core::llm::ProviderError;
 use stepwise_core::markers::Event;
 use stepwise_core::protocol::{ContextRequired, StreamEvent, TurnAnswer};
@@ -15,6 +14,7 @@ use worker::Response;
 
 use super::error::{AppError, AppResult};
 use super::live::TurnLog;
+use super::negotiate::Wire;
 use super::sse::{EventSink, stream_response};
 
 /// The events of one turn.
@@ -32,20 +32,6 @@ pub enum Output {
     Live(Rc<TurnLog>),
     /// One JSON answer: the turn's answer, or the failure that ended it.
     Json(Option<Result<JsonAnswer, AppError>>),
-}
-
-/// The dialect of an event stream.
-pub enum Wire {
-    /// Stepwise's events (`text_delta` … `complete`); `model_deltas` sends the model's own text
-    /// (`model_delta`) instead of display text.
-    Stepwise {
-        /// Whether to send `model_delta` events.
-        model_deltas: bool,
-    },
-    /// The Vercel AI SDK's UI message stream.
-    UiMessage(Box<UiMessageEncoder>),
-    /// AG-UI events.
-    AgUi(Box<AgUiEncoder>),
 }
 
 /// What a collected turn answers.
