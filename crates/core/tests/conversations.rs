@@ -444,3 +444,32 @@ fn a_first_turn_that_died_before_it_stored_anything_takes_its_conversation_along
         (None, Reply::Aborted)
     );
 }
+
+#[test]
+fn an_answer_cut_short_reads_as_such_and_is_never_empty_in_the_history() {
+    let mut stopped = Entry::user("", 2, None);
+    stopped.role = Role::Assistant;
+    stopped.status = Some(EntryStatus::Stopped);
+    let mut interrupted = Entry::user("The first half", 4, None);
+    interrupted.role = Role::Assistant;
+    interrupted.status = Some(EntryStatus::Interrupted);
+    let entries = vec![
+        Entry::user("Tell me", 1, None),
+        stopped,
+        Entry::user("Tell me again", 3, None),
+        interrupted,
+        Entry::user("Once more", 5, None),
+    ];
+    let history = model_history(&entries, 10_000);
+    let contents: Vec<&str> = history.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(
+        contents,
+        [
+            "Tell me",
+            "(this answer was stopped by the user here)",
+            "Tell me again",
+            "The first half\n(this answer was interrupted here)",
+            "Once more"
+        ]
+    );
+}

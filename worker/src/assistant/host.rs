@@ -99,9 +99,9 @@ impl DeliveryOrder {
                 DeliveryOrder::Stepwise { model_deltas }
             }
             Delivery::Stream(Wire::UiMessage(_)) => DeliveryOrder::UiMessage,
-            Delivery::Stream(Wire::AgUi(_)) => DeliveryOrder::Stepwise {
-                model_deltas: false,
-            },
+            // A run's AG-UI encoder is made from its ids (`Delivery::AgUi`); `stream_wire` never
+            // makes one, so an encoder handed over here has no ids to cross with.
+            Delivery::Stream(Wire::AgUi(_)) => DeliveryOrder::Json,
             Delivery::AgUi { thread_id, run_id } => DeliveryOrder::AgUi { thread_id, run_id },
         }
     }
@@ -181,6 +181,9 @@ pub struct Host {
     log: Rc<RefCell<Option<Rc<TurnLog>>>>,
     /// Messages sent while a streamed turn runs, answered after it in order.
     queue: Rc<RefCell<VecDeque<Queued>>>,
+    /// A streamed turn is being begun or runs, or queued ones are being worked through: set
+    /// before the first wait, so a message arriving in any gap waits in the queue.
+    streaming: Rc<Cell<bool>>,
 }
 
 /// A message waiting for the running turn to end, with its client's stream.
@@ -243,16 +246,24 @@ impl Host {
         };
         let wire = delivery.wire()?;
         let wire = match wire {
-            Some(wire) if self.streaming() && queues(env) => {
+            Some(wire) if self.streaming.get() && queues(env) => {
                 return self.enqueue(&id, owner, asked, wire);
             }
             wire => wire,
         };
-        let turn = prepare(env.clone(), &owner, &id, start, *asked).await?;
         let Some(wire) = wire else {
+            let turn = prepare(env.clone(), &owner, &id, start, *asked).await?;
             let mut out = Output::json();
             let stored = turn.run(&mut out).await;
             return out.into_json_response(stored);
+        };
+        self.streaming.set(true);
+        let turn = match prepare(env.clone(), &owner, &id, start, *asked).await {
+            Ok(turn) => turn,
+            Err(error) => {
+                self.work_through_queue(state, env, &id, running, None);
+                return Err(error);
+            }
         };
         let lease = turn.session.lease;
         let begun = begin_log(state, &id, lease, turn.user_entry()).await;
@@ -264,30 +275,44 @@ impl Host {
             Ok(begun) => begun,
             Err(error) => {
                 turn.session.abort(env).await;
+                self.work_through_queue(state, env, &id, running, None);
                 return Err(error);
             }
         };
         *self.log.borrow_mut() = Some(log.clone());
-        let (shared, env) = (self.shared(), env.clone());
+        self.work_through_queue(state, env, &id, running, Some((turn, log)));
+        Ok(response)
+    }
+
+    /// Runs `first` (when given), then the queued messages' turns one after the other, in the
+    /// background; the host streams no more when the queue is empty.
+    fn work_through_queue(
+        &self,
+        state: &State,
+        env: &Env,
+        id: &str,
+        running: Running,
+        first: Option<(AssistantTurn, Rc<TurnLog>)>,
+    ) {
+        let (shared, env, id) = (self.shared(), env.clone(), id.to_owned());
         // The state's JS handle, owned, for the queued turns begun after this one.
         let owned =
             State::from(JsValue::from(state.as_raw()).unchecked_into::<DurableObjectState>());
         state.wait_until(async move {
             let _running = running;
-            let mut next = Some((turn, log));
+            let mut next = match first {
+                Some(first) => Some(first),
+                None => shared.begin_queued(&owned, &env, &id).await,
+            };
             while let Some((turn, log)) = next.take() {
                 let mut out = Output::Live(log.clone());
                 turn.run(&mut out).await;
                 log.finish().await;
                 next = shared.begin_queued(&owned, &env, &id).await;
             }
+            // No wait between the empty queue and this: nothing can be queued in between.
+            shared.streaming.set(false);
         });
-        Ok(response)
-    }
-
-    /// Whether a streamed turn runs in this instance.
-    fn streaming(&self) -> bool {
-        self.log.borrow().as_ref().is_some_and(|log| !log.is_done())
     }
 
     /// Queues a message behind the running turn: its stream says so at once, and carries its
@@ -328,6 +353,7 @@ impl Host {
             running: self.running.clone(),
             log: self.log.clone(),
             queue: self.queue.clone(),
+            streaming: self.streaming.clone(),
         }
     }
 
@@ -410,7 +436,8 @@ impl Host {
         }
     }
 
-    /// Asks the running streamed turn to stop; false when none runs.
+    /// Asks the running streamed turn to stop; false when none runs (a JSON or resumed turn
+    /// runs to its end).
     pub fn stop(&self) -> bool {
         self.log.borrow().as_ref().is_some_and(|log| log.stop())
     }
@@ -428,12 +455,10 @@ async fn begin_log(
     storage.put(HEADER, serde_json::to_string(&header)?).await?;
     // The state's JS handle, owned (the type does not implement `Clone`).
     let watchers = Watchers::new(JsValue::from(state.as_raw()).unchecked_into(), id);
-    Ok(Rc::new(TurnLog::new(
-        lease,
-        state.storage(),
-        watchers,
-        header.user,
-    )))
+    let log = TurnLog::new(lease, state.storage(), watchers, header.user);
+    // The header, like the batches, only matters while the turn runs.
+    log.erase_when_done(HEADER);
+    Ok(Rc::new(log))
 }
 
 /// Whether a message sent while a turn runs waits for it (`ASSISTANT_QUEUE`, default `true`)
@@ -444,7 +469,7 @@ fn queues(env: &Env) -> bool {
 
 /// What a conversation keeps of its turn of `lease` whose object died: the user's message and
 /// the answer as far as it was stored, marked `interrupted` (nothing when the turn left no
-/// header). Its stored batches are erased once read.
+/// header).
 pub async fn interrupted_entries(storage: &Storage, lease: u32) -> AppResult<Vec<Entry>> {
     let header: Option<Header> = match storage.get::<String>(HEADER).await? {
         Some(json) => serde_json::from_str(&json).ok(),
@@ -454,7 +479,6 @@ pub async fn interrupted_entries(storage: &Storage, lease: u32) -> AppResult<Vec
         return Ok(Vec::new());
     };
     let text = live::stored_text(storage, lease).await?;
-    live::clear_stored(storage).await?;
     let answer = partial_answer(&text, Some(EntryStatus::Interrupted));
     Ok(header.user.into_iter().chain([answer]).collect())
 }

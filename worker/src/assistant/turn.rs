@@ -159,7 +159,9 @@ impl AssistantTurn {
             context.active_tab.as_deref(),
             context.active_subtab.as_deref(),
         );
-        let mut relay = Relay::new(&self.session.id, !self.session.is_new());
+        // A live turn's log reaches the watchers itself; the relay serves the others.
+        let relay_on = !self.session.is_new() && out.live().is_none();
+        let mut relay = Relay::new(&self.session.id, relay_on);
         let answered = match &self.ask {
             Ask::Message(message) => {
                 let message = message.clone();
@@ -548,8 +550,13 @@ impl AssistantTurn {
         let mut answer = partial_answer(&text, Some(EntryStatus::Stopped));
         answer.request_id = self.request_id();
         let entries = self.user_entry().into_iter().chain([answer]).collect();
+        // A request the turn filled automatically is recorded, as with a complete answer.
+        let requests = match (&self.session.resumed, &self.handshake.request) {
+            (None, Some(request)) => vec![request.clone()],
+            _ => Vec::new(),
+        };
         let extras = Extras {
-            requests: Vec::new(),
+            requests,
             writing_style: self.handshake.writing_style.clone(),
         };
         let stored = match self.session.commit(&self.env, entries, extras).await {

@@ -25,6 +25,7 @@ use crate::assistant::host::{Host, TurnOrder, interrupted_entries};
 use crate::platform::deadline::{alarm_delay, now_ms};
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
+use crate::platform::live;
 use crate::platform::negotiate::stream_wire;
 use crate::platform::owner::WS_PROTOCOL;
 use crate::platform::queues;
@@ -143,10 +144,19 @@ impl Conversation {
 
     /// `POST /turn`: runs an assistant turn the edge ordered ([`Host::run`]).
     async fn turn(&self, mut req: Request) -> AppResult<Response> {
-        header(&req, OWNER_HEADER)?;
+        let owner = header(&req, OWNER_HEADER)?;
         let order: TurnOrder = serde_json::from_str(&req.text().await?)?;
         // A turn lost with an earlier instance is settled before a new one begins.
-        self.load_current(&self.state.storage()).await?;
+        let record = self.load_current(&self.state.storage()).await?;
+        // The owner is checked here too, not only when the turn begins: a message queued behind
+        // a running turn waits before it begins, and another owner must get 404 at once.
+        let mine = match &record {
+            Some(r) => !order.start && r.owner == owner && r.kind == ConversationKind::Assistant,
+            None => order.start,
+        };
+        if !mine || order.owner.id != owner {
+            return Err(AppError::conversation_not_found());
+        }
         self.host.run(&self.state, &self.env, order).await
     }
 
@@ -210,6 +220,13 @@ impl Conversation {
             conversation::handle(Some(&before), &before.id, &before.owner, &command, now_ms())?;
         worker::console_log!("conversation {}: turn {} interrupted", before.id, lost.turn);
         self.settle(storage, Some(before.clone()), &handled).await?;
+        live::clear_stored(storage).await?;
+        if let (Some(after), Ok(kv)) = (&handled.record, Kv::new(&self.env)) {
+            let ttl_seconds = retention_ms(&self.env) / 1000;
+            if let Err(error) = index::write(&kv, after, ttl_seconds).await {
+                worker::console_warn!("conversation {}: list entry not written: {error}", after.id);
+            }
+        }
         Ok(if handled.erase {
             None
         } else {

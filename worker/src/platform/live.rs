@@ -1,5 +1,5 @@
 //! A live turn's event log, kept by the Durable Object that runs the turn: every event gets the
-//! next sequence number and is appended here before any client sees it; a client subscribes
+//! next sequence number and is appended here before it is sent to any client; a client subscribes
 //! from the last number it saw (SSE `Last-Event-ID`) and gets every later event once, in order,
 //! then the live ones, in its own dialect. The turn does not depend on its clients: one that goes
 //! away is dropped from the list and the turn runs on (a disconnect is not a Stop). A Stop is a
@@ -98,9 +98,10 @@ pub struct TurnLog {
     user: Option<Entry>,
     events: RefCell<Vec<Logged>>,
     subscribers: RefCell<Vec<Subscriber>>,
-    /// Events already stored, the keys of their batches, and when the last batch was.
+    /// Events already stored, the keys to erase when the turn ends (its batches, its header),
+    /// and when the last batch was.
     stored: Cell<usize>,
-    batches: RefCell<Vec<String>>,
+    keys: RefCell<Vec<String>>,
     stored_at: Cell<u64>,
     done: Cell<bool>,
     stopped: Cell<bool>,
@@ -121,7 +122,7 @@ impl TurnLog {
             events: RefCell::new(Vec::new()),
             subscribers: RefCell::new(Vec::new()),
             stored: Cell::new(0),
-            batches: RefCell::new(Vec::new()),
+            keys: RefCell::new(Vec::new()),
             stored_at: Cell::new(now_ms()),
             done: Cell::new(false),
             stopped: Cell::new(false),
@@ -148,20 +149,23 @@ impl TurnLog {
     /// stores the batch when it is due.
     pub async fn push(&self, event: StreamEvent, model_text: Option<String>) {
         let seq = u64::from(self.lease) * SEQ_SPAN + self.events.borrow().len() as u64 + 1;
-        let logged = Logged {
+        let urgent = !matches!(
+            event,
+            StreamEvent::TextDelta { .. } | StreamEvent::Status { .. }
+        );
+        self.events.borrow_mut().push(Logged {
             seq,
             event,
             model_text,
-        };
-        self.subscribers
-            .borrow_mut()
-            .retain_mut(|s| send(s, &logged));
-        self.watchers.send(&self.watchers.turn_event(&logged));
-        let urgent = !matches!(
-            logged.event,
-            StreamEvent::TextDelta { .. } | StreamEvent::Status { .. }
-        );
-        self.events.borrow_mut().push(logged);
+        });
+        {
+            let events = self.events.borrow();
+            let logged = events.last().expect("just appended");
+            self.subscribers
+                .borrow_mut()
+                .retain_mut(|s| send(s, logged));
+            self.watchers.send(&self.watchers.turn_event(logged));
+        }
         if urgent || now_ms() >= self.stored_at.get() + STORE_EVERY_MS {
             self.store().await;
         }
@@ -184,7 +188,7 @@ impl TurnLog {
             }
             Err(error) => worker::console_warn!("turn log: batch {key}: {error}"),
         }
-        self.batches.borrow_mut().push(key);
+        self.keys.borrow_mut().push(key);
         self.stored.set(from + batch.len());
         self.stored_at.set(now_ms());
     }
@@ -239,12 +243,18 @@ impl TurnLog {
         send(&self.watchers.caught_up(!self.done.get()));
     }
 
+    /// Another key of the turn's to erase when it ends.
+    pub fn erase_when_done(&self, key: &str) {
+        self.keys.borrow_mut().push(key.to_owned());
+    }
+
     /// The turn ended (committed, or given up): ends every client's stream and erases its stored
-    /// batches, which only a turn that dies needs. Late joiners read the log in memory.
+    /// batches and header, which only a turn that dies needs. Late joiners read the log in
+    /// memory.
     pub async fn finish(&self) {
         self.done.set(true);
         self.subscribers.borrow_mut().clear();
-        let keys = std::mem::take(&mut *self.batches.borrow_mut());
+        let keys = std::mem::take(&mut *self.keys.borrow_mut());
         if !keys.is_empty()
             && let Err(error) = self.storage.delete_multiple(keys).await
         {

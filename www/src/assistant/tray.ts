@@ -41,8 +41,10 @@ export class Tray {
   private conversationId: string | null = localStorage.getItem(STORAGE_KEY);
   /** This tab streams a turn of its own. */
   private busy = false;
-  /** The answer of a turn streamed over the live connection (started elsewhere, or rejoined). */
+  /** The answer of a turn streamed over the live connection (started elsewhere, or rejoined),
+   * and that turn's lease. */
   private remote: AnswerView | null = null;
+  private remoteLease = 0;
   /** The last turn event this tab has shown (its sequence number). */
   private seq = 0;
   /** The lease of this tab's own streaming turn (from its events' ids). */
@@ -205,6 +207,7 @@ export class Tray {
   private rejoin(answer: AnswerView): void {
     if (!this.conversationId || !this.live) return answer.failed("The connection was lost while the answer was streaming.", "connection_lost");
     this.remote = answer;
+    this.remoteLease = this.ownLease;
     this.live.resume();
   }
 
@@ -251,7 +254,9 @@ export class Tray {
       const request = waiting.context_requests?.find((r) => r.request_id === waiting.waiting && r.status === "open");
       if (request) this.showRequest(id, request);
       this.seq = 0;
-      this.setRunning(waiting.running);
+      this.remote = null;
+      // Stop shows once the live connection says a streamed turn runs (`caught_up`).
+      this.setRunning(false);
       this.watch(id);
       this.log.scrollTop = this.log.scrollHeight;
     } catch (error) {
@@ -282,6 +287,10 @@ export class Tray {
   private watch(id: string): void {
     if (this.live?.id === id) return;
     this.live?.close();
+    // Sequence numbers are a conversation's own.
+    this.seq = 0;
+    this.ownLease = 0;
+    this.stash = [];
     this.live = new LiveConnection(id, () => this.seq, (event) => this.onLive(event));
   }
 
@@ -294,14 +303,21 @@ export class Tray {
     if (ofTurn && this.busy && !this.remote) return void this.stash.push(event);
     if (event.type === "conversation:turn_started") {
       this.setRunning(true);
-      if (this.remote) return;
+      if (this.remote && leaseOf(event) === this.remoteLease) return;
+      if (this.remote && this.conversationId) {
+        // The turn being shown ended unseen and the next began: the stored conversation has the
+        // first, and the live connection replays the second from its start.
+        this.remote = null;
+        return void this.load(this.conversationId).then(() => this.live?.resume());
+      }
+      this.remoteLease = leaseOf(event);
       const message = event.message;
       if (message) this.log.append(h("div", { class: `msg user${message.action ? " action" : ""}` }, message.content));
       this.remote = this.answerView();
     } else if (event.type === "conversation:turn_event" && event.event && event.seq) {
       if (event.seq <= this.seq) return;
       this.seq = event.seq;
-      this.remote ??= this.answerView();
+      if (!this.remote) (this.remote = this.answerView()), (this.remoteLease = leaseOf(event));
       if (this.show(this.remote, event.event as unknown as StreamEvent)) this.remote = null;
       this.log.scrollTop = this.log.scrollHeight;
     } else if (event.type === "conversation:caught_up") {
@@ -339,6 +355,9 @@ export class Tray {
     this.remote = null;
     this.live?.close();
     this.live = null;
+    this.seq = 0;
+    this.ownLease = 0;
+    this.stash = [];
     this.setRunning(false);
     replace(this.log);
     this.history.hidden = true;

@@ -47,6 +47,18 @@ fn content_of(entry: &Entry) -> String {
         Some(action) => format!("(clicked the action `{action}`) {}", entry.content),
         None => entry.content.clone(),
     };
+    // An answer cut short says so (and is never empty: providers refuse empty messages).
+    let cut = match entry.status {
+        Some(super::EntryStatus::Stopped) => Some("(this answer was stopped by the user here)"),
+        Some(super::EntryStatus::Interrupted) => Some("(this answer was interrupted here)"),
+        _ => None,
+    };
+    if let Some(cut) = cut {
+        if !content.is_empty() {
+            content.push('\n');
+        }
+        content.push_str(cut);
+    }
     let tools: Vec<&str> = entry
         .tool_history
         .iter()
