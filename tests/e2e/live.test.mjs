@@ -174,6 +174,8 @@ describe("live turns", () => {
     assert.ok(Number.isNaN(second.events[0].id), "the queued note has no id to resume from");
     const more = [];
     for (let i = 3; i <= 5; i++) more.push(await api.post(owner, { message: `Question ${i}`, conversation_id: id }));
+    const stranger = await api.call("POST", "/api/assistant", { owner: newOwner(), body: { provider: "fake-openai", conversation_id: id, message: "Let me in", context } });
+    assert.deepEqual([stranger.status, stranger.json.error.code], [404, "conversation_not_found"], "another owner is not queued");
     const badContext = await api.call("POST", "/api/assistant", { owner, body: { conversation_id: id, message: "x", context: { current_page: 7 } } });
     assert.equal(badContext.status, 422, "a bad context is refused before it waits");
     const full = await api.call("POST", "/api/assistant", { owner, body: { provider: "fake-openai", conversation_id: id, message: "One too many", context } });
