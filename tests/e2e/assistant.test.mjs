@@ -213,14 +213,14 @@ describe("conversations", () => {
     assert.equal((await call("GET", `/api/assistant/conversations/${first.conversation_id}`, { owner })).status, 404);
   });
 
-  test("a second turn while one runs gets 409 turn_in_progress; nothing is lost", async () => {
+  test("a JSON turn while one runs gets 409 turn_in_progress (a streamed one waits: live.test.mjs); nothing is lost", async () => {
     const owner = newOwner();
     stack.fake.script({ reply: "First." });
     const first = complete((await turn({ message: "one", context: ARTICLES }, { owner })).events);
     stack.fake.script({ reply: "A slow answer, ".repeat(20), delayMs: 40 });
     const slow = turn({ conversation_id: first.conversation_id, message: "two", context: ARTICLES }, { owner });
     await new Promise((r) => setTimeout(r, 400));
-    const busy = await call("POST", "/api/assistant", { owner, body: { conversation_id: first.conversation_id, message: "three", context: ARTICLES } });
+    const busy = await call("POST", "/api/assistant", { owner, headers: { accept: "application/json" }, body: { conversation_id: first.conversation_id, message: "three", context: ARTICLES } });
     assert.deepEqual([busy.status, busy.json.error.code], [409, "turn_in_progress"]);
     assert.equal((await slow).status, 200);
     const read = await call("GET", `/api/assistant/conversations/${first.conversation_id}`, { owner });
