@@ -129,6 +129,30 @@ describe("live turns", () => {
     assert.equal(stored.messages[1].content, REPLY);
   });
 
+  test("a turn whose client left before its tools ran still makes its next model call and stores the answer", async () => {
+    const owner = newOwner();
+    const since = Date.now();
+    stack.fake.script((request) => {
+      if (!request.system?.includes("Stepwise assistant")) return { reply: "Other." };
+      if (JSON.stringify(request.body).includes("articles found")) return { reply: "Three articles, found after you left." };
+      return { reply: "Searching now.\nStill searching.", paced: true, delayMs: 300, toolCalls: [{ name: "search_pubmed", arguments: { query: "EGFR resistance", max_results: 3 } }] };
+    });
+    try {
+      const gone = await api.post(owner, { message: "Find EGFR resistance articles", context: { current_page: "streams", active_tab: "articles", search_form: { query: "" } } });
+      await until(() => gone.events.some((e) => e.event === "text_delta"));
+      gone.abort();
+      const stored = await until(async () => {
+        const record = await api.conversation(owner, gone.id);
+        return record.messages.length === 2 && !record.running && record;
+      });
+      assert.equal(stored.messages[1].content, "Searching now.\nStill searching.\nThree articles, found after you left.");
+      assert.equal(stored.messages[1].tool_history[0].tool_name, "search_pubmed");
+      assert.equal(api.turnCalls(since).length, 2, "the second call was made after the client left");
+    } finally {
+      stack.fake.script(paced);
+    }
+  });
+
   test("Stop aborts the provider's call, keeps the partial answer marked stopped, and ends every client's stream with `stopped`", async () => {
     const owner = newOwner();
     const opened = await api.post(owner, { message: "Warm up" });
