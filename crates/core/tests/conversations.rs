@@ -33,6 +33,25 @@ fn lease_of(reply: &Reply) -> u32 {
     }
 }
 
+/// A new assistant conversation whose first turn, on `message`, has begun at `now`: the record
+/// and the turn's lease.
+fn first_turn(message: &str, now: u64) -> (Option<Conversation>, u32) {
+    let begin = Command::BeginAssistant {
+        message: message.into(),
+        start: true,
+        lease_ms: LEASE,
+    };
+    let (record, reply) = apply(&None, "o1", begin, now).unwrap();
+    (record, lease_of(&reply))
+}
+
+/// An answer of the assistant.
+fn answer(text: &str, at: u64) -> Entry {
+    let mut entry = Entry::user(text, at, None);
+    entry.role = Role::Assistant;
+    entry
+}
+
 fn begin_guided(turns: u32) -> Command {
     Command::BeginGuided {
         token_hash: "hash-a".into(),
@@ -263,28 +282,19 @@ fn tokens_and_owners_are_checked() {
 
 #[test]
 fn assistant_conversations_keep_their_messages_and_drop_a_failed_first_turn() {
-    let begin = Command::BeginAssistant {
-        message: "Find EGFR resistance articles please".into(),
-        start: true,
-        lease_ms: LEASE,
-    };
     let next = Command::BeginAssistant {
         message: "More".into(),
         start: false,
         lease_ms: LEASE,
     };
-    let (record, reply) = apply(&None, "o1", begin.clone(), 0).unwrap();
-    let lease = lease_of(&reply);
+    let (record, lease) = first_turn("Find EGFR resistance articles please", 0);
     let (gone, reply) = apply(&record, "o1", Command::Abort { lease }, 1).unwrap();
     assert_eq!((gone, reply), (None, Reply::Aborted));
 
-    let (record, reply) = apply(&None, "o1", begin.clone(), 2).unwrap();
-    let lease = lease_of(&reply);
-    let mut answer = Entry::user("Here is a query.", 3, None);
-    answer.role = Role::Assistant;
+    let (record, lease) = first_turn("Find EGFR resistance articles please", 2);
     let entries = vec![
         Entry::user("Find EGFR resistance articles please", 2, Some("streams")),
-        answer,
+        answer("Here is a query.", 3),
     ];
     let (record, _) = apply(
         &record,
@@ -329,16 +339,9 @@ fn assistant_conversations_keep_their_messages_and_drop_a_failed_first_turn() {
 
 #[test]
 fn stored_conversations_stay_within_the_size_a_stored_value_may_have() {
-    let begin = Command::BeginAssistant {
-        message: "Abstracts please".into(),
-        start: true,
-        lease_ms: LEASE,
-    };
-    let (record, reply) = apply(&None, "o1", begin, 0).unwrap();
-    let lease = lease_of(&reply);
+    let (record, lease) = first_turn("Abstracts please", 0);
     // A long tool output is kept cut (the model read it whole during the turn).
-    let mut answer = Entry::user("Here they are.", 1, None);
-    answer.role = Role::Assistant;
+    let mut answer = answer("Here they are.", 1);
     answer.tool_history.push(ToolUse {
         tool_name: "retrieve_items".into(),
         input: serde_json::json!({"ids": ["1"]}),
@@ -377,9 +380,7 @@ fn the_model_reads_the_newest_messages_that_fit_never_starting_with_an_answer() 
     let mut entries = Vec::new();
     for i in 0..5 {
         entries.push(Entry::user(&format!("question {i}"), i, None));
-        let mut answer = Entry::user(&format!("answer {i}"), i, None);
-        answer.role = Role::Assistant;
-        entries.push(answer);
+        entries.push(answer(&format!("answer {i}"), i));
     }
     let all = model_history(&entries, 10_000);
     assert_eq!(all.len(), 10);
@@ -392,15 +393,8 @@ fn the_model_reads_the_newest_messages_that_fit_never_starting_with_an_answer() 
 
 #[test]
 fn a_turn_whose_host_died_keeps_its_message_and_partial_answer_marked_interrupted() {
-    let begin = Command::BeginAssistant {
-        message: "Summarize the week".into(),
-        start: true,
-        lease_ms: LEASE,
-    };
-    let (record, reply) = apply(&None, "o1", begin, 0).unwrap();
-    let lease = lease_of(&reply);
-    let mut partial = Entry::user("The week began with", 5, None);
-    partial.role = Role::Assistant;
+    let (record, lease) = first_turn("Summarize the week", 0);
+    let mut partial = answer("The week began with", 5);
     partial.status = Some(EntryStatus::Interrupted);
     let entries = vec![Entry::user("Summarize the week", 0, Some("chat")), partial];
     // Accepted after the lease ran out, as long as no other turn began.
@@ -429,14 +423,9 @@ fn a_turn_whose_host_died_keeps_its_message_and_partial_answer_marked_interrupte
 
 #[test]
 fn a_first_turn_that_died_before_it_stored_anything_takes_its_conversation_along() {
-    let begin = Command::BeginAssistant {
-        message: "Hello".into(),
-        start: true,
-        lease_ms: LEASE,
-    };
-    let (record, reply) = apply(&None, "o1", begin, 0).unwrap();
+    let (record, lease) = first_turn("Hello", 0);
     let interrupt = Command::Interrupt {
-        lease: lease_of(&reply),
+        lease,
         entries: Vec::new(),
     };
     assert_eq!(
@@ -447,11 +436,9 @@ fn a_first_turn_that_died_before_it_stored_anything_takes_its_conversation_along
 
 #[test]
 fn an_answer_cut_short_reads_as_such_and_is_never_empty_in_the_history() {
-    let mut stopped = Entry::user("", 2, None);
-    stopped.role = Role::Assistant;
+    let mut stopped = answer("", 2);
     stopped.status = Some(EntryStatus::Stopped);
-    let mut interrupted = Entry::user("The first half", 4, None);
-    interrupted.role = Role::Assistant;
+    let mut interrupted = answer("The first half", 4);
     interrupted.status = Some(EntryStatus::Interrupted);
     let entries = vec![
         Entry::user("Tell me", 1, None),

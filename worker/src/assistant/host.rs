@@ -129,16 +129,9 @@ impl DeliveryOrder {
 /// Sends `order` to its conversation's object and answers with what the object answers (the
 /// turn's event stream, its JSON answer, or the error that refused it).
 pub async fn send(env: &Env, order: &TurnOrder) -> AppResult<Response> {
-    if !ids::is_id(&order.conversation_id) {
-        return Err(AppError::conversation_not_found());
-    }
-    let mut init = RequestInit::new();
-    init.with_method(Method::Post)
-        .with_body(Some(serde_json::to_string(order)?.into()));
-    let request = Request::new_with_init(&format!("https://{BINDING}.internal/turn"), &init)?;
-    request.headers().set(OWNER_HEADER, &order.owner.id)?;
-    request.headers().set(ID_HEADER, &order.conversation_id)?;
-    objects::fetch(env, BINDING, &order.conversation_id, request).await
+    let body = serde_json::to_string(order)?;
+    let (owner, id) = (&order.owner, order.conversation_id.as_str());
+    call(env, owner, id, "turn", Method::Post, Some(body), &[]).await
 }
 
 /// Asks conversation `id`'s object, for `owner`, at `path` (`join?after=…`, `stop`), with
@@ -151,11 +144,25 @@ pub async fn ask(
     method: Method,
     headers: &[(&str, String)],
 ) -> AppResult<Response> {
+    call(env, owner, id, path, method, None, headers).await
+}
+
+/// One request of `owner` to conversation `id`'s object (404 for a string that is not a
+/// conversation id).
+async fn call(
+    env: &Env,
+    owner: &Owner,
+    id: &str,
+    path: &str,
+    method: Method,
+    body: Option<String>,
+    headers: &[(&str, String)],
+) -> AppResult<Response> {
     if !ids::is_id(id) {
         return Err(AppError::conversation_not_found());
     }
     let mut init = RequestInit::new();
-    init.with_method(method);
+    init.with_method(method).with_body(body.map(Into::into));
     let request = Request::new_with_init(&format!("https://{BINDING}.internal/{path}"), &init)?;
     request.headers().set(OWNER_HEADER, &owner.id)?;
     request.headers().set(ID_HEADER, id)?;
@@ -407,7 +414,7 @@ impl Host {
     pub fn join(&self, after: u64, wire: Wire) -> AppResult<Option<Response>> {
         let log = self.log.borrow().clone();
         match log {
-            Some(log) if !log.is_done() || after / live::SEQ_SPAN == u64::from(log.lease()) => {
+            Some(log) if !log.is_done() || log.within(after).is_some() => {
                 Ok(Some(log.subscribe(after, wire)?))
             }
             _ => Ok(None),

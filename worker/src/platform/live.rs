@@ -130,11 +130,6 @@ impl TurnLog {
         }
     }
 
-    /// The lease of its turn.
-    pub fn lease(&self) -> u32 {
-        self.lease
-    }
-
     /// Whether the turn has ended.
     pub fn is_done(&self) -> bool {
         self.done.get()
@@ -204,11 +199,7 @@ impl TurnLog {
     /// Adds a client whose stream already exists (a queued turn's), from event `after`.
     pub fn attach(&self, sink: EventSink, wire: Wire, after: u64) {
         let mut subscriber = Subscriber { sink, wire };
-        let first = if after / SEQ_SPAN == u64::from(self.lease) {
-            after
-        } else {
-            0
-        };
+        let first = self.within(after).unwrap_or(0);
         let open = self
             .events
             .borrow()
@@ -220,6 +211,11 @@ impl TurnLog {
         }
     }
 
+    /// `after` when it is one of this turn's numbers (else a client saw none of this turn).
+    pub fn within(&self, after: u64) -> Option<u64> {
+        (after / SEQ_SPAN == u64::from(self.lease)).then_some(after)
+    }
+
     /// A watching browser asks for the events after `after` (its WebSocket's
     /// `{"type": "resume", "after": …}`): the turn's start and every later event, then
     /// `conversation:caught_up` (only that for an ended turn the browser never saw).
@@ -227,7 +223,7 @@ impl TurnLog {
         let send = |event: &ConversationEvent| {
             let _ = ws.send_with_str(&event.to_json());
         };
-        let first = if after / SEQ_SPAN == u64::from(self.lease) {
+        let first = if let Some(after) = self.within(after) {
             after
         } else if self.done.get() {
             // An ended turn the tab never saw: the stored conversation holds it.

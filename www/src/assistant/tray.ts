@@ -134,11 +134,16 @@ export class Tray {
     return this.host.page().context();
   }
 
+  /** An answer whose chips send and whose buttons act here (`markers`: those it parses). */
+  private view(markers: string[] = []): AnswerView {
+    return new AnswerView(markers, { send: (v) => void this.send(v), act: (a) => this.act(a), host: this.host });
+  }
+
   /** A new answer on screen, its markers those of the page in view. */
   private answerView(): AnswerView {
     const context = this.context();
     const { markers } = resolveChat(this.registry, context.current_page, context.active_tab as string | undefined, context.active_subtab as string | undefined);
-    const answer = new AnswerView(markers, { send: (v) => void this.send(v), act: (a) => this.act(a), host: this.host });
+    const answer = this.view(markers);
     this.log.append(answer.root);
     return answer;
   }
@@ -244,7 +249,7 @@ export class Tray {
       const last = conversation.messages.length - 1;
       conversation.messages.forEach((m, i) => {
         if (m.role === "user") return this.log.append(h("div", { class: `msg user${m.action ? " action" : ""}` }, m.content));
-        const view = new AnswerView([], { send: (v) => void this.send(v), act: (a) => this.act(a), host: this.host });
+        const view = this.view();
         for (const use of m.tool_history ?? []) (view.toolStart(use.tool_name), view.toolComplete(use.tool_name));
         view.complete({ message: m.content, payloads: m.payloads, tool_history: m.tool_history ?? [], suggested_values: i === last ? m.suggested_values ?? [] : [], suggested_actions: i === last ? m.suggested_actions ?? [] : [] });
         if (m.status === "stopped" || m.status === "interrupted") view.cutShort(m.status);
@@ -277,7 +282,7 @@ export class Tray {
   private showAnswer(answer: Parameters<AnswerView["complete"]>[0]): void {
     if (!this.card) return;
     this.card = null;
-    const view = new AnswerView([], { send: (v) => void this.send(v), act: (a) => this.act(a), host: this.host });
+    const view = this.view();
     view.complete(answer);
     this.log.append(view.root);
     this.log.scrollTop = this.log.scrollHeight;
