@@ -4,7 +4,7 @@
 #! and the glue bundled and minified by esbuild (npm, offline; stepwise.d.ts keeps the
 #! documented API), then prints raw and gzip sizes.
 #! Usage: scripts/build-wasm.sh [--features LIST --out DIR]   (a variant build for a benchmark,
-#! e.g. bench/events.bench.mjs's `serde-events`; the package itself is crates/wasm/pkg)
+#! or a copy built elsewhere; the package itself is crates/wasm/pkg)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 . "$root/scripts/versions.sh"
@@ -39,7 +39,7 @@ mv "$out/stepwise.js" "$out/bindings.js"
 cp crates/wasm/js/stepwise.js "$out/entry.js"
 node_modules/.bin/esbuild "$out/entry.js" --bundle --minify --format=esm --target=es2022 \
   --outfile="$out/stepwise.js" --log-level=warning --log-override:duplicate-object-key=silent
-rm -r "$out/entry.js" "$out/bindings.js" "$out/snippets"
+rm -rf "$out/entry.js" "$out/bindings.js" "$out/snippets"
 node "$BINARYEN_DIR/node_modules/binaryen/bin/wasm-opt" -Oz --converge --strip-debug --strip-producers --enable-bulk-memory --enable-sign-ext \
   --enable-mutable-globals --enable-nontrapping-float-to-int \
   "$out/stepwise_bg.wasm" -o "$out/stepwise_bg.wasm"

@@ -1,26 +1,37 @@
 //! Fuzz target: the marker parser never panics, and any split of any input gives the same
-//! events (adjacent text merged) and the same parse as the whole input.
+//! events (adjacent text merged) and the same parse as the whole input, in span mode too.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use stepwise_core::markers::{Event, MarkerParser, MarkerRegistry, Parsed};
+use stepwise_core::markers::{Event, MarkerParser, MarkerRegistry, Parsed, TextSource};
 
-fn parse(chunks: &[&str]) -> (Vec<Event>, Parsed) {
+fn parse(chunks: &[&str], spans: bool) -> (Vec<Event>, Parsed) {
     let mut registry = MarkerRegistry::new();
     registry.register_payload("SCHEMA_PROPOSAL").unwrap();
     let mut parser = MarkerParser::with_registry(registry);
+    parser.set_text_spans(spans);
     let mut events: Vec<Event> = Vec::new();
-    let mut push = |event: Event, events: &mut Vec<Event>| match (events.last_mut(), event) {
+    let push = |event: Event, events: &mut Vec<Event>| match (events.last_mut(), event) {
         (Some(Event::Text { text: last }), Event::Text { text }) => last.push_str(&text),
         (_, event) => events.push(event),
     };
-    for chunk in chunks {
-        for event in parser.feed(chunk) {
+    for chunk in chunks.iter().copied().chain([""]) {
+        let mut fed: Vec<Event> = if chunk.is_empty() {
+            parser.end().collect()
+        } else {
+            parser.feed(chunk).collect()
+        };
+        // In span mode the text events are empty; their text is in the pieces.
+        for piece in parser.take_text_pieces() {
+            let Event::Text { text } = &mut fed[piece.event] else { panic!("piece of a non-text event") };
+            match piece.source {
+                TextSource::Earlier(held) => text.push_str(&held),
+                TextSource::Chunk(range) => text.push_str(&chunk[range]),
+            }
+        }
+        for event in fed {
             push(event, &mut events);
         }
-    }
-    for event in parser.end() {
-        push(event, &mut events);
     }
     (events, parser.finish())
 }
@@ -41,7 +52,7 @@ fuzz_target!(|data: &[u8]| {
         chunks.push(&text[start..end]);
         start = end;
     }
-    let whole = parse(&[&text]);
-    let split = parse(&chunks);
-    assert_eq!(whole, split, "chunking changed the parse");
+    let whole = parse(&[&text], false);
+    assert_eq!(whole, parse(&chunks, false), "chunking changed the parse");
+    assert_eq!(whole, parse(&chunks, true), "span mode changed the parse");
 });

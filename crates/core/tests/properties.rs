@@ -116,6 +116,31 @@ proptest! {
     }
 
     #[test]
+    fn span_mode_gives_the_same_events_feed_by_feed(text in text(), offsets in prop::collection::vec(any::<usize>(), 0..24)) {
+        let names = vec!["SCHEMA_PROPOSAL".to_owned()];
+        let offsets: Vec<usize> = offsets.iter().map(|o| o % (text.len() + 1)).collect();
+        let chunks = split_at_offsets(&text, &offsets);
+        let mut copies = stepwise_core::markers::MarkerParser::with_registry(registry(&names));
+        let mut spans = stepwise_core::markers::MarkerParser::with_registry(registry(&names));
+        spans.set_text_spans(true);
+        for chunk in chunks.iter().copied().chain([""]) {
+            let want: Vec<_> = if chunk.is_empty() { copies.end().collect() } else { copies.feed(chunk).collect() };
+            let mut got: Vec<_> = if chunk.is_empty() { spans.end().collect() } else { spans.feed(chunk).collect() };
+            for piece in spans.take_text_pieces() {
+                let stepwise_core::markers::Event::Text { text } = &mut got[piece.event] else {
+                    panic!("a text piece of a non-text event");
+                };
+                match piece.source {
+                    stepwise_core::markers::TextSource::Earlier(held) => text.push_str(&held),
+                    stepwise_core::markers::TextSource::Chunk(range) => text.push_str(&chunk[range]),
+                }
+            }
+            prop_assert_eq!(got, want);
+        }
+        prop_assert_eq!(spans.finish(), copies.finish());
+    }
+
+    #[test]
     fn the_body_spans_of_any_split_point_at_each_payload_body_in_the_text(text in text(), offsets in prop::collection::vec(any::<usize>(), 0..24)) {
         let names = vec!["SCHEMA_PROPOSAL".to_owned()];
         let offsets: Vec<usize> = offsets.iter().map(|o| o % (text.len() + 1)).collect();

@@ -60,6 +60,26 @@ test("random splits through the JS API give the same events and parse", () => {
   }
 });
 
+test("the shared vectors parse through the JS entry as the core parses them, at any split", () => {
+  const defaults = { message: "", suggestions: [], options: [], extracted: [], proposed_message: null, target_field: null,
+    suggested_values: [], suggested_actions: [], payloads: [], diagnostics: [] };
+  const random = prng(20261126);
+  for (const c of markerCases) {
+    const want = { ...defaults, ...c.expect };
+    for (const chunks of [[c.text], [...c.text], randomSplit(c.text, random, 7), randomSplit(c.text, random, 300)]) {
+      const { events, parsed } = parse(chunks, c.payload_markers);
+      parsed.diagnostics = parsed.diagnostics.map((d) => d.code);
+      assert.deepEqual(parsed, want, `${c.name} in ${chunks.length} chunks`);
+      if (c.display !== undefined) {
+        assert.equal(events.filter((e) => e.type === "text").map((e) => e.text).join(""), c.display, c.name);
+      }
+      const payloads = events.filter((e) => e.kind === "payload").map((e) => e.value);
+      assert.equal(payloads.length, parsed.payloads.length, c.name);
+      payloads.forEach((p, i) => assert.equal(parsed.payloads[i], p, `${c.name}: finish gives the events' payload objects`));
+    }
+  }
+});
+
 test("a surrogate pair split across chunks is reassembled", () => {
   const [high, low] = ["😀"[0], "😀"[1]];
   const { parsed } = parse(["Hi ", high, low + " there"]);

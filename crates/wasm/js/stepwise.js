@@ -1,30 +1,88 @@
-//! The package's entry: the wasm-bindgen bindings, with `MarkerStream.feed` defined here.
+//! The package's entry: the wasm-bindgen bindings, with `MarkerStream`'s streaming defined here.
 //!
-//! `feed` runs once per streamed token, so it crosses the boundary as little as possible: the
-//! chunk goes in as a string, a number comes back, and the common plain-text delta becomes
-//! `[{ type: "text", text: chunk }]` here, reusing the caller's string. While a payload's JSON
-//! body streams in, the chunks are kept here too, and the finished body is parsed from them
-//! (`JSON.parse` of a slice the core points at) instead of being copied back out of wasm
-//! memory. All parsing is the core's; this file only stitches UTF-16 surrogate pairs that a
-//! chunk boundary split (Rust strings cannot hold half a pair) and builds the trivial results.
-import init, { initSync, MarkerStream as Bindings, resolveChat, Workflow } from "./bindings.js";
+//! `feed` runs once per streamed chunk, so it crosses the boundary as little as possible: the
+//! chunk's UTF-8 is written straight into a buffer the stream keeps in wasm memory
+//! (`TextEncoder.encodeInto`, or a loop for a short ASCII delta), one call parses it and
+//! returns a number, and the events are read from a tape of numbers in wasm memory
+//! (crates/wasm/src/tape.rs). Display text is cut from the caller's own strings
+//! (`chunk.slice`, no copy); markers and diagnostics come as one JSON array, decoded and parsed
+//! once. While a payload's JSON body streams in, the chunks are kept here too, and the finished
+//! body is parsed from them (`JSON.parse` of a slice the core points at). The display text and
+//! the payloads are kept here for `finish`. All parsing is the core's; this file only moves
+//! bytes, stitches UTF-16 surrogate pairs that a chunk boundary split (Rust strings cannot hold
+//! half a pair) and builds the results.
+import init, { initSync, MarkerStream as Bindings, resolveChat, Workflow, wasmMemory } from "./bindings.js";
 
 export { init as default, initSync, resolveChat, Workflow };
 
-// The codes and flags of `feedChunk` (crates/wasm/src/marker_stream.rs).
+// The codes and flags of `feedInput` (crates/wasm/src/marker_stream.rs).
 const NO_EVENTS = 0;
 const CHUNK_AS_TEXT = 1;
-const EVENTS_READY = 2;
 const WINDOW_ADD = 4;
 const WINDOW_OPEN = 8;
 const SPANS_READY = 16;
+const VALUES_READY = 32;
+const HOLDING = 64;
+// The tape's words (crates/wasm/src/tape.rs).
+const VALUE = 0;
+const TEXT = 1;
+const SPAN = 3;
+const EARLIER = 4;
+// Chunks up to this many UTF-16 units are written by a loop while they are ASCII: cheaper than
+// a call to `encodeInto` for a token-sized delta.
+const LOOP_MAX = 48;
+
+/** Whether a UTF-16 unit is White_Space, as Rust's `char::is_whitespace` (JS's `trim` also
+ * strips U+FEFF and keeps U+0085). */
+function isSpace(unit) {
+  if (unit <= 0x20) return unit === 0x20 || (unit >= 0x09 && unit <= 0x0d);
+  if (unit < 0x85) return false;
+  return unit === 0x85 || unit === 0xa0 || unit === 0x1680 || (unit >= 0x2000 && unit <= 0x200a) ||
+    unit === 0x2028 || unit === 0x2029 || unit === 0x202f || unit === 0x205f || unit === 0x3000;
+}
+
+/** Rust's `str::trim`, as the core trims the message. */
+function trim(text) {
+  let start = 0;
+  let end = text.length;
+  while (start < end && isSpace(text.charCodeAt(start))) start++;
+  while (end > start && isSpace(text.charCodeAt(end - 1))) end--;
+  return start === 0 && end === text.length ? text : text.slice(start, end);
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+/** Views of wasm memory, made again when it grows (the old buffer is then detached). */
+let bytes = new Uint8Array(0);
+let words = new Uint32Array(0);
+function views() {
+  if (bytes.byteLength === 0) {
+    const { buffer } = wasmMemory();
+    bytes = new Uint8Array(buffer);
+    words = new Uint32Array(buffer);
+  }
+}
 
 export class MarkerStream extends Bindings {
+  /** Where the shared block is, in words: `[input address, input capacity, tape address, tape
+   * length, values address, values length, spans address, spans length]`. */
+  #shared;
   /** A high surrogate that ended the last chunk, waiting for its low half. */
   #held = "";
   /** The text since a JSON body started, while it streams (the engine keeps concatenations
    * as ropes: appending a chunk copies nothing). */
   #window = "";
+  /** The text since an undecided line start, while one is held (the tape's `EARLIER`). */
+  #pending = "";
+  /** The display text so far: `finish`'s message. */
+  #message = "";
+  /** Every payload given out so far, in order: `finish`'s payloads. */
+  #payloads = [];
+
+  constructor(payloadMarkers) {
+    super(payloadMarkers);
+    this.#shared = this.sharedAt() >>> 2;
+  }
 
   feed(chunk) {
     if (typeof chunk !== "string") {
@@ -44,45 +102,129 @@ export class MarkerStream extends Bindings {
     // A high surrogate held at the very end is not text: the core reads it as U+FFFD.
     const held = this.#held ? this.#parse(this.#held) : [];
     this.#held = "";
-    return held.concat(super.end());
+    const code = this.endInput();
+    return code === NO_EVENTS ? held : held.concat(this.#events("", code));
   }
 
   finish() {
     this.end();
-    return super.finish();
+    const length = this.finishRest();
+    let rest = {};
+    if (length > 0) {
+      views();
+      const at = words[this.#shared + 4];
+      rest = JSON.parse(decoder.decode(bytes.subarray(at, at + length)));
+    }
+    this.free();
+    return {
+      message: trim(this.#message),
+      suggestions: rest.suggestions ?? [],
+      options: rest.options ?? [],
+      extracted: rest.extracted ?? [],
+      proposed_message: rest.proposed_message ?? null,
+      target_field: rest.target_field ?? null,
+      suggested_values: rest.suggested_values ?? [],
+      suggested_actions: rest.suggested_actions ?? [],
+      payloads: this.#payloads,
+      diagnostics: rest.diagnostics ?? [],
+    };
   }
 
   #parse(text) {
-    const code = this.feedChunk(text, text.length);
-    switch (code) {
-      case NO_EVENTS:
-        return [];
-      case CHUNK_AS_TEXT:
-        return [{ type: "text", text }];
-      case EVENTS_READY:
-        return this.takeEvents();
-      default:
-        return this.#parseInBody(code, text);
+    const code = this.feedInput(this.#write(text), text.length);
+    if (code === CHUNK_AS_TEXT) {
+      this.#message += text;
+      return [{ type: "text", text }];
     }
-  }
-
-  /** A chunk that opens, continues or closes a JSON body (a flag of `code` is set). */
-  #parseInBody(code, text) {
+    let events;
     if (code & WINDOW_ADD) this.#window += text;
-    let events = [];
-    if ((code & 3) === CHUNK_AS_TEXT) events = [{ type: "text", text }];
-    else if ((code & 3) === EVENTS_READY) {
-      events = this.takeEvents();
-      if (code & SPANS_READY) this.#fillPayloads();
+    switch (code & 3) {
+      case NO_EVENTS:
+        events = [];
+        break;
+      case CHUNK_AS_TEXT:
+        this.#message += text;
+        events = [{ type: "text", text }];
+        break;
+      default:
+        events = this.#events(text, code);
     }
     if (!(code & WINDOW_OPEN)) this.#window = "";
+    this.#pending = code & HOLDING ? this.#pending + text : "";
     return events;
   }
 
-  /** Parses the bodies of the payloads just completed from the kept chunks. */
-  #fillPayloads() {
-    const text = this.#window;
-    const spans = this.takeSpans();
-    for (let i = 0; i < spans.length; i += 3) spans[i].data = JSON.parse(text.slice(spans[i + 1], spans[i + 2]));
+  /** Writes the chunk's UTF-8 into the input buffer; returns its length in bytes. */
+  #write(text) {
+    const shared = this.#shared;
+    const length = text.length;
+    views();
+    if (length * 3 > words[shared + 1]) {
+      this.reserveInput(length * 3);
+      views();
+    }
+    const at = words[shared];
+    let written = 0;
+    if (length <= LOOP_MAX) {
+      for (; written < length; written++) {
+        const unit = text.charCodeAt(written);
+        if (unit > 0x7f) break;
+        bytes[at + written] = unit;
+      }
+      if (written === length) return written;
+    }
+    const rest = written === 0 ? text : text.slice(written);
+    return written + encoder.encodeInto(rest, bytes.subarray(at + written, at + words[shared + 1])).written;
+  }
+
+  /** The events of the tape: text cut from `text` (and the pending text), the rest from the
+   * values; payloads whose data is in the window get it from there. */
+  #events(text, code) {
+    views();
+    const shared = this.#shared;
+    let values;
+    if (code & VALUES_READY) {
+      const from = words[shared + 4];
+      values = JSON.parse(decoder.decode(bytes.subarray(from, from + words[shared + 5])));
+    }
+    let at = words[shared + 2] >>> 2;
+    const end = at + words[shared + 3];
+    const events = [];
+    let next = 0;
+    while (at < end) {
+      const word = words[at++];
+      if (word === VALUE) {
+        const event = values[next++];
+        if (event.kind === "payload") this.#payloads.push(event.value);
+        events.push(event);
+        continue;
+      }
+      let piece;
+      if (word === TEXT) {
+        piece = text.slice(words[at], words[at + 1]);
+        at += 2;
+      } else {
+        piece = "";
+        for (let pieces = words[at++]; pieces > 0; pieces--) {
+          const kind = words[at++];
+          if (kind === SPAN) {
+            piece += text.slice(words[at], words[at + 1]);
+            at += 2;
+          } else if (kind === EARLIER) {
+            piece += this.#pending.slice(this.#pending.length - words[at++]);
+          } else piece += values[next++];
+        }
+      }
+      this.#message += piece;
+      events.push({ type: "text", text: piece });
+    }
+    if (code & SPANS_READY) {
+      const window = this.#window;
+      let span = words[shared + 6] >>> 2;
+      for (const stop = span + words[shared + 7]; span < stop; span += 3) {
+        values[words[span]].value.data = JSON.parse(window.slice(words[span + 1], words[span + 2]));
+      }
+    }
+    return events;
   }
 }

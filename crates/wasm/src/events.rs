@@ -1,197 +1,261 @@
-//! Marker events as JS objects, built by small JS constructors: the one hand-built path left
-//! in the package (everything else crosses through serde-wasm-bindgen, `error.rs`).
+//! Marker events and the whole parse written as JSON text, for one `JSON.parse` in the JS entry.
 //!
-//! `feed` runs once per streamed token, so its result is on the hot path: each event is one
-//! call into a constructor below (a few more for list items). Measured in one run by
-//! `node bench/events.bench.mjs` against the same package built with feature `serde-events`
-//! (this file's events and parse written by serde-wasm-bindgen): serde took 0.84x to 1.30x the
-//! hand-built time (noise-level on replies, up to 1.30x with a marker every other line at 4 B
-//! chunks), and it made the package 97,762 B gzip instead of 89,567 B (+8,195 B, 542 B under
-//! the 96 KB budget): the figures in bench/README.md, "Marker events: hand-built or
-//! serde-wasm-bindgen". A payload's data is `JSON.parse`d from its validated text in both
-//! builds: serde cannot carry the core's raw JSON text (`JsonText`) as a value. `finish` builds the whole parse from the
-//! same constructors. The objects have exactly the shape `MarkerEvent` declares, and the
-//! shared vectors check them against the core's serde output.
+//! Every string that crosses from wasm to JS costs a `TextDecoder` call, and every object a
+//! call into JS; a chunk's markers, diagnostics and held text are therefore written here as one
+//! JSON array (the `values` of the tape, `tape.rs`), decoded and parsed once. Display text does
+//! not come this way at all: it is cut from the caller's own chunk. A payload's validated JSON
+//! body goes in as it is, so the same `JSON.parse` builds it; a body the JS entry reads from its
+//! window is written as `null` and filled there. The objects have exactly the shape
+//! `MarkerEvent` and `Parsed` declare, and the shared vectors check them against the core's
+//! serde output.
 
 use stepwise_core::markers::{
-    Event, ExtractedField, Marker, Parsed, SuggestedAction, SuggestedValue,
+    Diagnostic, Event, ExtractedField, Marker, Parsed, SuggestedAction, SuggestedValue,
 };
-use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(inline_js = "
-export function text(text) { return { type: 'text', text }; }
-export function marker(kind, value) { return { type: 'marker', kind, value }; }
-export function diagnostic(code, message, line) { return { type: 'diagnostic', code, message, line }; }
-export function diagnosticData(code, message, line) { return { code, message, line }; }
-export function parsed(message, suggestions, options, extracted, proposed_message, target_field, suggested_values, suggested_actions, payloads, diagnostics) {
-  return { message, suggestions, options, extracted, proposed_message, target_field, suggested_values, suggested_actions, payloads, diagnostics };
-}
-export function object2(k1, v1, k2, v2) { return { [k1]: v1, [k2]: v2 }; }
-export function action(label, action, handler, target) { return target === undefined ? { label, action, handler } : { label, action, handler, target }; }
-export function payload(type, json) { return { type, data: JSON.parse(json) }; }
-export function payloadLater(type) { return { type, data: null }; }
-")]
-extern "C" {
-    /// `{ type: "text", text }`.
-    fn text(text: &JsValue) -> JsValue;
-    fn marker(kind: &str, value: &JsValue) -> JsValue;
-    fn diagnostic(code: &str, message: &str, line: u32) -> JsValue;
-    #[wasm_bindgen(js_name = diagnosticData)]
-    fn diagnostic_data(code: &str, message: &str, line: u32) -> JsValue;
-    #[allow(clippy::too_many_arguments)]
-    fn parsed(
-        message: &str,
-        suggestions: JsValue,
-        options: JsValue,
-        extracted: JsValue,
-        proposed_message: JsValue,
-        target_field: JsValue,
-        suggested_values: JsValue,
-        suggested_actions: JsValue,
-        payloads: JsValue,
-        diagnostics: JsValue,
-    ) -> JsValue;
-    fn object2(k1: &str, v1: &str, k2: &str, v2: &str) -> JsValue;
-    fn action(label: &str, action: &str, handler: &str, target: Option<String>) -> JsValue;
-    /// A payload's value. Its JSON text was validated by the core; the engine's `JSON.parse`
-    /// builds a large object many times faster than field-by-field conversion.
-    fn payload(payload_type: &str, json: &str) -> JsValue;
-    /// A payload whose data the JS entry reads from the chunks it kept (`takeSpans`).
-    #[wasm_bindgen(js_name = payloadLater)]
-    fn payload_later(payload_type: &str) -> JsValue;
-}
+/// JSON text being written (a reused buffer).
+#[derive(Debug, Default)]
+pub(crate) struct JsonOut(pub(crate) String);
 
-/// Appends the events to `array` as JS objects. A payload's value is also kept in `payloads`,
-/// in order, so `finish` can reuse it instead of parsing the body again. The payloads have the
-/// body `windowed` (UTF-16 offsets into the chunks the JS entry kept), in order, or none: a
-/// windowed payload's value is pushed to `spans` with its offsets, for the entry to fill in.
-pub(crate) fn push_events(
-    array: &js_sys::Array,
-    events: std::vec::Drain<'_, Event>,
-    payloads: &mut Vec<JsValue>,
-    windowed: &[(u64, u64)],
-    spans: &js_sys::Array,
-) {
-    let mut windowed = windowed.iter();
-    for event in events {
-        array.push(&event_to_js(&event, payloads, &mut windowed, spans));
+impl JsonOut {
+    pub(crate) fn clear(&mut self) {
+        self.0.clear();
     }
-}
 
-fn event_to_js(
-    event: &Event,
-    payloads: &mut Vec<JsValue>,
-    windowed: &mut std::slice::Iter<'_, (u64, u64)>,
-    spans: &js_sys::Array,
-) -> JsValue {
-    #[cfg(feature = "serde-events")]
-    if !matches!(event, Event::Marker(Marker::Payload(_))) {
-        return crate::error::to_js(event);
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
-    match event {
-        Event::Text { text: body } => text(&JsValue::from_str(body)),
-        Event::Diagnostic(d) => diagnostic(d.code.as_str(), &d.message, d.line),
-        Event::Marker(m) => {
-            let value = match m {
-                Marker::Suggestions(items) | Marker::Options(items) => strings(items),
-                Marker::ExtractedData(f) => extracted_field(f),
-                Marker::ProposedMessage(s) | Marker::TargetField(s) => JsValue::from_str(s),
-                Marker::SuggestedValues(values) => array(values, suggested_value),
-                Marker::SuggestedActions(actions) => array(actions, suggested_action),
-                Marker::Payload(p) => {
-                    let value = match windowed.next() {
-                        Some(&(start, end)) => {
-                            let value = payload_later(&p.payload_type);
-                            spans.push(&value);
-                            spans.push(&JsValue::from_f64(start as f64));
-                            spans.push(&JsValue::from_f64(end as f64));
-                            value
-                        }
-                        None => payload(&p.payload_type, p.data.as_str()),
-                    };
-                    payloads.push(value.clone());
-                    value
-                }
+
+    /// Starts the next element of the array being written.
+    pub(crate) fn next_element(&mut self) {
+        self.0.push(if self.0.is_empty() { '[' } else { ',' });
+    }
+
+    /// Ends the array (`[]` when nothing was written).
+    pub(crate) fn end_array(&mut self) {
+        if self.0.is_empty() {
+            self.0.push('[');
+        }
+        self.0.push(']');
+    }
+
+    /// A JSON string.
+    pub(crate) fn string(&mut self, text: &str) {
+        let out = &mut self.0;
+        out.push('"');
+        let mut plain = 0;
+        for (at, &b) in text.as_bytes().iter().enumerate() {
+            let escape = match b {
+                b'"' => "\\\"",
+                b'\\' => "\\\\",
+                b'\n' => "\\n",
+                b'\r' => "\\r",
+                b'\t' => "\\t",
+                0..=0x1f => "",
+                _ => continue,
             };
-            marker(m.kind(), &value)
+            out.push_str(&text[plain..at]);
+            if escape.is_empty() {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.push_str("\\u00");
+                out.push(HEX[usize::from(b >> 4)] as char);
+                out.push(HEX[usize::from(b & 15)] as char);
+            } else {
+                out.push_str(escape);
+            }
+            plain = at + 1;
+        }
+        out.push_str(&text[plain..]);
+        out.push('"');
+    }
+
+    fn key(&mut self, key: &str) {
+        self.0.push('"');
+        self.0.push_str(key);
+        self.0.push_str("\":");
+    }
+
+    /// `"key":"value"` (`key` needs no escaping).
+    fn field(&mut self, key: &str, value: &str) {
+        self.key(key);
+        self.string(value);
+    }
+
+    fn array<T>(&mut self, items: &[T], mut write: impl FnMut(&mut Self, &T)) {
+        self.0.push('[');
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                self.0.push(',');
+            }
+            write(self, item);
+        }
+        self.0.push(']');
+    }
+
+    fn strings(&mut self, items: &[String]) {
+        self.array(items, |out, item| out.string(item));
+    }
+
+    fn optional(&mut self, value: Option<&str>) {
+        match value {
+            Some(value) => self.string(value),
+            None => self.0.push_str("null"),
+        }
+    }
+
+    /// An event; a payload's data is its JSON body, or `null` when `data_later`.
+    pub(crate) fn event(&mut self, event: &Event, data_later: bool) {
+        match event {
+            Event::Text { text } => {
+                self.0.push_str("{\"type\":\"text\",");
+                self.field("text", text);
+            }
+            Event::Diagnostic(d) => {
+                self.0.push_str("{\"type\":\"diagnostic\",");
+                self.diagnostic_fields(d);
+            }
+            Event::Marker(m) => {
+                self.0.push_str("{\"type\":\"marker\",");
+                self.field("kind", m.kind());
+                self.0.push(',');
+                self.key("value");
+                self.marker_value(m, data_later);
+            }
+        }
+        self.0.push('}');
+    }
+
+    fn diagnostic_fields(&mut self, d: &Diagnostic) {
+        self.field("code", d.code.as_str());
+        self.0.push(',');
+        self.field("message", &d.message);
+        self.0.push_str(",\"line\":");
+        self.0.push_str(&d.line.to_string());
+    }
+
+    fn marker_value(&mut self, marker: &Marker, data_later: bool) {
+        match marker {
+            Marker::Suggestions(items) | Marker::Options(items) => self.strings(items),
+            Marker::ExtractedData(f) => self.extracted_field(f),
+            Marker::ProposedMessage(s) | Marker::TargetField(s) => self.string(s),
+            Marker::SuggestedValues(values) => self.array(values, Self::suggested_value),
+            Marker::SuggestedActions(actions) => self.array(actions, Self::suggested_action),
+            Marker::Payload(p) => {
+                self.0.push('{');
+                self.field("type", &p.payload_type);
+                self.0.push_str(",\"data\":");
+                self.0
+                    .push_str(if data_later { "null" } else { p.data.as_str() });
+                self.0.push('}');
+            }
+        }
+    }
+
+    fn extracted_field(&mut self, f: &ExtractedField) {
+        self.0.push('{');
+        self.field("field", &f.field);
+        self.0.push(',');
+        self.field("value", &f.value);
+        self.0.push('}');
+    }
+
+    fn suggested_value(&mut self, v: &SuggestedValue) {
+        self.0.push('{');
+        self.field("label", &v.label);
+        self.0.push(',');
+        self.field("value", &v.value);
+        self.0.push('}');
+    }
+
+    fn suggested_action(&mut self, a: &SuggestedAction) {
+        self.0.push('{');
+        self.field("label", &a.label);
+        self.0.push(',');
+        self.field("action", &a.action);
+        self.0.push(',');
+        self.field("handler", a.handler.as_str());
+        if let Some(target) = &a.target {
+            self.0.push(',');
+            self.field("target", target);
+        }
+        self.0.push('}');
+    }
+
+    /// The whole parse (`whole`), or what the JS entry does not keep itself: neither the
+    /// message nor the payloads (it built the display text and gave out the payloads), and
+    /// only the fields that are not empty (it fills in the rest); nothing at all when every
+    /// one is empty.
+    pub(crate) fn parsed(&mut self, parse: &Parsed, whole: bool) {
+        let mut fields = Fields {
+            out: self,
+            whole,
+            written: false,
+        };
+        if let Some(out) = fields.next("message", !whole) {
+            out.string(&parse.message);
+        }
+        if let Some(out) = fields.next("suggestions", parse.suggestions.is_empty()) {
+            out.strings(&parse.suggestions);
+        }
+        if let Some(out) = fields.next("options", parse.options.is_empty()) {
+            out.strings(&parse.options);
+        }
+        if let Some(out) = fields.next("extracted", parse.extracted.is_empty()) {
+            out.array(&parse.extracted, Self::extracted_field);
+        }
+        if let Some(out) = fields.next("proposed_message", parse.proposed_message.is_none()) {
+            out.optional(parse.proposed_message.as_deref());
+        }
+        if let Some(out) = fields.next("target_field", parse.target_field.is_none()) {
+            out.optional(parse.target_field.as_deref());
+        }
+        if let Some(out) = fields.next("suggested_values", parse.suggested_values.is_empty()) {
+            out.array(&parse.suggested_values, Self::suggested_value);
+        }
+        if let Some(out) = fields.next("suggested_actions", parse.suggested_actions.is_empty()) {
+            out.array(&parse.suggested_actions, Self::suggested_action);
+        }
+        if let Some(out) = fields.next("payloads", !whole) {
+            out.array(&parse.payloads, |out, p| {
+                out.0.push('{');
+                out.field("type", &p.payload_type);
+                out.0.push_str(",\"data\":");
+                out.0.push_str(p.data.as_str());
+                out.0.push('}');
+            });
+        }
+        if let Some(out) = fields.next("diagnostics", parse.diagnostics.is_empty()) {
+            out.array(&parse.diagnostics, |out, d| {
+                out.0.push('{');
+                out.diagnostic_fields(d);
+                out.0.push('}');
+            });
+        }
+        if fields.written {
+            fields.out.0.push('}');
         }
     }
 }
 
-/// The whole parse as the `Parsed` object, written by serde-wasm-bindgen but for its payloads.
-#[cfg(feature = "serde-events")]
-pub(crate) fn parsed_to_js(parse: &Parsed, payloads: &[JsValue]) -> JsValue {
-    let object = crate::error::to_js(&SerdeParsed(parse));
-    let array: js_sys::Array = payloads.iter().collect();
-    let _ = js_sys::Reflect::set(&object, &JsValue::from_str("payloads"), &array);
-    object
+/// Writes the fields of an object, opening it at the first one.
+struct Fields<'a> {
+    out: &'a mut JsonOut,
+    /// Every field is written, empty or not.
+    whole: bool,
+    /// A field was written (the object is open).
+    written: bool,
 }
 
-/// The whole parse as the `Parsed` object; `payloads` are the JS values its events carried.
-#[cfg(not(feature = "serde-events"))]
-pub(crate) fn parsed_to_js(parse: &Parsed, payloads: &[JsValue]) -> JsValue {
-    parsed(
-        &parse.message,
-        strings(&parse.suggestions),
-        strings(&parse.options),
-        array(&parse.extracted, extracted_field),
-        optional(parse.proposed_message.as_deref()),
-        optional(parse.target_field.as_deref()),
-        array(&parse.suggested_values, suggested_value),
-        array(&parse.suggested_actions, suggested_action),
-        payloads.iter().collect::<js_sys::Array>().into(),
-        array(&parse.diagnostics, |d| {
-            diagnostic_data(d.code.as_str(), &d.message, d.line)
-        }),
-    )
-}
-
-/// A string, or `null` when absent (as serde writes `None`).
-#[cfg(not(feature = "serde-events"))]
-fn optional(value: Option<&str>) -> JsValue {
-    value.map_or(JsValue::NULL, JsValue::from_str)
-}
-
-fn array<T>(items: &[T], to_js: impl Fn(&T) -> JsValue) -> JsValue {
-    items.iter().map(to_js).collect::<js_sys::Array>().into()
-}
-
-fn strings(items: &[String]) -> JsValue {
-    array(items, |item| JsValue::from_str(item))
-}
-
-fn extracted_field(f: &ExtractedField) -> JsValue {
-    object2("field", &f.field, "value", &f.value)
-}
-
-fn suggested_value(v: &SuggestedValue) -> JsValue {
-    object2("label", &v.label, "value", &v.value)
-}
-
-fn suggested_action(a: &SuggestedAction) -> JsValue {
-    action(&a.label, &a.action, a.handler.as_str(), a.target.clone())
-}
-
-/// The parse without its payloads (their values are the JS ones the events carried): the
-/// `serde-events` build's `finish`.
-#[cfg(feature = "serde-events")]
-struct SerdeParsed<'p>(&'p Parsed);
-
-#[cfg(feature = "serde-events")]
-impl serde::Serialize for SerdeParsed<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let p = self.0;
-        let mut s = serializer.serialize_struct("Parsed", 9)?;
-        s.serialize_field("message", &p.message)?;
-        s.serialize_field("suggestions", &p.suggestions)?;
-        s.serialize_field("options", &p.options)?;
-        s.serialize_field("extracted", &p.extracted)?;
-        s.serialize_field("proposed_message", &p.proposed_message)?;
-        s.serialize_field("target_field", &p.target_field)?;
-        s.serialize_field("suggested_values", &p.suggested_values)?;
-        s.serialize_field("suggested_actions", &p.suggested_actions)?;
-        s.serialize_field("diagnostics", &p.diagnostics)?;
-        s.end()
+impl Fields<'_> {
+    /// Writes the key of the next field and returns the writer for its value, unless the
+    /// field is `empty` and only non-empty fields are written.
+    fn next(&mut self, key: &str, empty: bool) -> Option<&mut JsonOut> {
+        if empty && !self.whole {
+            return None;
+        }
+        self.out.0.push(if self.written { ',' } else { '{' });
+        self.written = true;
+        self.out.key(key);
+        Some(&mut *self.out)
     }
 }

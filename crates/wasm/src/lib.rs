@@ -6,7 +6,7 @@
 //! serde-wasm-bindgen, both ways (`error.rs`). Marker events alone are built by small JS
 //! constructors, one call each (`events.rs`: they are made once per streamed chunk, and a
 //! benchmark run beside the serde build says why), and the package's entry (`js/stepwise.js`)
-//! defines `MarkerStream.feed` around [`MarkerStream::feed_chunk`]. Errors are JS `Error`s with
+//! defines `MarkerStream.feed` around [`MarkerStream::feed_input`]. Errors are JS `Error`s with
 //! a `code`.
 //!
 //! ```js
@@ -23,11 +23,15 @@ mod error;
 mod events;
 mod marker_stream;
 mod registry;
+mod tape;
 mod types;
+mod window;
 mod workflow;
 
 pub use marker_stream::{
-    CHUNK_AS_TEXT, EVENTS_READY, MarkerStream, NO_EVENTS, SPANS_READY, WINDOW_ADD, WINDOW_OPEN,
+    CHUNK_AS_TEXT, EVENTS_READY, HOLDING, MarkerStream, NO_EVENTS, SPANS_READY, VALUES_READY,
+    WINDOW_ADD, WINDOW_OPEN,
 };
 pub use registry::resolve_chat;
+pub use tape::{EARLIER, PIECES, SPAN, TEXT, VALUE};
 pub use workflow::Workflow;

@@ -1,47 +1,41 @@
 //! `MarkerStream`: the incremental marker parser for tokens streaming into the browser.
 
-use stepwise_core::markers::{Event, MarkerParser, MarkerRegistry};
+use stepwise_core::markers::{Event, Marker, MarkerParser, MarkerRegistry, TextPiece};
 use wasm_bindgen::prelude::*;
 
 use crate::error::{coded_error, from_js};
-use crate::events::{parsed_to_js, push_events};
+use crate::events::JsonOut;
+use crate::tape::{Tape, TapeWriter};
+use crate::window::{ChunkAt, Window};
 
-/// `feedChunk`: the chunk completed no event.
+/// `feedInput`: the chunk completed no event.
 pub const NO_EVENTS: u32 = 0;
-/// `feedChunk`: the chunk completed exactly one event, `{ type: "text", text: chunk }`.
+/// `feedInput`: the chunk completed exactly one event, `{ type: "text", text: chunk }`.
 pub const CHUNK_AS_TEXT: u32 = 1;
-/// `feedChunk`: the events are ready for `takeEvents`.
+/// `feedInput`: the events are described by the tape (`tape.rs`).
 pub const EVENTS_READY: u32 = 2;
-/// `feedChunk` flag: keep this chunk in the window (a JSON body is open in it or ended in it).
+/// `feedInput` flag: keep this chunk in the window (a JSON body is open in it or ended in it).
 pub const WINDOW_ADD: u32 = 4;
-/// `feedChunk` flag: a JSON body is still open after this chunk: keep the window.
+/// `feedInput` flag: a JSON body is still open after this chunk: keep the window.
 pub const WINDOW_OPEN: u32 = 8;
-/// `feedChunk` flag: payloads of these events take their data from the window (`takeSpans`).
+/// `feedInput` flag: payloads of these events take their data from the window (the spans:
+/// `[value index, start, end]`, UTF-16 offsets into the window's joined chunks).
 pub const SPANS_READY: u32 = 16;
+/// `feedInput` flag: the tape refers to values, a JSON array in wasm memory (`events.rs`).
+pub const VALUES_READY: u32 = 32;
+/// `feedInput` flag: a line start is still undecided after this chunk: the entry keeps the
+/// text from here on, for the tape's `EARLIER` pieces.
+pub const HOLDING: u32 = 64;
 
-/// The chunks the JS entry keeps while a JSON body streams in, so a finished body is read from
-/// the caller's own strings (one `JSON.parse` of a slice) instead of being copied out of wasm
-/// memory and decoded again.
-#[derive(Debug, Default)]
-struct Window {
-    /// UTF-16 offset from the start of the stream where the window's first chunk starts.
-    start16: u64,
-    /// Whether the JS entry holds a window.
-    open: bool,
-    /// A chunk in the window held a lone surrogate (read here as U+FFFD): bodies are then
-    /// read from the core's text, as the core saw them.
-    replaced: bool,
-    /// Where the open body starts (UTF-16, from the start of the stream).
-    body_start16: Option<u64>,
-}
-
-/// UTF-16 code units of `text`: a code unit for each UTF-8 sequence, two for a 4-byte one.
-fn utf16_len(text: &str) -> u64 {
-    let bytes = text.as_bytes();
-    let continuations = bytes.iter().filter(|&&b| (b as i8) < -64).count();
-    let four_byte_leads = bytes.iter().filter(|&&b| b >= 0xF0).count();
-    (bytes.len() - continuations + four_byte_leads) as u64
-}
+/// Slots of the shared block the JS entry reads (`MarkerStream::shared`).
+const INPUT_AT: usize = 0;
+const INPUT_CAPACITY: usize = 1;
+const TAPE_AT: usize = 2;
+const TAPE_LEN: usize = 3;
+const VALUES_AT: usize = 4;
+const VALUES_LEN: usize = 5;
+const SPANS_AT: usize = 6;
+const SPANS_LEN: usize = 7;
 
 /// Parses marker lines while model output streams in.
 ///
@@ -58,18 +52,27 @@ fn utf16_len(text: &str) -> u64 {
 #[wasm_bindgen]
 pub struct MarkerStream {
     parser: MarkerParser,
-    /// The events of the last `feedChunk`, until `takeEvents`.
-    ready: js_sys::Array,
-    /// The JS form of every payload emitted so far, reused by `finish`.
-    payloads: Vec<JsValue>,
     /// UTF-16 code units fed so far.
     fed16: u64,
     /// The window of chunks a streaming JSON body is read from.
     window: Window,
-    /// Payloads whose data the JS entry reads from the window: `[value, start, end, ...]`.
-    spans: js_sys::Array,
     /// The window offsets of the bodies of the last chunk's payloads (reused).
     windowed: Vec<(u64, u64)>,
+    /// Where the JS entry writes each chunk's UTF-8 bytes (`TextEncoder.encodeInto`), so that
+    /// no buffer is allocated and freed per chunk.
+    input: Vec<u8>,
+    /// The events of the last chunk, as the JS entry reads them (`tape.rs`).
+    tape: Tape,
+    /// The values the tape refers to, as a JSON array (or the parse, after `finishRest`).
+    values: JsonOut,
+    /// The payloads whose data the JS entry reads from its window: `[value index, start,
+    /// end]`.
+    spans: Vec<u32>,
+    /// The text pieces of the last chunk's events (reused).
+    pieces: Vec<TextPiece>,
+    /// What the JS entry reads from wasm memory: the addresses and lengths of the input, the
+    /// tape, the values and the spans (boxed: its address is stable).
+    shared: Box<[u32; 8]>,
 }
 
 #[wasm_bindgen]
@@ -93,78 +96,83 @@ impl MarkerStream {
                 .register_payload(&name)
                 .map_err(|e| coded_error(e.code(), &e.to_string()))?;
         }
+        let mut parser = MarkerParser::with_registry(registry);
+        parser.set_text_spans(true);
         Ok(MarkerStream {
-            parser: MarkerParser::with_registry(registry),
-            ready: js_sys::Array::new(),
-            payloads: Vec::new(),
+            parser,
             fed16: 0,
             window: Window::default(),
-            spans: js_sys::Array::new(),
             windowed: Vec::new(),
+            input: Vec::new(),
+            tape: Tape::default(),
+            values: JsonOut::default(),
+            spans: Vec::new(),
+            pieces: Vec::new(),
+            // The input buffer is made by the first chunk's `reserveInput`.
+            shared: Box::new([0; 8]),
         })
     }
 
-    /// The parsing half of the package's `feed` (defined in `js/stepwise.js`, which holds back
-    /// a trailing high surrogate so that `chunk` never ends inside a surrogate pair; `len16` is
-    /// the chunk's length in UTF-16 units, its JS `length`). Returns how the events are to be
-    /// built, in the low two bits: [`NO_EVENTS`], [`CHUNK_AS_TEXT`] (one text event that is the
-    /// chunk itself, reused as the caller's string) or [`EVENTS_READY`] (`takeEvents`); and the
-    /// window's flags above them: [`WINDOW_ADD`], [`WINDOW_OPEN`], [`SPANS_READY`]
-    /// (`takeSpans`). A number crosses the boundary much faster than an array of fresh objects,
-    /// and most streamed deltas are plain text.
-    #[wasm_bindgen(js_name = feedChunk, skip_typescript)]
-    pub fn feed_chunk(&mut self, chunk: &str, len16: u32) -> u32 {
-        // A lone surrogate in the JS chunk reads as U+FFFD here, and so must reach the event.
-        // (U+FFFD is EF BF BD in UTF-8: a byte search rules it out in one fast pass.)
-        let as_is = memchr::memchr(0xEF, chunk.as_bytes()).is_none() || !chunk.contains('\u{FFFD}');
-        // The caller's string length: UTF-16 units, counted by the engine for free.
-        let chunk_start16 = self.fed16;
-        self.fed16 += u64::from(len16);
-        if as_is && self.parser.feed_plain(chunk) {
-            return CHUNK_AS_TEXT;
+    /// The address in wasm memory of the shared block: `[input address, input capacity, tape
+    /// address, tape length (words), values address, values length (bytes), spans address,
+    /// spans length (words)]`, read by the JS entry.
+    #[wasm_bindgen(js_name = sharedAt, skip_typescript)]
+    pub fn shared_at(&self) -> u32 {
+        self.shared.as_ptr() as usize as u32
+    }
+
+    /// Makes the input buffer hold at least `bytes` bytes (its address may change).
+    #[wasm_bindgen(js_name = reserveInput, skip_typescript)]
+    pub fn reserve_input(&mut self, bytes: u32) {
+        let bytes = bytes as usize;
+        if self.input.len() < bytes {
+            self.input.resize(bytes, 0);
         }
-        let chunk_start = self.parser.fed();
-        self.parser.parse(chunk);
-        let body_open = self.parser.open_body_start();
-        let flags = if body_open.is_some() || self.window.open || self.parser.has_body_spans() {
-            self.track_window(chunk, chunk_start, chunk_start16, body_open, as_is)
-        } else {
-            self.windowed.clear();
-            0
+        self.shared[INPUT_AT] = self.input.as_ptr() as usize as u32;
+        self.shared[INPUT_CAPACITY] = self.input.len() as u32;
+    }
+
+    /// The parsing half of the package's `feed` (defined in `js/stepwise.js`): parses the
+    /// first `len` bytes of the input buffer, the UTF-8 of a chunk of `len16` UTF-16 units
+    /// that never ends inside a surrogate pair (the entry holds a trailing high surrogate
+    /// back). Returns how the events are to be built, in the low two bits: [`NO_EVENTS`],
+    /// [`CHUNK_AS_TEXT`] (one text event that is the chunk itself, reused as the caller's
+    /// string) or [`EVENTS_READY`] (the tape: text as ranges of the caller's chunk, the rest
+    /// from the values when [`VALUES_READY`] is set); and flags above them: [`WINDOW_ADD`],
+    /// [`WINDOW_OPEN`], [`SPANS_READY`], [`HOLDING`]. Numbers cross the boundary much faster
+    /// than fresh objects and strings, and the engine already holds the chunk's text.
+    #[wasm_bindgen(js_name = feedInput, skip_typescript)]
+    pub fn feed_input(&mut self, len: u32, len16: u32) -> u32 {
+        let input = std::mem::take(&mut self.input);
+        let end = (len as usize).min(input.len());
+        // The entry writes what `TextEncoder` makes: valid UTF-8 (a lone surrogate as U+FFFD).
+        let code = match std::str::from_utf8(&input[..end]) {
+            Ok(chunk) => self.feed_str(chunk, len16),
+            Err(_) => self.feed_str(&String::from_utf8_lossy(&input[..end]), len16),
         };
-        let mut events = self.parser.take_events();
-        if events.len() == 0 {
-            return NO_EVENTS | flags;
-        }
-        if events.len() == 1
-            && let Some(Event::Text { text }) = events.as_slice().first()
-            && text == chunk
-            && as_is
-        {
-            events.next();
-            return CHUNK_AS_TEXT | flags;
-        }
-        push_events(
-            &self.ready,
-            events,
-            &mut self.payloads,
-            &self.windowed,
-            &self.spans,
-        );
-        EVENTS_READY | flags
+        self.input = input;
+        code
     }
 
-    /// The payloads of the last events whose data the JS entry reads from its window:
-    /// `[value, start, end, ...]`, UTF-16 offsets into the window's joined chunks.
-    #[wasm_bindgen(js_name = takeSpans, skip_typescript)]
-    pub fn take_spans(&mut self) -> js_sys::Array {
-        std::mem::replace(&mut self.spans, js_sys::Array::new())
+    /// The half of the entry's `end` in wasm: ends the stream; returns [`NO_EVENTS`] or
+    /// [`EVENTS_READY`] (with [`VALUES_READY`]) for the last events (held text, a final
+    /// marker), read as `feedInput`'s are, with an empty chunk.
+    #[wasm_bindgen(js_name = endInput, skip_typescript)]
+    pub fn end_input(&mut self) -> u32 {
+        self.parser.end_parse();
+        self.write_tape("", 0, true)
     }
 
-    /// The events of the last `feedChunk` that returned [`EVENTS_READY`].
-    #[wasm_bindgen(js_name = takeEvents, skip_typescript)]
-    pub fn take_events(&mut self) -> js_sys::Array {
-        std::mem::replace(&mut self.ready, js_sys::Array::new())
+    /// The half of the entry's `finish` in wasm: writes the parse without its message and
+    /// payloads (which the entry keeps), and without its empty fields, as JSON to the values;
+    /// returns its length in bytes (0 when every field is empty).
+    #[wasm_bindgen(js_name = finishRest, skip_typescript)]
+    pub fn finish_rest(&mut self) -> u32 {
+        self.parser.end_parse();
+        self.values.clear();
+        self.values.parsed(self.parser.parsed(), false);
+        self.share_values();
+        self.values.0.len() as u32
     }
 
     /// Ends the stream and returns the last events (held text, a final marker).
@@ -174,15 +182,21 @@ impl MarkerStream {
     /// ```
     #[wasm_bindgen(unchecked_return_type = "MarkerEvent[]")]
     pub fn end(&mut self) -> JsValue {
-        let array = js_sys::Array::new();
-        push_events(
-            &array,
-            self.parser.end(),
-            &mut self.payloads,
-            &[],
-            &self.spans,
-        );
-        array.into()
+        let mut events: Vec<Event> = self.parser.end().collect();
+        for piece in self.parser.take_text_pieces() {
+            if let (Some(Event::Text { text }), stepwise_core::markers::TextSource::Earlier(held)) =
+                (events.get_mut(piece.event), piece.source)
+            {
+                text.push_str(&held);
+            }
+        }
+        let mut out = JsonOut::default();
+        for event in &events {
+            out.next_element();
+            out.event(event, false);
+        }
+        out.end_array();
+        parse_json(&out.0)
     }
 
     /// Ends the stream and returns the whole parse; the stream cannot be used afterwards.
@@ -193,61 +207,135 @@ impl MarkerStream {
     #[wasm_bindgen(unchecked_return_type = "Parsed")]
     pub fn finish(mut self) -> JsValue {
         self.end();
-        // Payloads were converted, in order, as their events were emitted.
-        parsed_to_js(&self.parser.finish(), &self.payloads)
+        let mut out = JsonOut::default();
+        out.parsed(&self.parser.finish(), true);
+        parse_json(&out.0)
     }
 }
 
+/// `JSON.parse` of JSON text this crate wrote.
+fn parse_json(text: &str) -> JsValue {
+    js_sys::JSON::parse(text).unwrap_or(JsValue::NULL)
+}
+
 impl MarkerStream {
-    /// Keeps the window of a chunk that opens, continues or closes JSON bodies: the `feedChunk`
-    /// flags for the JS entry, and the window offsets of the bodies completed (in `windowed`;
-    /// none when a chunk of the window read a lone surrogate as U+FFFD, so that the core's text
-    /// is used, as the core saw it).
-    fn track_window(
-        &mut self,
-        chunk: &str,
-        chunk_start: usize,
-        chunk_start16: u64,
-        body_open: Option<usize>,
-        as_is: bool,
-    ) -> u32 {
-        if !self.window.open {
-            self.window = Window {
-                start16: chunk_start16,
-                open: true,
-                replaced: false,
-                body_start16: None,
-            };
-        }
-        self.window.replaced |= !as_is;
-        let mut flags = WINDOW_ADD;
-        let offset16 = |at: usize| chunk_start16 + utf16_len(&chunk[..at - chunk_start]);
-        self.windowed.clear();
-        for span in self.parser.drain_body_spans() {
-            let start16 = match self.window.body_start16.take() {
-                Some(start16) if span.start < chunk_start => start16,
-                _ => offset16(span.start),
-            };
-            let end16 = offset16(span.end);
-            let start = self.window.start16;
-            self.windowed.push((start16 - start, end16 - start));
-        }
-        if self.window.replaced {
-            self.windowed.clear();
-        } else if !self.windowed.is_empty() {
-            flags |= SPANS_READY;
-        }
-        match body_open {
-            Some(start) => {
-                if start >= chunk_start {
-                    self.window.body_start16 = Some(offset16(start));
-                }
-                flags | WINDOW_OPEN
-            }
-            None => {
-                self.window.open = false;
-                flags
-            }
-        }
+    /// [`Self::feed_input`] of a chunk given as a string (copied into the input buffer): the
+    /// path the Rust tests take to check the JS entry's protocol.
+    pub fn feed_str_copied(&mut self, chunk: &str) -> u32 {
+        self.reserve_input(chunk.len() as u32);
+        self.input[..chunk.len()].copy_from_slice(chunk.as_bytes());
+        self.feed_input(chunk.len() as u32, chunk.encode_utf16().count() as u32)
     }
+
+    /// The tape of the last call that returned [`EVENTS_READY`].
+    pub fn tape(&self) -> &[u32] {
+        self.tape.words()
+    }
+
+    /// The values of the last call that set [`VALUES_READY`] (a JSON array), or the parse
+    /// after `finishRest`.
+    pub fn values(&self) -> &str {
+        &self.values.0
+    }
+
+    /// The spans of the last call that set [`SPANS_READY`]: `[value index, start, end]`.
+    pub fn spans(&self) -> &[u32] {
+        &self.spans
+    }
+
+    fn feed_str(&mut self, chunk: &str, len16: u32) -> u32 {
+        // A lone surrogate in the JS chunk reads as U+FFFD here, and so must reach the event:
+        // such a chunk's text is copied from here, not cut from the caller's string.
+        // (U+FFFD is EF BF BD in UTF-8: a byte search rules it out in one fast pass.)
+        let as_is = memchr::memchr(0xEF, chunk.as_bytes()).is_none() || !chunk.contains('\u{FFFD}');
+        // The caller's string length: UTF-16 units, counted by the engine for free.
+        let start16 = self.fed16;
+        self.fed16 += u64::from(len16);
+        if as_is && self.parser.feed_plain(chunk) {
+            return CHUNK_AS_TEXT;
+        }
+        let start = self.parser.fed();
+        self.parser.parse(chunk);
+        let body_open = self.parser.open_body_start();
+        let window_flags =
+            if body_open.is_some() || self.window.open || self.parser.has_body_spans() {
+                let at = ChunkAt {
+                    chunk,
+                    start,
+                    start16,
+                    as_is,
+                };
+                let parser = &mut self.parser;
+                self.window.track(parser, at, body_open, &mut self.windowed)
+            } else {
+                self.windowed.clear();
+                0
+            };
+        let holding = if self.parser.holds_line_start() {
+            HOLDING
+        } else {
+            0
+        };
+        self.write_tape(chunk, len16, as_is) | window_flags | holding
+    }
+
+    /// Writes the events the parser completed to the tape (and values, and spans); returns
+    /// [`NO_EVENTS`], [`CHUNK_AS_TEXT`] or [`EVENTS_READY`] with [`VALUES_READY`] and
+    /// [`SPANS_READY`] as they apply.
+    fn write_tape(&mut self, chunk: &str, len16: u32, as_is: bool) -> u32 {
+        self.pieces.clear();
+        self.pieces.extend(self.parser.take_text_pieces());
+        let events = self.parser.take_events();
+        if events.len() == 0 {
+            return NO_EVENTS;
+        }
+        if as_is && events.len() == 1 && crate::tape::is_whole(&self.pieces, chunk.len()) {
+            return CHUNK_AS_TEXT;
+        }
+        self.spans.clear();
+        let mut windowed = self.windowed.iter();
+        let mut writer = TapeWriter::new(&mut self.tape, &mut self.values, chunk, len16, as_is);
+        let mut pieces = self.pieces.drain(..).peekable();
+        for (index, event) in events.enumerate() {
+            if let Event::Text { .. } = event {
+                writer.text(std::iter::from_fn(|| pieces.next_if(|p| p.event == index)));
+                continue;
+            }
+            let window = match &event {
+                Event::Marker(Marker::Payload(_)) => windowed.next(),
+                _ => None,
+            };
+            let value = writer.event(&event, window.is_some());
+            if let Some(&(start, end)) = window {
+                self.spans.extend([value, start as u32, end as u32]);
+            }
+        }
+        let values = writer.finish();
+        drop(pieces);
+        self.shared[TAPE_AT] = self.tape.words().as_ptr() as usize as u32;
+        self.shared[TAPE_LEN] = self.tape.words().len() as u32;
+        self.share_values();
+        self.shared[SPANS_AT] = self.spans.as_ptr() as usize as u32;
+        self.shared[SPANS_LEN] = self.spans.len() as u32;
+        let mut code = EVENTS_READY;
+        if values {
+            code |= VALUES_READY;
+        }
+        if !self.spans.is_empty() {
+            code |= SPANS_READY;
+        }
+        code
+    }
+
+    fn share_values(&mut self) {
+        self.shared[VALUES_AT] = self.values.0.as_ptr() as usize as u32;
+        self.shared[VALUES_LEN] = self.values.0.len() as u32;
+    }
+}
+
+/// The module's memory, for the JS entry: it writes chunks into the input buffer and reads the
+/// tape in place.
+#[wasm_bindgen(js_name = wasmMemory, skip_typescript)]
+pub fn wasm_memory() -> JsValue {
+    wasm_bindgen::memory()
 }

@@ -28,6 +28,13 @@ pub(crate) fn classify(prefix: &str, registry: &MarkerRegistry) -> LineStart {
     if prefix.len() > MAX_PREFIX_LEN {
         return LineStart::Text;
     }
+    // Most lines are decided by their first byte: only these can begin a marker line (the
+    // rest of this function decides the same, later).
+    match prefix.as_bytes().first() {
+        None | Some(b' ' | b'\t' | b'-' | b'+' | b'*' | b'_' | b'0'..=b'9' | 0xE2) => {}
+        Some(&b) if b.is_ascii_uppercase() && registry.has_initial(b) => {}
+        Some(_) => return LineStart::Text,
+    }
     let mut cursor = Cursor {
         rest: prefix.as_bytes(),
     };

@@ -10,11 +10,13 @@ mod bracket_scan;
 mod line;
 mod parser;
 mod registry;
+mod text_pieces;
 mod types;
 mod values;
 
 pub use parser::{MAX_LINE_LEN, MAX_PAYLOAD_LEN, MarkerParser};
 pub use registry::{MAX_MARKER_NAME_LEN, MAX_PAYLOAD_MARKERS, MarkerRegistry, RegistryError};
+pub use text_pieces::{TextPiece, TextSource};
 pub use types::{
     ActionHandler, Diagnostic, DiagnosticCode, Event, ExtractedField, Marker, Parsed, Payload,
     SuggestedAction, SuggestedValue,

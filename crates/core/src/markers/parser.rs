@@ -7,6 +7,7 @@ use memchr::{memchr, memchr_iter};
 use super::bracket_scan::BracketScan;
 use super::line::{LineStart, MAX_PREFIX_LEN, classify};
 use super::registry::{MarkerId, MarkerRegistry};
+use super::text_pieces::{TextPiece, TextPieces};
 use super::values::{MAX_LIST_ITEMS, Outcome, json_marker, line_marker};
 use super::{Diagnostic, DiagnosticCode, Event, Marker, Parsed};
 use crate::json::{JsonCheck, Progress};
@@ -89,6 +90,8 @@ pub struct MarkerParser {
     body_start: usize,
     /// Where the bodies of the payload events not yet drained start and end.
     body_spans: Vec<Range<usize>>,
+    /// The text of the `Text` events as places in the chunk, in span mode.
+    pieces: TextPieces,
 }
 
 impl Default for MarkerParser {
@@ -120,7 +123,39 @@ impl MarkerParser {
             fed: 0,
             body_start: 0,
             body_spans: Vec::new(),
+            pieces: TextPieces::default(),
         }
+    }
+
+    /// Turns span mode on or off: in span mode the `Text` events that [`Self::parse`] and
+    /// [`Self::end`] complete are empty, and their text is given by [`Self::take_text_pieces`]
+    /// as ranges of the chunk just fed (and text held from earlier chunks), for a caller that
+    /// keeps its chunk and can cut the text from it without a copy.
+    ///
+    /// ```
+    /// use stepwise_core::markers::{Event, MarkerParser, TextSource};
+    /// let mut parser = MarkerParser::new();
+    /// parser.set_text_spans(true);
+    /// parser.parse("Pick:\nSUGGESTIONS: a\nThen");
+    /// assert_eq!(parser.take_events().count(), 3); // text, marker, text
+    /// let pieces: Vec<_> = parser.take_text_pieces().map(|p| (p.event, p.source)).collect();
+    /// assert_eq!(pieces, [(0, TextSource::Chunk(0..6)), (2, TextSource::Chunk(21..25))]);
+    /// ```
+    pub fn set_text_spans(&mut self, on: bool) {
+        self.pieces.on = on;
+    }
+
+    /// Whether the start of a line is held back, undecided, after the text fed so far (the
+    /// text since the line's start comes back as a [`TextSource::Earlier`] piece once decided).
+    ///
+    /// [`TextSource::Earlier`]: super::TextSource::Earlier
+    pub fn holds_line_start(&self) -> bool {
+        !self.prefix.is_empty()
+    }
+
+    /// The pieces of the text events taken since the last call, in span mode, in order.
+    pub fn take_text_pieces(&mut self) -> std::vec::Drain<'_, TextPiece> {
+        self.pieces.drain()
     }
 
     /// The markers this parser recognizes besides the built-in ones.
@@ -151,6 +186,7 @@ impl MarkerParser {
         let mut at = 0;
         while at < chunk.len() {
             at = match self.mode {
+                Mode::LineStart if self.prefix.is_empty() => self.line_start_in_chunk(chunk, at),
                 Mode::LineStart | Mode::FenceClose => self.line_start(chunk, at),
                 Mode::Text => self.text(chunk, at),
                 Mode::LineValue(id) => self.line_value(chunk, at, id),
@@ -257,12 +293,19 @@ impl MarkerParser {
     /// Ends the stream: releases held text and completes a marker cut short by the end.
     /// Calling it again returns nothing.
     pub fn end(&mut self) -> std::vec::Drain<'_, Event> {
+        self.end_parse();
+        self.events.drain(..)
+    }
+
+    /// [`Self::end`] in two calls, as [`Self::parse`] is to [`Self::feed`]: ends the stream
+    /// and keeps its last events for [`Self::take_events`].
+    pub fn end_parse(&mut self) {
         if !self.ended {
             self.ended = true;
             match self.mode {
                 Mode::LineStart | Mode::FenceClose => {
                     let held = std::mem::take(&mut self.prefix);
-                    self.emit_text(&held);
+                    self.emit_text(&held, self.fed);
                 }
                 Mode::LineValue(id) => self.complete(line_marker(id, &self.value)),
                 Mode::AwaitBody { .. } | Mode::FenceOpen(_) => self.diagnostic(
@@ -283,7 +326,6 @@ impl MarkerParser {
             self.value = String::new();
             self.mode = Mode::LineStart;
         }
-        self.events.drain(..)
     }
 
     /// Ends the stream and returns the whole parse.
@@ -306,7 +348,7 @@ impl MarkerParser {
         if ch == '\n' {
             let mut held = std::mem::take(&mut self.prefix);
             held.push('\n');
-            self.emit_text(&held);
+            self.emit_text(&held, self.fed + at + 1);
             self.line += 1;
             self.mode = Mode::LineStart;
             return at + 1;
@@ -328,38 +370,71 @@ impl MarkerParser {
             LineStart::Undecided => {}
             LineStart::Text => {
                 let held = std::mem::take(&mut self.prefix);
-                self.emit_text(&held);
+                self.emit_text(&held, self.fed + at + ch.len_utf8());
                 self.mode = Mode::Text;
             }
             LineStart::Marker(id) => {
                 self.prefix.clear();
-                self.value.clear();
-                self.marker_line = self.line;
-                self.mode = if id.takes_json_body() {
-                    Mode::AwaitBody {
-                        id,
-                        crossed_line: false,
-                        fenced: false,
-                    }
-                } else {
-                    Mode::LineValue(id)
-                };
+                self.start_marker(id);
             }
         }
         at + ch.len_utf8()
+    }
+
+    /// [`Self::line_start`] for a line that starts in this chunk (nothing held): classifies
+    /// the chunk's own bytes, without copying them, until the start is decided; a start still
+    /// undecided at the chunk's end is held, as the char-by-char path would have held it.
+    fn line_start_in_chunk(&mut self, chunk: &str, at: usize) -> usize {
+        let mut end = at;
+        for ch in chunk[at..].chars() {
+            if ch == '\n' {
+                self.emit_text(&chunk[at..=end], self.fed + end + 1);
+                self.line += 1;
+                return end + 1;
+            }
+            end += ch.len_utf8();
+            match classify(&chunk[at..end], &self.registry) {
+                LineStart::Undecided => {}
+                LineStart::Text => {
+                    self.emit_text(&chunk[at..end], self.fed + end);
+                    self.mode = Mode::Text;
+                    return end;
+                }
+                LineStart::Marker(id) => {
+                    self.start_marker(id);
+                    return end;
+                }
+            }
+        }
+        self.prefix.push_str(&chunk[at..]);
+        chunk.len()
+    }
+
+    fn start_marker(&mut self, id: MarkerId) {
+        self.value.clear();
+        self.marker_line = self.line;
+        self.mode = if id.takes_json_body() {
+            Mode::AwaitBody {
+                id,
+                crossed_line: false,
+                fenced: false,
+            }
+        } else {
+            Mode::LineValue(id)
+        };
     }
 
     fn text(&mut self, chunk: &str, at: usize) -> usize {
         match memchr(b'\n', &chunk.as_bytes()[at..]) {
             Some(offset) => {
                 let end = at + offset + 1;
-                self.emit_text(&chunk[at..end]);
+                self.emit_text(&chunk[at..end], self.fed + end);
                 self.line += 1;
                 self.mode = Mode::LineStart;
                 end
             }
             None => {
-                self.emit_text(&chunk[at..]);
+                self.emit_text(&chunk[at..], self.fed + chunk.len());
                 chunk.len()
             }
         }
@@ -407,7 +482,7 @@ impl MarkerParser {
                 // A blank line: the marker has no body. The blank line stays in the text.
                 let message = "the marker has no JSON body".into();
                 self.diagnostic(DiagnosticCode::MissingPayloadBody, message);
-                self.emit_text("\n");
+                self.emit_text("\n", self.fed + at + 1);
                 self.line += 1;
                 self.mode = Mode::LineStart;
                 at + 1
@@ -585,11 +660,23 @@ impl MarkerParser {
         }));
     }
 
-    fn emit_text(&mut self, text: &str) {
+    /// Emits display text that ends at `end` in the stream (bytes from its start): every
+    /// display text is a contiguous part of the stream.
+    fn emit_text(&mut self, text: &str, end: usize) {
         if text.is_empty() {
             return;
         }
         self.parsed.message.push_str(text);
+        if self.pieces.on {
+            if !matches!(self.events.last(), Some(Event::Text { .. })) {
+                self.events.push(Event::Text {
+                    text: String::new(),
+                });
+            }
+            let event = self.events.len() - 1;
+            self.pieces.add(event, text, end - text.len(), self.fed);
+            return;
+        }
         match self.events.last_mut() {
             Some(Event::Text { text: last }) => last.push_str(text),
             _ => self.events.push(Event::Text {

@@ -127,6 +127,12 @@ impl MarkerRegistry {
             })
     }
 
+    /// Whether some marker name starts with the byte `first`.
+    pub(crate) fn has_initial(&self, first: u8) -> bool {
+        BUILTIN.iter().any(|(n, _)| n.as_bytes()[0] == first)
+            || self.payloads.iter().any(|n| n.as_bytes()[0] == first)
+    }
+
     /// Whether some marker name starts with `prefix`.
     pub(crate) fn has_prefix(&self, prefix: &str) -> bool {
         BUILTIN.iter().any(|(n, _)| n.starts_with(prefix))

@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 use stepwise_core::markers::{MarkerParser, MarkerRegistry};
 use stepwise_wasm::{
-    CHUNK_AS_TEXT, EVENTS_READY, MarkerStream, NO_EVENTS, SPANS_READY, WINDOW_ADD, WINDOW_OPEN,
-    Workflow,
+    CHUNK_AS_TEXT, EARLIER, EVENTS_READY, HOLDING, MarkerStream, NO_EVENTS, PIECES, SPAN,
+    SPANS_READY, TEXT, VALUE, VALUES_READY, WINDOW_ADD, WINDOW_OPEN, Workflow,
 };
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -95,9 +95,9 @@ fn marker_vectors_parse_in_wasm_as_natively_at_every_chunking() {
             let mut stream = MarkerStream::new(names.as_deref().map(js_strings)).unwrap();
             let mut native = native_parser(names.as_deref());
             let mut display = String::new();
-            let mut window = Vec::new();
+            let mut entry = Entry::default();
             for chunk in &chunks {
-                let events = feed(&mut stream, &mut window, chunk);
+                let events = feed(&mut stream, &mut entry, chunk);
                 let want = serde_json::to_value(native.feed(chunk).collect::<Vec<_>>()).unwrap();
                 assert_eq!(events, want, "{name}: events of chunk {chunk:?}");
                 for event in events.as_array().unwrap() {
@@ -301,37 +301,94 @@ fn type_errors_name_what_was_found_and_expected() {
     );
 }
 
-/// What the package's JS `feed` returns for a chunk (js/stepwise.js), built from `feedChunk`:
-/// the chunks kept while a JSON body streams (`window`), and the payloads whose data is read
-/// from them.
-fn feed(stream: &mut MarkerStream, window: &mut Vec<String>, chunk: &str) -> Value {
-    let code = stream.feed_chunk(chunk, chunk.encode_utf16().count() as u32);
+/// What the entry keeps between chunks (js/stepwise.js): the chunks kept while a JSON body
+/// streams (`window`), and the text since an undecided line start (`pending`).
+#[derive(Default)]
+struct Entry {
+    window: Vec<String>,
+    pending: String,
+}
+
+/// What the package's JS `feed` returns for a chunk (js/stepwise.js), built as the entry
+/// builds it from `feedInput` and the tape: text cut from the chunk (and the pending text), the
+/// rest from the values, payload data from the window.
+fn feed(stream: &mut MarkerStream, entry: &mut Entry, chunk: &str) -> Value {
+    let code = stream.feed_str_copied(chunk);
     if code & WINDOW_ADD != 0 {
-        window.push(chunk.to_owned());
+        entry.window.push(chunk.to_owned());
     }
     let events = match code & 3 {
         NO_EVENTS => json!([]),
         CHUNK_AS_TEXT => json!([{"type": "text", "text": chunk}]),
-        EVENTS_READY => {
-            let events = stream.take_events();
-            if code & SPANS_READY != 0 {
-                let text: Vec<u16> = window.concat().encode_utf16().collect();
-                let spans = stream.take_spans();
-                for i in (0..spans.length()).step_by(3) {
-                    let at = |k: u32| spans.get(i + k).as_f64().unwrap() as usize;
-                    let body = String::from_utf16(&text[at(1)..at(2)]).unwrap();
-                    let data = js_sys::JSON::parse(&body).unwrap();
-                    js_sys::Reflect::set(&spans.get(i), &"data".into(), &data).unwrap();
-                }
-            }
-            rust(events.into())
-        }
-        other => panic!("unknown feedChunk code {other}"),
+        EVENTS_READY => read_tape(stream, entry, chunk, code),
+        other => panic!("unknown feedInput code {other}"),
     };
     if code & WINDOW_OPEN == 0 {
-        window.clear();
+        entry.window.clear();
+    }
+    if code & HOLDING != 0 {
+        entry.pending.push_str(chunk);
+    } else {
+        entry.pending.clear();
     }
     events
+}
+
+fn read_tape(stream: &MarkerStream, entry: &Entry, chunk: &str, code: u32) -> Value {
+    let units: Vec<u16> = chunk.encode_utf16().collect();
+    let cut =
+        |start: u32, end: u32| String::from_utf16(&units[start as usize..end as usize]).unwrap();
+    let pending: Vec<u16> = entry.pending.encode_utf16().collect();
+    let mut values = if code & VALUES_READY != 0 {
+        serde_json::from_str::<Vec<Value>>(stream.values()).unwrap()
+    } else {
+        Vec::new()
+    };
+    if code & SPANS_READY != 0 {
+        let window: Vec<u16> = entry.window.concat().encode_utf16().collect();
+        for span in stream.spans().chunks(3) {
+            let body = String::from_utf16(&window[span[1] as usize..span[2] as usize]).unwrap();
+            values[span[0] as usize]["value"]["data"] = serde_json::from_str(&body).unwrap();
+        }
+    }
+    let mut values = values.into_iter();
+    let tape = stream.tape();
+    let mut events = Vec::new();
+    let mut at = 0;
+    while at < tape.len() {
+        at += 1;
+        match tape[at - 1] {
+            TEXT => {
+                events.push(json!({"type": "text", "text": cut(tape[at], tape[at + 1])}));
+                at += 2;
+            }
+            VALUE => events.push(values.next().unwrap()),
+            PIECES => {
+                let mut text = String::new();
+                let count = tape[at];
+                at += 1;
+                for _ in 0..count {
+                    at += 1;
+                    match tape[at - 1] {
+                        SPAN => {
+                            text += &cut(tape[at], tape[at + 1]);
+                            at += 2;
+                        }
+                        EARLIER => {
+                            let units = &pending[pending.len() - tape[at] as usize..];
+                            text += &String::from_utf16(units).unwrap();
+                            at += 1;
+                        }
+                        VALUE => text += values.next().unwrap().as_str().unwrap(),
+                        other => panic!("unknown piece word {other}"),
+                    }
+                }
+                events.push(json!({"type": "text", "text": text}));
+            }
+            other => panic!("unknown tape word {other}"),
+        }
+    }
+    Value::Array(events)
 }
 
 fn js_strings(names: &[String]) -> js_sys::Array {
