@@ -1,4 +1,4 @@
-//! Marker events and the whole parse written as JSON text, for one `JSON.parse` in the JS entry.
+//! Marker events and the parse written as JSON text, for one `JSON.parse` in the JS entry.
 //!
 //! Every string that crosses from wasm to JS costs a `TextDecoder` call, and every object a
 //! call into JS; a chunk's markers, diagnostics and held text are therefore written here as one
@@ -181,19 +181,14 @@ impl JsonOut {
         self.0.push('}');
     }
 
-    /// The whole parse (`whole`), or what the JS entry does not keep itself: neither the
-    /// message nor the payloads (it built the display text and gave out the payloads), and
-    /// only the fields that are not empty (it fills in the rest); nothing at all when every
-    /// one is empty.
-    pub(crate) fn parsed(&mut self, parse: &Parsed, whole: bool) {
+    /// What the JS entry's `finish` does not keep itself: the parse without the message and
+    /// the payloads (it built the display text and gave out the payloads), and only the
+    /// fields that are not empty (it fills in the rest); nothing at all when every one is.
+    pub(crate) fn parsed(&mut self, parse: &Parsed) {
         let mut fields = Fields {
             out: self,
-            whole,
             written: false,
         };
-        if let Some(out) = fields.next("message", !whole) {
-            out.string(&parse.message);
-        }
         if let Some(out) = fields.next("suggestions", parse.suggestions.is_empty()) {
             out.strings(&parse.suggestions);
         }
@@ -215,15 +210,6 @@ impl JsonOut {
         if let Some(out) = fields.next("suggested_actions", parse.suggested_actions.is_empty()) {
             out.array(&parse.suggested_actions, Self::suggested_action);
         }
-        if let Some(out) = fields.next("payloads", !whole) {
-            out.array(&parse.payloads, |out, p| {
-                out.0.push('{');
-                out.field("type", &p.payload_type);
-                out.0.push_str(",\"data\":");
-                out.0.push_str(p.data.as_str());
-                out.0.push('}');
-            });
-        }
         if let Some(out) = fields.next("diagnostics", parse.diagnostics.is_empty()) {
             out.array(&parse.diagnostics, |out, d| {
                 out.0.push('{');
@@ -240,17 +226,15 @@ impl JsonOut {
 /// Writes the fields of an object, opening it at the first one.
 struct Fields<'a> {
     out: &'a mut JsonOut,
-    /// Every field is written, empty or not.
-    whole: bool,
     /// A field was written (the object is open).
     written: bool,
 }
 
 impl Fields<'_> {
     /// Writes the key of the next field and returns the writer for its value, unless the
-    /// field is `empty` and only non-empty fields are written.
+    /// field is `empty`.
     fn next(&mut self, key: &str, empty: bool) -> Option<&mut JsonOut> {
-        if empty && !self.whole {
+        if empty {
             return None;
         }
         self.out.0.push(if self.written { ',' } else { '{' });

@@ -170,52 +170,10 @@ impl MarkerStream {
     pub fn finish_rest(&mut self) -> u32 {
         self.parser.end_parse();
         self.values.clear();
-        self.values.parsed(self.parser.parsed(), false);
+        self.values.parsed(self.parser.parsed());
         self.share_values();
         self.values.0.len() as u32
     }
-
-    /// Ends the stream and returns the last events (held text, a final marker).
-    ///
-    /// ```js
-    /// stream.end(); // [{ type: "marker", kind: "suggestions", value: ["a"] }]
-    /// ```
-    #[wasm_bindgen(unchecked_return_type = "MarkerEvent[]")]
-    pub fn end(&mut self) -> JsValue {
-        let mut events: Vec<Event> = self.parser.end().collect();
-        for piece in self.parser.take_text_pieces() {
-            if let (Some(Event::Text { text }), stepwise_core::markers::TextSource::Earlier(held)) =
-                (events.get_mut(piece.event), piece.source)
-            {
-                text.push_str(&held);
-            }
-        }
-        let mut out = JsonOut::default();
-        for event in &events {
-            out.next_element();
-            out.event(event, false);
-        }
-        out.end_array();
-        parse_json(&out.0)
-    }
-
-    /// Ends the stream and returns the whole parse; the stream cannot be used afterwards.
-    ///
-    /// ```js
-    /// const { message, suggestions, options, extracted } = stream.finish();
-    /// ```
-    #[wasm_bindgen(unchecked_return_type = "Parsed")]
-    pub fn finish(mut self) -> JsValue {
-        self.end();
-        let mut out = JsonOut::default();
-        out.parsed(&self.parser.finish(), true);
-        parse_json(&out.0)
-    }
-}
-
-/// `JSON.parse` of JSON text this crate wrote.
-fn parse_json(text: &str) -> JsValue {
-    js_sys::JSON::parse(text).unwrap_or(JsValue::NULL)
 }
 
 impl MarkerStream {

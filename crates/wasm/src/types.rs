@@ -19,7 +19,7 @@ export type ValidationResult = { ok: true } | { ok: false; error: ErrorBody & { 
 /** Errors thrown by this package are `Error`s with a stable `code`. */
 export interface StepwiseError extends Error { code: string }
 
-/** `feed`, declared here because the package defines it in JS (js/stepwise.js) around `feedChunk`. */
+/** `feed`, `end` and `finish`, declared here because the package defines them in JS (js/stepwise.js) around `feedInput`. */
 export interface MarkerStream {
   /**
    * Parses the next chunk; returns the events it completed (display text, markers,
@@ -30,5 +30,21 @@ export interface MarkerStream {
    * ```
    */
   feed(chunk: string): MarkerEvent[];
+  /**
+   * Ends the stream and returns the last events (held text, a final marker).
+   *
+   * ```js
+   * stream.end(); // [{ type: "marker", kind: "suggestions", value: ["a"] }]
+   * ```
+   */
+  end(): MarkerEvent[];
+  /**
+   * Ends the stream and returns the whole parse; the stream cannot be used afterwards.
+   *
+   * ```js
+   * const { message, suggestions, options, extracted } = stream.finish();
+   * ```
+   */
+  finish(): Parsed;
 }
 "#;

@@ -382,32 +382,66 @@ impl MarkerParser {
     }
 
     /// [`Self::line_start`] for a line that starts in this chunk (nothing held): classifies
-    /// the chunk's own bytes, without copying them, until the start is decided; a start still
+    /// the chunk's own bytes, without copying them, and finds where the start is decided (the
+    /// shortest decided prefix, as the char-by-char path decides it) in few calls: whether a
+    /// prefix is decided only changes once, from undecided to decided, as it grows, so probes
+    /// at doubling lengths bracket that point and a binary search finds it. A start still
     /// undecided at the chunk's end is held, as the char-by-char path would have held it.
     fn line_start_in_chunk(&mut self, chunk: &str, at: usize) -> usize {
-        let mut end = at;
-        for ch in chunk[at..].chars() {
-            if ch == '\n' {
-                self.emit_text(&chunk[at..=end], self.fed + end + 1);
-                self.line += 1;
-                return end + 1;
+        let bytes = chunk.as_bytes();
+        let line_end = memchr(b'\n', &bytes[at..]).map_or(chunk.len(), |offset| at + offset);
+        // A prefix longer than MAX_PREFIX_LEN is decided (text): no probe needs to go further.
+        let mut limit = line_end.min(at + MAX_PREFIX_LEN + 1);
+        while !chunk.is_char_boundary(limit) {
+            limit += 1;
+        }
+        let classify_to = |end: usize| classify(&chunk[at..end], &self.registry);
+        let (mut undecided, mut step) = (at, 1);
+        let mut decided = None;
+        while decided.is_none() && undecided < limit {
+            let mut probe = (at + step).min(limit);
+            while !chunk.is_char_boundary(probe) {
+                probe += 1;
             }
-            end += ch.len_utf8();
-            match classify(&chunk[at..end], &self.registry) {
-                LineStart::Undecided => {}
-                LineStart::Text => {
-                    self.emit_text(&chunk[at..end], self.fed + end);
-                    self.mode = Mode::Text;
-                    return end;
-                }
-                LineStart::Marker(id) => {
-                    self.start_marker(id);
-                    return end;
-                }
+            match classify_to(probe) {
+                LineStart::Undecided => undecided = probe,
+                start => decided = Some((probe, start)),
+            }
+            step *= 2;
+        }
+        let Some((mut end, mut start)) = decided else {
+            if line_end < chunk.len() {
+                self.emit_text(&chunk[at..=line_end], self.fed + line_end + 1);
+                self.line += 1;
+                return line_end + 1;
+            }
+            self.prefix.push_str(&chunk[at..]);
+            return chunk.len();
+        };
+        loop {
+            let mut mid = undecided + (end - undecided) / 2;
+            while !chunk.is_char_boundary(mid) {
+                mid += 1;
+            }
+            if mid == undecided {
+                mid += chunk[mid..].chars().next().map_or(1, char::len_utf8);
+            }
+            if mid >= end {
+                break;
+            }
+            match classify_to(mid) {
+                LineStart::Undecided => undecided = mid,
+                found => (end, start) = (mid, found),
             }
         }
-        self.prefix.push_str(&chunk[at..]);
-        chunk.len()
+        match start {
+            LineStart::Marker(id) => self.start_marker(id),
+            _ => {
+                self.emit_text(&chunk[at..end], self.fed + end);
+                self.mode = Mode::Text;
+            }
+        }
+        end
     }
 
     fn start_marker(&mut self, id: MarkerId) {

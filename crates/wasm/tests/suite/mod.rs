@@ -95,6 +95,7 @@ fn marker_vectors_parse_in_wasm_as_natively_at_every_chunking() {
             let mut stream = MarkerStream::new(names.as_deref().map(js_strings)).unwrap();
             let mut native = native_parser(names.as_deref());
             let mut display = String::new();
+            let mut payloads = Vec::new();
             let mut entry = Entry::default();
             for chunk in &chunks {
                 let events = feed(&mut stream, &mut entry, chunk);
@@ -104,9 +105,16 @@ fn marker_vectors_parse_in_wasm_as_natively_at_every_chunking() {
                     if event["type"] == "text" {
                         display.push_str(event["text"].as_str().unwrap());
                     }
+                    if event["kind"] == "payload" {
+                        payloads.push(event["value"].clone());
+                    }
                 }
             }
-            let events = rust(stream.end());
+            let code = stream.end_input();
+            let events = match code & 3 {
+                NO_EVENTS => json!([]),
+                _ => read_tape(&stream, &entry, "", code),
+            };
             let want = serde_json::to_value(native.end().collect::<Vec<_>>()).unwrap();
             assert_eq!(events, want, "{name}: events at the end");
             for event in events.as_array().unwrap() {
@@ -114,7 +122,7 @@ fn marker_vectors_parse_in_wasm_as_natively_at_every_chunking() {
                     display.push_str(event["text"].as_str().unwrap());
                 }
             }
-            let mut parsed = rust(stream.finish());
+            let mut parsed = finish(&mut stream, &display, &payloads);
             let codes: Vec<Value> = parsed["diagnostics"]
                 .as_array()
                 .unwrap()
@@ -299,6 +307,30 @@ fn type_errors_name_what_was_found_and_expected() {
         error_code(Workflow::new(js(&spec)).err().unwrap()).1,
         "workflow spec: invalid type: floating point `2.5`, expected usize"
     );
+}
+
+/// What the entry's `finish` returns (js/stepwise.js): the rest of the parse from
+/// `finishRest`, with the display text it kept (trimmed) and the payloads it gave out.
+fn finish(stream: &mut MarkerStream, display: &str, payloads: &[Value]) -> Value {
+    let length = stream.finish_rest();
+    let rest: Value = if length == 0 {
+        json!({})
+    } else {
+        serde_json::from_str(stream.values()).unwrap()
+    };
+    let field = |key: &str, empty: Value| rest.get(key).cloned().unwrap_or(empty);
+    json!({
+        "message": display.trim(),
+        "suggestions": field("suggestions", json!([])),
+        "options": field("options", json!([])),
+        "extracted": field("extracted", json!([])),
+        "proposed_message": field("proposed_message", Value::Null),
+        "target_field": field("target_field", Value::Null),
+        "suggested_values": field("suggested_values", json!([])),
+        "suggested_actions": field("suggested_actions", json!([])),
+        "payloads": payloads,
+        "diagnostics": field("diagnostics", json!([])),
+    })
 }
 
 /// What the entry keeps between chunks (js/stepwise.js): the chunks kept while a JSON body
