@@ -13,12 +13,12 @@
 // With `guided`, the same turns are then sent to bench/floor-worker.mjs (a plain JS Worker making
 // the same runtime calls and nothing else): the Worker's own CPU is what it spends beyond that.
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createRequire } from "node:module";
 import { asOwner, newOwner, startStack, wranglerConfig } from "../tests/e2e/harness.mjs";
 import { connect, profileWhile, summarize } from "./cdp.mjs";
+import { namedBuild } from "./named-worker.mjs";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const scenario = process.argv[2] ?? "guided";
@@ -31,21 +31,6 @@ const COUNTS = scenario === "stream"
 const WARM_UP = COUNTS.warmUp;
 const LINES = scenario === "stream" ? 400 : 20;
 const REPLY = Array.from({ length: LINES }, (_, i) => `line ${i} of the answer\n`).join("");
-
-/** The shipped Worker's JS with its wasm optimized the same way but with function names. */
-function namedBuild() {
-  const names = process.env.WORKER_NAMES_DIR ?? join(ROOT, "target/worker-names");
-  if (!existsSync(join(names, "index_bg.wasm"))) {
-    throw new Error("target/worker-names is missing: rebuild the Worker (touch worker/src/lib.rs && scripts/build-worker.sh)");
-  }
-  const dir = mkdtempSync(join(tmpdir(), "stepwise-named-"));
-  copyFileSync(join(names, "index.js"), join(dir, "index.js"));
-  const wasmOpt = join(process.env.HOME, ".cache/stepwise/tools/binaryen-132.0.0/node_modules/.bin/wasm-opt");
-  execFileSync(wasmOpt, ["-Oz", "--debuginfo", "--strip-producers", "--enable-mutable-globals", "--enable-sign-ext", "--enable-nontrapping-float-to-int",
-    "--enable-bulk-memory", "--enable-multivalue", "--enable-reference-types", "--enable-exception-handling",
-    join(names, "index_bg.wasm"), "-o", join(dir, "index_bg.wasm")]);
-  return dir;
-}
 
 const bodies = {
   guided: () => ({ path: "/api/chat", body: { provider: "offline", message: "Track rivals", current_step: "purpose", current_config: {}, conversation_history: [] } }),
