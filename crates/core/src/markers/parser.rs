@@ -130,7 +130,8 @@ impl MarkerParser {
     /// Turns span mode on or off: in span mode the `Text` events that [`Self::parse`] and
     /// [`Self::end`] complete are empty, and their text is given by [`Self::take_text_pieces`]
     /// as ranges of the chunk just fed (and text held from earlier chunks), for a caller that
-    /// keeps its chunk and can cut the text from it without a copy.
+    /// keeps its chunk and can cut the text from it without a copy. The parse's `message` is
+    /// then left empty: the caller has the text.
     ///
     /// ```
     /// use stepwise_core::markers::{Event, MarkerParser, TextSource};
@@ -281,7 +282,9 @@ impl MarkerParser {
             Some(at) if at + 1 == bytes.len() => true,
             Some(_) => return false,
         };
-        self.parsed.message.push_str(chunk);
+        if !self.pieces.on {
+            self.parsed.message.push_str(chunk);
+        }
         self.fed += chunk.len();
         if ends_line {
             self.line += 1;
@@ -700,7 +703,6 @@ impl MarkerParser {
         if text.is_empty() {
             return;
         }
-        self.parsed.message.push_str(text);
         if self.pieces.on {
             if !matches!(self.events.last(), Some(Event::Text { .. })) {
                 self.events.push(Event::Text {
@@ -711,6 +713,7 @@ impl MarkerParser {
             self.pieces.add(event, text, end - text.len(), self.fed);
             return;
         }
+        self.parsed.message.push_str(text);
         match self.events.last_mut() {
             Some(Event::Text { text: last }) => last.push_str(text),
             _ => self.events.push(Event::Text {
