@@ -80,6 +80,23 @@ test("the shared vectors parse through the JS entry as the core parses them, at 
   }
 });
 
+test("marker values with quotes, backslashes, control and non-BMP characters cross intact at any split", () => {
+  const text = "Tabs\tand \u0001 control\nSUGGESTIONS: a\"b, c\\\\d, e\u0001f\u001fg, ü😀\nPROPOSED_MESSAGE: say \"hi\"\\n\n";
+  const want = {
+    events: [
+      { type: "text", text: "Tabs\tand \u0001 control\n" },
+      { type: "marker", kind: "suggestions", value: ["a\"b", "c\\\\d", "e\u0001f\u001fg", "ü😀"] },
+      { type: "marker", kind: "proposed_message", value: "say \"hi\"\\n" },
+    ],
+  };
+  for (let at = 0; at <= text.length; at++) {
+    const { events, parsed } = parse([text.slice(0, at), text.slice(at)]);
+    assert.deepEqual(events, want.events, `split at ${at}`);
+    assert.deepEqual(parsed.suggestions, want.events[1].value);
+    assert.equal(parsed.message, "Tabs\tand \u0001 control");
+  }
+});
+
 test("a surrogate pair split across chunks is reassembled", () => {
   const [high, low] = ["😀"[0], "😀"[1]];
   const { parsed } = parse(["Hi ", high, low + " there"]);

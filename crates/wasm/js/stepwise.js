@@ -2,7 +2,7 @@
 //!
 //! `feed` runs once per streamed chunk, so it crosses the boundary as little as possible: the
 //! chunk's UTF-8 is written straight into a buffer the stream keeps in wasm memory
-//! (`TextEncoder.encodeInto`, or a loop for a short ASCII delta), one call parses it and
+//! (`TextEncoder.encodeInto`, or a loop for an ASCII chunk of up to 256 units), one call parses it and
 //! returns a number, and the events are read from a tape of numbers in wasm memory
 //! (crates/wasm/src/tape.rs). Display text is cut from the caller's own strings
 //! (`chunk.slice`, no copy); markers and diagnostics come as one JSON array, decoded and parsed
@@ -29,8 +29,9 @@ const TEXT = 1;
 const SPAN = 3;
 const EARLIER = 4;
 // Chunks up to this many UTF-16 units are written by a loop while they are ASCII: cheaper than
-// a call to `encodeInto` for a token-sized delta.
-const LOOP_MAX = 48;
+// `encodeInto` and its `subarray` up to a few hundred units (in Chromium, 64 B chunks took
+// 0.62-0.75x the time with the loop; 256 B and up, the two are even: bench/README.md).
+const LOOP_MAX = 256;
 
 /** Whether a UTF-16 unit is White_Space, as Rust's `char::is_whitespace` (JS's `trim` also
  * strips U+FEFF and keeps U+0085). */
