@@ -5,8 +5,8 @@
 //! (`TextEncoder.encodeInto`, or a loop for an ASCII chunk of up to 256 units), one call parses it and
 //! returns a number, and the events are read from a tape of numbers in wasm memory
 //! (crates/wasm/src/tape.rs). Display text is cut from the caller's own strings
-//! (`chunk.slice`, no copy); markers and diagnostics come as one JSON array, decoded and parsed
-//! once. While a payload's JSON body streams in, the chunks are kept here too, and the finished
+//! (`chunk.slice`, no copy); the strings of markers and diagnostics come in one blob, decoded
+//! once, and their objects are built here from the tape. While a payload's JSON body streams in, the chunks are kept here too, and the finished
 //! body is parsed from them (`JSON.parse` of a slice the core points at). The display text and
 //! the payloads are kept here for `finish`. All parsing is the core's; this file only moves
 //! bytes, stitches UTF-16 surrogate pairs that a chunk boundary split (Rust strings cannot hold
@@ -21,13 +21,14 @@ const CHUNK_AS_TEXT = 1;
 const WINDOW_ADD = 4;
 const WINDOW_OPEN = 8;
 const SPANS_READY = 16;
-const VALUES_READY = 32;
+const BLOB_READY = 32;
 const HOLDING = 64;
 // The tape's words (crates/wasm/src/tape.rs).
-const VALUE = 0;
 const TEXT = 1;
 const SPAN = 3;
 const EARLIER = 4;
+const MARKER = 6;
+const DIAGNOSTIC = 7;
 // Chunks up to this many UTF-16 units are written by a loop while they are ASCII: cheaper than
 // `encodeInto` and its `subarray` up to a few hundred units (in Chromium, 64 B chunks took
 // 0.62-0.75x the time with the loop; 256 B and up, the two are even: bench/README.md).
@@ -178,54 +179,87 @@ export class MarkerStream extends Bindings {
     return written + encoder.encodeInto(rest, bytes.subarray(at + written, at + words[shared + 1])).written;
   }
 
-  /** The events of the tape: text cut from `text` (and the pending text), the rest from the
-   * values; payloads whose data is in the window get it from there. */
+  /** The events of the tape: text cut from `text` (and the pending text), strings cut from the
+   * blob; payloads whose data is in the window get it from there. */
   #events(text, code) {
     views();
     const shared = this.#shared;
-    let values;
-    if (code & VALUES_READY) {
+    let blob = "";
+    if (code & BLOB_READY) {
       const from = words[shared + 4];
-      values = JSON.parse(decoder.decode(bytes.subarray(from, from + words[shared + 5])));
+      blob = decoder.decode(bytes.subarray(from, from + words[shared + 5]));
     }
     let at = words[shared + 2] >>> 2;
     const end = at + words[shared + 3];
+    const word = () => words[at++];
+    const string = () => blob.slice(words[at++], words[at++]);
     const events = [];
-    let next = 0;
     while (at < end) {
-      const word = words[at++];
-      if (word === VALUE) {
-        const event = values[next++];
-        if (event.kind === "payload") this.#payloads.push(event.value);
-        events.push(event);
-        continue;
-      }
-      let piece;
-      if (word === TEXT) {
-        piece = text.slice(words[at], words[at + 1]);
+      const kind = word();
+      if (kind === MARKER) events.push(this.#marker(string(), word, string));
+      else if (kind === DIAGNOSTIC) events.push({ type: "diagnostic", code: string(), message: string(), line: word() });
+      else if (kind === TEXT) {
+        const piece = text.slice(words[at], words[at + 1]);
         at += 2;
+        this.#message += piece;
+        events.push({ type: "text", text: piece });
       } else {
-        piece = "";
-        for (let pieces = words[at++]; pieces > 0; pieces--) {
-          const kind = words[at++];
-          if (kind === SPAN) {
-            piece += text.slice(words[at], words[at + 1]);
+        let joined = "";
+        for (let pieces = word(); pieces > 0; pieces--) {
+          const source = word();
+          if (source === SPAN) {
+            joined += text.slice(words[at], words[at + 1]);
             at += 2;
-          } else if (kind === EARLIER) {
-            piece += this.#pending.slice(this.#pending.length - words[at++]);
-          } else piece += values[next++];
+          } else if (source === EARLIER) joined += this.#pending.slice(this.#pending.length - word());
+          else joined += string();
         }
+        this.#message += joined;
+        events.push({ type: "text", text: joined });
       }
-      this.#message += piece;
-      events.push({ type: "text", text: piece });
     }
     if (code & SPANS_READY) {
       const window = this.#window;
       let span = words[shared + 6] >>> 2;
       for (const stop = span + words[shared + 7]; span < stop; span += 3) {
-        values[words[span]].value.data = JSON.parse(window.slice(words[span + 1], words[span + 2]));
+        events[words[span]].value.data = JSON.parse(window.slice(words[span + 1], words[span + 2]));
       }
     }
     return events;
+  }
+
+  /** A marker event, its value read from the tape as `tape.rs` writes it for its kind. */
+  #marker(kind, word, string) {
+    let value;
+    switch (kind) {
+      case "suggestions":
+      case "options":
+        value = [];
+        for (let n = word(); n > 0; n--) value.push(string());
+        break;
+      case "extracted_data":
+        value = { field: string(), value: string() };
+        break;
+      case "suggested_values":
+        value = [];
+        for (let n = word(); n > 0; n--) value.push({ label: string(), value: string() });
+        break;
+      case "suggested_actions":
+        value = [];
+        for (let n = word(); n > 0; n--) {
+          const action = { label: string(), action: string(), handler: string() };
+          if (word() === 1) action.target = string();
+          value.push(action);
+        }
+        break;
+      case "payload": {
+        const type = string();
+        value = { type, data: word() === 1 ? JSON.parse(string()) : null };
+        this.#payloads.push(value);
+        break;
+      }
+      default: // proposed_message, target_field
+        value = string();
+    }
+    return { type: "marker", kind, value };
   }
 }

@@ -1,17 +1,11 @@
-//! Marker events and the parse written as JSON text, for one `JSON.parse` in the JS entry.
+//! The parse that `finish` returns, written as JSON text for one `JSON.parse` in the JS entry.
 //!
-//! Every string that crosses from wasm to JS costs a `TextDecoder` call, and every object a
-//! call into JS; a chunk's markers, diagnostics and held text are therefore written here as one
-//! JSON array (the `values` of the tape, `tape.rs`), decoded and parsed once. Display text does
-//! not come this way at all: it is cut from the caller's own chunk. A payload's validated JSON
-//! body goes in as it is, so the same `JSON.parse` builds it; a body the JS entry reads from its
-//! window is written as `null` and filled there. The objects have exactly the shape
-//! `MarkerEvent` and `Parsed` declare, and the shared vectors check them against the core's
-//! serde output.
+//! Once per stream, so the plainest way across: the fields the entry does not keep itself (it
+//! keeps the display text and the payloads), and only those that are not empty. The objects
+//! have exactly the shape `Parsed` declares; the shared vectors check them against the core's
+//! serde output. A chunk's events come by the tape instead (`tape.rs`).
 
-use stepwise_core::markers::{
-    Diagnostic, Event, ExtractedField, Marker, Parsed, SuggestedAction, SuggestedValue,
-};
+use stepwise_core::markers::{Diagnostic, ExtractedField, Parsed, SuggestedAction, SuggestedValue};
 
 /// JSON text being written (a reused buffer).
 #[derive(Debug, Default)]
@@ -20,23 +14,6 @@ pub(crate) struct JsonOut(pub(crate) String);
 impl JsonOut {
     pub(crate) fn clear(&mut self) {
         self.0.clear();
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// Starts the next element of the array being written.
-    pub(crate) fn next_element(&mut self) {
-        self.0.push(if self.0.is_empty() { '[' } else { ',' });
-    }
-
-    /// Ends the array (`[]` when nothing was written).
-    pub(crate) fn end_array(&mut self) {
-        if self.0.is_empty() {
-            self.0.push('[');
-        }
-        self.0.push(']');
     }
 
     /// A JSON string.
@@ -103,52 +80,12 @@ impl JsonOut {
         }
     }
 
-    /// An event; a payload's data is its JSON body, or `null` when `data_later`.
-    pub(crate) fn event(&mut self, event: &Event, data_later: bool) {
-        match event {
-            Event::Text { text } => {
-                self.0.push_str("{\"type\":\"text\",");
-                self.field("text", text);
-            }
-            Event::Diagnostic(d) => {
-                self.0.push_str("{\"type\":\"diagnostic\",");
-                self.diagnostic_fields(d);
-            }
-            Event::Marker(m) => {
-                self.0.push_str("{\"type\":\"marker\",");
-                self.field("kind", m.kind());
-                self.0.push(',');
-                self.key("value");
-                self.marker_value(m, data_later);
-            }
-        }
-        self.0.push('}');
-    }
-
     fn diagnostic_fields(&mut self, d: &Diagnostic) {
         self.field("code", d.code.as_str());
         self.0.push(',');
         self.field("message", &d.message);
         self.0.push_str(",\"line\":");
         self.0.push_str(&d.line.to_string());
-    }
-
-    fn marker_value(&mut self, marker: &Marker, data_later: bool) {
-        match marker {
-            Marker::Suggestions(items) | Marker::Options(items) => self.strings(items),
-            Marker::ExtractedData(f) => self.extracted_field(f),
-            Marker::ProposedMessage(s) | Marker::TargetField(s) => self.string(s),
-            Marker::SuggestedValues(values) => self.array(values, Self::suggested_value),
-            Marker::SuggestedActions(actions) => self.array(actions, Self::suggested_action),
-            Marker::Payload(p) => {
-                self.0.push('{');
-                self.field("type", &p.payload_type);
-                self.0.push_str(",\"data\":");
-                self.0
-                    .push_str(if data_later { "null" } else { p.data.as_str() });
-                self.0.push('}');
-            }
-        }
     }
 
     fn extracted_field(&mut self, f: &ExtractedField) {

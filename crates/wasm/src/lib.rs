@@ -29,9 +29,9 @@ mod window;
 mod workflow;
 
 pub use marker_stream::{
-    CHUNK_AS_TEXT, EVENTS_READY, HOLDING, MarkerStream, NO_EVENTS, SPANS_READY, VALUES_READY,
+    BLOB_READY, CHUNK_AS_TEXT, EVENTS_READY, HOLDING, MarkerStream, NO_EVENTS, SPANS_READY,
     WINDOW_ADD, WINDOW_OPEN,
 };
 pub use registry::resolve_chat;
-pub use tape::{EARLIER, PIECES, SPAN, TEXT, VALUE};
+pub use tape::{BLOB, DIAGNOSTIC, EARLIER, MARKER, PIECES, SPAN, TEXT};
 pub use workflow::Workflow;

@@ -19,10 +19,10 @@ pub const WINDOW_ADD: u32 = 4;
 /// `feedInput` flag: a JSON body is still open after this chunk: keep the window.
 pub const WINDOW_OPEN: u32 = 8;
 /// `feedInput` flag: payloads of these events take their data from the window (the spans:
-/// `[value index, start, end]`, UTF-16 offsets into the window's joined chunks).
+/// `[event index, start, end]`, UTF-16 offsets into the window's joined chunks).
 pub const SPANS_READY: u32 = 16;
-/// `feedInput` flag: the tape refers to values, a JSON array in wasm memory (`events.rs`).
-pub const VALUES_READY: u32 = 32;
+/// `feedInput` flag: the tape refers to strings of its blob, to decode (`tape.rs`).
+pub const BLOB_READY: u32 = 32;
 /// `feedInput` flag: a line start is still undecided after this chunk: the entry keeps the
 /// text from here on, for the tape's `EARLIER` pieces.
 pub const HOLDING: u32 = 64;
@@ -32,8 +32,9 @@ const INPUT_AT: usize = 0;
 const INPUT_CAPACITY: usize = 1;
 const TAPE_AT: usize = 2;
 const TAPE_LEN: usize = 3;
-const VALUES_AT: usize = 4;
-const VALUES_LEN: usize = 5;
+/// The blob of the tape, or the JSON of `finishRest`.
+const TEXT_AT: usize = 4;
+const TEXT_LEN: usize = 5;
 const SPANS_AT: usize = 6;
 const SPANS_LEN: usize = 7;
 
@@ -63,15 +64,15 @@ pub struct MarkerStream {
     input: Vec<u8>,
     /// The events of the last chunk, as the JS entry reads them (`tape.rs`).
     tape: Tape,
-    /// The values the tape refers to, as a JSON array (or the parse, after `finishRest`).
+    /// The parse after `finishRest`, as JSON.
     values: JsonOut,
-    /// The payloads whose data the JS entry reads from its window: `[value index, start,
+    /// The payloads whose data the JS entry reads from its window: `[event index, start,
     /// end]`.
     spans: Vec<u32>,
     /// The text pieces of the last chunk's events (reused).
     pieces: Vec<TextPiece>,
     /// What the JS entry reads from wasm memory: the addresses and lengths of the input, the
-    /// tape, the values and the spans (boxed: its address is stable).
+    /// tape, its blob (or `finishRest`'s JSON) and the spans (boxed: its address is stable).
     shared: Box<[u32; 8]>,
 }
 
@@ -114,7 +115,7 @@ impl MarkerStream {
     }
 
     /// The address in wasm memory of the shared block: `[input address, input capacity, tape
-    /// address, tape length (words), values address, values length (bytes), spans address,
+    /// address, tape length (words), blob or JSON address, its length (bytes), spans address,
     /// spans length (words)]`, read by the JS entry.
     #[wasm_bindgen(js_name = sharedAt, skip_typescript)]
     pub fn shared_at(&self) -> u32 {
@@ -137,8 +138,8 @@ impl MarkerStream {
     /// that never ends inside a surrogate pair (the entry holds a trailing high surrogate
     /// back). Returns how the events are to be built, in the low two bits: [`NO_EVENTS`],
     /// [`CHUNK_AS_TEXT`] (one text event that is the chunk itself, reused as the caller's
-    /// string) or [`EVENTS_READY`] (the tape: text as ranges of the caller's chunk, the rest
-    /// from the values when [`VALUES_READY`] is set); and flags above them: [`WINDOW_ADD`],
+    /// string) or [`EVENTS_READY`] (the tape: text as ranges of the caller's chunk, strings as
+    /// ranges of its blob when [`BLOB_READY`] is set); and flags above them: [`WINDOW_ADD`],
     /// [`WINDOW_OPEN`], [`SPANS_READY`], [`HOLDING`]. Numbers cross the boundary much faster
     /// than fresh objects and strings, and the engine already holds the chunk's text.
     #[wasm_bindgen(js_name = feedInput, skip_typescript)]
@@ -155,8 +156,8 @@ impl MarkerStream {
     }
 
     /// The half of the entry's `end` in wasm: ends the stream; returns [`NO_EVENTS`] or
-    /// [`EVENTS_READY`] (with [`VALUES_READY`]) for the last events (held text, a final
-    /// marker), read as `feedInput`'s are, with an empty chunk.
+    /// [`EVENTS_READY`] for the last events (held text, a final marker), read as
+    /// `feedInput`'s are, with an empty chunk.
     #[wasm_bindgen(js_name = endInput, skip_typescript)]
     pub fn end_input(&mut self) -> u32 {
         self.parser.end_parse();
@@ -171,7 +172,8 @@ impl MarkerStream {
         self.parser.end_parse();
         self.values.clear();
         self.values.parsed(self.parser.parsed());
-        self.share_values();
+        self.shared[TEXT_AT] = self.values.0.as_ptr() as usize as u32;
+        self.shared[TEXT_LEN] = self.values.0.len() as u32;
         self.values.0.len() as u32
     }
 }
@@ -190,13 +192,17 @@ impl MarkerStream {
         self.tape.words()
     }
 
-    /// The values of the last call that set [`VALUES_READY`] (a JSON array), or the parse
-    /// after `finishRest`.
-    pub fn values(&self) -> &str {
+    /// The blob of the last call that set [`BLOB_READY`].
+    pub fn blob(&self) -> &str {
+        self.tape.blob()
+    }
+
+    /// The parse's JSON after `finishRest`.
+    pub fn rest(&self) -> &str {
         &self.values.0
     }
 
-    /// The spans of the last call that set [`SPANS_READY`]: `[value index, start, end]`.
+    /// The spans of the last call that set [`SPANS_READY`]: `[event index, start, end]`.
     pub fn spans(&self) -> &[u32] {
         &self.spans
     }
@@ -237,8 +243,8 @@ impl MarkerStream {
         self.write_tape(chunk, len16, as_is) | window_flags | holding
     }
 
-    /// Writes the events the parser completed to the tape (and values, and spans); returns
-    /// [`NO_EVENTS`], [`CHUNK_AS_TEXT`] or [`EVENTS_READY`] with [`VALUES_READY`] and
+    /// Writes the events the parser completed to the tape (and its blob, and the spans);
+    /// returns [`NO_EVENTS`], [`CHUNK_AS_TEXT`] or [`EVENTS_READY`] with [`BLOB_READY`] and
     /// [`SPANS_READY`] as they apply.
     fn write_tape(&mut self, chunk: &str, len16: u32, as_is: bool) -> u32 {
         self.pieces.clear();
@@ -252,7 +258,7 @@ impl MarkerStream {
         }
         self.spans.clear();
         let mut windowed = self.windowed.iter();
-        let mut writer = TapeWriter::new(&mut self.tape, &mut self.values, chunk, len16, as_is);
+        let mut writer = TapeWriter::new(&mut self.tape, chunk, len16, as_is);
         let mut pieces = self.pieces.drain(..).peekable();
         for (index, event) in events.enumerate() {
             if let Event::Text { .. } = event {
@@ -263,31 +269,26 @@ impl MarkerStream {
                 Event::Marker(Marker::Payload(_)) => windowed.next(),
                 _ => None,
             };
-            let value = writer.event(&event, window.is_some());
+            writer.event(&event, window.is_some());
             if let Some(&(start, end)) = window {
-                self.spans.extend([value, start as u32, end as u32]);
+                self.spans.extend([index as u32, start as u32, end as u32]);
             }
         }
-        let values = writer.finish();
         drop(pieces);
         self.shared[TAPE_AT] = self.tape.words().as_ptr() as usize as u32;
         self.shared[TAPE_LEN] = self.tape.words().len() as u32;
-        self.share_values();
+        self.shared[TEXT_AT] = self.tape.blob().as_ptr() as usize as u32;
+        self.shared[TEXT_LEN] = self.tape.blob().len() as u32;
         self.shared[SPANS_AT] = self.spans.as_ptr() as usize as u32;
         self.shared[SPANS_LEN] = self.spans.len() as u32;
         let mut code = EVENTS_READY;
-        if values {
-            code |= VALUES_READY;
+        if !self.tape.blob().is_empty() {
+            code |= BLOB_READY;
         }
         if !self.spans.is_empty() {
             code |= SPANS_READY;
         }
         code
-    }
-
-    fn share_values(&mut self) {
-        self.shared[VALUES_AT] = self.values.0.as_ptr() as usize as u32;
-        self.shared[VALUES_LEN] = self.values.0.len() as u32;
     }
 }
 

@@ -3,22 +3,25 @@
 //! Display text is most of a model's output, and the engine already holds it as the caller's
 //! chunk, so a text event is written as the UTF-16 range to cut from that string
 //! (`chunk.slice(start, end)`, which copies nothing) instead of a string decoded out of wasm
-//! memory. Everything else (markers, diagnostics) is a value, in order, in one JSON array
-//! (`events.rs`). Words, each a `u32`:
+//! memory. The strings of markers and diagnostics go into one blob, decoded once per chunk, and
+//! are written as UTF-16 ranges of it; the entry builds the objects from the words (no call into
+//! JS per object, no `JSON.parse`). Words, each a `u32`; `(s)` is a string, two words: its
+//! start and end in the blob:
 //!
 //! - `TEXT, start, end`: a text event, `chunk.slice(start, end)`;
 //! - `PIECES, n` and `n` pieces: a text event joined from pieces, each `SPAN, start, end`
 //!   (a range of the chunk), `EARLIER, units` (the last `units` UTF-16 units of the text fed
-//!   before this chunk, which the entry keeps while a line start is undecided) or `VALUE` (the
-//!   next value, a string: text the entry cannot cut, see [`TapeWriter::new`]);
-//! - `VALUE`: an event that is the next value.
+//!   before this chunk, which the entry keeps while a line start is undecided) or `BLOB, (s)`
+//!   (text the entry cannot cut, see [`TapeWriter::new`]);
+//! - `MARKER, (kind)` and the value, by kind: a list `n, (s)…` (`suggestions`, `options`);
+//!   `(field), (value)` (`extracted_data`); `(s)` (`proposed_message`, `target_field`);
+//!   `n, ((label), (value))…` (`suggested_values`); `n, ((label), (action), (handler), 0 | 1,
+//!   (target) if 1)…` (`suggested_actions`); `(type), 0` with its data from the window, or
+//!   `(type), 1, (json)` (`payload`);
+//! - `DIAGNOSTIC, (code), (message), line`.
 
-use stepwise_core::markers::{Event, TextPiece, TextSource};
+use stepwise_core::markers::{Diagnostic, Event, Marker, TextPiece, TextSource};
 
-use crate::events::JsonOut;
-
-/// Tape word: an event that is the next JS value (or, in a text, a piece that is).
-pub const VALUE: u32 = 0;
 /// Tape word: a text event that is one range of the chunk.
 pub const TEXT: u32 = 1;
 /// Tape word: a text event made of the pieces that follow.
@@ -27,15 +30,56 @@ pub const PIECES: u32 = 2;
 pub const SPAN: u32 = 3;
 /// Tape word, in a text: the end of the text fed before the chunk.
 pub const EARLIER: u32 = 4;
+/// Tape word, in a text: a string of the blob.
+pub const BLOB: u32 = 5;
+/// Tape word: a marker event.
+pub const MARKER: u32 = 6;
+/// Tape word: a diagnostic event.
+pub const DIAGNOSTIC: u32 = 7;
 
-/// The words of the last chunk (its allocation reused from chunk to chunk).
+/// The words of the last chunk and the blob of its strings (allocations reused from chunk to
+/// chunk).
 #[derive(Debug, Default)]
-pub(crate) struct Tape(Vec<u32>);
+pub(crate) struct Tape {
+    words: Vec<u32>,
+    blob: String,
+    /// UTF-16 units in `blob`.
+    blob16: u32,
+}
 
 impl Tape {
     pub(crate) fn words(&self) -> &[u32] {
-        &self.0
+        &self.words
     }
+
+    pub(crate) fn blob(&self) -> &str {
+        &self.blob
+    }
+
+    /// Appends `text` to the blob and writes its range.
+    fn string(&mut self, text: &str) {
+        let start = self.blob16;
+        self.blob.push_str(text);
+        self.blob16 += utf16_len(text);
+        self.words.extend([start, self.blob16]);
+    }
+
+    fn strings(&mut self, items: &[String]) {
+        self.words.push(items.len() as u32);
+        for item in items {
+            self.string(item);
+        }
+    }
+}
+
+/// UTF-16 units of `text`: one per UTF-8 sequence, two for a 4-byte one.
+fn utf16_len(text: &str) -> u32 {
+    if text.is_ascii() {
+        return text.len() as u32;
+    }
+    text.bytes()
+        .map(|b| u32::from((b as i8) >= -64) + u32::from(b >= 0xF0))
+        .sum()
 }
 
 /// Writes one chunk's events to the tape.
@@ -46,27 +90,19 @@ pub(crate) struct TapeWriter<'a> {
     /// here as U+FFFD), text is copied out as the core saw it.
     as_is: bool,
     offsets: Utf16Offsets<'a>,
-    values: &'a mut JsonOut,
-    value_count: u32,
 }
 
 impl<'a> TapeWriter<'a> {
-    /// A writer for the events of `chunk` (`len16` UTF-16 units in the caller's string), their
-    /// values written to `values`. Text is cut from the caller's strings unless `as_is` is
-    /// false (the chunk held a lone surrogate, which the core reads as U+FFFD, and the event
-    /// must say what the core saw); held text that has a U+FFFD is copied for the same reason.
-    pub(crate) fn new(
-        tape: &'a mut Tape,
-        values: &'a mut JsonOut,
-        chunk: &'a str,
-        len16: u32,
-        as_is: bool,
-    ) -> Self {
-        tape.0.clear();
-        values.clear();
+    /// A writer for the events of `chunk` (`len16` UTF-16 units in the caller's string). Text
+    /// is cut from the caller's strings unless `as_is` is false (the chunk held a lone
+    /// surrogate, which the core reads as U+FFFD, and the event must say what the core saw);
+    /// held text that has a U+FFFD is copied for the same reason.
+    pub(crate) fn new(tape: &'a mut Tape, chunk: &'a str, len16: u32, as_is: bool) -> Self {
+        tape.words.clear();
+        tape.blob.clear();
+        tape.blob16 = 0;
         TapeWriter {
             tape,
-            values,
             chunk,
             as_is,
             offsets: Utf16Offsets {
@@ -75,25 +111,37 @@ impl<'a> TapeWriter<'a> {
                 byte: 0,
                 unit: 0,
             },
-            value_count: 0,
         }
     }
 
-    /// An event that is a value (a marker or a diagnostic; a payload's data `null` when the
-    /// entry reads it from its window); returns the value's index.
-    pub(crate) fn event(&mut self, event: &Event, data_later: bool) -> u32 {
-        self.tape.0.push(VALUE);
-        self.values.next_element();
-        self.values.event(event, data_later);
-        self.value_count += 1;
-        self.value_count - 1
+    /// A marker or a diagnostic; a payload's data is left for the entry's window when
+    /// `data_later`.
+    pub(crate) fn event(&mut self, event: &Event, data_later: bool) {
+        let tape = &mut *self.tape;
+        match event {
+            Event::Text { .. } => {}
+            Event::Diagnostic(Diagnostic {
+                code,
+                message,
+                line,
+            }) => {
+                tape.words.push(DIAGNOSTIC);
+                tape.string(code.as_str());
+                tape.string(message);
+                tape.words.push(*line);
+            }
+            Event::Marker(marker) => {
+                tape.words.push(MARKER);
+                tape.string(marker.kind());
+                marker_value(tape, marker, data_later);
+            }
+        }
     }
 
     /// A text event made of `pieces`.
     pub(crate) fn text(&mut self, pieces: impl Iterator<Item = TextPiece>) {
-        let words = &mut self.tape.0;
-        let at = words.len();
-        words.extend([PIECES, 0]);
+        let at = self.tape.words.len();
+        self.tape.words.extend([PIECES, 0]);
         let mut count = 0;
         for piece in pieces {
             count += 1;
@@ -101,25 +149,22 @@ impl<'a> TapeWriter<'a> {
                 TextSource::Chunk(range) if self.as_is => {
                     let start = self.offsets.at(range.start);
                     let end = self.offsets.at(range.end);
-                    words.extend([SPAN, start, end]);
+                    self.tape.words.extend([SPAN, start, end]);
                 }
                 TextSource::Earlier(text) if !text.contains('\u{FFFD}') => {
-                    words.extend([EARLIER, text.encode_utf16().count() as u32]);
+                    self.tape.words.extend([EARLIER, utf16_len(&text)]);
                 }
                 TextSource::Chunk(range) => {
-                    words.push(VALUE);
-                    self.values.next_element();
-                    self.values.string(&self.chunk[range]);
-                    self.value_count += 1;
+                    self.tape.words.push(BLOB);
+                    self.tape.string(&self.chunk[range]);
                 }
                 TextSource::Earlier(text) => {
-                    words.push(VALUE);
-                    self.values.next_element();
-                    self.values.string(&text);
-                    self.value_count += 1;
+                    self.tape.words.push(BLOB);
+                    self.tape.string(&text);
                 }
             }
         }
+        let words = &mut self.tape.words;
         if count == 1 && words[at + 2] == SPAN {
             let (start, end) = (words[at + 3], words[at + 4]);
             words.truncate(at);
@@ -128,14 +173,47 @@ impl<'a> TapeWriter<'a> {
             words[at + 1] = count;
         }
     }
+}
 
-    /// Ends the values' array; whether it has any value.
-    pub(crate) fn finish(self) -> bool {
-        let any = !self.values.is_empty();
-        if any {
-            self.values.end_array();
+fn marker_value(tape: &mut Tape, marker: &Marker, data_later: bool) {
+    match marker {
+        Marker::Suggestions(items) | Marker::Options(items) => tape.strings(items),
+        Marker::ExtractedData(f) => {
+            tape.string(&f.field);
+            tape.string(&f.value);
         }
-        any
+        Marker::ProposedMessage(text) | Marker::TargetField(text) => tape.string(text),
+        Marker::SuggestedValues(values) => {
+            tape.words.push(values.len() as u32);
+            for value in values {
+                tape.string(&value.label);
+                tape.string(&value.value);
+            }
+        }
+        Marker::SuggestedActions(actions) => {
+            tape.words.push(actions.len() as u32);
+            for action in actions {
+                tape.string(&action.label);
+                tape.string(&action.action);
+                tape.string(action.handler.as_str());
+                match &action.target {
+                    Some(target) => {
+                        tape.words.push(1);
+                        tape.string(target);
+                    }
+                    None => tape.words.push(0),
+                }
+            }
+        }
+        Marker::Payload(payload) => {
+            tape.string(&payload.payload_type);
+            if data_later {
+                tape.words.push(0);
+            } else {
+                tape.words.push(1);
+                tape.string(payload.data.as_str());
+            }
+        }
     }
 }
 

@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 use stepwise_core::markers::{MarkerParser, MarkerRegistry};
 use stepwise_wasm::{
-    CHUNK_AS_TEXT, EARLIER, EVENTS_READY, HOLDING, MarkerStream, NO_EVENTS, PIECES, SPAN,
-    SPANS_READY, TEXT, VALUE, VALUES_READY, WINDOW_ADD, WINDOW_OPEN, Workflow,
+    BLOB, BLOB_READY, CHUNK_AS_TEXT, DIAGNOSTIC, EARLIER, EVENTS_READY, HOLDING, MARKER,
+    MarkerStream, NO_EVENTS, PIECES, SPAN, SPANS_READY, TEXT, WINDOW_ADD, WINDOW_OPEN, Workflow,
 };
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -316,7 +316,7 @@ fn finish(stream: &mut MarkerStream, display: &str, payloads: &[Value]) -> Value
     let rest: Value = if length == 0 {
         json!({})
     } else {
-        serde_json::from_str(stream.values()).unwrap()
+        serde_json::from_str(stream.rest()).unwrap()
     };
     let field = |key: &str, empty: Value| rest.get(key).cloned().unwrap_or(empty);
     json!({
@@ -368,59 +368,107 @@ fn feed(stream: &mut MarkerStream, entry: &mut Entry, chunk: &str) -> Value {
 
 fn read_tape(stream: &MarkerStream, entry: &Entry, chunk: &str, code: u32) -> Value {
     let units: Vec<u16> = chunk.encode_utf16().collect();
-    let cut =
-        |start: u32, end: u32| String::from_utf16(&units[start as usize..end as usize]).unwrap();
     let pending: Vec<u16> = entry.pending.encode_utf16().collect();
-    let mut values = if code & VALUES_READY != 0 {
-        serde_json::from_str::<Vec<Value>>(stream.values()).unwrap()
+    let blob: Vec<u16> = if code & BLOB_READY != 0 {
+        stream.blob().encode_utf16().collect()
     } else {
         Vec::new()
     };
-    if code & SPANS_READY != 0 {
-        let window: Vec<u16> = entry.window.concat().encode_utf16().collect();
-        for span in stream.spans().chunks(3) {
-            let body = String::from_utf16(&window[span[1] as usize..span[2] as usize]).unwrap();
-            values[span[0] as usize]["value"]["data"] = serde_json::from_str(&body).unwrap();
-        }
-    }
-    let mut values = values.into_iter();
     let tape = stream.tape();
+    let mut reader = TapeReader { tape, at: 0, blob };
     let mut events = Vec::new();
-    let mut at = 0;
-    while at < tape.len() {
-        at += 1;
-        match tape[at - 1] {
+    while reader.at < tape.len() {
+        match reader.word() {
             TEXT => {
-                events.push(json!({"type": "text", "text": cut(tape[at], tape[at + 1])}));
-                at += 2;
+                let (start, end) = (reader.word() as usize, reader.word() as usize);
+                let text = String::from_utf16(&units[start..end]).unwrap();
+                events.push(json!({"type": "text", "text": text}));
             }
-            VALUE => events.push(values.next().unwrap()),
             PIECES => {
                 let mut text = String::new();
-                let count = tape[at];
-                at += 1;
-                for _ in 0..count {
-                    at += 1;
-                    match tape[at - 1] {
+                for _ in 0..reader.word() {
+                    match reader.word() {
                         SPAN => {
-                            text += &cut(tape[at], tape[at + 1]);
-                            at += 2;
+                            let (start, end) = (reader.word() as usize, reader.word() as usize);
+                            text += &String::from_utf16(&units[start..end]).unwrap();
                         }
                         EARLIER => {
-                            let units = &pending[pending.len() - tape[at] as usize..];
+                            let units = &pending[pending.len() - reader.word() as usize..];
                             text += &String::from_utf16(units).unwrap();
-                            at += 1;
                         }
-                        VALUE => text += values.next().unwrap().as_str().unwrap(),
+                        BLOB => text += &reader.string(),
                         other => panic!("unknown piece word {other}"),
                     }
                 }
                 events.push(json!({"type": "text", "text": text}));
             }
+            MARKER => {
+                let kind = reader.string();
+                let value = reader.marker_value(&kind);
+                events.push(json!({"type": "marker", "kind": kind, "value": value}));
+            }
+            DIAGNOSTIC => {
+                let (code, message) = (reader.string(), reader.string());
+                events.push(json!({"type": "diagnostic", "code": code, "message": message, "line": reader.word()}));
+            }
             other => panic!("unknown tape word {other}"),
         }
     }
+    if code & SPANS_READY != 0 {
+        let window: Vec<u16> = entry.window.concat().encode_utf16().collect();
+        for span in stream.spans().chunks(3) {
+            let body = String::from_utf16(&window[span[1] as usize..span[2] as usize]).unwrap();
+            events[span[0] as usize]["value"]["data"] = serde_json::from_str(&body).unwrap();
+        }
+    }
     Value::Array(events)
+}
+
+/// Reads the tape as the entry does (js/stepwise.js).
+struct TapeReader<'a> {
+    tape: &'a [u32],
+    at: usize,
+    blob: Vec<u16>,
+}
+
+impl TapeReader<'_> {
+    fn word(&mut self) -> u32 {
+        self.at += 1;
+        self.tape[self.at - 1]
+    }
+
+    fn string(&mut self) -> String {
+        let (start, end) = (self.word() as usize, self.word() as usize);
+        String::from_utf16(&self.blob[start..end]).unwrap()
+    }
+
+    fn marker_value(&mut self, kind: &str) -> Value {
+        match kind {
+            "suggestions" | "options" => (0..self.word()).map(|_| json!(self.string())).collect(),
+            "extracted_data" => json!({"field": self.string(), "value": self.string()}),
+            "suggested_values" => (0..self.word())
+                .map(|_| json!({"label": self.string(), "value": self.string()}))
+                .collect(),
+            "suggested_actions" => (0..self.word())
+                .map(|_| {
+                    let mut action = json!({"label": self.string(), "action": self.string(), "handler": self.string()});
+                    if self.word() == 1 {
+                        action["target"] = json!(self.string());
+                    }
+                    action
+                })
+                .collect(),
+            "payload" => {
+                let kind = self.string();
+                let data = match self.word() {
+                    1 => serde_json::from_str(&self.string()).unwrap(),
+                    _ => Value::Null,
+                };
+                json!({"type": kind, "data": data})
+            }
+            _ => json!(self.string()),
+        }
+    }
 }
 
 fn js_strings(names: &[String]) -> js_sys::Array {
