@@ -97,6 +97,34 @@ test("marker values with quotes, backslashes, control and non-BMP characters cro
   }
 });
 
+test("a U+FEFF at the start of text copied through the blob is kept, at any split", () => {
+  const text = "\uFEFF\uFFFD\nSUGGESTIONS: a\nb\uFEFF\uD800\nOPTIONS: x|y\n";
+  const whole = parse([text]);
+  assert.equal(whole.parsed.message, "\uFEFF\uFFFD\nb\uFEFF\uFFFD");
+  assert.deepEqual(whole.parsed.suggestions, ["a"]);
+  assert.deepEqual(whole.parsed.options, ["x", "y"]);
+  for (let at = 0; at <= text.length; at++) {
+    assert.deepEqual(parse([text.slice(0, at), text.slice(at)]), whole, `split at ${at}`);
+  }
+});
+
+test("line starts held across thousands of chunks come back whole", () => {
+  // Every chunk ends inside an undecided line start ("-") that the next chunk decides.
+  const chunks = Array.from({ length: 3000 }, () => "x\n-");
+  const { events, parsed } = parse([...chunks, " SUGGESTIONS: a, b\n"]);
+  assert.equal(events[0].text, "x\n" + "-x\n".repeat(2999));
+  assert.deepEqual(parsed.suggestions, ["a", "b"]);
+  assert.deepEqual(parse([chunks.join("") + " SUGGESTIONS: a, b\n"]).events, events);
+});
+
+test("many payloads in one chunk, after non-ASCII text, get their own data", () => {
+  const text = Array.from({ length: 200 }, (_, i) => `é ${i}\nSCHEMA_PROPOSAL: {"n": ${i}, "s": "ü${i}"}\n`).join("");
+  const { events, parsed } = parse([text], ["SCHEMA_PROPOSAL"]);
+  const payloads = events.filter((e) => e.kind === "payload").map((e) => e.value.data);
+  assert.deepEqual(payloads, Array.from({ length: 200 }, (_, i) => ({ n: i, s: `ü${i}` })));
+  assert.equal(parsed.payloads.length, 200);
+});
+
 test("a surrogate pair split across chunks is reassembled", () => {
   const [high, low] = ["😀"[0], "😀"[1]];
   const { parsed } = parse(["Hi ", high, low + " there"]);

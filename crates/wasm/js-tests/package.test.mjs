@@ -68,8 +68,8 @@ test("the packed tarball installs into a fresh project and works in Node", (t) =
     output.memory.buffer.byteLength;
     // @ts-expect-error the module's raw exports are not public
     output.__wbindgen_malloc;
-    // @ts-expect-error feedChunk is the JS entry's internal path into wasm
-    stream.feedChunk("x");
+    // @ts-expect-error feedInput is the JS entry's internal path into wasm
+    stream.feedInput(1, 1);
     export { result, suggestions };
   `);
   writeFileSync(join(scratch, "tsconfig.json"), JSON.stringify({

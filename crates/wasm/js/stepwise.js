@@ -53,7 +53,11 @@ function trim(text) {
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+// `ignoreBOM`: a blob that starts with U+FEFF keeps it (the offsets count it).
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+// The text kept for `EARLIER` pieces: a held line start is at most 260 UTF-16 units (the core's
+// MAX_PREFIX_LEN of 256 bytes and one more character), so a longer tail is trimmed to this.
+const PENDING_KEEP = 512;
 /** Views of wasm memory, made again when it grows (the old buffer is then detached). */
 let bytes = new Uint8Array(0);
 let words = new Uint32Array(0);
@@ -152,7 +156,10 @@ export class MarkerStream extends Bindings {
         events = this.#events(text, code);
     }
     if (!(code & WINDOW_OPEN)) this.#window = "";
-    this.#pending = code & HOLDING ? this.#pending + text : "";
+    if (code & HOLDING) {
+      this.#pending += text;
+      if (this.#pending.length > 2 * PENDING_KEEP) this.#pending = this.#pending.slice(-PENDING_KEEP);
+    } else this.#pending = "";
     return events;
   }
 

@@ -3,11 +3,12 @@
 //! Thin wrappers only: [`Workflow`] (spec, step inference, action validation),
 //! [`MarkerStream`] (incremental marker parsing) and [`resolve_chat`] (the assistant's
 //! resolution). Plain data crosses the boundary in the wire's snake_case shape through
-//! serde-wasm-bindgen, both ways (`error.rs`). Marker events alone are built by small JS
-//! constructors, one call each (`events.rs`: they are made once per streamed chunk, and a
-//! benchmark run beside the serde build says why), and the package's entry (`js/stepwise.js`)
-//! defines `MarkerStream.feed` around [`MarkerStream::feed_input`]. Errors are JS `Error`s with
-//! a `code`.
+//! serde-wasm-bindgen, both ways (`error.rs`). The streaming path is the exception, built for
+//! speed: the package's entry (`js/stepwise.js`) defines `MarkerStream`'s `feed`, `end` and
+//! `finish` around [`MarkerStream::feed_input`], writing each chunk into wasm memory in place
+//! and reading its events from a tape of numbers (`tape.rs`: text as ranges of the caller's
+//! chunk, other strings as ranges of one blob); `finish`'s parse comes as JSON (`events.rs`).
+//! Errors are JS `Error`s with a `code`.
 //!
 //! ```js
 //! import init, { Workflow, MarkerStream } from "stepwise-wasm";

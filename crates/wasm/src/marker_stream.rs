@@ -225,6 +225,7 @@ impl MarkerStream {
             if body_open.is_some() || self.window.open || self.parser.has_body_spans() {
                 let at = ChunkAt {
                     chunk,
+                    len16,
                     start,
                     start16,
                     as_is,

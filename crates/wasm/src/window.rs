@@ -23,6 +23,8 @@ pub(crate) struct Window {
 /// Where one chunk sits in the stream, for [`Window::track`].
 pub(crate) struct ChunkAt<'a> {
     pub(crate) chunk: &'a str,
+    /// Its length in UTF-16 units.
+    pub(crate) len16: u32,
     /// Bytes fed before it.
     pub(crate) start: usize,
     /// UTF-16 units fed before it.
@@ -31,12 +33,35 @@ pub(crate) struct ChunkAt<'a> {
     pub(crate) as_is: bool,
 }
 
-/// UTF-16 code units of `text`: a code unit for each UTF-8 sequence, two for a 4-byte one.
-fn utf16_len(text: &str) -> u64 {
-    let bytes = text.as_bytes();
-    let continuations = bytes.iter().filter(|&&b| (b as i8) < -64).count();
-    let four_byte_leads = bytes.iter().filter(|&&b| b >= 0xF0).count();
-    (bytes.len() - continuations + four_byte_leads) as u64
+/// UTF-16 offsets from the start of the stream of byte offsets in a chunk, met in increasing
+/// order (linear in the chunk however many bodies it holds).
+struct Offsets16<'a> {
+    bytes: &'a [u8],
+    /// Every byte is one UTF-16 unit.
+    ascii: bool,
+    start: usize,
+    start16: u64,
+    byte: usize,
+    unit: u64,
+}
+
+impl Offsets16<'_> {
+    /// The UTF-16 offset of `at`, bytes from the start of the stream.
+    fn at(&mut self, at: usize) -> u64 {
+        let byte = at - self.start;
+        if self.ascii {
+            return self.start16 + byte as u64;
+        }
+        if byte < self.byte {
+            (self.byte, self.unit) = (0, 0);
+        }
+        // A unit per UTF-8 sequence (counted at its lead byte), two for a 4-byte one.
+        for &b in &self.bytes[self.byte..byte] {
+            self.unit += u64::from((b as i8) >= -64) + u64::from(b >= 0xF0);
+        }
+        self.byte = byte;
+        self.start16 + self.unit
+    }
 }
 
 impl Window {
@@ -62,14 +87,21 @@ impl Window {
         }
         self.replaced |= !at.as_is;
         let mut flags = WINDOW_ADD;
-        let offset16 = |to: usize| at.start16 + utf16_len(&at.chunk[..to - at.start]);
+        let mut offsets = Offsets16 {
+            bytes: at.chunk.as_bytes(),
+            ascii: at.chunk.len() == at.len16 as usize,
+            start: at.start,
+            start16: at.start16,
+            byte: 0,
+            unit: 0,
+        };
         windowed.clear();
         for span in parser.drain_body_spans() {
             let start16 = match self.body_start16.take() {
                 Some(start16) if span.start < at.start => start16,
-                _ => offset16(span.start),
+                _ => offsets.at(span.start),
             };
-            let end16 = offset16(span.end);
+            let end16 = offsets.at(span.end);
             windowed.push((start16 - self.start16, end16 - self.start16));
         }
         if self.replaced {
@@ -80,7 +112,7 @@ impl Window {
         match body_open {
             Some(start) => {
                 if start >= at.start {
-                    self.body_start16 = Some(offset16(start));
+                    self.body_start16 = Some(offsets.at(start));
                 }
                 flags | WINDOW_OPEN
             }
