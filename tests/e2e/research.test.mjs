@@ -113,6 +113,39 @@ describe("drafts and starting", () => {
     delete behaviours.gem;
   });
 
+  test("a draft edited while it starts never runs a call that was not charged (the job's object counts them)", async () => {
+    // The edge reads the job, charges its calls, then asks the object to start it; an edit to
+    // four providers landing in between used to run calls nobody paid for (issue 31, item 4).
+    const outcomes = {};
+    for (let attempt = 0; attempt < 16; attempt++) {
+      const as = asOwner(newOwner());
+      const prompt = `Race ${attempt} ${Math.random().toString(36).slice(2)}`;
+      const created = await call("POST", "/api/research/draft", { prompt, selected_llms: ["p1", "p2"], synthesis_llm: "synth" }, as);
+      assert.equal(created.status, 201, created.text);
+      const { id } = created.json;
+      const [started, edited] = await Promise.all([
+        call("POST", "/api/research", { research_id: id }, as),
+        call("PUT", `/api/research/${id}/draft`, { prompt, selected_llms: ["p1", "p2", "p3", "p4"], synthesis_llm: "synth" }, as),
+      ]);
+      const outcome = `start ${started.status}${started.json?.error ? ` ${started.json.error.code}` : ""}, edit ${edited.status}`;
+      outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+      assert.ok([200, 409].includes(started.status), started.text);
+      if (started.status === 409) assert.ok(["job_changed", "conflict"].includes(started.json.error.code), started.text);
+      let job = (await call("GET", `/api/research/${id}`, undefined, as)).json;
+      for (let tries = 0; started.status === 200 && !settled(job) && tries < 150; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        job = (await call("GET", `/api/research/${id}`, undefined, as)).json;
+      }
+      if (started.status === 200) assert.ok(settled(job), `job ${id} did not settle: ${job.status}`);
+      else assert.equal(job.status, "draft", "a refused start leaves the draft as it was");
+      // Every upstream call of this owner (titles included) was charged, and nothing else was.
+      const made = stack.fake.requests.filter((r) => JSON.stringify(r.body).includes(prompt)).length;
+      const charged = (await call("GET", "/api/me", undefined, as)).json.usage.calls;
+      assert.equal(made, charged, `${outcome}: ${made} calls made, ${charged} charged`);
+    }
+    console.log(`start and edit raced 16 times: ${JSON.stringify(outcomes)}`);
+  });
+
   test("a draft can be edited until it starts; health lists the providers without secrets", async () => {
     const job = await draft({ selected_llms: ["p1"] });
     const edited = await call("PUT", `/api/research/${job.id}/draft`, { prompt: "Edited question", selected_llms: ["p1", "p2"], synthesis_llm: "synth" });

@@ -9,7 +9,8 @@ use serde_json::Value;
 use stepwise_core::llm::ErrorCode;
 use stepwise_core::research::{
     CallTask, Caller, Command, ConfirmAction, DraftFields, Effect, ExternalReport, Lifetimes,
-    LlmStatus, ProviderOutcome, Research, fallback_title, handle, read, synthesis_prompt,
+    LlmStatus, ProviderOutcome, Research, ResearchError, fallback_title, handle, read,
+    synthesis_prompt,
 };
 
 const OWNER: &str = "o1";
@@ -522,4 +523,78 @@ fn fallback_titles_are_short_and_never_empty() {
         "A very long research question about the competitive landscape of oncology drugs in Europe",
     );
     assert!(long.ends_with('…') && long.chars().count() <= 60, "{long}");
+}
+
+#[test]
+fn a_paid_start_runs_only_the_calls_paid_for() {
+    let fields = |providers: &[&str]| DraftFields {
+        title: "t".into(),
+        prompt: "Q".into(),
+        selected_llms: providers.iter().map(|p| (*p).to_owned()).collect(),
+        synthesis_llm: "s".into(),
+        external_reports: vec![],
+        stream_id: None,
+    };
+    let owner = Caller::Owner(OWNER.into());
+    let configured: Vec<String> = ["a", "b", "c", "d", "s"].map(String::from).to_vec();
+    let start = Command::Start { configured };
+    let mut record =
+        Some(Research::draft("r".into(), OWNER.into(), fields(&["a", "b"]), 0).unwrap());
+    // Read and charged: a, b and the synthesis. Then the draft is edited to four providers.
+    let paid: Vec<String> = record
+        .as_ref()
+        .unwrap()
+        .calls_for(&start)
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert_eq!(paid, ["a", "b", "s"]);
+    let edit = Command::EditDraft {
+        fields: fields(&["a", "b", "c", "d"]),
+    };
+    handle(&mut record, &owner, edit, 1).unwrap();
+    let before = record.clone();
+    let stale = Command::Paid {
+        command: Box::new(start.clone()),
+        calls: paid,
+    };
+    let refused = handle(&mut record, &owner, stale, 2).unwrap_err();
+    assert_eq!(
+        (refused.code(), refused),
+        ("job_changed", ResearchError::Changed)
+    );
+    assert_eq!(record, before, "a refused command changes nothing");
+    // Charged on a fresh read, it runs, with exactly the calls paid for.
+    let paid: Vec<String> = record
+        .as_ref()
+        .unwrap()
+        .calls_for(&start)
+        .into_iter()
+        .map(String::from)
+        .collect();
+    let fresh = Command::Paid {
+        command: Box::new(start),
+        calls: paid.clone(),
+    };
+    let handled = handle(&mut record, &owner, fresh, 3).unwrap();
+    let called: Vec<&str> = handled
+        .effects
+        .iter()
+        .filter_map(|effect| match effect {
+            Effect::CallProvider { provider, .. } => Some(provider.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(called, ["a", "b", "c", "d"]);
+    assert_eq!(paid, ["a", "b", "c", "d", "s"]);
+    // A stranger's paid command is not found, as any other command of theirs.
+    let stranger = Caller::Owner("someone else".into());
+    let retry = Command::Paid {
+        command: Box::new(Command::Retry),
+        calls: vec![],
+    };
+    assert_eq!(
+        handle(&mut record, &stranger, retry, 4).unwrap_err(),
+        ResearchError::NotFound
+    );
 }

@@ -288,7 +288,7 @@ impl From<ResearchError> for AppError {
     fn from(error: ResearchError) -> Self {
         let status = match &error {
             ResearchError::NotFound => 404,
-            ResearchError::Conflict { .. } | ResearchError::Exists => 409,
+            ResearchError::Conflict { .. } | ResearchError::Exists | ResearchError::Changed => 409,
             ResearchError::NoProvidersSelected
             | ResearchError::ProviderNotConfigured(_)
             | ResearchError::InvalidDraft(_)
@@ -409,6 +409,7 @@ mod tests {
             status: ResearchStatus::Draft,
         };
         check(conflict, 409, "conflict");
+        check(ResearchError::Changed, 409, "job_changed");
         check(
             ResearchError::NoProvidersSelected,
             422,

@@ -53,9 +53,13 @@ pub async fn read_job(env: &Env, id: &str, owner: &Owner) -> AppResult<Research>
 async fn apply_paid(env: &Env, id: &str, owner: &Owner, command: &Command) -> AppResult<Response> {
     let settings = Settings::from_env(env)?;
     let job = read_job(env, id, owner).await?;
-    let calls = job
+    let paid_calls: Vec<String> = job
         .calls_for(command)
         .into_iter()
+        .map(str::to_owned)
+        .collect();
+    let calls = paid_calls
+        .iter()
         .filter(|name| {
             settings
                 .providers
@@ -72,7 +76,14 @@ async fn apply_paid(env: &Env, id: &str, owner: &Owner, command: &Command) -> Ap
         tokens: calls * per_call,
     };
     spend::charge(env, owner, charge).await?;
-    let response = apply(env, id, owner, command).await;
+    // The job's object accepts the command only if it makes exactly the calls charged for: a
+    // draft edited between the read above and now is refused (409 `job_changed`), not run
+    // with calls nobody paid for.
+    let paid = Command::Paid {
+        command: Box::new(command.clone()),
+        calls: paid_calls,
+    };
+    let response = apply(env, id, owner, &paid).await;
     if !matches!(&response, Ok(answer) if answer.status_code() == 200) {
         spend::refund(env, owner, charge).await?;
     }
@@ -150,7 +161,8 @@ pub async fn edit_draft(
 }
 
 /// `POST /api/research`: starts a draft (422 `no_providers_selected` or
-/// `provider_not_configured`; 409 unless it is a draft), its calls counted up front.
+/// `provider_not_configured`; 409 unless it is a draft, and 409 `job_changed` when it was
+/// edited while being started), its calls counted up front.
 pub async fn start(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Response> {
     let settings = Settings::from_env(env)?;
     let body: StartRequest = read_json(&mut req).await?;

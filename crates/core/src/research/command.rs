@@ -96,6 +96,17 @@ pub enum Command {
         /// The lifetimes in force.
         lifetimes: Lifetimes,
     },
+    /// A command that calls models, paid for before it was sent: `calls` are the calls the
+    /// sender read from the job and charged ([`Research::calls_for`]). The job accepts it only
+    /// if the command would make exactly those calls now; when the job changed in between (a
+    /// draft edited while it was being started) it is refused with
+    /// [`ResearchError::Changed`], nothing happens, and the sender returns the charge.
+    Paid {
+        /// The command.
+        command: Box<Command>,
+        /// The calls paid for, provider names as `calls_for` gives them.
+        calls: Vec<String>,
+    },
 }
 
 impl Command {
@@ -116,6 +127,7 @@ impl Command {
             Command::CallFinished { .. } => "call_finished",
             Command::SynthesisFinished { .. } => "synthesis_finished",
             Command::Timeout { .. } => "timeout",
+            Command::Paid { command, .. } => command.name(),
         }
     }
 }
@@ -156,6 +168,15 @@ pub fn handle(
     command: Command,
     now: u64,
 ) -> Result<Handled, ResearchError> {
+    if let Command::Paid { command, calls } = command {
+        authorize(record.as_ref(), caller, &command)?;
+        if let Some(job) = record.as_ref()
+            && job.calls_for(&command) != calls
+        {
+            return Err(ResearchError::Changed);
+        }
+        return handle(record, caller, *command, now);
+    }
     authorize(record.as_ref(), caller, &command)?;
     let before = record.clone();
     let mut erase = false;
@@ -173,6 +194,7 @@ pub fn handle(
         }
         (Some(_), Command::Create { .. }) => return Err(ResearchError::Exists),
         (None, _) => return Err(ResearchError::NotFound),
+        (Some(_), Command::Paid { .. }) => unreachable!("a paid command is unwrapped above"),
         (Some(job), Command::EditDraft { fields }) => {
             job.edit_draft(fields)?;
             Vec::new()

@@ -484,6 +484,12 @@ pub enum ResearchError {
     /// The record to import is not a valid job (owner, ids, share URL).
     #[error("invalid research record: {0}")]
     InvalidRecord(String),
+    /// The job changed between the read a paid command was charged on and the command (a
+    /// draft edited while it was being started): nothing was done.
+    #[error(
+        "the research job changed while this request was made; nothing was started or charged: try again"
+    )]
+    Changed,
 }
 
 impl ResearchError {
@@ -496,6 +502,7 @@ impl ResearchError {
             ResearchError::ProviderNotConfigured(_) => "provider_not_configured",
             ResearchError::InvalidDraft(_) => "invalid_draft",
             ResearchError::InvalidRecord(_) => "invalid_record",
+            ResearchError::Changed => "job_changed",
         }
     }
 }
