@@ -540,14 +540,13 @@ fn a_paid_start_runs_only_the_calls_paid_for() {
     let start = Command::Start { configured };
     let mut record =
         Some(Research::draft("r".into(), OWNER.into(), fields(&["a", "b"]), 0).unwrap());
+    // What the edge reads and charges for.
+    let calls_of = |record: &Option<Research>| -> Vec<String> {
+        let calls = record.as_ref().unwrap().calls_for(&start);
+        calls.into_iter().map(String::from).collect()
+    };
     // Read and charged: a, b and the synthesis. Then the draft is edited to four providers.
-    let paid: Vec<String> = record
-        .as_ref()
-        .unwrap()
-        .calls_for(&start)
-        .into_iter()
-        .map(String::from)
-        .collect();
+    let paid = calls_of(&record);
     assert_eq!(paid, ["a", "b", "s"]);
     let edit = Command::EditDraft {
         fields: fields(&["a", "b", "c", "d"]),
@@ -565,13 +564,7 @@ fn a_paid_start_runs_only_the_calls_paid_for() {
     );
     assert_eq!(record, before, "a refused command changes nothing");
     // Charged on a fresh read, it runs, with exactly the calls paid for.
-    let paid: Vec<String> = record
-        .as_ref()
-        .unwrap()
-        .calls_for(&start)
-        .into_iter()
-        .map(String::from)
-        .collect();
+    let paid = calls_of(&record);
     let fresh = Command::Paid {
         command: Box::new(start),
         calls: paid.clone(),
