@@ -59,19 +59,19 @@ const KINDS = {
   "assistant, one tool round": {
     setup: () => fake.script((request) => {
       const replied = (request.body?.messages ?? []).some((m) => m.role === "tool");
-      return replied ? { reply: "You have no research jobs yet." } : { reply: "Let me look.", toolCalls: [{ name: "list_research", arguments: {} }] };
+      return replied ? { reply: "You have no research jobs yet.", paced: true } : { reply: "Let me look.", paced: true, toolCalls: [{ name: "list_research", arguments: {} }] };
     }),
     turn: () => streamed("/api/assistant", { provider: "fake-openai", message: "What research have I run?", context: { current_page: "research" } }),
   },
   "help desk": {
-    setup: () => fake.script(() => ({ reply: "Open Settings and choose the provider." })),
+    setup: () => fake.script(() => ({ reply: "Open Settings and choose the provider.", paced: true })),
     async turn() {
       const response = await post("/api/help", { message: "How do I change the model provider?" }, newOwner(), "application/json");
       if (response.status !== 200) throw new Error(`help: ${response.status} ${await response.text()}`);
     },
   },
   "research job (start, 2 providers and synthesis: queue batches included)": {
-    setup: () => fake.script(() => ({ reply: "A short finding." })),
+    setup: () => fake.script(() => ({ reply: "A short finding.", paced: true })),
     async turn() {
       const owner = newOwner();
       const draft = await post("/api/research/draft", { prompt: "How do EGFR inhibitors compare?", selected_llms: ["fake-openai", "fake-anthropic"], synthesis_llm: "fake-gemini" }, owner, "application/json");
@@ -145,7 +145,9 @@ try {
   const cdp = await connect(stack.inspector);
   for (const [name, kind] of Object.entries(KINDS)) {
     if (chosen.length && !chosen.some((word) => name.startsWith(word))) continue;
-    fake.script({ reply: REPLY, paced: false });
+    // Paced: one write per SSE event, as providers send them (unpaced, the fake cuts its
+    // writes every few bytes to test decoders, and the reads of those cuts dominate the CPU).
+    fake.script({ reply: REPLY, paced: true });
     kind.setup?.();
     const once = async () => {
       const second = await kind.turn();
