@@ -26,6 +26,7 @@ mod marker_stream;
 mod registry;
 mod tape;
 mod types;
+mod utf16;
 mod window;
 mod workflow;
 

@@ -22,6 +22,8 @@
 
 use stepwise_core::markers::{Diagnostic, Event, Marker, TextPiece, TextSource};
 
+use crate::utf16::{Utf16Offsets, utf16_len};
+
 /// Tape word: a text event that is one range of the chunk.
 pub const TEXT: u32 = 1;
 /// Tape word: a text event made of the pieces that follow.
@@ -72,16 +74,6 @@ impl Tape {
     }
 }
 
-/// UTF-16 units of `text`: one per UTF-8 sequence, two for a 4-byte one.
-fn utf16_len(text: &str) -> u32 {
-    if text.is_ascii() {
-        return text.len() as u32;
-    }
-    text.bytes()
-        .map(|b| u32::from((b as i8) >= -64) + u32::from(b >= 0xF0))
-        .sum()
-}
-
 /// Writes one chunk's events to the tape.
 pub(crate) struct TapeWriter<'a> {
     tape: &'a mut Tape,
@@ -105,12 +97,7 @@ impl<'a> TapeWriter<'a> {
             tape,
             chunk,
             as_is,
-            offsets: Utf16Offsets {
-                bytes: chunk.as_bytes(),
-                ascii: chunk.len() == len16 as usize,
-                byte: 0,
-                unit: 0,
-            },
+            offsets: Utf16Offsets::new(chunk, len16),
         }
     }
 
@@ -214,32 +201,6 @@ fn marker_value(tape: &mut Tape, marker: &Marker, data_later: bool) {
                 tape.string(payload.data.as_str());
             }
         }
-    }
-}
-
-/// UTF-16 offsets of byte offsets of a chunk, met in increasing order (linear in all).
-struct Utf16Offsets<'a> {
-    bytes: &'a [u8],
-    /// Every byte is one UTF-16 unit.
-    ascii: bool,
-    byte: usize,
-    unit: u32,
-}
-
-impl Utf16Offsets<'_> {
-    fn at(&mut self, byte: usize) -> u32 {
-        if self.ascii {
-            return byte as u32;
-        }
-        if byte < self.byte {
-            (self.byte, self.unit) = (0, 0);
-        }
-        // A unit per UTF-8 sequence (counted at its lead byte), two for a 4-byte one.
-        for &b in &self.bytes[self.byte..byte] {
-            self.unit += u32::from((b as i8) >= -64) + u32::from(b >= 0xF0);
-        }
-        self.byte = byte;
-        self.unit
     }
 }
 

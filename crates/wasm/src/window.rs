@@ -5,6 +5,7 @@
 use stepwise_core::markers::MarkerParser;
 
 use crate::marker_stream::{SPANS_READY, WINDOW_ADD, WINDOW_OPEN};
+use crate::utf16::Utf16Offsets;
 
 /// What the window holds, as offsets into the stream.
 #[derive(Debug, Default)]
@@ -33,37 +34,6 @@ pub(crate) struct ChunkAt<'a> {
     pub(crate) as_is: bool,
 }
 
-/// UTF-16 offsets from the start of the stream of byte offsets in a chunk, met in increasing
-/// order (linear in the chunk however many bodies it holds).
-struct Offsets16<'a> {
-    bytes: &'a [u8],
-    /// Every byte is one UTF-16 unit.
-    ascii: bool,
-    start: usize,
-    start16: u64,
-    byte: usize,
-    unit: u64,
-}
-
-impl Offsets16<'_> {
-    /// The UTF-16 offset of `at`, bytes from the start of the stream.
-    fn at(&mut self, at: usize) -> u64 {
-        let byte = at - self.start;
-        if self.ascii {
-            return self.start16 + byte as u64;
-        }
-        if byte < self.byte {
-            (self.byte, self.unit) = (0, 0);
-        }
-        // A unit per UTF-8 sequence (counted at its lead byte), two for a 4-byte one.
-        for &b in &self.bytes[self.byte..byte] {
-            self.unit += u64::from((b as i8) >= -64) + u64::from(b >= 0xF0);
-        }
-        self.byte = byte;
-        self.start16 + self.unit
-    }
-}
-
 impl Window {
     /// Keeps the window of a chunk that opens, continues or closes JSON bodies: returns the
     /// `feedInput` flags for the JS entry, and puts the window offsets of the bodies completed
@@ -87,21 +57,16 @@ impl Window {
         }
         self.replaced |= !at.as_is;
         let mut flags = WINDOW_ADD;
-        let mut offsets = Offsets16 {
-            bytes: at.chunk.as_bytes(),
-            ascii: at.chunk.len() == at.len16 as usize,
-            start: at.start,
-            start16: at.start16,
-            byte: 0,
-            unit: 0,
-        };
+        // UTF-16 offsets from the start of the stream of byte offsets in the chunk.
+        let mut units = Utf16Offsets::new(at.chunk, at.len16);
+        let mut offset16 = |to: usize| at.start16 + u64::from(units.at(to - at.start));
         windowed.clear();
         for span in parser.drain_body_spans() {
             let start16 = match self.body_start16.take() {
                 Some(start16) if span.start < at.start => start16,
-                _ => offsets.at(span.start),
+                _ => offset16(span.start),
             };
-            let end16 = offsets.at(span.end);
+            let end16 = offset16(span.end);
             windowed.push((start16 - self.start16, end16 - self.start16));
         }
         if self.replaced {
@@ -112,7 +77,7 @@ impl Window {
         match body_open {
             Some(start) => {
                 if start >= at.start {
-                    self.body_start16 = Some(offsets.at(start));
+                    self.body_start16 = Some(offset16(start));
                 }
                 flags | WINDOW_OPEN
             }
