@@ -33,6 +33,20 @@ after(async () => {
 const lastAnswer = (page) => page.locator(".tray-log .msg.assistant").last();
 const linesShown = async (page) => ((await lastAnswer(page).locator(".text").textContent()) ?? "").split("\n").filter(Boolean).length;
 const whenLines = (page, n) => page.waitForFunction((n) => (document.querySelector(".tray-log .msg.assistant:last-child .text")?.textContent ?? "").split("\n").filter(Boolean).length >= n, n, { timeout: 20000 });
+/** The tray's messages in `page`, for a failure's message: role, state and the text's ends. */
+const trayState = (page) => page.evaluate(() => [...document.querySelectorAll(".tray-log > *")].map((m) => {
+  const text = (m.querySelector(".text")?.textContent ?? m.textContent ?? "").replace(/\s+/g, " ");
+  return `${m.className}${m.hasAttribute("aria-busy") ? " busy" : ""}${m.dataset.status ? ` [${m.dataset.status}]` : ""}: ${text.slice(0, 30)}…${text.slice(-30)}`;
+}).join("\n"));
+/** `wait()`, with both tabs' trays in the error when it fails. */
+const described = async (pages, wait) => {
+  try {
+    return await wait();
+  } catch (error) {
+    const states = await Promise.all(pages.map((page, i) => trayState(page).then((s) => `tab ${i + 1}:\n${s}`, () => `tab ${i + 1}: closed`)));
+    throw new Error(`${error.message}\n${states.join("\n")}`);
+  }
+};
 const whenDone = (page) => page.waitForFunction(() => document.querySelector(".tray-log .msg.assistant:last-child")?.getAttribute("aria-busy") === null, null, { timeout: 30000 });
 
 describe("live turns in the tray", () => {
@@ -92,9 +106,9 @@ describe("live turns in the tray", () => {
     await second.waitForFunction(() => /Queued/.test(document.querySelector(".tray-log .msg.assistant:last-child .typing-text")?.textContent ?? ""), null, { timeout: 10000 });
     for (const page of [first, second]) {
       await page.locator(".tray-log .msg.user", { hasText: "And a follow-up" }).waitFor({ timeout: 30000 });
-      await page.waitForFunction(() => document.querySelectorAll(".tray-log .msg.assistant[aria-busy]").length === 0 && /Line 30/.test(document.querySelector(".tray-log .msg.assistant:last-child .text")?.textContent ?? ""), null, { timeout: 30000 });
+      await described([first, second], () => page.waitForFunction(() => document.querySelectorAll(".tray-log .msg.assistant[aria-busy]").length === 0 && /Line 30/.test(document.querySelector(".tray-log .msg.assistant:last-child .text")?.textContent ?? ""), null, { timeout: 30000 }));
       const users = await page.locator(".tray-log .msg.user").allInnerTexts();
-      assert.deepEqual(users.slice(-2), ["Once more, in full", "And a follow-up"]);
+      assert.deepEqual(users.slice(-2), ["Once more, in full", "And a follow-up"], `tab ${page === first ? 1 : 2}:\n${await trayState(page)}`);
     }
     await first.close();
     first = await open();

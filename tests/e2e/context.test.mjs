@@ -166,6 +166,26 @@ describe("the baseline and automatic supply", () => {
     assert.equal(answer.status, 200, answer.text);
     assert.match(assistantCalls(since)[0].system, /\[Phase 1\] Phase 1 literature search of the stream[^\n]*\nQuery: EGFR\nMatches: \d+/);
   });
+
+  test("what does not exist yet, or is on screen, is never asked for: the turn answers at once", async () => {
+    const owner = newOwner();
+    const draft = await call("POST", "/api/research/draft", { owner, body: { prompt: "Compare EGFR inhibitors", selected_llms: ["fake-openai"], synthesis_llm: "fake-openai" } });
+    assert.equal(draft.status, 201, draft.text);
+    const single = await completedJob(owner, { selected_llms: ["fake-openai"] });
+    for (const id of [draft.json.id, single.id]) {
+      const answer = await ask(owner, { message: "Which findings matter most?", context: { current_page: "research", report_id: id } });
+      assert.equal(answer.status, 200, answer.text);
+      assert.equal(answer.json.message, "Plain answer.", answer.text);
+    }
+    const stream = await savedStream(owner);
+    const onScreen = { current_page: "streams", active_tab: "articles", stream_id: stream.id, results: { total: 2, loaded: 2 }, item_summaries: [{ pmid: "31", title: "EGFR resistance" }, { pmid: "32", title: "Osimertinib" }] };
+    const since = Date.now();
+    const articles = await ask(owner, { message: "What do the articles say?", context: onScreen });
+    assert.equal(articles.status, 200, articles.text);
+    assert.equal(articles.json.message, "Plain answer.", articles.text);
+    assert.match(assistantCalls(since)[0].system, /EGFR resistance/);
+    assert.equal((await stats(owner)).issued, 0, "no request was issued");
+  });
 });
 
 describe("deferred turns", () => {
@@ -213,6 +233,12 @@ describe("deferred turns", () => {
     assert.deepEqual([figures.issued, figures.fulfilled_by_user, figures.open], [1, 1, 0]);
     const late = await call("POST", "/api/assistant/context-supply", { owner, body: { conversation_id: id, request_id: waiting.request_id, payloads: [{ slot: waiting.required[1].slot, text: "again" }] } });
     assert.deepEqual([late.status, late.json.error.code], [404, "context_request_not_found"]);
+    // The note supplied for the first turn is carried into the next: it is not asked for again.
+    const nextSince = Date.now();
+    const next = await ask(owner, { conversation_id: id, message: "And how does that compare with my notes on pricing?", context: { current_page: "research" } });
+    assert.equal(next.status, 200, next.text);
+    assert.equal(next.json.message, "Plain answer.", next.text);
+    assert.match(assistantCalls(nextSince)[0].system, /\(typed by the user, supplied by the user\)\nMy note: dosing matters most\./);
   });
 
   test("the model may ask by itself: filled automatically it answers; a note defers the turn (SSE)", async () => {
@@ -239,6 +265,37 @@ describe("deferred turns", () => {
     const data = JSON.parse(sse.text.split("\n\n").filter(Boolean).at(-1).match(/^data: (.+)$/m)[1]);
     assert.equal(data.payload.required[0].description, "Your draft");
     assert.equal(data.payload.request.origin, "model");
+  });
+
+  test("a request met by skipping its slot answers at once and counts as skipped, not automatic", async () => {
+    const owner = newOwner();
+    const deferred = await ask(owner, { message: "Compare this with my notes", context: { current_page: "chat" } });
+    assert.equal(deferred.json.status, "context_required", deferred.text);
+    const { conversation_id: id, request_id } = deferred.json;
+    const answered = await call("POST", "/api/assistant/context-supply", { owner, body: { conversation_id: id, request_id, skip: [deferred.json.required[0].slot] } });
+    assert.equal(answered.status, 200, answered.text);
+    assert.equal(answered.json.status, "answered");
+    assert.match(answered.json.answer.message, /^⚠ Answered without what you skipped: Your notes[^\n]*\n\nPlain answer\.$/);
+    const figures = await stats(owner);
+    assert.deepEqual([figures.issued, figures.fulfilled_automatically, figures.fulfilled_by_user, figures.skipped, figures.open], [1, 0, 0, 1, 0]);
+  });
+
+  test("a model that asks again after its supply is answered as is: no request card, a diagnostic", async () => {
+    const owner = newOwner();
+    const job = await completedJob(owner);
+    const path = `research/${job.id}/llm_results/fake-openai/result`;
+    assistantAnswer = `Let me see the report.\nCONTEXT_REQUEST: {"slots": [{"phase": 2, "artifact_type": "llm_result", "key_path": "${path}", "description": "The provider report"}]}\n`;
+    const since = Date.now();
+    const answer = await ask(owner, { message: "Summarize it", context: { current_page: "chat" } });
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(assistantCalls(since).length, 2, "asked once more, with the supply");
+    assert.equal(answer.json.message, "Let me see the report.");
+    assert.equal(answer.json.custom_payload, undefined, JSON.stringify(answer.json.custom_payload));
+    assert.ok(!(answer.json.payloads ?? []).some((p) => p.type === "context_request"));
+    assert.deepEqual(answer.json.diagnostics.map((d) => d.code), ["context_request_ignored"]);
+    const read = await call("GET", `/api/assistant/conversations/${answer.json.conversation_id}`, { owner });
+    const stored = read.json.messages.at(-1);
+    assert.ok(!stored.custom_payload && !(stored.payloads ?? []).length, JSON.stringify(stored));
   });
 });
 

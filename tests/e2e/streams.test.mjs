@@ -97,11 +97,12 @@ describe("saved streams", () => {
     const owner = newOwner();
     const { conversation_id, token } = await guided(owner);
     const stream = (await call("POST", "/api/streams", { owner, body: { conversation_id }, headers: { "x-conversation-token": token } })).json;
-    await call("PUT", `/api/streams/${stream.id}`, { owner, body: { chat_instructions: "Always name the trial phase." } });
+    const instructions = "Always name the trial phase. Questions to lead@example.com.";
+    await call("PUT", `/api/streams/${stream.id}`, { owner, body: { chat_instructions: instructions } });
     stack.fake.script({ reply: "Noted." });
     const context = {
       current_page: "streams", active_tab: "settings", stream_id: stream.id,
-      stream: { name: stream.name, config: stream.config, chat_instructions: "Always name the trial phase." },
+      stream: { name: stream.name, config: stream.config, chat_instructions: instructions },
     };
     const turn = await call("POST", "/api/assistant", { owner, headers: { accept: "application/json" }, body: { message: "Hello", context } });
     assert.equal(turn.status, 200, turn.text);
@@ -110,8 +111,10 @@ describe("saved streams", () => {
     assert.match(system, /STREAM_CONFIG_SUGGESTION - /);
     assert.ok(!system.includes("QUERY_SUGGESTION -"), "the Articles tab's payloads are not offered on Settings");
     // The stream's instructions close the page's prompt; the context bundle (context-handshake.md) follows.
-    assert.match(system, /## Instructions for this stream\nAlways name the trial phase\.\n\n## Writing style\n/);
-    assert.match(system, /## The user's guidance\n[^#]*Instructions: Always name the trial phase\./);
+    assert.match(system, /## Instructions for this stream\nAlways name the trial phase\. Questions to \[redacted e-mail\]\.\n\n## Writing style\n/);
+    assert.match(system, /## The user's guidance\n[^#]*Instructions: Always name the trial phase\. Questions to \[redacted e-mail\]\./);
+    // What the owner wrote reaches the model redacted, wherever it appears (screen state too).
+    assert.ok(!system.includes("lead@example.com"), system);
   });
 });
 

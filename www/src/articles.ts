@@ -25,7 +25,9 @@ export class ArticlesTab {
   private open: ArticleAbstract | null = null;
   private readonly selection = new Set<string>();
 
-  constructor(defaultQuery: string) {
+  /** `streamId`: the stream whose literature the searches and opened abstracts are kept as (the
+   * assistant can then supply them as the stream's phase-1 context). */
+  constructor(defaultQuery: string, private readonly streamId: string) {
     this.query.value = defaultQuery;
     const form = h("form", { class: "search-form", role: "search", onsubmit: (e: Event) => (e.preventDefault(), void this.search(1)) },
       h("div", { class: "field grow" }, h("label", { for: "article-query" }, "PubMed query"), this.query),
@@ -38,7 +40,7 @@ export class ArticlesTab {
 
   /** Runs the search the form holds, at `page`. */
   async search(page: number): Promise<void> {
-    const params = new URLSearchParams({ query: this.query.value.trim(), sort: this.sort.value, page: String(page), per_page: String(PER_PAGE) });
+    const params = new URLSearchParams({ query: this.query.value.trim(), sort: this.sort.value, page: String(page), per_page: String(PER_PAGE), stream_id: this.streamId });
     if (this.mindate.value.trim()) params.set("mindate", this.mindate.value.trim());
     if (this.maxdate.value.trim()) params.set("maxdate", this.maxdate.value.trim());
     replace(this.status, "Searching PubMed…");
@@ -112,7 +114,7 @@ export class ArticlesTab {
     this.viewer.hidden = false;
     replace(this.viewer, h("p", { class: "muted" }, "Loading the abstract…"));
     try {
-      const { articles } = await api<{ articles: ArticleAbstract[] }>("GET", `/api/articles/abstracts?ids=${pmid}`);
+      const { articles } = await api<{ articles: ArticleAbstract[] }>("GET", `/api/articles/abstracts?${new URLSearchParams({ ids: pmid, stream_id: this.streamId })}`);
       const a = articles[0];
       if (!a) throw new Error("PubMed has no abstract for this article.");
       this.open = a;

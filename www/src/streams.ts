@@ -36,7 +36,7 @@ export class StreamsView implements Page {
       return;
     }
     this.stream = await api<SavedStream>("GET", `/api/streams/${id}`);
-    this.articles = new ArticlesTab(this.stream.default_query);
+    this.articles = new ArticlesTab(this.stream.default_query, this.stream.id);
     const changed = (s: SavedStream) => {
       this.stream = s;
       // The list shows the new name at once, not after a reload.

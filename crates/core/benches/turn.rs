@@ -313,6 +313,7 @@ fn assistant_prompt(
         literature: None,
         job: None,
         writing_style: None,
+        earlier: "",
     };
     let mode = mode_of(classify(message));
     system.push_str(&baseline.render(sheet, &context.current_page, mode, None, None));

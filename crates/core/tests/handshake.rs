@@ -10,9 +10,10 @@ use stepwise_core::conversation::{
     handle,
 };
 use stepwise_core::handshake::{
-    Baseline, ContextNeedsAnalyzer, ContextRequest, MessageClass, Need, NeedsInput, Origin, Policy,
-    PromptSheet, RequestStatus, Slot, SlotState, Sources, Supplier, Supply, Urgency, Wanted,
-    build_request, classify, list, slice, wanted_from_marker,
+    Baseline, ContextNeedsAnalyzer, ContextRequest, MAX_CARRIED_PROMPT_CHARS, MessageClass, Need,
+    NeedsInput, Origin, Outcome, Policy, PromptSheet, RequestStatus, Slot, SlotState, Sources,
+    Supplier, Supply, Urgency, Wanted, build_request, carried, classify, list, slice,
+    wanted_from_marker,
 };
 use stepwise_core::research::{DraftFields, LlmResult, LlmStatus, Research, ResearchStatus};
 use stepwise_core::streams::SavedStream;
@@ -93,6 +94,7 @@ fn input<'a>(
         research_id: research,
         candidates,
         held,
+        screen: None,
     }
 }
 
@@ -238,6 +240,127 @@ fn the_system_fills_what_it_holds_and_offers_candidates_for_the_rest() {
 }
 
 #[test]
+fn what_cannot_exist_or_is_on_screen_is_never_asked_for() {
+    let analyzer = ContextNeedsAnalyzer::new(Policy::builtin());
+    // A job in view with no synthesis yet (a draft, a running or single-provider job).
+    let mut unsynthesized = job();
+    unsynthesized.synthesized_result = None;
+    unsynthesized.points_of_interest.clear();
+    let jobs = [unsynthesized];
+    let stream = stream();
+    let sources = Sources {
+        stream: Some(&stream),
+        literature: None,
+        jobs: &jobs,
+    };
+    let findings = analyzer.analyze(&input("Which findings matter?", &[], Some(JOB), &[]));
+    assert_eq!(findings.len(), 2, "the analyzer wants the synthesis");
+    let request = build_request("q1", "m1", Origin::Analyzer, findings, &sources, 50, SLA);
+    assert!(request.slots.is_empty(), "{:?}", request.slots);
+    assert_eq!(request.status, RequestStatus::Resolved);
+    // A stream never searched: its literature does not exist either.
+    let literature = analyzer.analyze(&input("What do the search results show?", &[], None, &[]));
+    assert_eq!(literature.len(), 1);
+    let request = build_request("q2", "m2", Origin::Analyzer, literature, &sources, 50, SLA);
+    assert!(request.slots.is_empty());
+    // Search results on screen are in the prompt: the analyzer wants nothing.
+    let context = json!({"current_page": "streams", "stream_id": STREAM,
+        "item_summaries": [{"pmid": "31", "title": "EGFR and resistance"}]});
+    let screen = stepwise_core::registry::ChatContext::from_value(context).unwrap();
+    let mut on_screen = input("What do the search results show?", &[], None, &[]);
+    on_screen.screen = Some(&screen);
+    assert!(analyzer.analyze(&on_screen).is_empty());
+    let empty = json!({"current_page": "streams", "stream_id": STREAM, "item_summaries": []});
+    let screen = stepwise_core::registry::ChatContext::from_value(empty).unwrap();
+    on_screen.screen = Some(&screen);
+    assert_eq!(
+        analyzer.analyze(&on_screen).len(),
+        1,
+        "an empty list shows nothing"
+    );
+    // What the user alone holds is still asked for.
+    let notes = analyzer.analyze(&input("Compare this with my notes", &[], Some(JOB), &[]));
+    let request = build_request("q3", "m3", Origin::Analyzer, notes, &sources, 50, SLA);
+    assert_eq!(request.status, RequestStatus::Open);
+}
+
+#[test]
+fn what_the_user_supplied_before_is_carried_and_not_asked_again() {
+    let analyzer = ContextNeedsAnalyzer::new(Policy::builtin());
+    let asked = analyzer.analyze(&input("Compare this with my notes", &[], Some(JOB), &[]));
+    let mut first = build_request(
+        "q1",
+        "m1",
+        Origin::Analyzer,
+        asked,
+        &Sources::default(),
+        50,
+        SLA,
+    );
+    assert_eq!(first.status, RequestStatus::Open);
+    first
+        .supply("s1", supply("My note: dosing matters most."))
+        .unwrap();
+    first.close(RequestStatus::Resolved, 60);
+    let earlier = carried(std::slice::from_ref(&first), None);
+    assert!(
+        earlier.text.contains("For the user message m1:"),
+        "{}",
+        earlier.text
+    );
+    assert!(earlier.text.contains("My note: dosing matters most."));
+    assert_eq!(earlier.held.len(), 1);
+    let again = analyzer.analyze(&input(
+        "And against my notes?",
+        &earlier.held,
+        Some(JOB),
+        &[],
+    ));
+    assert!(again.is_empty(), "{again:?}");
+    // A resumed turn renders its own request: it is not carried twice.
+    assert_eq!(
+        carried(std::slice::from_ref(&first), Some("q1")),
+        Default::default()
+    );
+    // What the system supplied is not carried (it is supplied again when needed).
+    let stream = stream();
+    let jobs = [job()];
+    let sources = Sources {
+        stream: Some(&stream),
+        literature: None,
+        jobs: &jobs,
+    };
+    let auto = analyzer.analyze(&input("What did each model say?", &[], Some(JOB), &[]));
+    let automatic = build_request("q2", "m2", Origin::Analyzer, auto, &sources, 50, SLA);
+    assert_eq!(carried(&[automatic], None), Default::default());
+    // Too much to carry: the newest requests first, an older one left out and not held.
+    let big = |id: &str, text: &str| {
+        let asked = analyzer.analyze(&input("Compare this with my notes", &[], Some(JOB), &[]));
+        let mut request = build_request(
+            id,
+            id,
+            Origin::Analyzer,
+            asked,
+            &Sources::default(),
+            50,
+            SLA,
+        );
+        request.slots[0].size_limit = 8_000;
+        request.supply("s1", supply(text)).unwrap();
+        request
+    };
+    let old = big("old", &"o".repeat(7_000));
+    let new = big("new", &"n".repeat(7_000));
+    let both = carried(&[old, new], None);
+    assert!(
+        both.text.contains("For the user message new:")
+            && !both.text.contains("For the user message old:")
+    );
+    assert_eq!(both.held.len(), 1);
+    assert!(both.text.chars().count() <= MAX_CARRIED_PROMPT_CHARS);
+}
+
+#[test]
 fn the_model_s_own_request_is_read_and_checked() {
     let data = json!({"slots": [{"phase": 2, "artifact_type": "llm_result",
         "key_path": format!("research/{JOB}/llm_results/b/result"), "description": "B's report"},
@@ -264,6 +387,7 @@ fn the_baseline_renders_in_the_spec_s_order_and_a_sheet_can_reorder_it() {
         literature: None,
         job: Some(&job),
         writing_style: Some("executive"),
+        earlier: "",
     };
     assert_eq!(
         baseline.synthesized_goal(),
@@ -297,6 +421,57 @@ fn the_baseline_renders_in_the_spec_s_order_and_a_sheet_can_reorder_it() {
     assert!(text.ends_with(
         "GOAL: Monitor EGFR inhibitor trials, in service of: Spot new entrants, Track pricing."
     ));
+    // Carried supplies of earlier turns follow the turn's own.
+    let carried_text = "For the user message m0:\n### [Phase 0] notes (typed by the user, supplied by the user)\nold note";
+    let with_earlier = Baseline {
+        earlier: carried_text,
+        ..baseline
+    };
+    let text = with_earlier.render(&sheet, "research", "question", Some(&request), None);
+    assert!(
+        text.contains("my pasted note\nFor the user message m0:"),
+        "{text}"
+    );
+}
+
+#[test]
+fn what_the_owner_wrote_reaches_the_prompt_redacted_and_within_limits() {
+    let stream = stream();
+    let mut job = job();
+    let key = "sk-abcdefghijklmnopqrstuvwx";
+    job.synthesized_result = Some(format!(
+        "Ask ann@example.org. Key {key}. {}",
+        "s".repeat(50_000)
+    ));
+    job.points_of_interest = vec![format!("Mail {key}"); 2_000];
+    let baseline = Baseline {
+        stream: Some(&stream),
+        literature: None,
+        job: Some(&job),
+        writing_style: None,
+        earlier: "",
+    };
+    let mut request = request_with(&[Urgency::Required]);
+    request
+        .supply("s1", supply("typed with bob@lab.io"))
+        .unwrap();
+    let text = baseline.render(
+        &PromptSheet::builtin(),
+        "research",
+        "question",
+        Some(&request),
+        None,
+    );
+    for secret in ["lead@example.com", "ann@example.org", key, "bob@lab.io"] {
+        assert!(!text.contains(secret), "{secret} in the prompt");
+    }
+    assert!(text.contains("Contact [redacted e-mail] for access."));
+    assert!(text.len() < 16_000, "{} bytes", text.len());
+    assert_eq!(
+        text.matches("[… cut]").count(),
+        2,
+        "the summary and the points, cut"
+    );
 }
 
 fn request_with(urgencies: &[Urgency]) -> ContextRequest {
@@ -335,6 +510,31 @@ fn supply(text: &str) -> Supply {
         text: text.into(),
         truncated: false,
     }
+}
+
+#[test]
+fn a_request_met_by_skipping_counts_as_skipped_not_automatic() {
+    let mut open = request_with(&[Urgency::Required, Urgency::Optional]);
+    assert_eq!(open.outcome(), None);
+    let mut skipped = open.clone();
+    skipped.skip("s1").unwrap();
+    skipped.close(RequestStatus::Resolved, 3_000);
+    assert_eq!(skipped.outcome(), Some(Outcome::Skipped));
+    open.supply("s1", supply("a note")).unwrap();
+    open.skip("s2").unwrap();
+    open.close(RequestStatus::Resolved, 3_000);
+    assert_eq!(open.outcome(), Some(Outcome::User));
+    let automatic = request_with(&[]);
+    assert_eq!(automatic.outcome(), Some(Outcome::Auto));
+    let mut forced = request_with(&[Urgency::Required]);
+    forced.close(RequestStatus::Forced, 3_000);
+    let mut fell_back = request_with(&[Urgency::Required]);
+    fell_back.close(RequestStatus::FellBack, 3_000);
+    let names: Vec<_> = [skipped, open, automatic, forced, fell_back]
+        .iter()
+        .map(|r| r.outcome().unwrap().as_str())
+        .collect();
+    assert_eq!(names, ["skipped", "user", "auto", "forced", "fallback"]);
 }
 
 /// A conversation whose first turn was deferred on a request of two required slots.

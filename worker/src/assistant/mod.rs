@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use stepwise_core::agent::AgentLimits;
 use stepwise_core::conversation::{Command, Reply};
-use stepwise_core::handshake::{RequestStatus, SlotState, Urgency, classify, mode_of};
+use stepwise_core::handshake::{RequestStatus, SlotState, Urgency, carried, classify, mode_of};
 use stepwise_core::protocol::{AssistantActionRequest, AssistantRequest};
 use stepwise_core::registry::ChatContext;
 use worker::{Env, Method, Request, Response};
@@ -217,13 +217,15 @@ pub(crate) async fn prepare(
     let turn_ms = number(&env, "ASSISTANT_TURN_MS").unwrap_or(DEFAULT_TURN_MS);
     let session = Session::begin(&env, owner, id, start, &title, turn_ms + LEASE_MARGIN_MS).await?;
     let writing_style = writing_style.or_else(|| session.before.writing_style.clone());
+    let mut handshake = Handshake::new(sheet, writing_style, raw_context, provider_name);
+    handshake.earlier = carried(&session.before.requests, None);
     Ok(AssistantTurn {
         limits: limits(&env),
         tool_timeout: Duration::from_millis(
             number(&env, "TOOL_TIMEOUT_MS").unwrap_or(DEFAULT_TOOL_TIMEOUT_MS),
         ),
         deadline_at: now_ms() + turn_ms,
-        handshake: Handshake::new(sheet, writing_style, raw_context, provider_name),
+        handshake,
         env,
         settings,
         owner: owner.clone(),
@@ -334,6 +336,7 @@ pub(crate) async fn prepare_resume(
     handshake.request = Some(request.clone());
     handshake.warning = warning;
     handshake.user_message_id = request.user_message_id.clone();
+    handshake.earlier = carried(&session.before.requests, Some(&request.request_id));
     let turn = AssistantTurn {
         limits: limits(&env),
         tool_timeout: Duration::from_millis(

@@ -18,8 +18,8 @@ use serde_json::Value;
 use stepwise_core::agent::{Agent, AgentLimits, AssistantResponse, Step, ToolOutcome, finish};
 use stepwise_core::conversation::{Entry, EntryStatus, Waiting};
 use stepwise_core::handshake::{
-    Baseline, ContextNeedsAnalyzer, ContextRequest, DEFAULT_SLA_MS, NeedsInput, Origin, Policy,
-    PromptSheet, Wanted, build_request, classify, mode_of, wanted_from_marker,
+    Baseline, Carried, ContextNeedsAnalyzer, ContextRequest, DEFAULT_SLA_MS, NeedsInput, Origin,
+    Policy, PromptSheet, Wanted, build_request, classify, mode_of, wanted_from_marker,
 };
 use stepwise_core::llm::{ModelCall, ProviderConfig, ProviderError, ProviderKind, Round};
 use stepwise_core::markers::MarkerParser;
@@ -108,6 +108,8 @@ pub struct Handshake {
     pub warning: Option<String>,
     /// The user message's id.
     pub user_message_id: String,
+    /// The user's supplies of the conversation's earlier requests, carried into this turn.
+    pub earlier: Carried,
 }
 
 impl Handshake {
@@ -126,6 +128,7 @@ impl Handshake {
             request: None,
             warning: None,
             user_message_id: String::new(),
+            earlier: Carried::default(),
         }
     }
 }
@@ -261,7 +264,10 @@ impl AssistantTurn {
                 if !request.ready() {
                     return self.defer(request, message, out).await;
                 }
-                self.handshake.request = Some(request);
+                // Nothing wanted exists: no request at all (none is kept or counted).
+                if !request.slots.is_empty() {
+                    self.handshake.request = Some(request);
+                }
             }
         }
         if let Some(warning) = &self.handshake.warning {
@@ -270,16 +276,22 @@ impl AssistantTurn {
             out.delta(&line, line.clone()).await;
         }
         let mut response = self.converse(resolution, message, relay, out).await?;
-        let asked = take_context_request(&mut response);
-        let Some(data) = asked.filter(|_| fresh) else {
+        let Some(asked) = response.take_payloads(CONTEXT_REQUEST) else {
             return Ok(Answered::Answer(Box::new(response)));
         };
-        let wanted = match wanted_from_marker(&data) {
+        if !fresh {
+            response.note(
+                "context_request_ignored",
+                "the model asked for more context on a turn that had its supply; answered as is",
+            );
+            return Ok(Answered::Answer(Box::new(response)));
+        }
+        let wanted = match wanted_from_marker(asked.data.as_str()) {
             Ok(wanted) => wanted,
             Err(why) => {
-                console_log!(
-                    "assistant turn of {}: {why}; answered as is",
-                    self.session.id
+                response.note(
+                    "context_request_ignored",
+                    format!("the model's context request was not usable ({why}); answered as is"),
                 );
                 return Ok(Answered::Answer(Box::new(response)));
             }
@@ -290,6 +302,13 @@ impl AssistantTurn {
             .collect();
         sources::load_paths(&self.env, &self.owner, &mut self.loaded, &paths).await;
         let request = self.request(Origin::Model, wanted);
+        if request.slots.is_empty() {
+            response.note(
+                "context_request_ignored",
+                "nothing the model asked for exists in the owner's data; answered as is",
+            );
+            return Ok(Answered::Answer(Box::new(response)));
+        }
         if !request.ready() {
             return self.defer(request, message, out).await;
         }
@@ -297,7 +316,12 @@ impl AssistantTurn {
             .await;
         self.handshake.request = Some(request);
         let mut again = self.converse(resolution, message, relay, out).await?;
-        take_context_request(&mut again);
+        if again.take_payloads(CONTEXT_REQUEST).is_some() {
+            again.note(
+                "context_request_ignored",
+                "the model asked for context again after it was supplied; answered as is",
+            );
+        }
         Ok(Answered::Answer(Box::new(again)))
     }
 
@@ -305,7 +329,8 @@ impl AssistantTurn {
     fn analyze(&self, message: &str) -> Vec<Wanted> {
         let baseline = self.baseline();
         let goal = baseline.synthesized_goal();
-        let held = self.loaded.held();
+        let mut held = self.loaded.held();
+        held.extend(self.handshake.earlier.held.iter().cloned());
         let input = NeedsInput {
             page: &self.context.current_page,
             message,
@@ -316,6 +341,7 @@ impl AssistantTurn {
             research_id: self.loaded.job().map(|j| j.id.as_str()),
             candidates: &self.loaded.candidates,
             held: &held,
+            screen: Some(&self.context),
         };
         ContextNeedsAnalyzer::new(Policy::builtin()).analyze(&input)
     }
@@ -367,6 +393,7 @@ impl AssistantTurn {
             literature: self.loaded.literature.as_ref(),
             job: self.loaded.job(),
             writing_style: self.handshake.writing_style.as_deref(),
+            earlier: &self.handshake.earlier.text,
         }
     }
 
@@ -600,11 +627,5 @@ async fn next_unless_stopped(
     }
 }
 
-/// Takes the model's `context_request` payload out of the answer (it is never shown as a card).
-fn take_context_request(response: &mut AssistantResponse) -> Option<String> {
-    let index = response
-        .payloads
-        .iter()
-        .position(|p| p.payload_type == "context_request")?;
-    Some(response.payloads.remove(index).data.into_string())
-}
+/// The payload type of the model's own context request (never shown as a card).
+const CONTEXT_REQUEST: &str = "context_request";

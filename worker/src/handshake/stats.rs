@@ -1,11 +1,11 @@
 //! Telemetry of context requests (context-handshake.md §5.5) in D1 (`HELP_DB`, table
 //! `context_requests`): one row a request, written when it is issued and when it ends. `GET
 //! /api/assistant/stats` answers the caller's counts (issued, fulfilled automatically,
-//! fulfilled by the user, fallen back, forced) and median time to fulfil; `GET
+//! fulfilled by the user, skipped, fallen back, forced) and median time to fulfil; `GET
 //! /api/assistant/stats/total` (admin token) the totals of every owner.
 
 use serde_json::{Value, json};
-use stepwise_core::handshake::{ContextRequest, RequestStatus, fulfilled_automatically};
+use stepwise_core::handshake::ContextRequest;
 use wasm_bindgen::JsValue;
 use worker::{D1Database, Env, Response};
 
@@ -15,16 +15,6 @@ const BINDING: &str = "HELP_DB";
 
 fn db(env: &Env) -> AppResult<D1Database> {
     Ok(env.d1(BINDING)?)
-}
-
-fn outcome(request: &ContextRequest) -> Option<&'static str> {
-    match request.status {
-        RequestStatus::Open => None,
-        RequestStatus::Resolved if fulfilled_automatically(request) => Some("auto"),
-        RequestStatus::Resolved => Some("user"),
-        RequestStatus::FellBack => Some("fallback"),
-        RequestStatus::Forced => Some("forced"),
-    }
 }
 
 /// Records `request` of `owner` on `conversation` as it stands (issued, or ended). Failures
@@ -44,7 +34,7 @@ pub async fn record(env: &Env, owner: &str, conversation: &str, request: &Contex
                 conversation.into(),
                 origin.as_str().unwrap_or("").into(),
                 JsValue::from_f64(request.created_at as f64),
-                outcome(request).map_or(JsValue::NULL, JsValue::from),
+                request.outcome().map_or(JsValue::NULL, |o| JsValue::from(o.as_str())),
                 request
                     .resolved_at
                     .map_or(JsValue::NULL, |t| JsValue::from_f64(t as f64)),
@@ -63,6 +53,7 @@ pub async fn record(env: &Env, owner: &str, conversation: &str, request: &Contex
 const COUNTS: &str = "SELECT json_object('issued', count(*), \
 'fulfilled_automatically', coalesce(sum(outcome = 'auto'), 0), \
 'fulfilled_by_user', coalesce(sum(outcome = 'user'), 0), \
+'skipped', coalesce(sum(outcome = 'skipped'), 0), \
 'fallen_back', coalesce(sum(outcome = 'fallback'), 0), \
 'forced', coalesce(sum(outcome = 'forced'), 0), \
 'open', coalesce(sum(outcome IS NULL), 0)) AS j FROM context_requests";

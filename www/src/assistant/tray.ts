@@ -45,8 +45,13 @@ export class Tray {
    * and that turn's lease. */
   private remote: AnswerView | null = null;
   private remoteLease = 0;
-  /** The last turn event this tab has shown (its sequence number). */
+  /** The last turn event this tab has shown (its sequence number): the live connection resumes
+   * after it. */
   private seq = 0;
+  /** The last event shown of each turn, by lease. A turn's own stream and the live connection
+   * are two channels: the next turn's first events may come on one before the last events of the
+   * turn before it on the other, so an event is a repeat only against its own turn's. */
+  private shown = new Map<number, number>();
   /** The lease of this tab's own streaming turn (from its events' ids). */
   private ownLease = 0;
   /** Turn events the socket brought while this tab's own turn streamed, sorted out when it ends. */
@@ -167,7 +172,7 @@ export class Tray {
       if (id) (this.remember(id), this.watch(id));
       this.setRunning(true);
       for await (const message of readSse(response.body)) {
-        if (message.id) (this.seq = Math.max(this.seq, Number(message.id)), (this.ownLease = Math.floor(Number(message.id) / SEQ_SPAN)));
+        if (message.id) (this.ownLease = this.saw(Number(message.id)));
         if (this.show(answer, JSON.parse(message.data) as StreamEvent)) return void (ended = true);
         this.log.scrollTop = this.log.scrollHeight;
       }
@@ -216,6 +221,14 @@ export class Tray {
     this.live.resume();
   }
 
+  /** Notes turn event `seq` as shown; its turn's lease. */
+  private saw(seq: number): number {
+    const lease = Math.floor(seq / SEQ_SPAN);
+    this.seq = Math.max(this.seq, seq);
+    this.shown.set(lease, Math.max(this.shown.get(lease) ?? 0, seq));
+    return lease;
+  }
+
   /** Stops the running turn (wherever it was started). */
   private async stop(): Promise<void> {
     if (!this.conversationId) return;
@@ -259,6 +272,7 @@ export class Tray {
       const request = waiting.context_requests?.find((r) => r.request_id === waiting.waiting && r.status === "open");
       if (request) this.showRequest(id, request);
       this.seq = 0;
+      this.shown.clear();
       this.remote = null;
       // Stop shows once the live connection says a streamed turn runs (`caught_up`).
       this.setRunning(false);
@@ -294,6 +308,7 @@ export class Tray {
     this.live?.close();
     // Sequence numbers are a conversation's own.
     this.seq = 0;
+    this.shown.clear();
     this.ownLease = 0;
     this.stash = [];
     this.live = new LiveConnection(id, () => this.seq, (event) => this.onLive(event));
@@ -320,8 +335,11 @@ export class Tray {
       if (message) this.log.append(h("div", { class: `msg user${message.action ? " action" : ""}` }, message.content));
       this.remote = this.answerView();
     } else if (event.type === "conversation:turn_event" && event.event && event.seq) {
-      if (event.seq <= this.seq) return;
-      this.seq = event.seq;
+      const lease = leaseOf(event);
+      if (event.seq <= (this.shown.get(lease) ?? 0)) return;
+      // A late event of an earlier turn not on screen: that turn is in the stored conversation.
+      if (lease < Math.floor(this.seq / SEQ_SPAN) && !(this.remote && lease === this.remoteLease)) return;
+      this.saw(event.seq);
       if (!this.remote) (this.remote = this.answerView()), (this.remoteLease = leaseOf(event));
       if (this.show(this.remote, event.event as unknown as StreamEvent)) this.remote = null;
       this.log.scrollTop = this.log.scrollHeight;
@@ -361,6 +379,7 @@ export class Tray {
     this.live?.close();
     this.live = null;
     this.seq = 0;
+    this.shown.clear();
     this.ownLease = 0;
     this.stash = [];
     this.setRunning(false);

@@ -51,6 +51,42 @@ pub struct AssistantResponse {
     pub diagnostics: Vec<Note>,
 }
 
+impl AssistantResponse {
+    /// Takes every payload of type `payload_type` out of the answer, the main card included
+    /// (which becomes the last payload left): the last one taken, if any. A payload the server
+    /// acts on itself (`context_request`) is never shown as a card.
+    ///
+    /// ```
+    /// use stepwise_core::agent::AssistantResponse;
+    /// use stepwise_core::json::JsonText;
+    /// use stepwise_core::markers::Payload;
+    /// let card = Payload { payload_type: "context_request".into(), data: JsonText::parse("{}").unwrap() };
+    /// let mut answer = AssistantResponse { custom_payload: Some(card.clone()), payloads: vec![card], ..Default::default() };
+    /// assert!(answer.take_payloads("context_request").is_some());
+    /// assert_eq!((answer.custom_payload, answer.payloads.len()), (None, 0));
+    /// ```
+    pub fn take_payloads(&mut self, payload_type: &str) -> Option<Payload> {
+        let mut taken = None;
+        self.payloads.retain(|p| {
+            let keep = p.payload_type != payload_type;
+            if !keep {
+                taken = Some(p.clone());
+            }
+            keep
+        });
+        self.custom_payload = self.payloads.last().cloned();
+        taken
+    }
+
+    /// Adds a diagnostic: something of the answer that was ignored, and why.
+    pub fn note(&mut self, code: &str, message: impl Into<String>) {
+        self.diagnostics.push(Note {
+            code: code.into(),
+            message: message.into(),
+        });
+    }
+}
+
 /// Builds the turn's answer from the model's parsed text and the agent's results.
 pub fn finish(resolution: &Resolution<'_>, parsed: Parsed, agent: Agent<'_>) -> AssistantResponse {
     let (tool_history, mut payloads, mut diagnostics) = agent.into_results();

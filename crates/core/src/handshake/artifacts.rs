@@ -250,6 +250,11 @@ pub fn slice(
     })
 }
 
+/// Whether `sources` hold an artifact at `key_path` (false for a path of no artifact form).
+pub fn exists(sources: &Sources<'_>, key_path: &str) -> bool {
+    kind_of(key_path).is_some() && full_text(sources, key_path).is_some()
+}
+
 /// Every key path the sources hold, with a title.
 fn all(sources: &Sources<'_>) -> Vec<(String, String)> {
     let mut out = Vec::new();

@@ -3,13 +3,15 @@
 //! conversation's messages; then, rendered by the prompt sheet into the system prompt, (3) the
 //! style fragment chosen by `writing_style`, (4) the data abstract, the user's guidance and the
 //! role description with its research-role rationale, (5) the synthesized goal, and (6) the
-//! phase-3 outputs when a job of the stream has them; then any supplied attachments and the
-//! warning of a turn run without what it asked for.
+//! phase-3 outputs when a job of the stream has them (cut to their policy limits); then any
+//! supplied attachments and the warning of a turn run without what it asked for. Everything the
+//! owner wrote is redacted ([`super::redact()`]) on its way into the prompt.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::artifacts::Literature;
+use super::redact::redact;
 use super::request::{ContextRequest, Supplier};
 use super::sheet::PromptSheet;
 use crate::research::{LlmStatus, Research};
@@ -18,6 +20,12 @@ use crate::workflow::FieldValue;
 
 /// Longest attachment body in the prompt, in characters (the rest is cut with a note).
 pub const MAX_ATTACHMENT_PROMPT_CHARS: usize = 8_000;
+/// Longest phase-3 summary in the baseline, in characters (the policy's limit for the slot).
+pub const MAX_BASELINE_SUMMARY_CHARS: usize = 6_000;
+/// Longest list of points of interest in the baseline, in characters.
+pub const MAX_BASELINE_POINTS_CHARS: usize = 4_000;
+/// What ends a text cut to its limit.
+const CUT_NOTE: &str = "\n[… cut]";
 
 /// What the baseline is built from: the owner's stream in view, its literature, the job whose
 /// phase-3 outputs apply, and the chosen writing style.
@@ -31,6 +39,9 @@ pub struct Baseline<'a> {
     pub job: Option<&'a Research>,
     /// The chosen writing style (`concise`, `detailed`...), the sheet's default when `None`.
     pub writing_style: Option<&'a str>,
+    /// The user's supplies of the conversation's earlier turns, as prompt text
+    /// ([`super::carried`]): rendered with the attachments, after the turn's own.
+    pub earlier: &'a str,
 }
 
 /// The inclusions of the baseline, in the order they reach the model.
@@ -142,8 +153,9 @@ impl Baseline<'_> {
     ) -> String {
         let mut values: BTreeMap<&str, String> = BTreeMap::new();
         values.insert("style", sheet.style(self.writing_style).to_owned());
-        values.insert("data_abstract", self.data_abstract());
-        values.insert("user_guidance", self.user_guidance());
+        // What the owner wrote reaches the model redacted, like any attachment.
+        values.insert("data_abstract", redact(&self.data_abstract()));
+        values.insert("user_guidance", redact(&self.user_guidance()));
         values.insert(
             "system_role_description",
             sheet.text("system_role_description").to_owned(),
@@ -152,20 +164,31 @@ impl Baseline<'_> {
             "research_role_rationale",
             sheet.text("research_role_rationale").to_owned(),
         );
-        values.insert("synthesized_goal", self.synthesized_goal());
+        values.insert("synthesized_goal", redact(&self.synthesized_goal()));
         if let Some(job) = self.job {
+            let summary = job.synthesized_result.as_deref().unwrap_or_default();
             values.insert(
                 "summary",
-                job.synthesized_result.clone().unwrap_or_default(),
+                clip(&redact(summary), MAX_BASELINE_SUMMARY_CHARS),
             );
             let points: Vec<String> = job
                 .points_of_interest
                 .iter()
                 .map(|p| format!("- {p}"))
                 .collect();
-            values.insert("points_of_interest", points.join("\n"));
+            let points = redact(&points.join("\n"));
+            values.insert(
+                "points_of_interest",
+                clip(&points, MAX_BASELINE_POINTS_CHARS),
+            );
         }
-        values.insert("attachments", request.map(attachments).unwrap_or_default());
+        let own = request.map(attachments).unwrap_or_default();
+        let all = [own.as_str(), self.earlier.trim()]
+            .into_iter()
+            .filter(|part| !part.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n");
+        values.insert("attachments", all);
         values.insert("warning", warning.unwrap_or("").to_owned());
         values.insert("page", page.to_owned());
         values.insert("mode", mode.to_owned());
@@ -193,18 +216,24 @@ pub fn attachments(request: &ContextRequest) -> String {
             "### [Phase {}] {} ({source}, {by})",
             slot.phase, slot.description
         );
-        let body: String = supply
-            .text
-            .chars()
-            .take(MAX_ATTACHMENT_PROMPT_CHARS)
-            .collect();
+        // The system's supplies are redacted when sliced; what the user typed is, here.
+        let text = redact(&supply.text);
+        let body: String = text.chars().take(MAX_ATTACHMENT_PROMPT_CHARS).collect();
         out.push_str(body.trim_end());
-        if supply.truncated || body.len() < supply.text.len() {
-            out.push_str("\n[… cut]");
+        if supply.truncated || body.len() < text.len() {
+            out.push_str(CUT_NOTE);
         }
         out.push('\n');
     }
     out.trim_end().to_owned()
+}
+
+/// `text` cut to `limit` characters, with a note when cut.
+fn clip(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        Some((end, _)) => format!("{}{CUT_NOTE}", text[..end].trim_end()),
+        None => text.to_owned(),
+    }
 }
 
 fn text_of(value: Option<&FieldValue>) -> String {

@@ -5,7 +5,7 @@
 
 use serde::Deserialize;
 
-use super::artifacts::{DEFAULT_SLICE_CHARS, Sources, kind_of, slice};
+use super::artifacts::{DEFAULT_SLICE_CHARS, Sources, exists, kind_of, slice};
 use super::needs::{Need, Wanted};
 use super::request::{
     ContextRequest, MAX_SLOTS, MAX_SUGGESTIONS, Origin, RequestStatus, Slot, SlotState, Suggestion,
@@ -16,7 +16,10 @@ use super::request::{
 pub const SUGGESTION_CHARS: usize = 400;
 
 /// Builds the request of `user_message_id` from `wanted` at `now`, filling what `sources` hold;
-/// it is already resolved when nothing required is left for the user.
+/// it is already resolved when nothing required is left for the user. A slot naming an artifact
+/// of the owner's data that does not exist (a job with no synthesis yet, a stream never
+/// searched) is left out: the system cannot supply it and the user cannot attach it, so asking
+/// would only stall the turn.
 ///
 /// ```
 /// use stepwise_core::handshake::{build_request, Origin, Sources};
@@ -33,7 +36,17 @@ pub fn build_request(
     sla_ms: u64,
 ) -> ContextRequest {
     let mut slots = Vec::new();
-    for (index, wanted) in wanted.into_iter().take(MAX_SLOTS).enumerate() {
+    let can_exist = |w: &Wanted| {
+        w.key_path
+            .as_deref()
+            .is_none_or(|path| kind_of(path).is_none() || exists(sources, path))
+    };
+    for (index, wanted) in wanted
+        .into_iter()
+        .filter(can_exist)
+        .take(MAX_SLOTS)
+        .enumerate()
+    {
         let need = &wanted.need;
         let mut slot = Slot::open(
             format!("s{}", index + 1),
@@ -84,15 +97,6 @@ pub fn build_request(
         request.close(RequestStatus::Resolved, now);
     }
     request
-}
-
-/// Whether every supplied slot came from the system (the request asked nothing of the user).
-pub fn fulfilled_automatically(request: &ContextRequest) -> bool {
-    request.slots.iter().all(|s| {
-        s.supply
-            .as_ref()
-            .is_none_or(|supply| supply.by == Supplier::System)
-    })
 }
 
 #[derive(Deserialize)]

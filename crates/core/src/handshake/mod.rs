@@ -7,6 +7,7 @@
 
 pub mod artifacts;
 mod baseline;
+mod carried;
 mod fill;
 mod needs;
 mod redact;
@@ -14,19 +15,20 @@ mod request;
 mod sheet;
 
 pub use artifacts::{
-    AbstractNote, ArticleNote, ArtifactError, ArtifactInfo, Excerpt, Literature, Sources, kind_of,
-    list, phase_of, slice,
+    AbstractNote, ArticleNote, ArtifactError, ArtifactInfo, Excerpt, Literature, Sources, exists,
+    kind_of, list, phase_of, slice,
 };
 pub use baseline::{BASELINE_ORDER, Baseline, MAX_ATTACHMENT_PROMPT_CHARS, attachments};
-pub use fill::{SUGGESTION_CHARS, build_request, fulfilled_automatically, wanted_from_marker};
+pub use carried::{Carried, MAX_CARRIED_PROMPT_CHARS, carried, held_key};
+pub use fill::{SUGGESTION_CHARS, build_request, wanted_from_marker};
 pub use needs::{
     BUILTIN_POLICY, ContextNeedsAnalyzer, MessageClass, Need, NeedsInput, Policy, Rule, Wanted,
     classify,
 };
 pub use redact::redact;
 pub use request::{
-    ContextRequest, DEFAULT_SLA_MS, MAX_SLOTS, MAX_SUPPLY_CHARS, Origin, RequestStatus, Slot,
-    SlotState, Suggestion, Supplier, Supply, SupplyError, Urgency,
+    ContextRequest, DEFAULT_SLA_MS, MAX_SLOTS, MAX_SUPPLY_CHARS, Origin, Outcome, RequestStatus,
+    Slot, SlotState, Suggestion, Supplier, Supply, SupplyError, Urgency,
 };
 pub use sheet::{BUILTIN_SHEET, MAX_SHEET_BYTES, MODES, PromptSheet, SheetError, is_sheet_id};
 

@@ -2,15 +2,19 @@
 //! decides from policy data (which intents, on which pages, need which artifacts) whether the
 //! turn needs context it does not hold. Inputs are the page, the message and its class
 //! (question or action), the active phase, the stream's goal, the stream and job in view, the
-//! candidate jobs, and the key paths the conversation already holds; the output is what is
+//! candidate jobs, the key paths the conversation already holds and what the page shows (a rule
+//! may be met by the screen itself, like the search results on it); the output is what is
 //! wanted, which [`super::build_request`] turns into a request (filling what the system can).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use serde::Deserialize;
+use serde_json::Value;
 
+use super::carried::held_key;
 use super::request::Urgency;
+use crate::registry::ChatContext;
 
 /// The built-in policy, per page (`*`: every page).
 pub const BUILTIN_POLICY: &str = include_str!("policy.json");
@@ -103,6 +107,10 @@ pub struct Rule {
     /// Only when there is no goal (no stream with a purpose in view).
     #[serde(default)]
     pub when_no_goal: bool,
+    /// Not when the page shows any of these (dotted paths of the page context holding
+    /// something): what is on screen is in the prompt already.
+    #[serde(default)]
+    pub unless_on_screen: Vec<String>,
     /// What the intent needs.
     pub needs: Vec<Need>,
 }
@@ -154,8 +162,25 @@ pub struct NeedsInput<'a> {
     pub research_id: Option<&'a str>,
     /// Other jobs of the owner to choose among when none applies, `(id, title)`, newest first.
     pub candidates: &'a [(String, String)],
-    /// Key paths the conversation already holds (baseline and earlier supplies).
+    /// What the conversation already holds: key paths (the baseline's, earlier supplies') and
+    /// the [`held_key`]s of what the user typed for earlier requests.
     pub held: &'a [String],
+    /// The page context, when there is one.
+    pub screen: Option<&'a ChatContext>,
+}
+
+impl NeedsInput<'_> {
+    /// Whether the page shows something at `path` (not null, not empty).
+    fn shows(&self, path: &str) -> bool {
+        let value = self.screen.and_then(|screen| screen.get(path));
+        match value {
+            None => false,
+            Some(Value::Array(items)) => !items.is_empty(),
+            Some(Value::Object(map)) => !map.is_empty(),
+            Some(Value::String(text)) => !text.trim().is_empty(),
+            Some(_) => true,
+        }
+    }
 }
 
 /// One wanted slot: the need, its key path when resolved, and the candidate key paths the user
@@ -197,7 +222,8 @@ impl<'p> ContextNeedsAnalyzer<'p> {
             let applies = rule.class.is_none_or(|c| c == input.class)
                 && input.active_phase >= rule.min_phase
                 && (!rule.when_no_goal || input.goal.trim().is_empty())
-                && rule.when_any.iter().any(|p| lower.contains(p.as_str()));
+                && rule.when_any.iter().any(|p| lower.contains(p.as_str()))
+                && !rule.unless_on_screen.iter().any(|p| input.shows(p));
             if !applies {
                 continue;
             }
@@ -208,10 +234,15 @@ impl<'p> ContextNeedsAnalyzer<'p> {
                 let repeated = out
                     .iter()
                     .any(|w| w.key_path.is_some() && w.key_path == wanted.key_path);
-                let held = wanted
-                    .key_path
-                    .as_ref()
-                    .is_some_and(|k| input.held.contains(k));
+                let held = match (&wanted.key_path, &need.key_path) {
+                    (Some(path), _) => input.held.contains(path),
+                    (None, None) => {
+                        input
+                            .held
+                            .contains(&held_key(&need.artifact_type, None, &need.description))
+                    }
+                    (None, Some(_)) => wanted.candidates.iter().any(|c| input.held.contains(c)),
+                };
                 if !repeated && !held {
                     out.push(wanted);
                 }

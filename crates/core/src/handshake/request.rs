@@ -178,6 +178,34 @@ pub enum RequestStatus {
     FellBack,
 }
 
+/// How an ended request was met, as telemetry counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Resolved with what the system supplied alone.
+    Auto,
+    /// Resolved with at least one supply of the user's.
+    User,
+    /// Resolved with slots the user skipped and nothing the user supplied.
+    Skipped,
+    /// The SLA passed.
+    FellBack,
+    /// "Run without context".
+    Forced,
+}
+
+impl Outcome {
+    /// Its stored name (`auto`, `user`, `skipped`, `fallback`, `forced`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Auto => "auto",
+            Outcome::User => "user",
+            Outcome::Skipped => "skipped",
+            Outcome::FellBack => "fallback",
+            Outcome::Forced => "forced",
+        }
+    }
+}
+
 /// A context request of one user message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -275,6 +303,26 @@ impl ContextRequest {
         target.state = SlotState::Skipped;
         target.supply = None;
         Ok(())
+    }
+
+    /// How the request ended; `None` while it is open. A slot the user skipped is not a supply
+    /// of the system's: a request met that way counts as skipped, not fulfilled automatically.
+    pub fn outcome(&self) -> Option<Outcome> {
+        Some(match self.status {
+            RequestStatus::Open => return None,
+            RequestStatus::FellBack => Outcome::FellBack,
+            RequestStatus::Forced => Outcome::Forced,
+            RequestStatus::Resolved => {
+                let by_user = self.attachments().any(|(_, s)| s.by == Supplier::User);
+                if by_user {
+                    Outcome::User
+                } else if self.slots.iter().any(|s| s.state == SlotState::Skipped) {
+                    Outcome::Skipped
+                } else {
+                    Outcome::Auto
+                }
+            }
+        })
     }
 
     /// Ends the request with `status` at `now`.

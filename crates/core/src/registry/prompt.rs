@@ -3,9 +3,12 @@
 //! suggestions, the tools, and the stream's own instructions when a stream is in view.
 //!
 //! Values from the client are written as JSON (quoted, escaped, one line each), so nothing a
-//! client sends can pose as a line of the prompt.
+//! client sends can pose as a line of the prompt; what the owner wrote (the stream's
+//! instructions, texts on screen) is redacted on the way in, ids excepted.
 
 use serde_json::Value;
+
+use crate::handshake::redact;
 
 use super::{ChatContext, PayloadSource, Resolution};
 
@@ -112,14 +115,15 @@ pub fn system_prompt(
     }
     if let Some(stream) = stream.filter(|s| !s.chat_instructions.trim().is_empty()) {
         prompt.push_str("\n## Instructions for this stream\n");
-        prompt.push_str(stream.chat_instructions.trim());
+        prompt.push_str(&redact(stream.chat_instructions.trim()));
     }
     prompt.trim_end().to_owned()
 }
 
 /// Renders a context template: `{{path}}` is replaced by the context's value at that dotted
 /// path (strings quoted as JSON, other values as compact JSON); a line with a placeholder
-/// whose value is not set is left out, so templates need no conditionals.
+/// whose value is not set is left out, so templates need no conditionals. Values are redacted
+/// (ids excepted), like everything the page shows.
 ///
 /// ```
 /// use stepwise_core::registry::{ChatContext, render_template};
@@ -141,7 +145,8 @@ pub fn render_template(template: &str, context: &ChatContext) -> String {
                 continue 'lines;
             };
             out.push_str(&rest[..start]);
-            out.push_str(&as_json(value));
+            let key = path.rsplit('.').next().unwrap_or(path);
+            out.push_str(&as_json(&redacted(key, value)));
             rest = &rest[start + 2 + len + 2..];
         }
         out.push_str(rest);
@@ -166,7 +171,7 @@ fn screen_state(prompt: &mut String, context: &ChatContext) {
             } else {
                 prompt.push_str(&as_json(&serde_json::Value::String(key.clone())));
             }
-            prompt.push_str(&format!(": {}\n", as_json(value)));
+            prompt.push_str(&format!(": {}\n", as_json(&redacted(key, value))));
         }
     }
     let items = context.item_summaries();
@@ -176,7 +181,7 @@ fn screen_state(prompt: &mut String, context: &ChatContext) {
             items.len()
         ));
         for item in items.iter().take(MAX_PROMPT_ITEMS) {
-            let mut line = item.to_string();
+            let mut line = redacted("", item).to_string();
             if line.chars().count() > MAX_ITEM_CHARS {
                 line = line.chars().take(MAX_ITEM_CHARS).collect::<String>() + "…";
             }
@@ -189,6 +194,22 @@ fn screen_state(prompt: &mut String, context: &ChatContext) {
                 items.len() - MAX_PROMPT_ITEMS
             ));
         }
+    }
+}
+
+/// `value` with its strings redacted (what the page shows may hold what the owner wrote: a
+/// stream's instructions, a synthesis), except those under id keys (`id`, `*_id`, `*_ids`,
+/// `pmid`), which name things and look like keys.
+fn redacted(key: &str, value: &Value) -> Value {
+    let names = key == "id" || key == "pmid" || key.ends_with("_id") || key.ends_with("_ids");
+    match value {
+        Value::String(text) if !names => Value::String(redact(text)),
+        Value::Array(items) if !names => items.iter().map(|v| redacted("", v)).collect(),
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| (k.clone(), redacted(k, v)))
+            .collect(),
+        other => other.clone(),
     }
 }
 
