@@ -29,6 +29,13 @@ export interface ContextRequestJson {
   slots: RequestSlot[];
 }
 
+/** What a card says when its request ended elsewhere (another tab, the alarm). */
+const ENDED: Record<Exclude<ContextRequestJson["status"], "open">, string> = {
+  resolved: "Context delivered: answering…",
+  forced: "Answering without the context…",
+  fell_back: "The wait ran out: the answer comes without it.",
+};
+
 type Answered = { status: "answered"; answer: AssistantResponse } | { status: "waiting_context"; request: ContextRequestJson };
 
 /** The card of one request of conversation `conversationId`; `onAnswer` gets the answer. */
@@ -36,6 +43,8 @@ export class RequestCard {
   readonly root = h("div", { class: "msg request-card", role: "group", "aria-label": "The assistant needs context" });
   private readonly status = h("p", { class: "muted request-status", "aria-live": "polite" });
   private timer: number | undefined;
+  /** The answer came back to this tab's own supply or force. */
+  private answered = false;
 
   constructor(private readonly conversationId: string, private request: ContextRequestJson, private readonly onAnswer: (answer: AssistantResponse) => void) {
     this.render();
@@ -44,9 +53,10 @@ export class RequestCard {
 
   /** The request changed elsewhere (another tab, the alarm). */
   update(request: ContextRequestJson): void {
+    if (this.answered) return; // This tab's own supply or force said how it ended.
     this.request = request;
     if (request.status === "open") this.render();
-    else this.close(request.status === "fell_back" ? "The wait ran out: the answer comes without it." : "Answering…");
+    else this.close(ENDED[request.status]);
   }
 
   /** The reminder at half the SLA. */
@@ -88,7 +98,8 @@ export class RequestCard {
     this.status.textContent = "Sending…";
     try {
       const answered = await api<Answered>("POST", "/api/assistant/context-supply", { conversation_id: this.conversationId, request_id: this.request.request_id, ...body });
-      if (answered.status === "answered") return this.done(answered.answer);
+      const skipOnly = !("payloads" in body);
+      if (answered.status === "answered") return this.done(answered.answer, skipOnly ? "Skipped: answered without it." : "Context delivered.");
       this.request = answered.request;
       this.render();
       this.status.textContent = "Delivered; the assistant still needs the rest.";
@@ -101,14 +112,21 @@ export class RequestCard {
     this.status.textContent = "Answering without it…";
     try {
       const answered = await api<Answered>("POST", `/api/assistant/conversations/${this.conversationId}/requests/${this.request.request_id}/force`);
-      if (answered.status === "answered") this.done(answered.answer);
+      if (answered.status === "answered") this.done(answered.answer, "Answered without the context.");
     } catch (error) {
       this.status.textContent = `${(error as Error).message} Try again.`;
     }
   }
 
-  private done(answer: AssistantResponse): void {
-    this.close("Context delivered.");
+  /** A message typed while this card waits: it stays in the composer, and the card says why. */
+  hold(): void {
+    this.root.classList.add("reminded");
+    this.status.textContent = "Your message is kept in the box below: attach, skip or run without context first, then send it.";
+  }
+
+  private done(answer: AssistantResponse, outcome: string): void {
+    this.answered = true;
+    this.close(outcome);
     this.onAnswer(answer);
   }
 

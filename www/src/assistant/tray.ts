@@ -124,8 +124,13 @@ export class Tray {
   /** Sends a message with the page's context and streams the answer. */
   async send(message: string): Promise<void> {
     this.setOpen(true);
-    this.log.append(h("div", { class: "msg user" }, message));
-    await this.turn("/api/assistant", { conversation_id: this.conversationId ?? undefined, message, context: this.context() });
+    const bubble = h("div", { class: "msg user" }, message);
+    this.log.append(bubble);
+    const refused = await this.turn("/api/assistant", { conversation_id: this.conversationId ?? undefined, message, context: this.context() });
+    if (!refused) return;
+    // A message the server refused is kept in the composer to send again, never lost.
+    if (!this.input.value.trim()) this.input.value = message;
+    if (refused === "context_pending") (bubble.remove(), this.card?.hold());
   }
 
   /** A suggested action: the page runs client actions; server actions are a turn of their own. */
@@ -154,8 +159,9 @@ export class Tray {
   }
 
   /** One turn over SSE (`model_delta`s parsed here with the page's markers). If the stream
-   * drops, the answer goes on over the live connection from the last event shown. */
-  private async turn(path: string, body: Record<string, unknown>): Promise<void> {
+   * drops, the answer goes on over the live connection from the last event shown. A turn the
+   * server refused before it began gives the error's code. */
+  private async turn(path: string, body: Record<string, unknown>): Promise<string | undefined> {
     if (this.busy) return;
     const answer = this.answerView();
     this.setBusy(true);
@@ -166,7 +172,9 @@ export class Tray {
         const json = await response.json().catch(() => null);
         if (json?.error?.code === "conversation_not_found") this.forget();
         ended = true;
-        return answer.failed(json?.error?.message ?? `The server answered ${response.status}.`, json?.error?.code ?? "http_error");
+        if (json?.error?.code === "context_pending" && this.card) return (answer.root.remove(), "context_pending");
+        answer.failed(json?.error?.message ?? `The server answered ${response.status}.`, json?.error?.code ?? "http_error");
+        return json?.error?.code ?? "http_error";
       }
       const id = response.headers.get("x-stepwise-conversation");
       if (id) (this.remember(id), this.watch(id));

@@ -535,14 +535,13 @@ fn help(text: &mut String, context: &ChatContext, resolution: &Resolution<'_>) {
 /// use stepwise_core::handshake::{build_request, Origin, Sources};
 /// use stepwise_core::offline::context_reply;
 /// let request = build_request("q1", "m1", Origin::Analyzer, Vec::new(), &Sources::default(), 0, 1000);
-/// assert!(context_reply("Why?", &request).text.contains("No context was supplied"));
+/// let text = context_reply("Why?", &request).text;
+/// assert!(text.contains("no context was supplied") && !text.contains("with the context supplied"));
 /// ```
 pub fn context_reply(message: &str, request: &crate::handshake::ContextRequest) -> OfflineAnswer {
     let asked: String = message.chars().take(80).collect();
-    let mut text = format!("{OFFLINE_LABEL} On \"{asked}\", with the context supplied:\n");
-    let mut any = false;
+    let mut supplied = String::new();
     for (slot, supply) in request.attachments() {
-        any = true;
         let opening: String = supply
             .text
             .lines()
@@ -552,14 +551,18 @@ pub fn context_reply(message: &str, request: &crate::handshake::ContextRequest) 
             .chars()
             .take(160)
             .collect();
-        text.push_str(&format!(
+        supplied.push_str(&format!(
             "- [Phase {}] {}: {opening}\n",
             slot.phase, slot.description
         ));
     }
-    if !any {
-        text.push_str("No context was supplied; this answer uses only what is on screen.\n");
-    }
+    let text = if supplied.is_empty() {
+        format!(
+            "{OFFLINE_LABEL} On \"{asked}\": no context was supplied; this answer uses only what is on screen.\n"
+        )
+    } else {
+        format!("{OFFLINE_LABEL} On \"{asked}\", with the context supplied:\n{supplied}")
+    };
     OfflineAnswer {
         text,
         calls: Vec::new(),
