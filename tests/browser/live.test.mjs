@@ -70,8 +70,10 @@ describe("live turns in the tray", () => {
 
     await first.fill("#assistant-input", "Tell me everything");
     await first.press("#assistant-input", "Enter");
-    await whenLines(second, 3);
+    // (Each wait for lines follows the wait for the turn's message: until then the last answer
+    // is the one before, whole.)
     await second.locator(".tray-log .msg.user", { hasText: "Tell me everything" }).waitFor();
+    await whenLines(second, 3);
     assert.ok(await second.locator(".tray-composer button:has-text('Stop')").isVisible(), "Stop shows while another tab's turn runs");
     assert.ok(await second.locator(".tray-composer button[type=submit]").isEnabled(), "a message may be sent meanwhile (it waits)");
 
@@ -87,6 +89,7 @@ describe("live turns in the tray", () => {
 
     await second.fill("#assistant-input", "Another long one");
     await second.press("#assistant-input", "Enter");
+    await first.locator(".tray-log .msg.user", { hasText: "Another long one" }).waitFor();
     await whenLines(first, 3);
     await first.click(".tray-composer button:has-text('Stop')");
     for (const page of [first, second]) {
@@ -100,6 +103,7 @@ describe("live turns in the tray", () => {
     // answered right after it, in both tabs.
     await first.fill("#assistant-input", "Once more, in full");
     await first.press("#assistant-input", "Enter");
+    await second.locator(".tray-log .msg.user", { hasText: "Once more, in full" }).waitFor();
     await whenLines(second, 2);
     await second.fill("#assistant-input", "And a follow-up");
     await second.press("#assistant-input", "Enter");

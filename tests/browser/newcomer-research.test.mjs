@@ -9,6 +9,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
+import { savedStream } from "../e2e/fixtures.mjs";
 import { apiCaller, newOwner, startStack } from "../e2e/harness.mjs";
 
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
@@ -61,36 +62,6 @@ async function completedJob(page) {
   await card.waitFor({ timeout: 30000 });
   await card.locator("h3").click(); // in focus: the assistant's job in view
   return card;
-}
-
-/** Walks the guided workflow over the API as `owner` and saves the stream. */
-async function savedStream(owner) {
-  const call = apiCaller(() => stack.base);
-  const steps = [
-    ["Track EGFR resistance research for our lung programme", null],
-    ["Pipeline decisions, Partnering", null],
-    ["scientific", { type: "option_selected", target_field: "stream_type", selected_value: "scientific" }],
-    ["Continue", { type: "options_selected", target_field: "focus_areas", selected_values: ["Oncology"] }],
-    ["Skip", { type: "skip_step", target_field: "competitors" }],
-    ["EGFR, osimertinib", null],
-    ["Looks good", { type: "confirm" }],
-  ];
-  let state = { current_config: {}, skipped: [] };
-  let ids = {};
-  for (const [message, action] of steps) {
-    const body = { message, provider: "offline", current_config: state.current_config, skipped: state.skipped, conversation_history: [] };
-    if (state.next_step) body.current_step = state.next_step;
-    if (action) body.user_action = action;
-    if (ids.conversation_id) Object.assign(body, { conversation_id: ids.conversation_id, turns: state.turns });
-    const headers = { accept: "application/json", ...(ids.token ? { "x-conversation-token": ids.token } : {}) };
-    const { status, json } = await call("POST", "/api/chat", { owner, body, headers });
-    assert.equal(status, 200, JSON.stringify(json));
-    state = { next_step: json.next_step, current_config: json.updated_config, skipped: json.skipped, turns: json.turns };
-    ids = { conversation_id: json.conversation_id, token: ids.token ?? json.conversation_token };
-  }
-  const saved = await call("POST", "/api/streams", { owner, body: { conversation_id: ids.conversation_id }, headers: { "x-conversation-token": ids.token } });
-  assert.equal(saved.status, 201, saved.text);
-  return saved.json;
 }
 
 describe("a newcomer's research, offline", () => {
@@ -275,7 +246,7 @@ describe("small things", () => {
 
   test("a card applied after a failed try says so in the success style", async () => {
     const owner = newOwner();
-    const stream = await savedStream(owner);
+    const stream = await savedStream(apiCaller(() => stack.base), owner);
     const { page, context, errors } = await openPage(`/#streams/${stream.id}/settings`, WIDE, owner);
     await page.waitForSelector(".tray-toggle");
     await page.click(".tray-toggle");

@@ -6,6 +6,7 @@
 import { after, afterEach, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { ADMIN_TOKEN, SECRET_KEY, apiCaller, fakeProvider, newOwner, startStack } from "./harness.mjs";
+import { savedStream } from "./fixtures.mjs";
 
 const SLA_MS = 4000;
 let stack;
@@ -53,34 +54,6 @@ async function completedJob(owner, fields = {}) {
   }
 }
 
-/** A saved stream of `owner`, walked through the guided workflow with the offline provider. */
-async function savedStream(owner) {
-  const steps = [
-    ["Track EGFR resistance research for our lung programme", null],
-    ["Pipeline decisions, Partnering", null],
-    ["scientific", { type: "option_selected", target_field: "stream_type", selected_value: "scientific" }],
-    ["Continue", { type: "options_selected", target_field: "focus_areas", selected_values: ["Oncology"] }],
-    ["Skip", { type: "skip_step", target_field: "competitors" }],
-    ["EGFR, osimertinib", null],
-    ["Looks good", { type: "confirm" }],
-  ];
-  let state = { current_config: {}, skipped: [] };
-  let ids = {};
-  for (const [message, action] of steps) {
-    const body = { message, provider: "offline", current_config: state.current_config, skipped: state.skipped, conversation_history: [] };
-    if (state.next_step) body.current_step = state.next_step;
-    if (action) body.user_action = action;
-    if (ids.conversation_id) Object.assign(body, { conversation_id: ids.conversation_id, turns: state.turns });
-    const headers = { ...json, ...(ids.token ? { "x-conversation-token": ids.token } : {}) };
-    const response = await call("POST", "/api/chat", { owner, body, headers });
-    state = { next_step: response.json.next_step, current_config: response.json.updated_config, skipped: response.json.skipped, turns: response.json.turns };
-    ids = { conversation_id: response.json.conversation_id, token: ids.token ?? response.json.conversation_token };
-  }
-  const saved = await call("POST", "/api/streams", { owner, body: { conversation_id: ids.conversation_id }, headers: { "x-conversation-token": ids.token } });
-  assert.equal(saved.status, 201, saved.text);
-  return saved.json;
-}
-
 /** An assistant turn in JSON mode. */
 const ask = (owner, body) => call("POST", "/api/assistant", { owner, headers: json, body: { provider: "fake-openai", ...body } });
 
@@ -113,7 +86,7 @@ const stats = async (owner) => (await call("GET", "/api/assistant/stats", { owne
 describe("the baseline and automatic supply", () => {
   test("a stream's goal and its job's phase-3 outputs are in every turn's prompt", async () => {
     const owner = newOwner();
-    const stream = await savedStream(owner);
+    const stream = await savedStream(call, owner);
     const job = await completedJob(owner, { stream_id: stream.id });
     assert.deepEqual(job.points_of_interest, ["Dose escalation", "Pricing pressure"]);
     assert.equal(job.synthesized_result, "Synthesis: the reports agree on dosing.");
@@ -154,7 +127,7 @@ describe("the baseline and automatic supply", () => {
 
   test("a search kept for a stream is phase-1 literature the analyzer can supply", async () => {
     const owner = newOwner();
-    const stream = await savedStream(owner);
+    const stream = await savedStream(call, owner);
     const search = await call("GET", `/api/articles/search?query=EGFR&stream_id=${stream.id}`, { owner });
     assert.equal(search.status, 200, search.text);
     const listed = await call("GET", `/api/assistant/artifacts?stream_id=${stream.id}`, { owner });
@@ -177,7 +150,7 @@ describe("the baseline and automatic supply", () => {
       assert.equal(answer.status, 200, answer.text);
       assert.equal(answer.json.message, "Plain answer.", answer.text);
     }
-    const stream = await savedStream(owner);
+    const stream = await savedStream(call, owner);
     const onScreen = { current_page: "streams", active_tab: "articles", stream_id: stream.id, results: { total: 2, loaded: 2 }, item_summaries: [{ pmid: "31", title: "EGFR resistance" }, { pmid: "32", title: "Osimertinib" }] };
     const since = Date.now();
     const articles = await ask(owner, { message: "What do the articles say?", context: onScreen });

@@ -19,6 +19,8 @@ export function withBold(text: string): (string | HTMLElement)[] {
 }
 
 const SESSION_KEY = "stepwise.help.session";
+/** Messages of the help conversation the assistant tray sees (the newest). */
+const HELP_CONTEXT_MESSAGES = 6;
 const ADMIN_KEY = "stepwise.help.admin";
 
 interface Question { number: number; total: number; text: string }
@@ -65,10 +67,18 @@ export class HelpView implements Page {
   private sessionId: string | null = localStorage.getItem(SESSION_KEY);
   private status: Session["status"] = "open";
   private busy = false;
+  /** The clarifying question waiting for an answer, and the messages shown (for the tray). */
+  private question: Question | null = null;
+  private readonly shown: HelpMessage[] = [];
 
   /** What the assistant tray sees: the Help page and where the session stands. */
   context(): ChatContext {
-    return { current_page: "help", results: { messages: this.log.childElementCount } };
+    const recent = this.shown.slice(-HELP_CONTEXT_MESSAGES).map((m) => ({ role: m.role, text: m.text.slice(0, 400), ...(m.doc ? { article: m.doc.title } : {}) }));
+    return {
+      current_page: "help",
+      results: { messages: this.shown.length },
+      help: { status: this.status, ...(this.question ? { question: `${this.question.text} (${this.question.number} of ${this.question.total})` } : {}), recent },
+    };
   }
 
   /** Shows the page, resuming the session this browser had. */
@@ -114,6 +124,7 @@ export class HelpView implements Page {
 
   /** Adds a message to the log and answers its first element. */
   private append(message: HelpMessage): HTMLElement {
+    this.shown.push(message);
     if (message.role === "user") {
       const line = h("div", { class: "msg user" }, message.text);
       this.log.append(line);
@@ -144,6 +155,7 @@ export class HelpView implements Page {
   }
 
   private showQuestion(question: Question | null): void {
+    this.question = question;
     this.progress.textContent = question ? `Question ${question.number} of ${question.total}: answer it to go on.` : "";
     this.input.placeholder = question ? "Your answer…" : "Ask a question about Stepwise…";
   }
@@ -212,6 +224,7 @@ export class HelpView implements Page {
     localStorage.removeItem(SESSION_KEY);
     this.sessionId = null;
     this.log.replaceChildren();
+    this.shown.length = 0;
     this.showQuestion(null);
     this.setStatus("open", false);
     this.input.focus();

@@ -1,7 +1,8 @@
 //! The research dashboard: create and edit drafts, start them, and follow each job live through
 //! its events stream, with one card per job following research-lifecycle.md's Status → UI table.
 //! The job in focus (clicked, or opened by the assistant) is the assistant's `report_id`, seen
-//! with what its card shows: each provider's report and the synthesis. Withdrawing a share link
+//! with what its card shows: each provider's report and the synthesis; the tray also sees every
+//! job's status per provider and the unsaved new-research form. Withdrawing a share link
 //! asks first.
 
 import type { ChatContext, Health, ProviderInfo, Research, ResearchDraft, ResearchList, ResearchStatus } from "../../crates/wasm/pkg/stepwise.js";
@@ -58,17 +59,31 @@ export class ResearchView implements Page {
   /** The assistant's view of this page: the jobs (summaries) and the one in focus, with what
    * its card shows (each provider's report and the synthesis, cut to fit the context's size). */
   context(): ChatContext {
-    const id = this.focused ?? [...this.jobs.keys()][0];
-    const job = id ? this.jobs.get(id) : undefined;
+    // Only a job the user opened is in view: the newest is one card among the others.
+    const job = this.focused ? this.jobs.get(this.focused) : undefined;
+    const form = this.newFormState();
     for (let chars = CONTEXT_REPORT_CHARS; ; chars = Math.floor(chars / 2)) {
       const context: ChatContext = {
         current_page: "research",
         ...(job ? { report_id: job.id, job: jobContext(job, chars) } : {}),
+        ...(form ? { new_research_form: form } : {}),
         results: { jobs: this.jobs.size },
-        item_summaries: [...this.jobs.values()].map((j) => ({ id: j.id, title: j.title, status: j.status, created_at: j.created_at })),
+        item_summaries: [...this.jobs.values()].map((j) => ({
+          id: j.id, title: j.title, status: j.status, created_at: j.created_at,
+          providers: Object.fromEntries(j.llm_results.map((r) => [r.provider, r.status])),
+        })),
       };
       if (chars < 200 || new TextEncoder().encode(JSON.stringify(context)).length <= MAX_CONTEXT_BYTES) return context;
     }
+  }
+
+  /** What the new-research form holds, unsaved; `null` while its question is empty. */
+  private newFormState(): Record<string, unknown> | null {
+    const form = this.newForm;
+    const prompt = form?.querySelector<HTMLTextAreaElement>("textarea")?.value.trim();
+    if (!form || !prompt) return null;
+    const providers = [...form.querySelectorAll<HTMLInputElement>("input[name=provider]:checked")].map((b) => b.value);
+    return { prompt: prompt.slice(0, 1000), providers, synthesis_provider: form.querySelector<HTMLSelectElement>("select")?.value };
   }
 
   /** Fills the new-research form from an accepted suggestion. */

@@ -1,8 +1,9 @@
 //! The Streams page's Settings tab: the stream's name, its configuration (each field edited with
 //! the same validated field edits as the guided chat: checked locally by the wasm `Workflow`,
-//! then by the server) and its chat instructions for the assistant.
+//! then by the server) and its chat instructions for the assistant. What is typed and not saved yet
+//! is in the assistant context.
 
-import type { FieldValue, SavedStream, StepSpec, StreamChange, UserAction, Workflow } from "../../crates/wasm/pkg/stepwise.js";
+import type { ChatContext, FieldValue, SavedStream, StepSpec, StreamChange, UserAction, Workflow } from "../../crates/wasm/pkg/stepwise.js";
 import { api } from "./api.js";
 import { label, readableError } from "./chat.js";
 import { h, replace } from "./dom.js";
@@ -12,6 +13,9 @@ export class SettingsTab {
   readonly root = h("div", { class: "settings" });
   private readonly notice = h("div", { "aria-live": "assertive" });
   private editing: string | null = null;
+  /** The controls whose values are not saved until their Save: name, instructions, the field
+   * being edited. */
+  private controls: { name?: HTMLInputElement; instructions?: HTMLTextAreaElement; field?: HTMLInputElement | HTMLSelectElement } = {};
 
   /** `changed` is told the stream after every saved change; `deleted` after a deletion. */
   constructor(
@@ -23,19 +27,36 @@ export class SettingsTab {
     this.render();
   }
 
+  /** The tab's part of the assistant context: which field is being edited and every edit typed
+   * but not saved (the stream as saved is the page's own part). */
+  context(): Partial<ChatContext> {
+    const unsaved: Record<string, unknown> = {};
+    const { name, instructions, field } = this.controls;
+    if (name && name.value !== this.stream.name) unsaved.name = name.value;
+    if (instructions && instructions.value !== this.stream.chat_instructions) unsaved.chat_instructions = instructions.value;
+    if (this.editing && field) unsaved[this.editing] = field.value;
+    return { settings: { editing: this.editing, ...(Object.keys(unsaved).length ? { unsaved } : {}) } };
+  }
+
   /** Applies a change (from this form or an accepted suggestion); the server validates it. */
   async apply(change: StreamChange): Promise<void> {
     this.stream = await api<SavedStream>("PUT", `/api/streams/${this.stream.id}`, change);
     this.editing = null;
+    // What was saved shows as saved; what else was typed stays typed.
+    if (change.name !== undefined) delete this.controls.name;
+    if (change.chat_instructions !== undefined) delete this.controls.instructions;
     this.changed(this.stream);
     this.render();
     replace(this.notice, h("p", { class: "ok", role: "status" }, "Saved."));
   }
 
   private render(): void {
-    const name = h("input", { id: "stream-name", value: this.stream.name, maxlength: 120, required: true });
-    const instructions = h("textarea", { id: "stream-instructions", rows: 4, maxlength: 4000 }, this.stream.chat_instructions);
+    // What was typed and not saved stays when the tab is drawn again (a field opened to edit).
+    const typed = this.controls;
+    const name = h("input", { id: "stream-name", value: typed.name?.value ?? this.stream.name, maxlength: 120, required: true });
+    const instructions = h("textarea", { id: "stream-instructions", rows: 4, maxlength: 4000 }, typed.instructions?.value ?? this.stream.chat_instructions);
     const steps = this.workflow.steps().filter((s) => s.field);
+    this.controls = { name, instructions };
     replace(
       this.root,
       this.notice,
@@ -67,6 +88,7 @@ export class SettingsTab {
       step.kind === "single_choice"
         ? h("select", { "aria-label": label(field) }, ...(step.choices ?? []).map((c) => h("option", { value: c, selected: c === value }, c)))
         : h("input", { "aria-label": label(field), value: Array.isArray(value) ? value.join(", ") : value ?? "" });
+    this.controls.field = control;
     const submit = (e: Event) => {
       e.preventDefault();
       const raw = control.value.trim();

@@ -1,6 +1,7 @@
 //! The Streams page: the owner's saved streams, and one stream's Articles and Settings tabs.
 //! Routes: `#streams`, `#streams/<id>`, `#streams/<id>/articles|settings`. The page's assistant
-//! context is the stream plus the active tab's own.
+//! context is the stream plus the active tab's own (the Settings tab's: its unsaved edits), and
+//! the saved streams listed beside it.
 
 import type { ChatContext, SavedStream, SavedStreamItem, StreamChange, Workflow } from "../../crates/wasm/pkg/stepwise.js";
 import { api } from "./api.js";
@@ -10,6 +11,9 @@ import type { ArticleFilter, Page } from "./page.js";
 import { SettingsTab } from "./settings.js";
 
 export type StreamTab = "articles" | "settings";
+
+/** Most saved streams listed in the assistant context. */
+const MAX_CONTEXT_STREAMS = 50;
 
 /** The Streams screen. */
 export class StreamsView implements Page {
@@ -57,13 +61,15 @@ export class StreamsView implements Page {
 
   context(): ChatContext {
     const stream = this.stream;
-    if (!stream) return { current_page: "streams", results: { streams: this.list.childElementCount } };
-    const tab = this.tab === "articles" ? this.articles!.context() : {};
+    const listed = this.items.slice(0, MAX_CONTEXT_STREAMS).map((s) => ({ id: s.id, name: s.name }));
+    if (!stream) return { current_page: "streams", results: { streams: this.items.length }, item_summaries: listed };
+    const tab = this.tab === "articles" ? this.articles!.context() : this.settings!.context();
     return {
       current_page: "streams",
       active_tab: this.tab,
       stream_id: stream.id,
       stream: { name: stream.name, config: stream.config, chat_instructions: stream.chat_instructions },
+      saved_streams: listed,
       ...tab,
     };
   }

@@ -189,8 +189,13 @@ export class Tray {
     } finally {
       this.setBusy(false);
       if (!ended) this.rejoin(answer);
-      // What the socket brought meanwhile that was not this turn's (another tab's queued turn).
-      for (const event of this.stash.splice(0)) if (leaseOf(event) !== this.ownLease) this.onLive(event);
+      // What the socket brought meanwhile that was not this turn's: another tab's turn queued
+      // behind it is shown now; one that began before it, unseen here, belongs above it, so the
+      // stored conversation is shown again (and the live connection replays what still runs).
+      const stashed = this.stash.splice(0);
+      const before = stashed.some((event) => leaseOf(event) > 0 && leaseOf(event) < this.ownLease && !this.shown.has(leaseOf(event)));
+      if (before && this.conversationId) void this.load(this.conversationId).then(() => this.live?.resume());
+      else for (const event of stashed) if (leaseOf(event) !== this.ownLease) this.onLive(event);
       this.log.scrollTop = this.log.scrollHeight;
     }
   }
