@@ -8,7 +8,8 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { chromium } from "playwright-core";
-import { startStack } from "../e2e/harness.mjs";
+import { savedStream } from "../e2e/fixtures.mjs";
+import { apiCaller, newOwner, startStack } from "../e2e/harness.mjs";
 
 const SHOTS = new URL("./screenshots/", import.meta.url).pathname;
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
@@ -123,6 +124,61 @@ describe("streams and the assistant, offline", () => {
     await page.reload();
     await page.waitForSelector(".tray-log .payload[data-type=research_draft_suggestion]", { timeout: 15000 });
     assert.equal(await page.locator(".tray-log .msg.user").count(), 3);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("cards keep their state: accepted and dismissed come back so after a reload and in another tab", async () => {
+    const owner = newOwner();
+    const stream = await savedStream(apiCaller(() => stack.base), owner);
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    await context.addInitScript((token) => localStorage.setItem("stepwise.owner.v1", token), owner);
+    const errors = [];
+    const open = async () => {
+      const page = await context.newPage();
+      page.on("pageerror", (error) => errors.push(error.message));
+      await page.goto(`${stack.base}/#streams/${stream.id}/articles`);
+      await page.waitForSelector("#article-query");
+      // The tray opens by itself where it was left open (wide screens).
+      await page.waitForSelector(".tray-toggle");
+      if ((await page.getAttribute(".tray-toggle", "aria-expanded")) !== "true") await page.click(".tray-toggle");
+      return page;
+    };
+    const first = await open();
+    const query = (await ask(first, "EGFR resistance articles")).locator(".payload[data-type=query_suggestion]");
+    await query.locator("button:has-text('Accept')").click();
+    await query.locator(".card-status:has-text('Applied.')").waitFor({ timeout: 15000 });
+    const filter = (await ask(first, "Only articles since 2020")).locator(".payload[data-type=filter_suggestion]");
+    await filter.waitFor();
+    // A second tab shows both cards; the dismissal in the first reaches it live.
+    const second = await open();
+    const filterThere = second.locator(".payload[data-type=filter_suggestion]");
+    await filterThere.waitFor({ timeout: 15000 });
+    await filter.locator("button:has-text('Dismiss')").click();
+    await filterThere.waitFor({ state: "hidden", timeout: 10000 });
+    assert.equal(await filterThere.getAttribute("data-state"), "dismissed");
+    for (const page of [second, first]) {
+      if (page === first) await page.reload();
+      const applied = page.locator(".payload[data-type=query_suggestion]");
+      await applied.locator(".card-status:has-text('Applied.')").waitFor({ timeout: 15000 });
+      assert.equal(await applied.getAttribute("data-state"), "accepted");
+      assert.ok(await applied.locator("button:has-text('Accept')").isDisabled(), "an applied card is not applied twice");
+      await page.locator(".payload[data-type=filter_suggestion][data-state=dismissed]").waitFor({ state: "attached", timeout: 15000 });
+    }
+    // The API refuses what cannot be: a card accepted already, a card that is not there, a stranger.
+    const call = apiCaller(() => stack.base);
+    const id = await first.evaluate(() => localStorage.getItem("stepwise.assistant.v1"));
+    const read = (await call("GET", `/api/assistant/conversations/${id}`, { owner })).json;
+    const answer = read.messages.findIndex((m) => m.payloads?.some((p) => p.type === "query_suggestion"));
+    assert.equal(read.messages[answer].cards["0"].outcome, "accepted");
+    const settled = await call("POST", `/api/assistant/conversations/${id}/cards`, { owner, body: { message: answer, payload: 0, outcome: "dismissed" } });
+    assert.deepEqual([settled.status, settled.json.error.code], [409, "card_settled"], settled.text);
+    const missing = await call("POST", `/api/assistant/conversations/${id}/cards`, { owner, body: { message: 0, payload: 0, outcome: "dismissed" } });
+    assert.deepEqual([missing.status, missing.json.error.code], [404, "card_not_found"]);
+    const stranger = await call("POST", `/api/assistant/conversations/${id}/cards`, { owner: newOwner(), body: { message: answer, payload: 0, outcome: "dismissed" } });
+    assert.deepEqual([stranger.status, stranger.json.error.code], [404, "conversation_not_found"]);
+    const bad = await call("POST", `/api/assistant/conversations/${id}/cards`, { owner, body: { message: answer, payload: 0, outcome: "loved" } });
+    assert.equal(bad.status, 422, bad.text);
     assert.deepEqual(errors, []);
     await context.close();
   });

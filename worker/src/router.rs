@@ -196,6 +196,11 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
         (Method::Get, ["api", "assistant", "conversations", id, "stream"]) => {
             assistant::join(&req, &env, owner, id).await
         }
+        (Method::Post, ["api", "assistant", "conversations", id, "cards"]) => {
+            body::require_json(&req)?;
+            let id = (*id).to_owned();
+            assistant::cards::set(req, &env, owner, &id).await
+        }
         (Method::Post, ["api", "assistant", "conversations", id, "stop"]) => {
             body::require_json(&req)?;
             assistant::stop(&env, owner, id).await

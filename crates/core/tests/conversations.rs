@@ -460,3 +460,100 @@ fn an_answer_cut_short_reads_as_such_and_is_never_empty_in_the_history() {
         ]
     );
 }
+
+#[test]
+fn a_card_s_outcome_is_kept_sent_to_watchers_and_final_once_accepted() {
+    use stepwise_core::conversation::{CardOutcome, ConversationEvent};
+    use stepwise_core::json::JsonText;
+    use stepwise_core::markers::Payload;
+    let (record, lease) = first_turn("Suggest a query", 1);
+    let mut reply = answer("Try this.", 2);
+    for query in ["EGFR", "ALK"] {
+        reply.payloads.push(Payload {
+            payload_type: "query_suggestion".into(),
+            data: JsonText::parse(&format!(r#"{{"query": "{query}"}}"#)).unwrap(),
+        });
+    }
+    let commit = Command::CommitAssistant {
+        lease,
+        entries: vec![Entry::user("Suggest a query", 1, None), reply],
+        resumed: None,
+        requests: Vec::new(),
+        writing_style: None,
+    };
+    let (record, _) = apply(&record, "o1", commit, 3).unwrap();
+    let card = |payload, outcome, note: Option<&str>| Command::SetCard {
+        message: 1,
+        payload,
+        outcome,
+        note: note.map(str::to_owned),
+    };
+    // Dismissed, then accepted: kept, and told to the watchers.
+    let handled = handle(
+        record.as_ref(),
+        "c1",
+        "o1",
+        &card(0, CardOutcome::Dismissed, None),
+        4,
+    )
+    .unwrap();
+    assert!(matches!(
+        &handled.events[..],
+        [ConversationEvent::Card {
+            message: 1,
+            payload: 0,
+            ..
+        }]
+    ));
+    let record = handled.record;
+    let failed = card(1, CardOutcome::Failed, Some(&"x".repeat(500)));
+    let (record, _) = apply(&record, "o1", failed, 5).unwrap();
+    let (record, _) = apply(
+        &record,
+        "o1",
+        card(0, CardOutcome::Accepted, Some("ignored")),
+        6,
+    )
+    .unwrap();
+    let stored = &record.as_ref().unwrap().entries[1].cards;
+    assert_eq!(stored[&0].outcome, CardOutcome::Accepted);
+    assert_eq!((stored[&0].at, stored[&0].note.as_deref()), (6, None));
+    assert_eq!(stored[&1].note.as_ref().unwrap().chars().count(), 300);
+    // The same outcome again changes nothing; accepted is final.
+    let again = handle(
+        record.as_ref(),
+        "c1",
+        "o1",
+        &card(0, CardOutcome::Accepted, None),
+        7,
+    )
+    .unwrap();
+    assert!(again.record.is_none() && again.events.is_empty());
+    let refused = handle(
+        record.as_ref(),
+        "c1",
+        "o1",
+        &card(0, CardOutcome::Dismissed, None),
+        7,
+    );
+    assert_eq!(refused.unwrap_err(), ConversationError::CardSettled);
+    // No such card (a user message, a payload past the end), and another owner's: not found.
+    for (message, payload) in [(0, 0), (1, 2), (9, 0)] {
+        let missing = Command::SetCard {
+            message,
+            payload,
+            outcome: CardOutcome::Dismissed,
+            note: None,
+        };
+        let error = handle(record.as_ref(), "c1", "o1", &missing, 8).unwrap_err();
+        assert_eq!(error.code(), "card_not_found");
+    }
+    let stranger = handle(
+        record.as_ref(),
+        "c1",
+        "o2",
+        &card(1, CardOutcome::Dismissed, None),
+        8,
+    );
+    assert_eq!(stranger.unwrap_err(), ConversationError::NotFound);
+}

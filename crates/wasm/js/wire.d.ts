@@ -161,6 +161,11 @@ export interface AssistantResponse {
   diagnostics?: AssistantNote[];
   /** The assistant's text, marker lines removed. */
   message: string;
+  /**
+   * The answer's index among the conversation's stored messages, set by the server once it
+   * is stored: its payload cards' outcomes are kept by it.
+   */
+  message_index?: number | null;
   /** Every payload of the turn, tool payloads first, each checked against its schema. */
   payloads?: Payload[];
   /** Action buttons, each an action the page offers. */
@@ -169,6 +174,17 @@ export interface AssistantResponse {
   suggested_values: SuggestedValue[];
   /** The tools called this turn. */
   tool_history: ToolUse[];
+}
+/** What the owner did with a payload card of an answer. */
+export type CardOutcome = "accepted" | "dismissed" | "failed";
+/** A payload card's outcome, when, and (failed) why. Accepted is final. */
+export interface CardState {
+  /** When (ms since the epoch). */
+  at: number;
+  /** Why applying it failed, for people. */
+  note?: string | null;
+  /** What happened. */
+  outcome: CardOutcome;
 }
 /** What a page shows, sent with each assistant message (chat-architecture.md §1): where the user is and what is on the screen, data items as summaries only (at most 200). Pages may add keys of their own; the whole context is at most 48 KiB of JSON. */
 export interface ChatContext {
@@ -333,6 +349,8 @@ export interface ConversationMessage {
   action?: string | null;
   /** When (ms since the epoch). */
   at: number;
+  /** What the owner did with its payload cards, by the payload's index in `payloads`. */
+  cards?: Record<string, unknown>;
   /** The text (for the assistant: marker lines removed). */
   content: string;
   /** Its id (messages stored since context requests exist have one). */

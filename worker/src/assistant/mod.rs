@@ -8,6 +8,7 @@
 //! then.
 
 mod actions;
+pub mod cards;
 pub mod deferred;
 pub mod host;
 mod session;

@@ -113,7 +113,8 @@ impl Session {
     }
 
     /// Commits the turn's messages, then rewrites the owner's list entry.
-    pub async fn commit(&self, env: &Env, entries: Vec<Entry>, extras: Extras) -> AppResult<()> {
+    /// Commits the turn's entries; the stored answer's index among the conversation's messages.
+    pub async fn commit(&self, env: &Env, entries: Vec<Entry>, extras: Extras) -> AppResult<usize> {
         let command = Command::CommitAssistant {
             lease: self.lease,
             entries,
@@ -122,8 +123,12 @@ impl Session {
             writing_style: extras.writing_style,
         };
         let reply = client::send(env, &self.id, &self.owner, &command).await?;
+        let answer = match &reply {
+            Reply::Conversation(record) => record.entries.len().saturating_sub(1),
+            _ => return Err(other_reply()),
+        };
         self.list(env, reply).await;
-        Ok(())
+        Ok(answer)
     }
 
     /// Stores the user's message as waiting for `request` (the lease ends).

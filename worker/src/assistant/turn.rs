@@ -225,7 +225,10 @@ impl AssistantTurn {
             .commit(&self.env, self.entries(&response), extras)
             .await
         {
-            Ok(()) => true,
+            Ok(index) => {
+                response.message_index = Some(index);
+                true
+            }
             Err(error) => {
                 worker::console_error!("conversation {} was not stored: {error}", self.session.id);
                 // Release the turn so the next one is not refused until the lease runs out.
@@ -587,7 +590,7 @@ impl AssistantTurn {
             writing_style: self.handshake.writing_style.clone(),
         };
         let stored = match self.session.commit(&self.env, entries, extras).await {
-            Ok(()) => true,
+            Ok(_) => true,
             Err(error) => {
                 worker::console_error!("conversation {}: stopped turn: {error}", self.session.id);
                 self.session.abort(&self.env).await;

@@ -184,6 +184,8 @@ impl AppError {
             "request_closed",
             "invalid_supply",
             "too_many_watchers",
+            "card_not_found",
+            "card_settled",
         ];
         match known.iter().find(|code| error["code"] == **code) {
             Some(code) => AppError::new(status, code, error["message"].as_str().unwrap_or("")),
@@ -303,7 +305,9 @@ impl From<ResearchError> for AppError {
 impl From<ConversationError> for AppError {
     fn from(error: ConversationError) -> Self {
         let status = match &error {
-            ConversationError::NotFound | ConversationError::NoSuchRequest => 404,
+            ConversationError::NotFound
+            | ConversationError::NoSuchRequest
+            | ConversationError::NoSuchCard => 404,
             ConversationError::Forbidden => 403,
             ConversationError::Supply(SupplyError::Invalid(_) | SupplyError::UnknownSlot(_)) => 422,
             _ => 409,

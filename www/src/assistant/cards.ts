@@ -1,9 +1,10 @@
 //! The built-in payload cards: a query suggestion (Accept fills the Articles search and runs it),
 //! a filter suggestion (Accept applies dates and order), a stream settings change (Accept
 //! applies the edits, checked by the server), a research question (Accept fills the Research
-//! form) and PubMed results (a result card). Registered once, at start.
+//! form) and PubMed results (a result card). Registered once, at start. A card shows the state
+//! its owner left it in, kept with the conversation (`showCardState`).
 
-import type { ArticleSummary, FieldValue, StreamChange } from "../../../crates/wasm/pkg/stepwise.js";
+import type { ArticleSummary, CardState, FieldValue, StreamChange } from "../../../crates/wasm/pkg/stepwise.js";
 import { h } from "../dom.js";
 import type { ArticleFilter, ResearchDraftFill } from "../page.js";
 import { type PayloadCallbacks, registerPayloadHandler } from "./payloads.js";
@@ -29,6 +30,20 @@ function card(kind: string, title: string, body: (HTMLElement | string)[], callb
         h("button", { class: "btn secondary", type: "button", onclick: () => callbacks.onDismiss() }, "Dismiss"))
     : null;
   return h("div", { class: "payload", "data-type": kind }, h("h4", {}, title), ...body, buttons, status);
+}
+
+/** Shows a card as its owner left it (here, in another tab, or before a reload): accepted
+ * (applied, its buttons done), dismissed (set aside) or failed (why, and Accept to try again). */
+export function showCardState(element: HTMLElement, state: CardState): void {
+  element.setAttribute("data-state", state.outcome);
+  const status = element.querySelector<HTMLElement>(".card-status");
+  const buttons = [...element.querySelectorAll<HTMLButtonElement>(".actions button")];
+  if (state.outcome === "accepted") {
+    if (status) setStatus(status, "Applied.", "ok");
+    for (const button of buttons) button.disabled = true;
+  } else if (state.outcome === "failed" && status) {
+    setStatus(status, state.note || "Applying it failed.", "error");
+  }
 }
 
 /** A card's status line, styled by what it reports: work under way, success, or a failure. */

@@ -2,11 +2,13 @@
 //! something shows, text as it streams (the model's own text parsed by the wasm `MarkerStream`
 //! with the page's payload markers, so no marker syntax is ever shown and a placeholder appears
 //! as soon as a card's marker closes), tool rows with live progress, then the authoritative
-//! `complete` answer: its text, its cards (checked by the server against their schemas), chips
-//! and action buttons; or, for a turn stopped or interrupted, the text it got to, marked so.
+//! `complete` answer: its text, its cards (checked by the server against their schemas, shown as
+//! the owner left them: accepted, dismissed or failed), chips and action buttons; or, for a turn
+//! stopped or interrupted, the text it got to, marked so.
 
-import { MarkerStream, type AssistantResponse, type MarkerEvent, type Payload, type SuggestedAction, type SuggestedValue } from "../../../crates/wasm/pkg/stepwise.js";
+import { MarkerStream, type AssistantResponse, type CardOutcome, type CardState, type MarkerEvent, type Payload, type SuggestedAction, type SuggestedValue } from "../../../crates/wasm/pkg/stepwise.js";
 import { h, replace } from "../dom.js";
+import { showCardState } from "./cards.js";
 import { type PayloadHost, payloadHandler } from "./payloads.js";
 
 /** What the buttons of an answer do. */
@@ -17,7 +19,12 @@ export interface AnswerActions {
   act(action: SuggestedAction): void;
   /** Where cards apply. */
   host: PayloadHost;
+  /** Keeps what the owner did with card `payload` of the stored answer `message`. */
+  card(message: number, payload: number, outcome: CardOutcome, note?: string): void;
 }
+
+/** Cards' stored states, by the payload's index. */
+export type CardStates = Record<string, CardState>;
 
 /** An answer being received, then shown whole. */
 export class AnswerView {
@@ -32,6 +39,9 @@ export class AnswerView {
   private readonly parser: MarkerStream;
   private shown = "";
   private done = false;
+  /** The answer's index among the stored messages, once stored. */
+  index: number | null = null;
+  private cardViews: HTMLElement[] = [];
 
   constructor(markers: string[], private readonly actions: AnswerActions) {
     this.parser = new MarkerStream(markers);
@@ -83,8 +93,9 @@ export class AnswerView {
     this.refreshWaiting();
   }
 
-  /** The authoritative answer. */
-  complete(answer: AssistantResponse): void {
+  /** The authoritative answer (`states`: its cards' stored outcomes). */
+  complete(answer: AssistantResponse, states: CardStates = {}): void {
+    this.index = answer.message_index ?? null;
     this.finish();
     this.text.textContent = answer.message;
     for (const [i, use] of answer.tool_history.entries()) {
@@ -94,8 +105,18 @@ export class AnswerView {
         row.querySelector(".tool-stage")!.textContent = use.output.replace(/^error: /, "");
       }
     }
-    replace(this.extras, ...cards(answer.payloads ?? (answer.custom_payload ? [answer.custom_payload] : []), this.actions.host));
+    this.cardViews = cards(answer.payloads ?? (answer.custom_payload ? [answer.custom_payload] : []), this.actions.host, (payload, outcome, note) => {
+      if (this.index !== null) this.actions.card(this.index, payload, outcome, note);
+    });
+    for (const [payload, state] of Object.entries(states)) this.cardState(Number(payload), state);
+    replace(this.extras, ...this.cardViews);
     this.extras.append(...this.buttons(answer.suggested_values, answer.suggested_actions, false));
+  }
+
+  /** Shows card `payload` as the owner left it (here, in another tab, or before a reload). */
+  cardState(payload: number, state: CardState): void {
+    const view = this.cardViews[payload];
+    if (view) showCardState(view, state);
   }
 
   /** A turn its owner stopped: the text generated until then, kept. */
@@ -154,14 +175,26 @@ export class AnswerView {
   }
 }
 
-/** The cards of `payloads`, from the handler registry. */
-export function cards(payloads: Payload[], host: PayloadHost): HTMLElement[] {
-  return payloads.map((payload) => {
+/** The cards of `payloads`, from the handler registry; `report` is told what the owner does
+ * with each (by its index). */
+export function cards(payloads: Payload[], host: PayloadHost, report: (payload: number, outcome: CardOutcome, note?: string) => void): HTMLElement[] {
+  return payloads.map((payload, index) => {
     const handler = payloadHandler(payload.type);
     if (!handler) return h("div", { class: "payload", "data-type": payload.type }, h("h4", {}, payload.type), h("pre", {}, JSON.stringify(payload.data, null, 2)));
     let element: HTMLElement;
     const callbacks = handler.accept
-      ? { onAccept: () => handler.accept!(payload.data, host), onDismiss: () => element.setAttribute("data-state", "dismissed") }
+      ? {
+          onAccept: async () => {
+            try {
+              await handler.accept!(payload.data, host);
+            } catch (error) {
+              report(index, "failed", (error as Error).message);
+              throw error;
+            }
+            report(index, "accepted");
+          },
+          onDismiss: () => (showCardState(element, { outcome: "dismissed", at: Date.now() }), report(index, "dismissed")),
+        }
       : undefined;
     element = handler.render(payload.data, callbacks);
     return element;

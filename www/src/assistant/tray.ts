@@ -7,15 +7,17 @@
 //! started in another tab the same way, and brings a waiting request's reminders and updates and
 //! the answer when it comes from elsewhere (the SLA's fallback). A message sent while a turn runs
 //! waits ("Queued") and is answered right after. Stop stops the running turn wherever it was
-//! started; its partial answer stays, marked stopped.
+//! started; its partial answer stays, marked stopped. What the owner does with a card (accept,
+//! dismiss, a failed apply) is kept with the conversation and shows in every tab and after a
+//! reload.
 
-import { resolveChat, type AssistantConversation, type AssistantResponse, type ChatContext, type ChatRegistryJson, type ConversationSummary, type StreamEvent, type SuggestedAction } from "../../../crates/wasm/pkg/stepwise.js";
+import { resolveChat, type AssistantConversation, type AssistantResponse, type CardOutcome, type CardState, type ChatContext, type ChatRegistryJson, type ConversationSummary, type StreamEvent, type SuggestedAction } from "../../../crates/wasm/pkg/stepwise.js";
 import { api } from "../api.js";
 import { h, replace } from "../dom.js";
 import { authHeaders } from "../owner.js";
 import { readSse } from "../sse.js";
 import { type LiveEvent, LiveConnection, SEQ_SPAN, leaseOf } from "./live.js";
-import { AnswerView } from "./message.js";
+import { AnswerView, type CardStates } from "./message.js";
 import type { PayloadHost } from "./payloads.js";
 import { type ContextRequestJson, RequestCard } from "./request.js";
 
@@ -57,6 +59,8 @@ export class Tray {
   /** Turn events the socket brought while this tab's own turn streamed, sorted out when it ends. */
   private stash: LiveEvent[] = [];
   private card: RequestCard | null = null;
+  /** The answers on screen by their index among the stored messages. */
+  private readonly views = new Map<number, AnswerView>();
   private live: LiveConnection | null = null;
   private readonly wide = window.matchMedia(WIDE);
   /** What had focus when the tray opened: focus goes back there when it closes. */
@@ -146,7 +150,23 @@ export class Tray {
 
   /** An answer whose chips send and whose buttons act here (`markers`: those it parses). */
   private view(markers: string[] = []): AnswerView {
-    return new AnswerView(markers, { send: (v) => void this.send(v), act: (a) => this.act(a), host: this.host });
+    return new AnswerView(markers, { send: (v) => void this.send(v), act: (a) => this.act(a), host: this.host, card: (m, p, o, n) => void this.keepCard(m, p, o, n) });
+  }
+
+  /** Keeps what the owner did with a card; every tab (this one too) hears it back. If it cannot
+   * be kept (the network), the card stays as the owner left it here, and says so. */
+  private async keepCard(message: number, payload: number, outcome: CardOutcome, note?: string): Promise<void> {
+    if (!this.conversationId) return;
+    try {
+      await api("POST", `/api/assistant/conversations/${this.conversationId}/cards`, { message, payload, outcome, ...(note ? { note: note.slice(0, 300) } : {}) });
+    } catch (error) {
+      console.warn(`card ${message}/${payload} not kept: ${(error as Error).message}`);
+    }
+  }
+
+  /** An answer shown whole: known by its stored index, for its cards' states. */
+  private stored(view: AnswerView): void {
+    if (view.index !== null) this.views.set(view.index, view);
   }
 
   /** A new answer on screen, its markers those of the page in view. */
@@ -214,6 +234,7 @@ export class Tray {
       // An assistant turn's `complete` carries an assistant answer.
       const payload = event.payload as AssistantResponse;
       answer.complete(payload);
+      this.stored(answer);
       if (payload.conversation_id) this.remember(payload.conversation_id);
     } else if (event.type === "context_required") {
       answer.root.remove();
@@ -272,12 +293,14 @@ export class Tray {
       const conversation = await api<AssistantConversation>("GET", `/api/assistant/conversations/${id}`);
       this.remember(id);
       replace(this.log);
+      this.views.clear();
       const last = conversation.messages.length - 1;
       conversation.messages.forEach((m, i) => {
         if (m.role === "user") return this.log.append(h("div", { class: `msg user${m.action ? " action" : ""}` }, m.content));
         const view = this.view();
         for (const use of m.tool_history ?? []) (view.toolStart(use.tool_name), view.toolComplete(use.tool_name));
-        view.complete({ message: m.content, payloads: m.payloads, tool_history: m.tool_history ?? [], suggested_values: i === last ? m.suggested_values ?? [] : [], suggested_actions: i === last ? m.suggested_actions ?? [] : [] });
+        view.complete({ message: m.content, payloads: m.payloads, tool_history: m.tool_history ?? [], suggested_values: i === last ? m.suggested_values ?? [] : [], suggested_actions: i === last ? m.suggested_actions ?? [] : [], message_index: i }, (m.cards ?? {}) as CardStates);
+        this.stored(view);
         if (m.status === "stopped" || m.status === "interrupted") view.cutShort(m.status);
         this.log.append(view.root);
       });
@@ -360,6 +383,9 @@ export class Tray {
       this.setRunning(Boolean(event.running) || this.busy);
       // The turn ended while this tab was away: the stored conversation has its answer.
       if (!event.running && this.remote && this.conversationId) (this.remote = null, void this.load(this.conversationId));
+    } else if (event.type === "conversation:card") {
+      const { message, payload, state } = event as unknown as { message: number; payload: number; state: CardState };
+      this.views.get(message)?.cardState(payload, state);
     } else if (event.type === "conversation:context_reminder") this.card?.remind();
     else if (event.type === "conversation:context_update" && event.request) this.card?.update(event.request);
     else if (event.type === "conversation:context_resolved" && event.request) this.card?.update(event.request);
@@ -397,6 +423,7 @@ export class Tray {
     this.stash = [];
     this.setRunning(false);
     replace(this.log);
+    this.views.clear();
     this.history.hidden = true;
     this.input.focus();
   }

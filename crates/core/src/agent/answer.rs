@@ -46,6 +46,10 @@ pub struct AssistantResponse {
     /// The conversation, set by the server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_id: Option<String>,
+    /// The answer's index among the conversation's stored messages, set by the server once it
+    /// is stored: its payload cards' outcomes are kept by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_index: Option<usize>,
     /// What was dropped, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub diagnostics: Vec<Note>,
@@ -145,6 +149,7 @@ pub fn finish(resolution: &Resolution<'_>, parsed: Parsed, agent: Agent<'_>) -> 
         suggested_actions,
         tool_history,
         conversation_id: None,
+        message_index: None,
         diagnostics,
     }
 }

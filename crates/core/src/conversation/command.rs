@@ -6,12 +6,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::cards;
 use super::context::{self, SlotSupply};
 use super::events::ConversationEvent;
 use super::turn::{ConversationError, Handled, Reply, begin, commit, idle};
 use super::{
-    Conversation, ConversationKind, Entry, GuidedState, MAX_STORED_TOOL_OUTPUT, MAX_TURNS, Waiting,
-    title_from,
+    CardOutcome, Conversation, ConversationKind, Entry, GuidedState, MAX_STORED_TOOL_OUTPUT,
+    MAX_TURNS, Waiting, title_from,
 };
 use crate::handshake::ContextRequest;
 use crate::workflow::Config;
@@ -138,6 +139,18 @@ pub enum Command {
         token_hash: String,
         /// The fields, already validated against the workflow.
         config: Config,
+    },
+    /// Keep what the owner did with a payload card of an answer (see [`super::CardState`]).
+    SetCard {
+        /// The answer's index among the conversation's messages.
+        message: usize,
+        /// The payload's index in the answer's `payloads`.
+        payload: usize,
+        /// What the owner did.
+        outcome: CardOutcome,
+        /// Why applying it failed (kept for `failed` only).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
     },
     /// Delete an assistant conversation (a guided one ends with its retention).
     Delete,
@@ -346,6 +359,15 @@ pub fn handle(
             state.current_config = config.clone();
             next.updated_at = now;
             saved(next)
+        }
+        Command::SetCard {
+            message,
+            payload,
+            outcome,
+            note,
+        } => {
+            let record = assistant(found(record)?)?;
+            cards::set_card(record, *message, *payload, *outcome, note.as_deref(), now)
         }
         Command::Delete => {
             assistant(found(record)?)?;

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::Entry;
+use super::{CardState, Entry};
 use crate::handshake::ContextRequest;
 use crate::protocol::StreamEvent;
 
@@ -82,6 +82,18 @@ pub enum ConversationEvent {
         conversation_id: String,
         /// The request.
         request: ContextRequest,
+    },
+    /// The owner accepted, dismissed or failed to apply a payload card.
+    #[serde(rename = "conversation:card")]
+    Card {
+        /// The conversation.
+        conversation_id: String,
+        /// The answer's index among the conversation's messages.
+        message: usize,
+        /// The payload's index in the answer's `payloads`.
+        payload: usize,
+        /// The card's state now.
+        state: CardState,
     },
     /// Half the SLA has passed and the request is still open.
     #[serde(rename = "conversation:context_reminder")]

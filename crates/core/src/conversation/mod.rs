@@ -5,6 +5,7 @@
 //! begins (refused while another runs, or when it builds on a stale count of turns), commits,
 //! or is abandoned; the driver (a Durable Object at the edge) loads, hands over and saves.
 
+mod cards;
 mod command;
 mod context;
 mod events;
@@ -16,6 +17,8 @@ pub use context::SlotSupply;
 pub use events::ConversationEvent;
 pub use history::{MAX_HISTORY_CHARS, model_history};
 pub use turn::{ConversationError, Handled, Reply};
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -77,6 +80,35 @@ pub enum EntryStatus {
     Interrupted,
 }
 
+/// What the owner did with a payload card of an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum CardOutcome {
+    /// Accepted, and applied on the page.
+    Accepted,
+    /// Set aside.
+    Dismissed,
+    /// Accepted, but applying it failed (`note` says why); it can be tried again.
+    Failed,
+}
+
+/// A payload card's outcome, when, and (failed) why. Accepted is final.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct CardState {
+    /// What happened.
+    pub outcome: CardOutcome,
+    /// When (ms since the epoch).
+    pub at: u64,
+    /// Why applying it failed, for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Longest note of a failed card, in characters.
+pub const MAX_CARD_NOTE_CHARS: usize = 300;
+
 /// One message of an assistant conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -115,6 +147,9 @@ pub struct Entry {
     /// Buttons offered.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suggested_actions: Vec<SuggestedAction>,
+    /// What the owner did with its payload cards, by the payload's index in `payloads`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cards: BTreeMap<u32, CardState>,
 }
 
 impl Entry {
@@ -133,6 +168,7 @@ impl Entry {
             payloads: Vec::new(),
             suggested_values: Vec::new(),
             suggested_actions: Vec::new(),
+            cards: BTreeMap::new(),
         }
     }
 }

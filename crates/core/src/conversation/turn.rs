@@ -48,6 +48,12 @@ pub enum ConversationError {
     /// A supply or skip was refused.
     #[error(transparent)]
     Supply(SupplyError),
+    /// No answer of the conversation has a payload card at those indexes.
+    #[error("no payload card of this conversation is at that message and payload")]
+    NoSuchCard,
+    /// The card was accepted already; its outcome cannot change.
+    #[error("this card was accepted already")]
+    CardSettled,
     /// The conversation holds the most turns, or the most bytes, it may.
     #[error(
         "this conversation is full ({MAX_TURNS} turns or {MAX_STORED_BYTES} bytes); start a new one"
@@ -69,6 +75,8 @@ impl ConversationError {
             ConversationError::ContextMissing => "context_missing",
             ConversationError::ContextPending => "context_pending",
             ConversationError::Supply(error) => error.code(),
+            ConversationError::NoSuchCard => "card_not_found",
+            ConversationError::CardSettled => "card_settled",
         }
     }
 }
