@@ -122,6 +122,33 @@ describe("tool calls in every wire format", () => {
   });
 });
 
+describe("retrieve_items", () => {
+  test("full details by id: abstracts by PMID, the caller's own jobs, a clear line for the rest", async () => {
+    const owner = newOwner();
+    const draft = await call("POST", "/api/research/draft", { owner, body: { prompt: "Compare EGFR inhibitors", selected_llms: ["fake-openai"], synthesis_llm: "fake-openai" } });
+    assert.equal(draft.status, 201, draft.text);
+    const strangers = await call("POST", "/api/research/draft", { owner: newOwner(), body: { prompt: "Someone else's question", selected_llms: ["fake-openai"], synthesis_llm: "fake-openai" } });
+    const ids = ["39000002", "39999999", draft.json.id, strangers.json.id, "nope"];
+    stack.fake.script((request) =>
+      JSON.stringify(request.body).includes("PMID 39000002")
+        ? { reply: "Here are the details." }
+        : { reply: "", toolCalls: [{ name: "retrieve_items", arguments: { ids } }] },
+    );
+    const { events } = await turn({ message: "Tell me more about these", context: { ...ARTICLES, item_summaries: [{ pmid: "39000002", title: "Fixture study 2" }] } }, { owner });
+    const history = complete(events).tool_history;
+    assert.deepEqual(history.map((h) => [h.tool_name, Boolean(h.is_error)]), [["retrieve_items", false]]);
+    const output = history[0].output;
+    assert.match(output, /PMID 39000002 — Fixture study 2: [^\n]+\(Fixture [^,]+, 20\d\d\)\nBACKGROUND/);
+    assert.match(output, /PMID 39999999: PubMed has no such article\./);
+    assert.match(output, /Compare EGFR inhibitors/);
+    assert.ok(!output.includes("Someone else's question"), "another owner's job is not read");
+    assert.match(output, new RegExp(`${strangers.json.id}: no such item`));
+    assert.match(output, /nope: no such item \(ids are PMIDs or research job ids\)\./);
+    assert.ok(events.some((e) => e.event === "tool_progress" && e.data.stage === "fetching_abstracts"), JSON.stringify(events.map((e) => e.event)));
+    assert.equal(complete(events).message, "Here are the details.");
+  });
+});
+
 describe("the loop's rules", () => {
   test("an unknown tool, invalid arguments and a failing tool become error results the model reads", async () => {
     stack.fake.eutils.fault = { status: 500 };

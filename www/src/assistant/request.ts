@@ -98,8 +98,11 @@ export class RequestCard {
     this.status.textContent = "Sending…";
     try {
       const answered = await api<Answered>("POST", "/api/assistant/context-supply", { conversation_id: this.conversationId, request_id: this.request.request_id, ...body });
-      const skipOnly = !("payloads" in body);
-      if (answered.status === "answered") return this.done(answered.answer, skipOnly ? "Skipped: answered without it." : "Context delivered.");
+      if (answered.status === "answered") {
+        const delivered = "payloads" in body || this.request.slots.some((s) => s.state === "supplied");
+        const skipped = "skip" in body;
+        return this.done(answered.answer, delivered ? (skipped ? "Context delivered; the rest skipped." : "Context delivered.") : "Skipped: answered without it.");
+      }
       this.request = answered.request;
       this.render();
       this.status.textContent = "Delivered; the assistant still needs the rest.";
