@@ -9,8 +9,8 @@ import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
 import { savedStream } from "../e2e/fixtures.mjs";
 import { apiCaller, fakeProvider, newOwner, startStack } from "../e2e/harness.mjs";
+import { CHROMIUM_ARGS, ownerTab } from "./tabs.mjs";
 
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 let stack;
 let browser;
 
@@ -27,22 +27,11 @@ after(async () => {
   await stack?.stop();
 });
 
-/** A tab of `owner` at `path`, the tray open. */
-async function openPage(owner, path) {
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-  await context.addInitScript((token) => localStorage.setItem("stepwise.owner.v1", token), owner);
-  const page = await context.newPage();
-  const errors = [];
-  page.on("pageerror", (error) => errors.push(error.message));
-  await page.goto(stack.base + path);
-  return { page, context, errors };
-}
-
 /** Asks the tray `message`; the system prompt the model got. */
 async function promptOf(page, message) {
   const answers = await page.locator(".tray-log .msg.assistant").count();
   const since = Date.now();
-  if (await page.locator("#assistant-input").isHidden()) await page.click(".tray-toggle");
+  if ((await page.getAttribute(".tray-toggle", "aria-expanded")) !== "true") await page.click(".tray-toggle");
   await page.fill("#assistant-input", message);
   await page.press("#assistant-input", "Enter");
   await page.waitForFunction((n) => document.querySelectorAll(".tray-log .msg.assistant:not([aria-busy])").length > n, answers, { timeout: 20000 });
@@ -59,7 +48,7 @@ describe("what the assistant sees", () => {
     const draft = await call("POST", "/api/research/draft", { owner, body: { prompt: "Compare EGFR inhibitors", selected_llms: ["fake-openai", "offline"], synthesis_llm: "offline" } });
     assert.equal(draft.status, 201, draft.text);
 
-    const { page, context, errors } = await openPage(owner, "/#research");
+    const { page, context, errors } = await ownerTab(browser, stack.base, owner, "/#research");
     await page.waitForSelector("#new-prompt");
     await page.locator(".card").first().waitFor();
     await page.fill("#new-prompt", "Which third-generation inhibitor has the best CNS penetration?");

@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
 import { savedStream } from "../e2e/fixtures.mjs";
 import { apiCaller, newOwner, startStack } from "../e2e/harness.mjs";
+import { CHROMIUM_ARGS, ownerTab } from "./tabs.mjs";
 
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 let stack;
 let browser;
 const call = apiCaller(() => stack.base);
@@ -25,19 +25,6 @@ after(async () => {
   await browser?.close();
   await stack?.stop();
 });
-
-/** A tab of `owner` at `path`, its tray open. */
-async function openPage(owner, path) {
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-  await context.addInitScript((token) => localStorage.setItem("stepwise.owner.v1", token), owner);
-  const page = await context.newPage();
-  const errors = [];
-  page.on("pageerror", (error) => errors.push(error.message));
-  await page.goto(stack.base + path);
-  await page.waitForSelector(".tray-toggle");
-  if ((await page.getAttribute(".tray-toggle", "aria-expanded")) !== "true") await page.click(".tray-toggle");
-  return { page, context, errors };
-}
 
 /** Waits until the tray holds more than `n` finished answers; the last one. */
 async function answerAfter(page, n) {
@@ -67,7 +54,7 @@ async function completedJob(owner) {
 
 describe("the tray's paths", () => {
   test("a chip sends its value; an action button opens its page", async () => {
-    const { page, context, errors } = await openPage(newOwner(), "/#research");
+    const { page, context, errors } = await ownerTab(browser, stack.base, newOwner(), "/#research");
     const hello = await ask(page, "hello");
     const chip = hello.locator(".chip", { hasText: "My research" });
     const n = await page.locator(".tray-log .msg.assistant").count();
@@ -84,7 +71,7 @@ describe("the tray's paths", () => {
   test("a filter card's Accept sets the dates and searches again", async () => {
     const owner = newOwner();
     const stream = await savedStream(call, owner);
-    const { page, context, errors } = await openPage(owner, `/#streams/${stream.id}/articles`);
+    const { page, context, errors } = await ownerTab(browser, stack.base, owner, `/#streams/${stream.id}/articles`);
     await page.waitForSelector("#article-query");
     const searches = stack.fake.eutils.requests.length;
     const card = (await ask(page, "Only articles since 2020")).locator(".payload[data-type=filter_suggestion]");
@@ -99,7 +86,7 @@ describe("the tray's paths", () => {
   test("a context card: a suggested excerpt attached with one click, the other slot skipped", async () => {
     const owner = newOwner();
     await completedJob(owner);
-    const { page, context, errors } = await openPage(owner, "/#research");
+    const { page, context, errors } = await ownerTab(browser, stack.base, owner, "/#research");
     await page.locator(".card").first().waitFor();
     await page.fill("#assistant-input", "Compare the findings with my notes");
     await page.press("#assistant-input", "Enter");
