@@ -62,6 +62,8 @@ describe("context on request, offline", () => {
     await page.goto(stack.base + "/#chat");
     const pending = page.locator(".request-card");
     await pending.waitFor({ timeout: 20000 });
+    // The answered request says, after the reload, what it got.
+    assert.equal(await page.locator(".request-note").first().innerText(), "Context: Your notes to compare with: attached by you.");
     // A message typed while the card waits is kept in the composer, with the reason on the card.
     const users = await page.locator(".tray-log .msg.user").count();
     await page.fill("#assistant-input", "Meanwhile, a question");

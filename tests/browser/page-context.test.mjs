@@ -3,7 +3,8 @@
 // with a fake model that records its prompts. On the Research page the unsaved new-research form
 // and each job's per-provider states reach the model; on a stream's Settings tab the field being
 // edited and the typed, unsaved instructions; on the Streams page the saved streams; on the Help
-// page the help session's state, its pending clarifying question and its latest messages.
+// page the help session's state, its pending clarifying question and its latest messages. A
+// writing style chosen in the tray words the prompt, and is kept after a reload.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
@@ -79,6 +80,16 @@ describe("what the assistant sees", () => {
     assert.match(system, /The user is on the Help page, talking with the help desk/);
     assert.match(system, /The help session is "(open|escalated|resolved)"\./);
     assert.match(system, /The latest messages there: \[\{"role":"user","text":"How do I share a research job\?"\}/);
+
+    // A writing style chosen in the tray words the answer, and the conversation keeps it.
+    assert.ok(!system.includes("Write for a busy executive"));
+    await page.selectOption(".tray-style", "executive");
+    system = await promptOf(page, "Summarize where I am");
+    assert.match(system, /Write for a busy executive: the conclusion first/);
+    await page.reload();
+    await page.waitForFunction(() => document.querySelector(".tray-style")?.value === "executive", null, { timeout: 15000 });
+    system = await promptOf(page, "And now?");
+    assert.match(system, /Write for a busy executive/);
     assert.deepEqual(errors, []);
     await context.close();
   });

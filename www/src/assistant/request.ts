@@ -16,6 +16,8 @@ export interface RequestSlot {
   urgency: "required" | "optional";
   description: string;
   state: "open" | "supplied" | "skipped";
+  /** What was given, and by whom. */
+  supply?: { by: "system" | "user"; key_path?: string | null } | null;
   suggestions?: { key_path: string; title: string; excerpt: string }[];
 }
 
@@ -27,6 +29,17 @@ export interface ContextRequestJson {
   sla_ms: number;
   status: "open" | "resolved" | "forced" | "fell_back";
   slots: RequestSlot[];
+}
+
+/** One line on what a past request got: each slot's outcome, then how it ended. */
+export function requestSummary(request: ContextRequestJson): string {
+  const slots = request.slots.map((slot) => {
+    const what = slot.description.replace(/\s*\(.*\)$/, "");
+    const got = slot.state === "skipped" ? "skipped" : !slot.supply ? "not given" : slot.supply.by === "user" ? "attached by you" : "supplied automatically";
+    return `${what}: ${got}`;
+  });
+  const ended = request.status === "forced" ? " (answered without the rest)" : request.status === "fell_back" ? " (the wait ran out)" : "";
+  return `Context: ${slots.join("; ")}${ended}.`;
 }
 
 /** What a card says when its request ended elsewhere (another tab, the alarm). */

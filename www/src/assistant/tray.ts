@@ -9,7 +9,8 @@
 //! waits ("Queued") and is answered right after. Stop stops the running turn wherever it was
 //! started; its partial answer stays, marked stopped. What the owner does with a card (accept,
 //! dismiss, a failed apply) is kept with the conversation and shows in every tab and after a
-//! reload.
+//! reload. Past context requests say what they got; a writing style can be chosen, and the
+//! conversation keeps it.
 
 import { resolveChat, type AssistantConversation, type AssistantResponse, type CardOutcome, type CardState, type ChatContext, type ChatRegistryJson, type ConversationSummary, type StreamEvent, type SuggestedAction } from "../../../crates/wasm/pkg/stepwise.js";
 import { api } from "../api.js";
@@ -19,7 +20,7 @@ import { readSse } from "../sse.js";
 import { type LiveEvent, LiveConnection, SEQ_SPAN, leaseOf } from "./live.js";
 import { AnswerView, type CardStates } from "./message.js";
 import type { PayloadHost } from "./payloads.js";
-import { type ContextRequestJson, RequestCard } from "./request.js";
+import { type ContextRequestJson, RequestCard, requestSummary } from "./request.js";
 
 const STORAGE_KEY = "stepwise.assistant.v1";
 /** Screens on which the tray is a column beside the page, not a drawer over it (style.css). */
@@ -38,6 +39,9 @@ export class Tray {
   private readonly history = h("div", { class: "tray-history", hidden: true });
   private readonly input = h("textarea", { id: "assistant-input", rows: 2, maxlength: 8000, placeholder: "Ask about this page…" });
   private readonly sendButton = h("button", { class: "btn", type: "submit" }, "Send");
+  /** The writing style of the answers (a style of the prompt sheet), kept by the conversation. */
+  private readonly style = h("select", { class: "tray-style", "aria-label": "Writing style", title: "Writing style" }, h("option", { value: "" }, "Default style"));
+  private styleChosen = false;
   private readonly stopButton = h("button", { class: "btn secondary", type: "button", hidden: true, onclick: () => void this.stop() }, "Stop");
   private readonly toggle = h("button", { class: "btn tray-toggle", type: "button", "aria-controls": "assistant", "aria-expanded": "false" }, "Assistant");
   private conversationId: string | null = localStorage.getItem(STORAGE_KEY);
@@ -74,11 +78,13 @@ export class Tray {
     });
     this.root.append(
       h("header", { class: "tray-head" }, h("h2", {}, "Assistant"),
+        this.style,
         h("button", { class: "btn link", type: "button", onclick: () => this.showHistory() }, "History"),
         h("button", { class: "btn link", type: "button", onclick: () => this.newConversation() }, "New"),
         h("button", { class: "btn link", type: "button", "aria-label": "Close the assistant", onclick: () => this.close() }, "×")),
       this.history, this.log, composer);
     this.toggle.addEventListener("click", () => (this.root.hidden ? this.setOpen(true) : this.close()));
+    this.style.addEventListener("change", () => (this.styleChosen = true));
     // Escape closes the drawer from anywhere, and the column when focus is in it.
     document.addEventListener("keydown", (e) => {
       if (e.key !== "Escape" || e.defaultPrevented || this.root.hidden) return;
@@ -94,7 +100,27 @@ export class Tray {
     document.body.append(this.root);
     // Open again only where it sits beside the page: a drawer left open would cover it.
     this.setOpen(this.wide.matches && localStorage.getItem(`${STORAGE_KEY}.open`) === "true", false);
+    void this.loadStyles();
     if (this.conversationId) await this.load(this.conversationId);
+  }
+
+  /** The writing styles the prompt sheet offers (the default sheet's; the server checks each). */
+  private async loadStyles(): Promise<void> {
+    try {
+      const { styles } = await api<{ styles: string[] }>("GET", "/api/prompt-sheets/default.question");
+      const chosen = this.style.value;
+      for (const style of styles.filter((s) => s !== "default")) this.style.append(h("option", { value: style }, style[0].toUpperCase() + style.slice(1)));
+      this.style.value = chosen;
+    } catch {
+      // No choice offered: answers keep the sheet's default style.
+    }
+  }
+
+  /** Shows `style` as chosen (added when the list does not have it yet). */
+  private showStyle(style: string | null | undefined): void {
+    const value = style && style !== "default" ? style : "";
+    if (value && ![...this.style.options].some((o) => o.value === value)) this.style.append(h("option", { value }, value));
+    this.style.value = value;
   }
 
   /** Opens or closes the tray; its state is remembered on wide screens only. */
@@ -130,7 +156,10 @@ export class Tray {
     this.setOpen(true);
     const bubble = h("div", { class: "msg user" }, message);
     this.log.append(bubble);
-    const refused = await this.turn("/api/assistant", { conversation_id: this.conversationId ?? undefined, message, context: this.context() });
+    // A style chosen here is sent (the default one too, once another was kept); else the
+    // conversation keeps its own.
+    const writing_style = this.styleChosen ? this.style.value || "default" : undefined;
+    const refused = await this.turn("/api/assistant", { conversation_id: this.conversationId ?? undefined, message, context: this.context(), writing_style });
     if (!refused) return;
     // A message the server refused is kept in the composer to send again, never lost.
     if (!this.input.value.trim()) this.input.value = message;
@@ -295,8 +324,16 @@ export class Tray {
       replace(this.log);
       this.views.clear();
       const last = conversation.messages.length - 1;
+      const requests = (conversation.context_requests ?? []) as unknown as ContextRequestJson[];
+      this.showStyle(conversation.writing_style);
       conversation.messages.forEach((m, i) => {
-        if (m.role === "user") return this.log.append(h("div", { class: `msg user${m.action ? " action" : ""}` }, m.content));
+        if (m.role === "user") {
+          this.log.append(h("div", { class: `msg user${m.action ? " action" : ""}` }, m.content));
+          // What an earlier request of this message got (an open one shows as its card).
+          const asked = requests.find((r) => r.request_id === m.request_id && r.status !== "open");
+          if (asked) this.log.append(h("p", { class: "muted request-note" }, requestSummary(asked)));
+          return;
+        }
         const view = this.view();
         for (const use of m.tool_history ?? []) (view.toolStart(use.tool_name), view.toolComplete(use.tool_name));
         view.complete({ message: m.content, payloads: m.payloads, tool_history: m.tool_history ?? [], suggested_values: i === last ? m.suggested_values ?? [] : [], suggested_actions: i === last ? m.suggested_actions ?? [] : [], message_index: i }, (m.cards ?? {}) as CardStates);
@@ -424,6 +461,8 @@ export class Tray {
     this.setRunning(false);
     replace(this.log);
     this.views.clear();
+    this.showStyle(null);
+    this.styleChosen = false;
     this.history.hidden = true;
     this.input.focus();
   }
