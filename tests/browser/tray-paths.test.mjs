@@ -2,7 +2,8 @@
 // /usr/bin/chromium against `wrangler dev` with only the offline provider (no key). A chip sends
 // its value and is answered; an action button opens another page; a filter card's Accept sets
 // the dates and searches again; on a context card, a suggested excerpt is attached with one click
-// and the other slot skipped, and the answer names what was attached.
+// and the other slot skipped, and the answer names what was attached; the Context panel lists
+// what the assistant can read, and attaches an artifact to a waiting card.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
@@ -79,6 +80,33 @@ describe("the tray's paths", () => {
     await card.locator(".card-status:has-text('Applied.')").waitFor({ timeout: 15000 });
     assert.equal(await page.inputValue("#article-mindate"), "2020");
     assert.ok(stack.fake.eutils.requests.slice(searches).some((r) => r.params.mindate === "2020"), "searched again from 2020");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("Context lists what the assistant can read of the job in view; an artifact attaches to a waiting card", async () => {
+    const owner = newOwner();
+    const job = await completedJob(owner);
+    const { page, context, errors } = await ownerTab(browser, stack.base, owner, "/#research");
+    await page.locator(`.card[data-id="${job.id}"] h3`).click(); // in focus: the job in view
+    await page.click(".tray-head button:has-text('Context')");
+    const panel = page.locator(".tray-artifacts");
+    await panel.locator("h4", { hasText: "Phase 2" }).waitFor({ timeout: 15000 });
+    await panel.locator("h4", { hasText: "Phase 3" }).waitFor();
+    const summary = panel.locator(`li[data-key-path="research/${job.id}/synthesis/summary"]`);
+    assert.match(await summary.innerText(), /summary, [\d,]+ characters/);
+    assert.equal(await summary.locator("button").count(), 0, "nothing to attach to while no card waits");
+    await page.click(".tray-head button:has-text('Context')");
+
+    await page.fill("#assistant-input", "Compare this with my notes");
+    await page.press("#assistant-input", "Enter");
+    await page.locator(".request-card").waitFor({ timeout: 20000 });
+    const n = await page.locator(".tray-log .msg.assistant").count();
+    await page.click(".tray-head button:has-text('Context')");
+    await summary.locator("[data-action=attach-artifact]").click();
+    const answer = await answerAfter(page, n);
+    assert.match(await answer.innerText(), /\[Phase 0\] Your notes to compare with[^:]*: /);
+    await page.waitForFunction(() => document.querySelector(".request-card")?.innerText === "Context delivered.", null, { timeout: 10000 });
     assert.deepEqual(errors, []);
     await context.close();
   });

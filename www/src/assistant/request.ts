@@ -72,6 +72,19 @@ export class RequestCard {
     else this.close(ENDED[request.status]);
   }
 
+  /** Whether the request still waits for something. */
+  waiting(): boolean {
+    return !this.answered && this.request.status === "open" && this.request.slots.some((s) => s.state === "open");
+  }
+
+  /** Attaches an artifact (from the artifact browser) to the open slot of its type, else the
+   * first open one. */
+  attach(keyPath: string, artifactType: string): void {
+    const open = this.request.slots.filter((s) => s.state === "open");
+    const slot = open.find((s) => s.artifact_type === artifactType) ?? open[0];
+    if (slot) void this.supply({ payloads: [{ slot: slot.slot, key_path: keyPath }] });
+  }
+
   /** The reminder at half the SLA. */
   remind(): void {
     this.root.classList.add("reminded");

@@ -9,7 +9,8 @@
 //! waits ("Queued") and is answered right after. Stop stops the running turn wherever it was
 //! started; its partial answer stays, marked stopped. What the owner does with a card (accept,
 //! dismiss, a failed apply) is kept with the conversation and shows in every tab and after a
-//! reload. Past context requests say what they got; a writing style can be chosen, and the
+//! reload. "Context" lists what the assistant can read of the stream and job in view, attachable
+//! to a waiting card. Past context requests say what they got; a writing style can be chosen, and the
 //! conversation keeps it.
 
 import { resolveChat, type AssistantConversation, type AssistantResponse, type CardOutcome, type CardState, type ChatContext, type ChatRegistryJson, type ConversationSummary, type StreamEvent, type SuggestedAction } from "../../../crates/wasm/pkg/stepwise.js";
@@ -20,6 +21,7 @@ import { readSse } from "../sse.js";
 import { type LiveEvent, LiveConnection, SEQ_SPAN, leaseOf } from "./live.js";
 import { AnswerView, type CardStates } from "./message.js";
 import type { PayloadHost } from "./payloads.js";
+import { showArtifacts } from "./artifacts.js";
 import { type ContextRequestJson, RequestCard, requestSummary } from "./request.js";
 
 const STORAGE_KEY = "stepwise.assistant.v1";
@@ -37,6 +39,7 @@ export class Tray {
   private readonly root = h("aside", { class: "tray", id: "assistant", "aria-label": "Assistant", hidden: true });
   private readonly log = h("div", { class: "tray-log", role: "log", "aria-live": "polite", "aria-label": "Assistant conversation" });
   private readonly history = h("div", { class: "tray-history", hidden: true });
+  private readonly artifacts = h("div", { class: "tray-history tray-artifacts", hidden: true });
   private readonly input = h("textarea", { id: "assistant-input", rows: 2, maxlength: 8000, placeholder: "Ask about this page…" });
   private readonly sendButton = h("button", { class: "btn", type: "submit" }, "Send");
   /** The writing style of the answers (a style of the prompt sheet), kept by the conversation. */
@@ -79,10 +82,11 @@ export class Tray {
     this.root.append(
       h("header", { class: "tray-head" }, h("h2", {}, "Assistant"),
         this.style,
+        h("button", { class: "btn link", type: "button", onclick: () => this.showArtifacts() }, "Context"),
         h("button", { class: "btn link", type: "button", onclick: () => this.showHistory() }, "History"),
         h("button", { class: "btn link", type: "button", onclick: () => this.newConversation() }, "New"),
         h("button", { class: "btn link", type: "button", "aria-label": "Close the assistant", onclick: () => this.close() }, "×")),
-      this.history, this.log, composer);
+      this.history, this.artifacts, this.log, composer);
     this.toggle.addEventListener("click", () => (this.root.hidden ? this.setOpen(true) : this.close()));
     this.style.addEventListener("change", () => (this.styleChosen = true));
     // Escape closes the drawer from anywhere, and the column when focus is in it.
@@ -433,7 +437,17 @@ export class Tray {
     }
   }
 
+  /** The artifact browser of the stream and job in view. */
+  private async showArtifacts(): Promise<void> {
+    this.artifacts.hidden = !this.artifacts.hidden;
+    if (this.artifacts.hidden) return;
+    this.history.hidden = true;
+    const context = this.context();
+    await showArtifacts(this.artifacts, { streamId: context.stream_id ?? undefined, researchId: context.report_id ?? undefined }, () => this.card?.waiting() ? this.card : null);
+  }
+
   private async showHistory(): Promise<void> {
+    this.artifacts.hidden = true;
     this.history.hidden = !this.history.hidden;
     if (this.history.hidden) return;
     replace(this.history, h("p", { class: "muted" }, "Loading…"));
