@@ -481,7 +481,13 @@ fn a_card_s_outcome_is_kept_sent_to_watchers_and_final_once_accepted() {
         requests: Vec::new(),
         writing_style: None,
     };
-    let (record, _) = apply(&record, "o1", commit, 3).unwrap();
+    // The stored answer is told to the watchers with its index: cards are kept by it.
+    let committed = handle(record.as_ref(), "c1", "o1", &commit, 3).unwrap();
+    assert!(matches!(
+        &committed.events[..],
+        [ConversationEvent::Message { index: 1, .. }]
+    ));
+    let record = committed.record;
     let card = |payload, outcome, note: Option<&str>| Command::SetCard {
         message: 1,
         payload,

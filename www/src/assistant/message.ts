@@ -19,8 +19,8 @@ export interface AnswerActions {
   act(action: SuggestedAction): void;
   /** Where cards apply. */
   host: PayloadHost;
-  /** Keeps what the owner did with card `payload` of the stored answer `message`. */
-  card(message: number, payload: number, outcome: CardOutcome, note?: string): void;
+  /** Keeps what the owner did with card `payload` of `answer` (a stored answer). */
+  card(answer: AnswerView, payload: number, outcome: CardOutcome, note?: string): void;
 }
 
 /** Cards' stored states, by the payload's index. */
@@ -39,8 +39,9 @@ export class AnswerView {
   private readonly parser: MarkerStream;
   private shown = "";
   private done = false;
-  /** The answer's index among the stored messages, once stored. */
+  /** The answer's index among the stored messages, once stored, and its conversation. */
   index: number | null = null;
+  conversation: string | null = null;
   private cardViews: HTMLElement[] = [];
 
   constructor(markers: string[], private readonly actions: AnswerActions) {
@@ -106,7 +107,7 @@ export class AnswerView {
       }
     }
     this.cardViews = cards(answer.payloads ?? (answer.custom_payload ? [answer.custom_payload] : []), this.actions.host, (payload, outcome, note) => {
-      if (this.index !== null) this.actions.card(this.index, payload, outcome, note);
+      this.actions.card(this, payload, outcome, note);
     });
     for (const [payload, state] of Object.entries(states)) this.cardState(Number(payload), state);
     replace(this.extras, ...this.cardViews);

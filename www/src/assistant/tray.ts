@@ -167,7 +167,7 @@ export class Tray {
     if (!refused) return;
     // A message the server refused is kept in the composer to send again, never lost.
     if (!this.input.value.trim()) this.input.value = message;
-    if (refused === "context_pending") (bubble.remove(), this.card?.hold());
+    if (refused === "context_pending" && this.card) (bubble.remove(), this.card.hold());
   }
 
   /** A suggested action: the page runs client actions; server actions are a turn of their own. */
@@ -183,23 +183,28 @@ export class Tray {
 
   /** An answer whose chips send and whose buttons act here (`markers`: those it parses). */
   private view(markers: string[] = []): AnswerView {
-    return new AnswerView(markers, { send: (v) => void this.send(v), act: (a) => this.act(a), host: this.host, card: (m, p, o, n) => void this.keepCard(m, p, o, n) });
+    return new AnswerView(markers, { send: (v) => void this.send(v), act: (a) => this.act(a), host: this.host, card: (view, p, o, n) => void this.keepCard(view, p, o, n) });
   }
 
   /** Keeps what the owner did with a card; every tab (this one too) hears it back. If it cannot
    * be kept (the network), the card stays as the owner left it here, and says so. */
-  private async keepCard(message: number, payload: number, outcome: CardOutcome, note?: string): Promise<void> {
-    if (!this.conversationId) return;
+  private async keepCard(view: AnswerView, payload: number, outcome: CardOutcome, note?: string): Promise<void> {
+    // The answer's own conversation: another may be on screen by the time an Accept ends.
+    if (view.index === null || !view.conversation) return;
     try {
-      await api("POST", `/api/assistant/conversations/${this.conversationId}/cards`, { message, payload, outcome, ...(note ? { note: note.slice(0, 300) } : {}) });
+      await api("POST", `/api/assistant/conversations/${view.conversation}/cards`, { message: view.index, payload, outcome, ...(note ? { note: note.slice(0, 300) } : {}) });
     } catch (error) {
-      console.warn(`card ${message}/${payload} not kept: ${(error as Error).message}`);
+      // Accepted elsewhere first: it shows so here too.
+      if ((error as Error).message.endsWith("(card_settled)")) view.cardState(payload, { outcome: "accepted", at: Date.now() });
+      else console.warn(`card ${view.index}/${payload} not kept: ${(error as Error).message}`);
     }
   }
 
   /** An answer shown whole: known by its stored index, for its cards' states. */
   private stored(view: AnswerView): void {
-    if (view.index !== null) this.views.set(view.index, view);
+    if (view.index === null) return;
+    view.conversation = this.conversationId;
+    this.views.set(view.index, view);
   }
 
   /** A new answer on screen, its markers those of the page in view. */
@@ -330,6 +335,7 @@ export class Tray {
       const last = conversation.messages.length - 1;
       const requests = (conversation.context_requests ?? []) as unknown as ContextRequestJson[];
       this.showStyle(conversation.writing_style);
+      this.styleChosen = false;
       conversation.messages.forEach((m, i) => {
         if (m.role === "user") {
           this.log.append(h("div", { class: `msg user${m.action ? " action" : ""}` }, m.content));
@@ -375,6 +381,7 @@ export class Tray {
     this.card = null;
     const view = this.view();
     view.complete(answer);
+    this.stored(view);
     this.log.append(view.root);
     this.log.scrollTop = this.log.scrollHeight;
   }
@@ -433,7 +440,8 @@ export class Tray {
     else if (event.type === "conversation:message" && event.message?.role === "assistant" && this.card) {
       // A deferred turn answered elsewhere (the SLA's fallback, another tab's supply), whole.
       const m = event.message as unknown as AssistantConversation["messages"][number];
-      this.showAnswer({ message: m.content, payloads: m.payloads ?? [], tool_history: m.tool_history ?? [], suggested_values: m.suggested_values ?? [], suggested_actions: m.suggested_actions ?? [] });
+      const index = (event as unknown as { index?: number }).index;
+      this.showAnswer({ message: m.content, payloads: m.payloads ?? [], tool_history: m.tool_history ?? [], suggested_values: m.suggested_values ?? [], suggested_actions: m.suggested_actions ?? [], message_index: index });
     }
   }
 

@@ -409,12 +409,15 @@ fn abort(record: &Conversation, lease: u32) -> Result<Handled, ConversationError
 /// `next` with `entries` added (tool outputs clipped), the assistant's told to the watchers.
 fn append(mut next: Conversation, entries: &[Entry]) -> Result<Handled, ConversationError> {
     let id = next.id.clone();
+    let first = next.entries.len();
     let events = entries
         .iter()
-        .filter(|e| e.role == crate::protocol::Role::Assistant)
-        .map(|e| ConversationEvent::Message {
+        .enumerate()
+        .filter(|(_, e)| e.role == crate::protocol::Role::Assistant)
+        .map(|(i, e)| ConversationEvent::Message {
             conversation_id: id.clone(),
             message: e.clone(),
+            index: first + i,
         })
         .collect();
     next.entries

@@ -63,6 +63,7 @@ pub(super) fn defer(
         ConversationEvent::Message {
             conversation_id: id.clone(),
             message: entry.clone(),
+            index: next.entries.len(),
         },
         ConversationEvent::ContextRequest {
             conversation_id: id,

@@ -20,6 +20,8 @@ pub enum ConversationEvent {
         conversation_id: String,
         /// The message.
         message: Entry,
+        /// Its index among the conversation's messages (its cards' outcomes are kept by it).
+        index: usize,
     },
     /// A turn started: the user's message, before the answer (not stored until the turn ends).
     #[serde(rename = "conversation:turn_started")]

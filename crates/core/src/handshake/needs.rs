@@ -241,7 +241,8 @@ impl<'p> ContextNeedsAnalyzer<'p> {
                             .held
                             .contains(&held_key(&need.artifact_type, None, &need.description))
                     }
-                    (None, Some(_)) => wanted.candidates.iter().any(|c| input.held.contains(c)),
+                    // A choice among jobs: what was attached of one says nothing of the others.
+                    (None, Some(_)) => false,
                 };
                 if !repeated && !held {
                     out.push(wanted);
