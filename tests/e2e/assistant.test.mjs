@@ -123,9 +123,9 @@ describe("tool calls in every wire format", () => {
 });
 
 describe("retrieve_items", () => {
-  test("full details by id: abstracts by PMID, the caller's own jobs, a clear line for the rest", async () => {
+  test("full details by id: abstracts by PMID, the caller's own jobs (redacted), a clear line for the rest", async () => {
     const owner = newOwner();
-    const draft = await call("POST", "/api/research/draft", { owner, body: { prompt: "Compare EGFR inhibitors", selected_llms: ["fake-openai"], synthesis_llm: "fake-openai" } });
+    const draft = await call("POST", "/api/research/draft", { owner, body: { prompt: "Compare EGFR inhibitors; questions to ann@lab.org", selected_llms: ["fake-openai"], synthesis_llm: "fake-openai" } });
     assert.equal(draft.status, 201, draft.text);
     const strangers = await call("POST", "/api/research/draft", { owner: newOwner(), body: { prompt: "Someone else's question", selected_llms: ["fake-openai"], synthesis_llm: "fake-openai" } });
     const ids = ["39000002", "39999999", draft.json.id, strangers.json.id, "nope"];
@@ -140,7 +140,9 @@ describe("retrieve_items", () => {
     const output = history[0].output;
     assert.match(output, /PMID 39000002 — Fixture study 2: [^\n]+\(Fixture [^,]+, 20\d\d\)\nBACKGROUND/);
     assert.match(output, /PMID 39999999: PubMed has no such article\./);
-    assert.match(output, /Compare EGFR inhibitors/);
+    // The job by its id, whole; what people wrote in it, redacted.
+    assert.match(output, new RegExp(`Research ${draft.json.id} "[^"]*" \\(draft\\): Compare EGFR inhibitors; questions to \\[redacted e-mail\\]`));
+    assert.ok(!output.includes("ann@lab.org"));
     assert.ok(!output.includes("Someone else's question"), "another owner's job is not read");
     assert.match(output, new RegExp(`${strangers.json.id}: no such item`));
     assert.match(output, /nope: no such item \(ids are PMIDs or research job ids\)\./);

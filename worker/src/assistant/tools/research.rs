@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use serde_json::{Value, json};
 use stepwise_core::agent::ToolOutcome;
+use stepwise_core::handshake::redact;
 use stepwise_core::pubmed::is_pmid;
 use stepwise_core::research::{LlmStatus, MAX_PROMPT_CHARS, Research, compare_reports};
 
@@ -132,7 +133,8 @@ pub async fn compare(ctx: &ToolContext<'_>, input: &Value) -> AppResult<ToolOutc
         text(input, "provider_a"),
         text(input, "provider_b"),
     )
-    .map(done)
+    // The comparison quotes the reports (no ids): redacted like them.
+    .map(|compared| done(redact(&compared)))
     .map_err(AppError::invalid_request)
 }
 
@@ -186,13 +188,15 @@ async fn job(ctx: &ToolContext<'_>, id: &str) -> AppResult<Option<Research>> {
 }
 
 /// A job as the model reads it; with `reports`, each provider's report (cut) too.
+/// A job for the model: its id, title, status and question, each provider's state (and
+/// report), and its synthesis; what people or models wrote is redacted, the id kept whole.
 fn describe(research: &Research, reports: bool) -> String {
     let mut text = format!(
         "Research {} \"{}\" ({}): {}\n",
         research.id,
-        research.title,
+        redact(&research.title),
         research.status.as_str(),
-        cut(&research.prompt, 500)
+        redact(&cut(&research.prompt, 500))
     );
     for result in &research.llm_results {
         let status = match result.status {
@@ -203,11 +207,15 @@ fn describe(research: &Research, reports: bool) -> String {
         };
         let _ = writeln!(text, "- {}: {status}", result.provider);
         if reports && let Some(report) = &result.result {
-            let _ = writeln!(text, "{}", cut(report, MAX_ITEM_CHARS));
+            let _ = writeln!(text, "{}", redact(&cut(report, MAX_ITEM_CHARS)));
         }
     }
     if let Some(synthesis) = &research.synthesized_result {
-        let _ = writeln!(text, "Synthesis:\n{}", cut(synthesis, MAX_ITEM_CHARS));
+        let _ = writeln!(
+            text,
+            "Synthesis:\n{}",
+            redact(&cut(synthesis, MAX_ITEM_CHARS))
+        );
     }
     text.push('\n');
     text
