@@ -273,10 +273,11 @@ describe("anonymous owners, limits and lifecycle", () => {
     assert.equal((await call("GET", "/api/me", { token: newOwner() })).status, 200, "another owner is unaffected");
   });
 
-  test("stream writes and handoffs are rate limited per owner like the routes that call out", async () => {
+  test("stream writes, card outcomes and handoffs are rate limited per owner like the routes that call out", async () => {
     for (const [method, path, body] of [
       ["POST", "/api/streams", { conversation_id: "f".repeat(32) }],
       ["PUT", `/api/streams/${"f".repeat(32)}`, { name: "x" }],
+      ["POST", `/api/assistant/conversations/${"f".repeat(32)}/cards`, { message: 1, payload: 0, outcome: "dismissed" }],
       ["POST", `/api/help/sessions/${"f".repeat(32)}/handoff`, {}],
     ]) {
       const owner = newOwner();

@@ -94,10 +94,15 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
             | (Method::Get, ["api", "me"])
             | (Method::Post, ["api", "streams"])
             | (Method::Put, ["api", "streams", _])
+            | (
+                Method::Post,
+                ["api", "assistant", "conversations", _, "cards"]
+            )
             | (Method::Post, ["api", "help", "sessions", _, "handoff"])
     ) {
         // Not a model call, but an upstream (PubMed), the day's spending object every model
-        // call needs, a stored write (streams) or the operators' list and webhook (handoffs):
+        // call needs, a stored write (streams, card outcomes) or the operators' list and
+        // webhook (handoffs):
         // rate limited so that none can be flooded for free.
         limits::rate_limit(&req, &env, owner).await?;
     }
