@@ -8,7 +8,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readUIMessageStream } from "ai";
 import { HttpAgent } from "@ag-ui/client";
-import { StepwiseChatTransport } from "../../clients/ai-sdk/src/index.ts";
+import { StepwiseAssistantTransport, StepwiseChatTransport } from "../../clients/ai-sdk/src/index.ts";
 import { readFileSync } from "node:fs";
 import { assertSchema } from "../contract.mjs";
 import { SECRET_KEY, apiCaller, asOwner, newOwner, parseSse, startStack } from "./harness.mjs";
@@ -130,6 +130,50 @@ describe("the AI SDK's UI message stream", () => {
     assert.equal(data.kind, "assistant");
     assert.deepEqual(data.suggested_values.map((v) => v.label), ["Recent"]);
     assert.match(data.conversation_id, /^[0-9a-f]{32}$/);
+  });
+});
+
+describe("the AI SDK's assistant transport", () => {
+  test("a dropped client's answer is joined with reconnectToStream, whole and once; a finished turn is null; a stranger is refused", async () => {
+    const LINES = Array.from({ length: 12 }, (_, i) => `Line ${i + 1} of the answer.`);
+    stack.fake.script({ reply: LINES.join("\n"), paced: true, delayMs: 120 });
+    const owner = newOwner();
+    const transport = new StepwiseAssistantTransport({ baseUrl: stack.base, ownerToken: owner, provider: "fake-openai", context: () => ({ current_page: "research" }) });
+    const since = stack.fake.requests.length;
+    const leaving = new AbortController();
+    const first = await transport.sendMessages({ chatId: "chat-1", messages: [userMessage("u1", "Tell me everything")], trigger: "submit-message", messageId: undefined, abortSignal: leaving.signal });
+    // The client reads the start of the answer, then goes away (a reload).
+    const reader = first.getReader();
+    for (let seen = ""; !seen.includes("Line 2"); ) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      if (value.type === "text-delta") seen += value.delta;
+    }
+    leaving.abort();
+    await reader.cancel().catch(() => {});
+    const conversation = transport.conversations.get("chat-1");
+    assert.match(conversation ?? "", /^[0-9a-f]{32}$/);
+
+    const resumed = await transport.reconnectToStream({ chatId: "chat-1" });
+    assert.ok(resumed, "the running turn is joined");
+    const message = await lastMessage(resumed);
+    const text = message.parts.filter((p) => p.type === "text").map((p) => p.text).join("");
+    assert.equal(text.trim(), LINES.join("\n"), "the whole answer, each line once");
+    assert.equal(stack.fake.requests.slice(since).length, 1, "one model call");
+
+    // A second transport (another tab, a reload) resumes by the conversation's own id.
+    const again = new StepwiseAssistantTransport({ baseUrl: stack.base, ownerToken: owner, context: () => ({ current_page: "research" }) });
+    // Once the answer is whole there is nothing to resume (the AI SDK's `null`: the chat keeps the
+    // message it has, never a second copy), and neither is there for a turn answered as JSON.
+    assert.equal(await again.reconnectToStream({ chatId: conversation }), null);
+    stack.fake.script({ reply: "Short." });
+    const plain = await call("POST", "/api/assistant", { owner, headers: { accept: "application/json" }, body: { message: "Hi", provider: "fake-openai", context: { current_page: "research" } } });
+    assert.equal(plain.status, 200, plain.text);
+    assert.equal(await again.reconnectToStream({ chatId: plain.json.conversation_id }), null);
+    // Another owner, and a conversation that does not exist: refused, nothing leaks.
+    const stranger = new StepwiseAssistantTransport({ baseUrl: stack.base, ownerToken: newOwner(), context: () => ({ current_page: "research" }) });
+    await assert.rejects(stranger.reconnectToStream({ chatId: conversation }), /no such conversation|not found/i);
+    await assert.rejects(again.reconnectToStream({ chatId: "f".repeat(32) }), /no such conversation|not found/i);
   });
 });
 

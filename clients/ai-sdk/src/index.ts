@@ -99,3 +99,6 @@ export class StepwiseChatTransport extends DefaultChatTransport<StepwiseUIMessag
     });
   }
 }
+
+export { StepwiseAssistantTransport } from "./assistant.ts";
+export type { StepwiseAssistantOptions } from "./assistant.ts";
