@@ -6,6 +6,7 @@
 import { after, afterEach, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { ADMIN_TOKEN, SECRET_KEY, apiCaller, fakeProvider, newOwner, startStack } from "./harness.mjs";
+import { assertSchema } from "../contract.mjs";
 import { savedStream } from "./fixtures.mjs";
 
 const SLA_MS = 4000;
@@ -313,6 +314,8 @@ describe("waiting, reminders and overrides", () => {
     }
     const types = (events) => events.map((e) => e.type).filter((t) => t !== "conversation:delta");
     assert.deepEqual(types(a.events), types(b.events));
+    // Every event the socket sent is a `ConversationEvent` of the contract.
+    for (const event of a.events) assertSchema("ConversationEvent", event);
     assert.equal((await stats(owner)).forced, 1);
   });
 

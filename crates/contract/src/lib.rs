@@ -14,7 +14,7 @@ use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value};
 use stepwise_core::agent::AssistantResponse;
 use stepwise_core::answers::{Health, Me};
-use stepwise_core::conversation::Entry;
+use stepwise_core::conversation::{ConversationEvent, Entry};
 use stepwise_core::interop::agui::RunAgentInput;
 use stepwise_core::markers::{Event, Parsed};
 use stepwise_core::protocol::{
@@ -56,6 +56,7 @@ pub fn schemas() -> Map<String, Value> {
     sent.subschema_for::<ArticleSummary>();
     sent.subschema_for::<Abstract>();
     sent.subschema_for::<Entry>();
+    sent.subschema_for::<ConversationEvent>();
     sent.subschema_for::<Event>();
     sent.subschema_for::<Parsed>();
     sent.subschema_for::<WorkflowSpec>();

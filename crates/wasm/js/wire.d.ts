@@ -337,6 +337,80 @@ export interface ContextRequired {
   /** The user message held back. */
   user_message_id: string;
 }
+/** One event, tagged by `type` (`conversation:message`, `conversation:context_request`...). */
+export type ConversationEvent = {
+  /** The conversation. */
+  conversation_id: string;
+  /** Its index among the conversation's messages (its cards' outcomes are kept by it). */
+  index: number;
+  /** The message. */
+  message: ConversationMessage;
+  type: "conversation:message";
+} | {
+  /** The conversation. */
+  conversation_id: string;
+  /** The turn's lease: its events' sequence numbers are `lease × 1 000 000 + n`. */
+  lease: number;
+  /** The user's message (`None` for a resumed turn, whose message is stored). */
+  message: ConversationMessage | null;
+  type: "conversation:turn_started";
+} | {
+  /** The conversation. */
+  conversation_id: string;
+  /** The event. */
+  event: StreamEvent;
+  /** The event's sequence number (its SSE `id`). */
+  seq: number;
+  type: "conversation:turn_event";
+} | {
+  /** The conversation. */
+  conversation_id: string;
+  /** A turn runs; its next events follow. */
+  running: boolean;
+  type: "conversation:caught_up";
+} | {
+  /** The conversation. */
+  conversation_id: string;
+  /** The text. */
+  text: string;
+  type: "conversation:delta";
+} | {
+  /** The conversation. */
+  conversation_id: string;
+  /** The request. */
+  request: ContextRequest;
+  type: "conversation:context_request";
+} | {
+  /** The conversation. */
+  conversation_id: string;
+  /** The request now. */
+  request: ContextRequest;
+  type: "conversation:context_update";
+} | {
+  /** The conversation. */
+  conversation_id: string;
+  /** The request. */
+  request: ContextRequest;
+  type: "conversation:context_resolved";
+} | {
+  /** The conversation. */
+  conversation_id: string;
+  /** The answer's index among the conversation's messages. */
+  message: number;
+  /** The payload's index in the answer's `payloads`. */
+  payload: number;
+  /** The card's state now. */
+  state: CardState;
+  type: "conversation:card";
+} | {
+  /** The conversation. */
+  conversation_id: string;
+  /** When the turn runs without it (ms since the epoch). */
+  deadline: number;
+  /** The request. */
+  request_id: string;
+  type: "conversation:context_reminder";
+};
 /** A page of `GET /api/assistant/conversations`. */
 export interface ConversationList {
   /** Pass as `?cursor=` for the next page; null on the last. */

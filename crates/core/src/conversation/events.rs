@@ -11,6 +11,7 @@ use crate::protocol::StreamEvent;
 
 /// One event, tagged by `type` (`conversation:message`, `conversation:context_request`...).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type")]
 pub enum ConversationEvent {
     /// A message was stored (a deferred user message, or an answer).
