@@ -40,7 +40,7 @@ pub struct Baseline<'a> {
     /// The chosen writing style (`concise`, `detailed`...), the sheet's default when `None`.
     pub writing_style: Option<&'a str>,
     /// The user's supplies of the conversation's earlier turns, as prompt text
-    /// ([`super::carried`]): rendered with the attachments, after the turn's own.
+    /// (made by `carried.rs`): rendered with the attachments, after the turn's own.
     pub earlier: &'a str,
 }
 
