@@ -13,11 +13,7 @@ use super::fixtures::*;
 fn artifacts_are_addressed_by_key_path_sliced_and_redacted() {
     let stream = stream();
     let jobs = [job()];
-    let sources = Sources {
-        stream: Some(&stream),
-        literature: None,
-        jobs: &jobs,
-    };
+    let sources = sources_of(&stream, &jobs);
     let listed = list(&sources);
     assert!(listed.windows(2).all(|w| w[0].phase <= w[1].phase));
     let paths: Vec<&str> = listed.iter().map(|a| a.key_path.as_str()).collect();
@@ -119,11 +115,7 @@ fn the_analyzer_asks_only_for_what_the_turn_does_not_hold() {
 fn the_system_fills_what_it_holds_and_offers_candidates_for_the_rest() {
     let stream = stream();
     let jobs = [job()];
-    let sources = Sources {
-        stream: Some(&stream),
-        literature: None,
-        jobs: &jobs,
-    };
+    let sources = sources_of(&stream, &jobs);
     let analyzer = ContextNeedsAnalyzer::new(Policy::builtin());
     let auto = analyzer.analyze(&input("What did each model say?", &[], Some(JOB), &[]));
     let request = build_request("q1", "m1", Origin::Analyzer, auto, &sources, 50, SLA);
@@ -159,11 +151,7 @@ fn what_cannot_exist_or_is_on_screen_is_never_asked_for() {
     unsynthesized.points_of_interest.clear();
     let jobs = [unsynthesized];
     let stream = stream();
-    let sources = Sources {
-        stream: Some(&stream),
-        literature: None,
-        jobs: &jobs,
-    };
+    let sources = sources_of(&stream, &jobs);
     let findings = analyzer.analyze(&input("Which findings matter?", &[], Some(JOB), &[]));
     assert_eq!(findings.len(), 2, "the analyzer wants the synthesis");
     let request = build_request("q1", "m1", Origin::Analyzer, findings, &sources, 50, SLA);
@@ -236,11 +224,7 @@ fn what_the_user_supplied_before_is_carried_and_not_asked_again() {
     // What the system supplied is not carried (it is supplied again when needed).
     let stream = stream();
     let jobs = [job()];
-    let sources = Sources {
-        stream: Some(&stream),
-        literature: None,
-        jobs: &jobs,
-    };
+    let sources = sources_of(&stream, &jobs);
     let auto = analyzer.analyze(&input("What did each model say?", &[], Some(JOB), &[]));
     let automatic = build_request("q2", "m2", Origin::Analyzer, auto, &sources, 50, SLA);
     assert_eq!(carried(&[automatic], None), Default::default());

@@ -125,3 +125,12 @@ pub fn supply(text: &str) -> Supply {
         truncated: false,
     }
 }
+
+/// The sources of `stream` and `jobs`, with no literature.
+pub fn sources_of<'a>(stream: &'a SavedStream, jobs: &'a [Research]) -> Sources<'a> {
+    Sources {
+        stream: Some(stream),
+        literature: None,
+        jobs,
+    }
+}
