@@ -42,6 +42,7 @@
 
 pub mod agent;
 pub mod answers;
+pub mod approval;
 pub mod conversation;
 pub mod dates;
 pub mod handshake;

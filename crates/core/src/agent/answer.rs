@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Agent, ToolUse};
+use crate::approval::Approval;
 use crate::json::check_schema;
 use crate::markers::{ActionHandler, Parsed, Payload, SuggestedAction, SuggestedValue};
 use crate::registry::Resolution;
@@ -53,6 +54,10 @@ pub struct AssistantResponse {
     /// What was dropped, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub diagnostics: Vec<Note>,
+    /// A tool call held for the owner's approval: the turn ended there, and the call runs only
+    /// once approved (`POST /api/assistant/conversations/:id/approvals/:approval_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
 }
 
 impl AssistantResponse {
@@ -93,7 +98,7 @@ impl AssistantResponse {
 
 /// Builds the turn's answer from the model's parsed text and the agent's results.
 pub fn finish(resolution: &Resolution<'_>, parsed: Parsed, agent: Agent<'_>) -> AssistantResponse {
-    let (tool_history, mut payloads, mut diagnostics) = agent.into_results();
+    let (tool_history, mut payloads, mut diagnostics, approval) = agent.into_results();
     let tool_payloads = payloads.len();
     for diagnostic in parsed.diagnostics {
         diagnostics.push(Note {
@@ -142,7 +147,6 @@ pub fn finish(resolution: &Resolution<'_>, parsed: Parsed, agent: Agent<'_>) -> 
         .filter(|v| !v.label.trim().is_empty() && !v.value.trim().is_empty())
         .collect();
     AssistantResponse {
-        message: parsed.message,
         custom_payload,
         payloads,
         suggested_values,
@@ -151,6 +155,13 @@ pub fn finish(resolution: &Resolution<'_>, parsed: Parsed, agent: Agent<'_>) -> 
         conversation_id: None,
         message_index: None,
         diagnostics,
+        message: match (&approval, parsed.message.trim()) {
+            (Some(held), "") => {
+                format!("I'd like to do this, with your approval: {}", held.summary)
+            }
+            _ => parsed.message,
+        },
+        approval,
     }
 }
 

@@ -6,6 +6,11 @@
 //! call tools) and [`AgentLimits::max_tool_calls`] tool runs. A call of an unknown tool, with
 //! arguments that are not a JSON object or fail the tool's `input_schema`, past the bound, or
 //! whose tool failed or timed out becomes an error reply the model reads: never a crash.
+//!
+//! A call of a tool that needs the owner's approval ([`crate::approval`]) is held, not run: the
+//! round's other calls run, and the turn ends there with the held call as the answer's
+//! [`Approval`]. One call is held a turn; another one is refused. The turn that the approval
+//! begins starts from the held call's round ([`Agent::seed`]), its reply the tool's result.
 
 mod answer;
 
@@ -14,6 +19,7 @@ pub use answer::{AssistantResponse, Note, finish};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::approval::{Approval, complete_arguments, estimated_calls};
 use crate::json::check_schema;
 use crate::llm::{Round, ToolCall, ToolReply, ToolSpec};
 use crate::markers::Payload;
@@ -109,6 +115,10 @@ pub struct Agent<'r> {
     history: Vec<ToolUse>,
     payloads: Vec<Payload>,
     notes: Vec<Note>,
+    /// The call held for the owner's approval.
+    held: Option<Approval>,
+    /// The configured providers and the synthesis default, written into held calls' arguments.
+    defaults: (Vec<String>, String),
 }
 
 impl<'r> Agent<'r> {
@@ -125,7 +135,26 @@ impl<'r> Agent<'r> {
             history: Vec::new(),
             payloads: Vec::new(),
             notes: Vec::new(),
+            held: None,
+            defaults: (Vec::new(), String::new()),
         }
+    }
+
+    /// The server's defaults a held `start_research` call shows: the `configured` providers and
+    /// the `synthesis` provider.
+    pub fn with_defaults(mut self, configured: Vec<String>, synthesis: String) -> Self {
+        self.defaults = (configured, synthesis);
+        self
+    }
+
+    /// Starts the turn from an earlier round: the approved call and its result.
+    pub fn seed(&mut self, round: Round) {
+        self.rounds.push(round);
+    }
+
+    /// The call held for approval this turn, if any.
+    pub fn held(&self) -> Option<&Approval> {
+        self.held.as_ref()
     }
 
     /// The first step: call the model.
@@ -179,8 +208,33 @@ impl<'r> Agent<'r> {
                 output: String::new(),
                 is_error: false,
             });
+            let needs_approval = refusal.is_none()
+                && self
+                    .resolution
+                    .tool(&call.name)
+                    .is_some_and(|tool| tool.needs_approval(&input.clone().unwrap_or_default()));
+            let refusal = match refusal {
+                None if needs_approval && self.held.is_some() => Some(
+                    "error: another action already waits for the user's approval this turn; propose one at a time"
+                        .to_owned(),
+                ),
+                other => other,
+            };
             match refusal {
                 Some(message) => replies.push(Some(self.reply(call, index, message, true))),
+                None if needs_approval => {
+                    let (configured, synthesis) = &self.defaults;
+                    let args = complete_arguments(
+                        &call.name,
+                        &input.unwrap_or_default(),
+                        configured,
+                        synthesis,
+                    );
+                    let cost = estimated_calls(&call.name, &args);
+                    self.held = Some(Approval::proposed(&call.name, &call.id, args, cost));
+                    let waiting = "waiting for the user's approval; it has not run".to_owned();
+                    replies.push(Some(self.reply(call, index, waiting, false)));
+                }
                 None => {
                     self.tools_run += 1;
                     runs.push(ToolRun {
@@ -315,6 +369,10 @@ impl<'r> Agent<'r> {
             round.replies = replies.into_iter().flatten().collect();
             self.rounds.push(round);
         }
+        if self.held.is_some() {
+            // The turn ends with the held call: the owner decides before anything else runs.
+            return Step::Done;
+        }
         self.next_call()
     }
 
@@ -338,7 +396,7 @@ impl<'r> Agent<'r> {
     }
 
     /// The turn's tool payloads and notes, for [`finish`].
-    pub(crate) fn into_results(self) -> (Vec<ToolUse>, Vec<Payload>, Vec<Note>) {
-        (self.history, self.payloads, self.notes)
+    pub(crate) fn into_results(self) -> (Vec<ToolUse>, Vec<Payload>, Vec<Note>, Option<Approval>) {
+        (self.history, self.payloads, self.notes, self.held)
     }
 }

@@ -6,7 +6,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::cards;
 use super::context::{self, SlotSupply};
 use super::events::ConversationEvent;
 use super::turn::{ConversationError, Handled, Reply, begin, commit, idle};
@@ -14,6 +13,7 @@ use super::{
     CardOutcome, Conversation, ConversationKind, Entry, GuidedState, MAX_STORED_TOOL_OUTPUT,
     MAX_TURNS, Waiting, title_from,
 };
+use super::{approvals, cards};
 use crate::handshake::ContextRequest;
 use crate::workflow::Config;
 
@@ -151,6 +151,39 @@ pub enum Command {
         /// Why applying it failed (kept for `failed` only).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         note: Option<String>,
+    },
+    /// Deny a pending approval, with a reason the model reads on the next turn.
+    DenyApproval {
+        /// The approval.
+        approval_id: String,
+        /// Why (may be empty).
+        reason: String,
+        /// Who denied it.
+        by: String,
+    },
+    /// Approve a pending approval and begin the turn that runs its call, in one step.
+    BeginApproved {
+        /// The approval.
+        approval_id: String,
+        /// The owner's edited arguments, checked against the tool's schema by the caller.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arguments: Option<serde_json::Value>,
+        /// Who approved it.
+        by: String,
+        /// How long the turn may run before it is given up, in ms.
+        lease_ms: u64,
+    },
+    /// Keep what the approved call returned (the running turn of `lease` ran it).
+    ApprovalRan {
+        /// The approval.
+        approval_id: String,
+        /// The lease of the turn that ran it.
+        lease: u32,
+        /// The tool's text.
+        output: String,
+        /// The call failed.
+        #[serde(default)]
+        is_error: bool,
     },
     /// Delete an assistant conversation (a guided one ends with its retention).
     Delete,
@@ -307,7 +340,17 @@ pub fn handle(
         Command::Force { request_id } => {
             context::force(assistant(found(record)?)?.clone(), request_id, now)
         }
-        Command::Tick => context::tick(found(record)?, now),
+        Command::Tick => {
+            let mut next = found(record)?.clone();
+            let expired = approvals::expire_due(&mut next, now);
+            let mut handled = context::tick(&next, now)?;
+            if !expired.is_empty() {
+                next.updated_at = now;
+                handled.record = Some(handled.record.unwrap_or(next));
+                handled.events.splice(0..0, expired);
+            }
+            Ok(handled)
+        }
         Command::BeginResume {
             request_id,
             lease_ms,
@@ -369,6 +412,37 @@ pub fn handle(
             let record = assistant(found(record)?)?;
             cards::set_card(record, *message, *payload, *outcome, note.as_deref(), now)
         }
+        Command::DenyApproval {
+            approval_id,
+            reason,
+            by,
+        } => approvals::deny(assistant(found(record)?)?, approval_id, reason, by, now),
+        Command::BeginApproved {
+            approval_id,
+            arguments,
+            by,
+            lease_ms,
+        } => approvals::begin_approved(
+            assistant(found(record)?)?,
+            approval_id,
+            arguments.as_ref(),
+            by,
+            *lease_ms,
+            now,
+        ),
+        Command::ApprovalRan {
+            approval_id,
+            lease,
+            output,
+            is_error,
+        } => approvals::ran(
+            assistant(found(record)?)?,
+            approval_id,
+            *lease,
+            output,
+            *is_error,
+            now,
+        ),
         Command::Delete => {
             assistant(found(record)?)?;
             Ok(Handled {

@@ -1,11 +1,12 @@
 //! What a conversation tells the browsers watching it (context-handshake.md §4.4), sent by its
 //! Durable Object over hibernatable WebSockets: messages stored, every event of a turn as it runs
 //! (with its sequence number, so a tab that joins late asks for the rest), deltas of an answer
-//! being written, and a context request's life (issued, updated, resolved, reminded).
+//! being written, and a context request's life (issued, updated, resolved, reminded), payload cards' outcomes and approvals' decisions.
 
 use serde::Serialize;
 
 use super::{CardState, Entry};
+use crate::approval::Approval;
 use crate::handshake::ContextRequest;
 use crate::protocol::StreamEvent;
 
@@ -97,6 +98,16 @@ pub enum ConversationEvent {
         payload: usize,
         /// The card's state now.
         state: CardState,
+    },
+    /// An approval was decided, expired, or its approved call returned.
+    #[serde(rename = "conversation:approval")]
+    Approval {
+        /// The conversation.
+        conversation_id: String,
+        /// The answer's index among the conversation's messages.
+        message: usize,
+        /// The approval now.
+        approval: Box<Approval>,
     },
     /// Half the SLA has passed and the request is still open.
     #[serde(rename = "conversation:context_reminder")]

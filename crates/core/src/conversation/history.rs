@@ -75,5 +75,9 @@ fn content_of(entry: &Entry) -> String {
     if !cards.is_empty() {
         content.push_str(&format!("\n(cards shown: {})", cards.join(", ")));
     }
+    if let Some(approval) = &entry.approval {
+        content.push('\n');
+        content.push_str(&approval.history_line());
+    }
     content
 }

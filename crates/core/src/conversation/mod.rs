@@ -5,6 +5,7 @@
 //! begins (refused while another runs, or when it builds on a stale count of turns), commits,
 //! or is abandoned; the driver (a Durable Object at the edge) loads, hands over and saves.
 
+mod approvals;
 mod cards;
 mod command;
 mod context;
@@ -23,6 +24,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::ToolUse;
+use crate::approval::Approval;
 use crate::handshake::ContextRequest;
 use crate::markers::{Payload, SuggestedAction, SuggestedValue};
 use crate::protocol::{ChatMessage, Role};
@@ -150,6 +152,9 @@ pub struct Entry {
     /// What the owner did with its payload cards, by the payload's index in `payloads`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub cards: BTreeMap<u32, CardState>,
+    /// The tool call this answer held for the owner's approval, and what became of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
 }
 
 impl Entry {
@@ -169,6 +174,7 @@ impl Entry {
             suggested_values: Vec::new(),
             suggested_actions: Vec::new(),
             cards: BTreeMap::new(),
+            approval: None,
         }
     }
 }
@@ -251,9 +257,14 @@ pub struct Conversation {
 }
 
 impl Conversation {
-    /// When its object must wake next: the waiting request's reminder or fallback, else the
-    /// end of its retention (`retention_ms` after the last change).
+    /// When its object must wake next: the waiting request's reminder or fallback, or a pending
+    /// approval's deadline, else the end of its retention (`retention_ms` after the last change).
     pub fn next_wake(&self, retention_ms: u64) -> u64 {
+        let context = self.next_context_wake(retention_ms);
+        approvals::next_deadline(self).map_or(context, |deadline| deadline.min(context))
+    }
+
+    fn next_context_wake(&self, retention_ms: u64) -> u64 {
         let retention = self.updated_at.saturating_add(retention_ms);
         let waiting = self.waiting.as_ref().and_then(|w| {
             self.requests

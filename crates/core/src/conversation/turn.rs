@@ -9,6 +9,7 @@ use thiserror::Error;
 
 use super::events::ConversationEvent;
 use super::{Conversation, MAX_STORED_BYTES, MAX_TURNS, RunningTurn, Waiting};
+use crate::approval::ApprovalError;
 use crate::handshake::{ContextRequest, SupplyError};
 
 /// Why a command was refused; the record is unchanged.
@@ -54,6 +55,9 @@ pub enum ConversationError {
     /// The card was accepted already; its outcome cannot change.
     #[error("this card was accepted already")]
     CardSettled,
+    /// An approval decision was refused.
+    #[error(transparent)]
+    Approval(ApprovalError),
     /// The conversation holds the most turns, or the most bytes, it may.
     #[error(
         "this conversation is full ({MAX_TURNS} turns or {MAX_STORED_BYTES} bytes); start a new one"
@@ -77,6 +81,7 @@ impl ConversationError {
             ConversationError::Supply(error) => error.code(),
             ConversationError::NoSuchCard => "card_not_found",
             ConversationError::CardSettled => "card_settled",
+            ConversationError::Approval(error) => error.code(),
         }
     }
 }

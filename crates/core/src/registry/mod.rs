@@ -20,6 +20,8 @@ pub use resolve::Resolution;
 use serde_json::Value;
 use thiserror::Error;
 
+use crate::approval::ApprovalPolicy;
+
 /// The built-in registry: the app's payloads, tools, actions and pages.
 pub const BUILTIN_JSON: &str = include_str!("builtin.json");
 
@@ -92,6 +94,21 @@ pub struct ToolConfig {
     /// A grouping for people reading the registry (`research`, `data`...).
     #[cfg_attr(feature = "schema", schemars(default))]
     pub category: String,
+    /// Whether its calls wait for the owner's approval (`never`, the default; `always`;
+    /// `over_cost`: when their estimated model calls exceed `approval_threshold`).
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub approval: ApprovalPolicy,
+    /// Estimated model calls a call may make without approval (`over_cost` only).
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub approval_threshold: u32,
+}
+
+impl ToolConfig {
+    /// Whether a call with `input` waits for the owner's approval.
+    pub fn needs_approval(&self, input: &Value) -> bool {
+        let calls = crate::approval::estimated_calls(&self.name, input);
+        self.approval.requires(calls, self.approval_threshold)
+    }
 }
 
 /// A tool is on every page unless the registry says otherwise (the schema's default).

@@ -8,6 +8,7 @@ use super::{
     ActionConfig, PageConfig, PayloadSource, PayloadType, Registry, RegistryError, SubTabConfig,
     TabConfig, ToolConfig,
 };
+use crate::approval::ApprovalPolicy;
 use crate::json::check_schema_form;
 use crate::markers::MarkerRegistry;
 
@@ -196,7 +197,14 @@ fn tool(obj: &Obj<'_>) -> Result<ToolConfig, RegistryError> {
         "is_global",
         "payload_type",
         "category",
+        "approval",
+        "approval_threshold",
     ])?;
+    let approval = match obj.optional_text("approval")? {
+        None => ApprovalPolicy::Never,
+        Some(text) => ApprovalPolicy::parse(&text)
+            .ok_or_else(|| obj.error("approval", "must be `never`, `always` or `over_cost`"))?,
+    };
     let input_schema = obj.schema("input_schema")?;
     if input_schema.get("type").and_then(Value::as_str) != Some("object") {
         return Err(obj.error("input_schema", "must be a schema of type `object`"));
@@ -208,6 +216,8 @@ fn tool(obj: &Obj<'_>) -> Result<ToolConfig, RegistryError> {
         is_global: obj.flag("is_global", true)?,
         payload_type: obj.optional_text("payload_type")?,
         category: obj.optional_text("category")?.unwrap_or_default(),
+        approval,
+        approval_threshold: obj.count("approval_threshold")?,
     })
 }
 
@@ -339,6 +349,16 @@ impl<'a> Obj<'a> {
             None => Ok(default),
             Some(Value::Bool(flag)) => Ok(*flag),
             Some(_) => Err(self.error(key, "must be true or false")),
+        }
+    }
+
+    fn count(&self, key: &str) -> Result<u32, RegistryError> {
+        match self.map.get(key) {
+            None => Ok(0),
+            Some(value) => value
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(|| self.error(key, "must be a whole number from 0")),
         }
     }
 

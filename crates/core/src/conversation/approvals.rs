@@ -1,0 +1,147 @@
+//! The conversation's side of tool approval: an answer that ends with a held call carries its
+//! [`Approval`]; the owner denies it (with a reason the model reads on the next turn), or
+//! approves it, which begins the turn that runs the call in the same step, so the approval is
+//! recorded as approved before the call runs and a second click, a retried request or a resumed
+//! turn finds it settled. The turn records the call's result as soon as it has it; the alarm
+//! expires approvals nobody answered.
+
+use super::events::ConversationEvent;
+use super::turn::{ConversationError, Handled, Reply, begin, idle};
+use super::{Conversation, MAX_TURNS};
+use crate::approval::{Approval, ApprovalError};
+use crate::protocol::Role;
+
+/// The message index and approval of id `approval_id`.
+fn find<'a>(
+    record: &'a mut Conversation,
+    approval_id: &str,
+) -> Result<(usize, &'a mut Approval), ConversationError> {
+    record
+        .entries
+        .iter_mut()
+        .enumerate()
+        .filter(|(_, e)| e.role == Role::Assistant)
+        .find_map(|(i, e)| {
+            e.approval
+                .as_mut()
+                .filter(|a| !a.id.is_empty() && a.id == approval_id)
+                .map(|a| (i, a))
+        })
+        .ok_or(ConversationError::Approval(ApprovalError::NotFound))
+}
+
+fn event(id: &str, message: usize, approval: &Approval) -> ConversationEvent {
+    ConversationEvent::Approval {
+        conversation_id: id.to_owned(),
+        message,
+        approval: Box::new(approval.clone()),
+    }
+}
+
+/// Denies approval `approval_id` with `reason`, by `by`.
+pub(super) fn deny(
+    record: &Conversation,
+    approval_id: &str,
+    reason: &str,
+    by: &str,
+    now: u64,
+) -> Result<Handled, ConversationError> {
+    let mut next = record.clone();
+    let id = next.id.clone();
+    let (message, approval) = find(&mut next, approval_id)?;
+    // A refused decision changes nothing (an expired approval is stored so by the alarm).
+    approval
+        .deny(reason, by, now)
+        .map_err(ConversationError::Approval)?;
+    let events = vec![event(&id, message, approval)];
+    next.updated_at = now;
+    Ok(changed(next, events))
+}
+
+/// Approves `approval_id` (with `edited` arguments, already checked against the tool's schema
+/// by the caller) and begins the turn that runs it, in one step.
+pub(super) fn begin_approved(
+    record: &Conversation,
+    approval_id: &str,
+    edited: Option<&serde_json::Value>,
+    by: &str,
+    lease_ms: u64,
+    now: u64,
+) -> Result<Handled, ConversationError> {
+    idle(record, now)?;
+    if record.waiting.is_some() {
+        return Err(ConversationError::ContextPending);
+    }
+    if record.turns >= MAX_TURNS {
+        return Err(ConversationError::Full);
+    }
+    let mut next = record.clone();
+    let id = next.id.clone();
+    let (message, approval) = find(&mut next, approval_id)?;
+    // The schema was checked at the edge; the state machine checks the rest.
+    approval
+        .approve(edited, &serde_json::json!({}), by, now)
+        .map_err(ConversationError::Approval)?;
+    let events = vec![event(&id, message, approval)];
+    next.updated_at = now;
+    let mut handled = begin(&mut next, now, lease_ms)?;
+    handled.events = events;
+    Ok(handled)
+}
+
+/// Keeps the result of the approved call `approval_id`, run by the turn of `lease`.
+pub(super) fn ran(
+    record: &Conversation,
+    approval_id: &str,
+    lease: u32,
+    output: &str,
+    is_error: bool,
+    now: u64,
+) -> Result<Handled, ConversationError> {
+    if record.running.is_none_or(|r| r.lease != lease) {
+        return Err(ConversationError::TurnExpired);
+    }
+    let mut next = record.clone();
+    let id = next.id.clone();
+    let (message, approval) = find(&mut next, approval_id)?;
+    approval
+        .record_result(output, is_error)
+        .map_err(ConversationError::Approval)?;
+    let events = vec![event(&id, message, approval)];
+    next.updated_at = now;
+    Ok(changed(next, events))
+}
+
+/// Expires every pending approval whose deadline passed: the events (the record in `next`).
+pub(super) fn expire_due(next: &mut Conversation, now: u64) -> Vec<ConversationEvent> {
+    let id = next.id.clone();
+    let mut events = Vec::new();
+    for (i, entry) in next.entries.iter_mut().enumerate() {
+        if let Some(approval) = entry.approval.as_mut()
+            && approval.expire_if_due(now)
+        {
+            events.push(event(&id, i, approval));
+        }
+    }
+    events
+}
+
+/// The earliest deadline of a pending approval.
+pub(super) fn next_deadline(record: &Conversation) -> Option<u64> {
+    record
+        .entries
+        .iter()
+        .filter_map(|e| e.approval.as_ref())
+        .filter(|a| a.is_pending())
+        .map(|a| a.expires_at)
+        .min()
+}
+
+fn changed(next: Conversation, events: Vec<ConversationEvent>) -> Handled {
+    Handled {
+        reply: Reply::Conversation(Box::new(next.clone())),
+        record: Some(next),
+        erase: false,
+        events,
+    }
+}
