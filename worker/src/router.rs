@@ -206,6 +206,11 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
             let id = (*id).to_owned();
             assistant::cards::set(req, &env, owner, &id).await
         }
+        (Method::Post, ["api", "assistant", "conversations", id, "approvals", approval]) => {
+            body::require_json(&req)?;
+            let (id, approval) = ((*id).to_owned(), (*approval).to_owned());
+            assistant::approvals::decide(req, env, owner, &id, &approval).await
+        }
         (Method::Post, ["api", "assistant", "conversations", id, "stop"]) => {
             body::require_json(&req)?;
             assistant::stop(&env, owner, id).await
@@ -275,6 +280,10 @@ fn calls_a_model(route: &(Method, &[&str])) -> bool {
                     _,
                     "force"
                 ]
+            )
+            | (
+                Method::Post,
+                ["api", "assistant", "conversations", _, "approvals", _]
             )
             | (Method::Post, ["api", "help"])
             | (Method::Post, ["api", "research", "draft"])

@@ -232,6 +232,13 @@ pub enum StreamEvent {
         /// What the client needs to show and answer the request.
         payload: Box<ContextRequired>,
     },
+    /// The model called a tool that waits for the owner's approval: the turn ends with it (the
+    /// `complete` event follows, its answer carrying the same approval). Decided with `POST
+    /// /api/assistant/conversations/:id/approvals/:approval_id`.
+    ApprovalRequired {
+        /// The held call: tool, arguments, what it will do, estimated model calls, deadline.
+        approval: Box<crate::approval::Approval>,
+    },
     /// The turn's authoritative response.
     Complete {
         /// The response.
@@ -319,6 +326,7 @@ impl StreamEvent {
             StreamEvent::ToolProgress { .. } => "tool_progress",
             StreamEvent::ToolComplete { .. } => "tool_complete",
             StreamEvent::ContextRequired { .. } => "context_required",
+            StreamEvent::ApprovalRequired { .. } => "approval_required",
             StreamEvent::Complete { .. } => "complete",
             StreamEvent::Error { .. } => "error",
             StreamEvent::Stopped { .. } => "stopped",

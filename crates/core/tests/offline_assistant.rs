@@ -206,3 +206,31 @@ fn anything_else_gets_what_the_page_offers_with_working_chips_and_buttons() {
     assert_eq!(targets, ["streams", "chat"]);
     assert!(answer.diagnostics.is_empty(), "{:?}", answer.diagnostics);
 }
+
+#[test]
+fn starting_research_and_applying_a_settings_change_are_held_for_approval() {
+    let (answer, tools) = turn(
+        "Start research on heat pumps in old houses",
+        json!({"current_page": "streams"}),
+        "",
+    );
+    assert!(tools.is_empty(), "nothing runs: {tools:?}");
+    let held = answer.approval.expect("held for approval");
+    assert_eq!(held.tool, "start_research");
+    assert_eq!(held.arguments["prompt"], "heat pumps in old houses");
+    assert!(answer.message.starts_with("[offline"), "{}", answer.message);
+    let settings = json!({"current_page": "streams", "active_tab": "settings", "stream_id": "s1",
+        "stream": {"config": {"keywords": ["EGFR"]}}});
+    let (answer, tools) = turn("Apply: add keyword osimertinib", settings, "");
+    assert!(tools.is_empty());
+    let held = answer.approval.expect("held for approval");
+    assert_eq!(held.tool, "update_stream_settings");
+    assert_eq!(
+        held.arguments,
+        json!({"stream_id": "s1", "edits": [{"field": "keywords", "value": ["EGFR", "osimertinib"]}]})
+    );
+    assert_eq!(
+        held.summary,
+        "Change the settings of stream s1: keywords to [EGFR, osimertinib]."
+    );
+}

@@ -5,9 +5,12 @@
 //! registry browsers resolve pages with (`GET /api/assistant/registry`). Conversations are
 //! server-held, one Durable Object each, one turn at a time (409 `turn_in_progress`). A turn
 //! may be deferred until context it asked for arrives (`crate::handshake`); [`resume`] runs it
-//! then.
+//! then. A turn may end with a tool call held for the owner's approval; deciding it
+//! ([`approvals`]) runs the call once, in a turn of its own.
 
 mod actions;
+pub mod approvals;
+mod approved;
 pub mod cards;
 pub mod deferred;
 pub mod host;
@@ -202,7 +205,7 @@ pub(crate) async fn prepare(
     };
     let mode = match &ask {
         Ask::Message(message) => mode_of(classify(message)),
-        Ask::Action { .. } => "action",
+        Ask::Action { .. } | Ask::Approve { .. } => "action",
     };
     let sheet = sheets::for_turn(&env, &context.current_page, mode).await;
     if let Some(style) = &writing_style
@@ -216,7 +219,18 @@ pub(crate) async fn prepare(
     }
     let loaded = sources::load(&env, owner, stream, context.report_id.as_deref(), false).await?;
     let turn_ms = number(&env, "ASSISTANT_TURN_MS").unwrap_or(DEFAULT_TURN_MS);
-    let session = Session::begin(&env, owner, id, start, &title, turn_ms + LEASE_MARGIN_MS).await?;
+    let lease_ms = turn_ms + LEASE_MARGIN_MS;
+    let session = match &ask {
+        Ask::Approve {
+            approval_id,
+            arguments,
+            ..
+        } => {
+            let arguments = arguments.clone();
+            Session::begin_approved(&env, owner, id, approval_id, arguments, lease_ms).await?
+        }
+        _ => Session::begin(&env, owner, id, start, &title, lease_ms).await?,
+    };
     let writing_style = writing_style.or_else(|| session.before.writing_style.clone());
     let mut handshake = Handshake::new(sheet, writing_style, raw_context, provider_name);
     handshake.earlier = carried(&session.before.requests, None);
@@ -240,7 +254,7 @@ pub(crate) async fn prepare(
 
 /// Sends a turn to its conversation's object, which runs it ([`host`]) and answers as
 /// `reply` asks; a new conversation gets a fresh id.
-async fn start(
+pub(super) async fn start(
     reply: Delivery,
     env: Env,
     owner: &Owner,

@@ -1,7 +1,7 @@
 //! An assistant turn's hold on its conversation: begun on the conversation's Durable Object
 //! (a new conversation gets a fresh id), or resumed once its context request allows, then
 //! committed with its messages (and the owner's list entry rewritten), deferred with its
-//! context request, or given up.
+//! context request, or given up. A turn an approval begins runs the approved call first.
 
 use stepwise_core::conversation::{Command, Conversation, Entry, Reply, Waiting, model_history};
 use stepwise_core::handshake::ContextRequest;
@@ -67,6 +67,54 @@ impl Session {
                 resumed: None,
             }),
             _ => Err(other_reply()),
+        }
+    }
+
+    /// Approves `approval_id` (with the owner's `arguments` when edited) and begins the turn that
+    /// runs its call, in one step on the conversation's object: the approval is stored approved
+    /// before the call can run. 409 `approval_settled` or `approval_expired` when it was
+    /// decided already or is past its deadline.
+    pub async fn begin_approved(
+        env: &Env,
+        owner: &Owner,
+        id: &str,
+        approval_id: &str,
+        arguments: Option<serde_json::Value>,
+        lease_ms: u64,
+    ) -> AppResult<Session> {
+        let command = Command::BeginApproved {
+            approval_id: approval_id.to_owned(),
+            arguments,
+            by: decider(owner),
+            lease_ms,
+        };
+        match client::send(env, id, &owner.id, &command).await? {
+            Reply::Begun {
+                lease,
+                conversation,
+                ..
+            } => Ok(Session {
+                id: id.to_owned(),
+                owner: owner.id.clone(),
+                lease,
+                before: *conversation,
+                resumed: None,
+            }),
+            _ => Err(other_reply()),
+        }
+    }
+
+    /// Keeps what the approved call returned on its approval (as soon as it returned, so a turn
+    /// that fails afterwards still shows it).
+    pub async fn ran(&self, env: &Env, approval_id: &str, output: &str, is_error: bool) {
+        let command = Command::ApprovalRan {
+            approval_id: approval_id.to_owned(),
+            lease: self.lease,
+            output: output.to_owned(),
+            is_error,
+        };
+        if let Err(error) = client::send(env, &self.id, &self.owner, &command).await {
+            worker::console_warn!("conversation {}: approval result: {error}", self.id);
         }
     }
 
@@ -171,6 +219,11 @@ impl Session {
             worker::console_warn!("conversation {}: abort: {error}", self.id);
         }
     }
+}
+
+/// Who decides an approval, as its record says: the owner's email, or `owner`.
+pub fn decider(owner: &Owner) -> String {
+    owner.email.clone().unwrap_or_else(|| "owner".to_owned())
 }
 
 fn other_reply() -> AppError {

@@ -16,6 +16,7 @@ use std::time::Duration;
 use futures::future::{Either, select};
 use serde_json::Value;
 use stepwise_core::agent::{Agent, AgentLimits, AssistantResponse, Step, ToolOutcome, finish};
+use stepwise_core::approval::DEFAULT_APPROVAL_TTL_MS;
 use stepwise_core::conversation::{Entry, EntryStatus, Waiting};
 use stepwise_core::handshake::{
     Baseline, Carried, ContextNeedsAnalyzer, ContextRequest, DEFAULT_SLA_MS, NeedsInput, Origin,
@@ -60,6 +61,16 @@ pub enum Ask {
         label: String,
         /// What it acts on.
         target: Option<String>,
+    },
+    /// An approved call (`super::approvals`): run it once, then let the model answer with its
+    /// result.
+    Approve {
+        /// The approval.
+        approval_id: String,
+        /// The owner's edited arguments, if they edited them.
+        arguments: Option<Value>,
+        /// The user's side of the turn: "Approved: …".
+        label: String,
     },
 }
 
@@ -134,7 +145,7 @@ impl Handshake {
 }
 
 /// How the model's part of a turn ended.
-enum Answered {
+pub(super) enum Answered {
     /// With an answer.
     Answer(Box<AssistantResponse>),
     /// The turn was deferred; the request went to the client.
@@ -142,7 +153,7 @@ enum Answered {
 }
 
 /// Why a turn stopped early.
-enum Stop {
+pub(super) enum Stop {
     /// It failed; the `error` event says why.
     Failed(AppError),
     /// The client went away.
@@ -184,6 +195,13 @@ impl AssistantTurn {
                     .map(|r| Answered::Answer(Box::new(r)))
                     .map_err(Stop::Failed)
             }
+            Ask::Approve {
+                approval_id, label, ..
+            } => {
+                let (approval_id, label) = (approval_id.clone(), label.clone());
+                self.run_approved(&resolution, &approval_id, &label, &mut relay, out)
+                    .await
+            }
         };
         let mut response = match answered {
             Ok(Answered::Answer(response)) => *response,
@@ -210,6 +228,11 @@ impl AssistantTurn {
         relay.flush(&self.env).await;
         if let Some(warning) = &self.handshake.warning {
             response.message = format!("⚠ {warning}\n\n{}", response.message);
+        }
+        if let Some(approval) = response.approval.as_mut() {
+            let ttl = number(&self.env, "APPROVAL_TTL_MS").unwrap_or(DEFAULT_APPROVAL_TTL_MS);
+            approval.issue(&ids::random_id().unwrap_or_default(), now_ms(), ttl);
+            out.approval_required(approval).await;
         }
         response.conversation_id = Some(self.session.id.clone());
         let auto = match (&self.session.resumed, &self.handshake.request) {
@@ -278,7 +301,7 @@ impl AssistantTurn {
             relay.push(&self.env, &line).await;
             out.delta(&line, line.clone()).await;
         }
-        let mut response = self.converse(resolution, message, relay, out).await?;
+        let mut response = self.converse(resolution, message, relay, out, None).await?;
         let Some(asked) = response.take_payloads(CONTEXT_REQUEST) else {
             return Ok(Answered::Answer(Box::new(response)));
         };
@@ -318,7 +341,7 @@ impl AssistantTurn {
         out.status("Reading the context the model asked for...")
             .await;
         self.handshake.request = Some(request);
-        let mut again = self.converse(resolution, message, relay, out).await?;
+        let mut again = self.converse(resolution, message, relay, out, None).await?;
         if again.take_payloads(CONTEXT_REQUEST).is_some() {
             again.note(
                 "context_request_ignored",
@@ -400,13 +423,14 @@ impl AssistantTurn {
         }
     }
 
-    /// The agent loop over a message.
-    async fn converse(
+    /// The agent loop over a message (from `seed`, an approved call's round, when given).
+    pub(super) async fn converse(
         &self,
         resolution: &Resolution<'_>,
         message: &str,
         relay: &mut Relay,
         out: &mut Output,
+        seed: Option<Round>,
     ) -> Result<AssistantResponse, Stop> {
         let brief = self.loaded.stream.as_ref().map(|s| s.brief());
         let mut system = system_prompt(resolution, &self.context, brief.as_ref());
@@ -426,7 +450,12 @@ impl AssistantTurn {
             role: Role::User,
             content: message.to_owned(),
         });
-        let mut agent = Agent::new(resolution, self.limits);
+        let providers = &self.settings.providers;
+        let mut agent = Agent::new(resolution, self.limits)
+            .with_defaults(providers.names(), providers.chat.clone());
+        if let Some(round) = seed {
+            agent.seed(round);
+        }
         let specs = agent.tool_specs();
         let mut parser = MarkerParser::with_registry(resolution.marker_registry());
         let gateway = Gateway::new(&self.env, &self.settings);
@@ -543,6 +572,7 @@ impl AssistantTurn {
         answer.payloads = response.payloads.clone();
         answer.suggested_values = response.suggested_values.clone();
         answer.suggested_actions = response.suggested_actions.clone();
+        answer.approval = response.approval.clone();
         self.user_entry().into_iter().chain([answer]).collect()
     }
 
@@ -565,6 +595,11 @@ impl AssistantTurn {
             Ask::Action { action, label, .. } => {
                 let mut entry = Entry::user(label, now_ms(), page);
                 entry.action = Some(action.clone());
+                entry
+            }
+            Ask::Approve { label, .. } => {
+                let mut entry = Entry::user(label, now_ms(), page);
+                entry.action = Some("approve".into());
                 entry
             }
         };

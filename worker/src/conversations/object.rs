@@ -324,7 +324,8 @@ impl Conversation {
         }
     }
 
-    /// The alarm: the waiting request's reminder or fallback, then the retention.
+    /// The alarm: the waiting request's reminder or fallback, pending approvals' expiry, then
+    /// the retention.
     async fn wake(&self) -> AppResult<()> {
         let storage = self.state.storage();
         let Some(record) = self.load_current(&storage).await? else {

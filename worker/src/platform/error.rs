@@ -3,6 +3,7 @@
 //! here, so this file is the one table from error kinds to HTTP statuses. Internal details are
 //! logged, never echoed to the client.
 
+use stepwise_core::approval::ApprovalError;
 use stepwise_core::conversation::ConversationError;
 use stepwise_core::handshake::{ArtifactError, SheetError, SupplyError};
 use stepwise_core::help::HelpError;
@@ -186,6 +187,10 @@ impl AppError {
             "too_many_watchers",
             "card_not_found",
             "card_settled",
+            "approval_not_found",
+            "approval_settled",
+            "approval_expired",
+            "invalid_arguments",
         ];
         match known.iter().find(|code| error["code"] == **code) {
             Some(code) => AppError::new(status, code, error["message"].as_str().unwrap_or("")),
@@ -307,8 +312,12 @@ impl From<ConversationError> for AppError {
         let status = match &error {
             ConversationError::NotFound
             | ConversationError::NoSuchRequest
-            | ConversationError::NoSuchCard => 404,
+            | ConversationError::NoSuchCard
+            | ConversationError::Approval(ApprovalError::NotFound) => 404,
             ConversationError::Forbidden => 403,
+            ConversationError::Approval(
+                ApprovalError::InvalidArguments(_) | ApprovalError::ReasonTooLong,
+            ) => 422,
             ConversationError::Supply(SupplyError::Invalid(_) | SupplyError::UnknownSlot(_)) => 422,
             _ => 409,
         };

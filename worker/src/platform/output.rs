@@ -150,6 +150,15 @@ impl Output {
         }
     }
 
+    /// The turn ends with a call held for the owner's approval: the `approval_required` event
+    /// (a JSON answer carries the approval on the answer).
+    pub async fn approval_required(&mut self, approval: &stepwise_core::approval::Approval) {
+        if matches!(self, Output::Sse { .. } | Output::Live(_)) {
+            let approval = Box::new(approval.clone());
+            self.emit(StreamEvent::ApprovalRequired { approval }).await;
+        }
+    }
+
     /// The turn was deferred: the `context_required` event (the JSON answer).
     pub async fn context_required(&mut self, waiting: ContextRequired) {
         match self {

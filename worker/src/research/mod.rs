@@ -164,12 +164,18 @@ pub async fn edit_draft(
 /// `provider_not_configured`; 409 unless it is a draft, and 409 `job_changed` when it was
 /// edited while being started), its calls counted up front.
 pub async fn start(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Response> {
-    let settings = Settings::from_env(env)?;
     let body: StartRequest = read_json(&mut req).await?;
+    start_job(env, owner, &body.research_id).await
+}
+
+/// Starts the owner's draft `id`, its calls counted up front: the job as its object answers,
+/// or the object's refusal.
+pub async fn start_job(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    let settings = Settings::from_env(env)?;
     let start = Command::Start {
         configured: settings.providers.names(),
     };
-    apply_paid(env, &body.research_id, owner, &start).await
+    apply_paid(env, id, owner, &start).await
 }
 
 /// `GET /api/research/:id`: the job, with `synthesis_not_available`.

@@ -334,6 +334,12 @@ impl AgUiEncoder {
                        "value": {"tool": tool, "stage": stage, "message": message, "progress": progress}}),
             ),
             StreamEvent::ToolComplete { index, .. } => self.tool_calls.finish(*index),
+            StreamEvent::ApprovalRequired { approval } => {
+                self.close_text(&mut out);
+                let custom = json!({"type": "CUSTOM", "name": "stepwise.approval_required",
+                                    "value": approval});
+                push(&mut out, custom);
+            }
             StreamEvent::ContextRequired { payload } => {
                 self.close_text(&mut out);
                 let value = json!(payload);

@@ -94,6 +94,25 @@ impl UiMessageEncoder {
                        "data": {"tool": tool, "stage": stage, "message": message, "progress": progress}}),
             ),
             StreamEvent::ToolComplete { index, .. } => self.tool_calls.finish(*index),
+            StreamEvent::ApprovalRequired { approval } => {
+                // The AI SDK's shape: the held call as a tool part awaiting approval
+                // (`addToolApprovalResponse` answers it).
+                self.close_text(&mut out);
+                push(
+                    &mut out,
+                    json!({"type": "tool-input-available", "toolCallId": approval.call_id,
+                           "toolName": approval.tool, "input": approval.arguments}),
+                );
+                push(
+                    &mut out,
+                    json!({"type": "tool-approval-request", "approvalId": approval.id,
+                           "toolCallId": approval.call_id}),
+                );
+                push(
+                    &mut out,
+                    json!({"type": "data-approval", "data": approval}),
+                );
+            }
             StreamEvent::ContextRequired { payload } => {
                 self.close_text(&mut out);
                 push(

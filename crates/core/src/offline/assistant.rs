@@ -127,6 +127,32 @@ pub fn assistant_reply(
     {
         return call("list_research", json!({}));
     }
+    let starts = has(&[
+        "start research",
+        "start a research",
+        "run research",
+        "run a research",
+        "launch research",
+    ]);
+    if starts && !has(&["draft"]) && tool("start_research") {
+        // Starting calls models and costs: the call waits for the user's approval.
+        return call(
+            "start_research",
+            json!({"prompt": research_prompt(message, context)}),
+        );
+    }
+    if has(&["apply", "update the stream", "change the stream now"])
+        && tool("update_stream_settings")
+        && let Some(stream_id) = &context.stream_id
+        && let Some(mut change) = settings_change(message, context)
+    {
+        // Done, not suggested: the change waits for the user's approval.
+        if let Some(fields) = change.as_object_mut() {
+            fields.remove("explanation");
+            fields.insert("stream_id".into(), json!(stream_id));
+        }
+        return call("update_stream_settings", change);
+    }
     if has(&[
         "draft",
         "research question",

@@ -2,7 +2,9 @@
 //! report progress (`tool_progress` events) and answers a [`ToolOutcome`]: text for the model,
 //! and a payload for the client when the tool has a payload type. A tool that fails answers
 //! `Failed` with a message the model reads; one that takes too long is cut off by the caller.
+//! The tools that change data (`changes`) are called only once their call was approved.
 
+mod changes;
 mod pubmed;
 mod research;
 
@@ -39,6 +41,8 @@ pub async fn run(
         "get_research" => research::get(ctx, input).await,
         "create_research_draft" => research::draft(ctx, input),
         "compare_reports" => research::compare(ctx, input).await,
+        "start_research" => changes::start_research(ctx, input, out).await,
+        "update_stream_settings" => changes::update_stream_settings(ctx, input).await,
         other => Err(AppError::invalid_request(format!(
             "the tool `{other}` is not built in"
         ))),

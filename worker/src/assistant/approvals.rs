@@ -1,0 +1,158 @@
+//! `POST /api/assistant/conversations/:id/approvals/:approval_id`: the owner's decision on a
+//! tool call the assistant held for approval. `{"decision": "deny", "reason": …}` stores the
+//! denial (the model reads the reason on the next turn) and answers `{approval}`;
+//! `{"decision": "approve", "arguments"?: …, "context"?: …}` approves it, with the arguments
+//! edited when given (checked against the tool's schema), and runs the call once in a turn of
+//! its own, answered like any turn (SSE by default, JSON with `Accept: application/json`).
+//! Everything is checked before anything changes: 404 `approval_not_found`, 409
+//! `approval_settled` / `approval_expired`, 422 `invalid_arguments`.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use stepwise_core::approval::{Approval, ApprovalError, describe};
+use stepwise_core::conversation::{Command, Conversation, ConversationError, Reply};
+use worker::{Env, Request, Response};
+
+use super::session::decider;
+use super::turn::Ask;
+use super::{Asked, start};
+use crate::conversations::client;
+use crate::platform::body::read_json;
+use crate::platform::deadline::now_ms;
+use crate::platform::error::{AppError, AppResult};
+use crate::platform::negotiate::Delivery;
+use crate::platform::owner::Owner;
+use crate::registry::registry;
+
+/// Approve or deny.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum Decision {
+    Approve,
+    Deny,
+}
+
+/// The request's body.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DecisionBody {
+    decision: Decision,
+    /// Edited arguments (approve only).
+    #[serde(default)]
+    arguments: Option<Value>,
+    /// Why (deny only).
+    #[serde(default)]
+    reason: Option<String>,
+    /// The page context of the approving turn; the asking message's page when absent.
+    #[serde(default)]
+    context: Option<Value>,
+}
+
+/// Decides approval `approval_id` of the owner's conversation `id`.
+pub async fn decide(
+    mut req: Request,
+    env: Env,
+    owner: &Owner,
+    id: &str,
+    approval_id: &str,
+) -> AppResult<Response> {
+    let reply = Delivery::of(&req)?;
+    let body: DecisionBody = read_json(&mut req).await?;
+    let record = read(&env, owner, id).await?;
+    let (page, approval) = find(&record, approval_id)?;
+    match body.decision {
+        Decision::Deny => {
+            if body.arguments.is_some() || body.context.is_some() {
+                return Err(AppError::invalid_request(
+                    "a denial takes a `reason` only; `arguments` and `context` go with approve",
+                ));
+            }
+            let command = Command::DenyApproval {
+                approval_id: approval_id.to_owned(),
+                reason: body.reason.unwrap_or_default(),
+                by: decider(owner),
+            };
+            let Reply::Conversation(record) = client::send(&env, id, &owner.id, &command).await?
+            else {
+                return Err(AppError::internal(&"a denial answered no record"));
+            };
+            let (_, approval) = find(&record, approval_id)?;
+            Ok(Response::from_json(&json!({"approval": approval}))?)
+        }
+        Decision::Approve => {
+            if body.reason.is_some() {
+                return Err(AppError::invalid_request(
+                    "an approval takes no `reason`; it goes with deny",
+                ));
+            }
+            let tool = registry()
+                .tool(&approval.tool)
+                .ok_or_else(|| AppError::internal(&"an approval of a tool no longer offered"))?;
+            // Checked now, so a refusal changes nothing: the object checks the state again
+            // when the turn begins.
+            let mut trial = approval.clone();
+            trial
+                .approve(
+                    body.arguments.as_ref(),
+                    &tool.input_schema,
+                    "owner",
+                    now_ms(),
+                )
+                .map_err(refused)?;
+            let edited = trial.edited_arguments.is_some();
+            let label = format!(
+                "Approved{}: {}",
+                if edited { " with edits" } else { "" },
+                describe(&trial.tool, trial.arguments_to_run())
+            );
+            let context = body
+                .context
+                .unwrap_or_else(|| json!({"current_page": page.unwrap_or("chat")}));
+            let asked = Asked {
+                title: label.clone(),
+                ask: Ask::Approve {
+                    approval_id: approval_id.to_owned(),
+                    arguments: trial.edited_arguments,
+                    label,
+                },
+                context,
+                provider: None,
+                writing_style: None,
+            };
+            start(reply, env, owner, Some(id.to_owned()), asked).await
+        }
+    }
+}
+
+/// The owner's assistant conversation `id`.
+async fn read(env: &Env, owner: &Owner, id: &str) -> AppResult<Conversation> {
+    match client::send(env, id, &owner.id, &Command::Read { token_hash: None }).await? {
+        Reply::Conversation(record) => Ok(*record),
+        _ => Err(AppError::internal(&"a read answered no record")),
+    }
+}
+
+/// The approval `approval_id`, and the page its asking message was sent from.
+fn find<'a>(
+    record: &'a Conversation,
+    approval_id: &str,
+) -> AppResult<(Option<&'a str>, &'a Approval)> {
+    let at = record
+        .entries
+        .iter()
+        .position(|e| e.approval.as_ref().is_some_and(|a| a.id == approval_id))
+        .ok_or_else(|| refused(ApprovalError::NotFound))?;
+    let page = record.entries[..at]
+        .iter()
+        .rev()
+        .find_map(|e| e.page.as_deref());
+    let approval = record.entries[at]
+        .approval
+        .as_ref()
+        .ok_or_else(|| refused(ApprovalError::NotFound))?;
+    Ok((page, approval))
+}
+
+fn refused(error: ApprovalError) -> AppError {
+    ConversationError::Approval(error).into()
+}
