@@ -24,4 +24,6 @@ export interface Page {
   applyStreamChange?(change: StreamChange): Promise<void>;
   /** Fills the research form. */
   fillResearchDraft?(draft: ResearchDraftFill): void;
+  /** An approved assistant tool changed the owner's data (`tool`, run with `args`): shows it. */
+  dataChanged?(tool: string, args: Record<string, unknown>): Promise<void>;
 }

@@ -124,6 +124,11 @@ export class ResearchView implements Page {
     }
   }
 
+  /** An approved assistant tool started a research job: the list shows it, live. */
+  async dataChanged(tool: string): Promise<void> {
+    if (tool === "start_research") await this.refreshList();
+  }
+
   /** Leaves the screen: closes every events stream. */
   unmount(): void {
     for (const stream of this.streams.values()) stream.abort();

@@ -41,16 +41,30 @@ export class StreamsView implements Page {
     }
     this.stream = await api<SavedStream>("GET", `/api/streams/${id}`);
     this.articles = new ArticlesTab(this.stream.default_query, this.stream.id);
-    const changed = (s: SavedStream) => {
-      this.stream = s;
-      // The list shows the new name at once, not after a reload.
-      this.items = this.items.map((item) => (item.id === s.id ? { ...item, name: s.name, updated_at: s.updated_at } : item));
-      this.renderList();
-      this.render();
-    };
-    this.settings = new SettingsTab(this.stream, this.workflow, changed, () => (location.hash = "#streams"));
+    this.settings = this.settingsOf(this.stream);
     this.render();
     if (this.tab === "articles" && this.stream.default_query) await this.articles.search(1);
+  }
+
+  /** The Settings tab of `stream`. */
+  private settingsOf(stream: SavedStream): SettingsTab {
+    return new SettingsTab(stream, this.workflow, (s) => this.changed(s), () => (location.hash = "#streams"));
+  }
+
+  /** The stream was changed: the list shows its new name at once, not after a reload. */
+  private changed(s: SavedStream): void {
+    this.stream = s;
+    this.items = this.items.map((item) => (item.id === s.id ? { ...item, name: s.name, updated_at: s.updated_at } : item));
+    this.renderList();
+    this.render();
+  }
+
+  /** An approved assistant tool changed a stream: the one in view is read again. */
+  async dataChanged(tool: string, args: Record<string, unknown>): Promise<void> {
+    if (tool !== "update_stream_settings" || !this.stream || args.stream_id !== this.stream.id) return;
+    const stream = await api<SavedStream>("GET", `/api/streams/${this.stream.id}`);
+    this.settings = this.settingsOf(stream);
+    this.changed(stream);
   }
 
   /** Shows `tab` (the route changed within this stream). */

@@ -54,6 +54,48 @@ export interface AnswerData {
   tool_history?: ToolUse[];
   turns?: number;
 }
+/** A tool call held for the owner's approval, and what became of it. */
+export interface Approval {
+  /** The arguments as proposed (defaults filled in, so the owner sees what would run). */
+  arguments: unknown;
+  /** The model's call id. */
+  call_id: string;
+  /** When it was decided (ms since the epoch). */
+  decided_at?: number | null;
+  /** Who decided (the owner's email, or `owner`; `system` for an expiry). */
+  decided_by?: string | null;
+  /** The arguments the owner approved, when they edited them. */
+  edited_arguments?: unknown;
+  /** Model calls the call is estimated to make. */
+  estimated_calls: number;
+  /** When it expires unanswered (ms since the epoch). */
+  expires_at: number;
+  /** Its id (set when the turn that proposed it stores it). */
+  id: string;
+  /** Why it was denied (`expired` for an expiry). */
+  reason?: string | null;
+  /** When it was asked (ms since the epoch). */
+  requested_at: number;
+  /** What the approved call returned, once it ran. */
+  result?: ApprovalResult | null;
+  /** Where it stands. */
+  state: ApprovalState;
+  /** What the call will do, in a sentence. */
+  summary: string;
+  /** The tool. */
+  tool: string;
+}
+/** When a tool's calls need the owner's approval. */
+export type ApprovalPolicy = "never" | "always" | "over_cost";
+/** What the approved call returned. */
+export interface ApprovalResult {
+  /** The call failed. */
+  is_error?: boolean;
+  /** The tool's text for the model, cut to `MAX_RESULT_CHARS`. */
+  output: string;
+}
+/** Where an approval stands. */
+export type ApprovalState = "pending" | "approved" | "denied" | "expired";
 /** One article's abstract. */
 export interface ArticleAbstract {
   /** Journal title. */
@@ -153,6 +195,11 @@ export interface AssistantRequest {
 }
 /** The answer of an assistant turn (`ChatResponsePayload`, spec §5). */
 export interface AssistantResponse {
+  /**
+   * A tool call held for the owner's approval: the turn ended there, and the call runs only
+   * once approved (`POST /api/assistant/conversations/:id/approvals/:approval_id`).
+   */
+  approval?: Approval | null;
   /** The conversation, set by the server. */
   conversation_id?: string | null;
   /** The main card: the model's payload, or else the last tool payload. */
@@ -403,6 +450,14 @@ export type ConversationEvent = {
   state: CardState;
   type: "conversation:card";
 } | {
+  /** The approval now. */
+  approval: Approval;
+  /** The conversation. */
+  conversation_id: string;
+  /** The answer's index among the conversation's messages. */
+  message: number;
+  type: "conversation:approval";
+} | {
   /** The conversation. */
   conversation_id: string;
   /** When the turn runs without it (ms since the epoch). */
@@ -421,6 +476,8 @@ export interface ConversationList {
 export interface ConversationMessage {
   /** The server action this message asked for, instead of text (user messages). */
   action?: string | null;
+  /** The tool call this answer held for the owner's approval, and what became of it. */
+  approval?: Approval | null;
   /** When (ms since the epoch). */
   at: number;
   /** What the owner did with its payload cards, by the payload's index in `payloads`. */
@@ -1062,6 +1119,10 @@ export type StreamEvent = {
   payload: ContextRequired;
   type: "context_required";
 } | {
+  /** The held call: tool, arguments, what it will do, estimated model calls, deadline. */
+  approval: Approval;
+  type: "approval_required";
+} | {
   /** The response. */
   payload: TurnAnswer;
   type: "complete";
@@ -1146,6 +1207,13 @@ export interface TabConfigJson {
 }
 /** A tool the model may call (spec §2). */
 export interface ToolConfigJson {
+  /**
+   * Whether its calls wait for the owner's approval (`never`, the default; `always`;
+   * `over_cost`: when their estimated model calls exceed `approval_threshold`).
+   */
+  approval?: ApprovalPolicy;
+  /** Estimated model calls a call may make without approval (`over_cost` only). */
+  approval_threshold?: number;
   /** A grouping for people reading the registry (`research`, `data`...). */
   category?: string;
   /** What it does, for the model. */

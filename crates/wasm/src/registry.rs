@@ -116,6 +116,8 @@ impl RegistryNames {
                     is_global: t.is_global,
                     payload_type: t.payload_type,
                     category: String::new(),
+                    approval: Default::default(),
+                    approval_threshold: 0,
                 })
                 .collect(),
             client_actions: self.client_actions.into_iter().map(action).collect(),

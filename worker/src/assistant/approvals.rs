@@ -9,7 +9,7 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use stepwise_core::approval::{Approval, ApprovalError, describe};
+use stepwise_core::approval::{Approval, ApprovalError, complete_arguments, describe};
 use stepwise_core::conversation::{Command, Conversation, ConversationError, Reply};
 use worker::{Env, Request, Response};
 
@@ -22,6 +22,7 @@ use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::negotiate::Delivery;
 use crate::platform::owner::Owner;
+use crate::platform::settings::Settings;
 use crate::registry::registry;
 
 /// Approve or deny.
@@ -90,10 +91,15 @@ pub async fn decide(
                 .ok_or_else(|| AppError::internal(&"an approval of a tool no longer offered"))?;
             // Checked now, so a refusal changes nothing: the object checks the state again
             // when the turn begins.
+            // Edited arguments get the server's defaults written out, as proposed ones did.
+            let providers = Settings::from_env(&env)?.providers;
+            let edited = body.arguments.as_ref().map(|args| {
+                complete_arguments(&approval.tool, args, &providers.names(), &providers.chat)
+            });
             let mut trial = approval.clone();
             trial
                 .approve(
-                    body.arguments.as_ref(),
+                    edited.as_ref(),
                     &tool.input_schema,
                     "owner",
                     now_ms(),

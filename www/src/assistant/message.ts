@@ -3,11 +3,13 @@
 //! with the page's payload markers, so no marker syntax is ever shown and a placeholder appears
 //! as soon as a card's marker closes), tool rows with live progress, then the authoritative
 //! `complete` answer: its text, its cards (checked by the server against their schemas, shown as
-//! the owner left them: accepted, dismissed or failed), chips and action buttons; or, for a turn
-//! stopped or interrupted, the text it got to, marked so.
+//! the owner left them: accepted, dismissed or failed), chips and action buttons, and a tool call
+//! held for approval (`approval.ts`); or, for a turn stopped or interrupted, the text it got to,
+//! marked so.
 
-import { MarkerStream, type AssistantResponse, type CardOutcome, type CardState, type MarkerEvent, type Payload, type SuggestedAction, type SuggestedValue } from "../../../crates/wasm/pkg/stepwise.js";
+import { MarkerStream, type Approval, type AssistantResponse, type CardOutcome, type CardState, type MarkerEvent, type Payload, type SuggestedAction, type SuggestedValue } from "../../../crates/wasm/pkg/stepwise.js";
 import { h, replace } from "../dom.js";
+import { type ApprovalActions, ApprovalCard } from "./approval.js";
 import { showCardState } from "./cards.js";
 import { type PayloadHost, payloadHandler } from "./payloads.js";
 
@@ -21,6 +23,8 @@ export interface AnswerActions {
   host: PayloadHost;
   /** Keeps what the owner did with card `payload` of `answer` (a stored answer). */
   card(answer: AnswerView, payload: number, outcome: CardOutcome, note?: string): void;
+  /** Decides an approval of `answer`. */
+  approvals(answer: AnswerView): ApprovalActions;
 }
 
 /** Cards' stored states, by the payload's index. */
@@ -43,6 +47,7 @@ export class AnswerView {
   index: number | null = null;
   conversation: string | null = null;
   private cardViews: HTMLElement[] = [];
+  private approvalCard: ApprovalCard | null = null;
 
   constructor(markers: string[], private readonly actions: AnswerActions) {
     this.parser = new MarkerStream(markers);
@@ -111,7 +116,14 @@ export class AnswerView {
     });
     for (const [payload, state] of Object.entries(states)) this.cardState(Number(payload), state);
     replace(this.extras, ...this.cardViews);
+    this.approvalCard = answer.approval ? new ApprovalCard(answer.approval, this.actions.approvals(this)) : null;
+    if (this.approvalCard) this.extras.append(this.approvalCard.root);
     this.extras.append(...this.buttons(answer.suggested_values, answer.suggested_actions, false));
+  }
+
+  /** Shows the answer's approval as it stands now (decided here, elsewhere, or expired). */
+  approvalState(approval: Approval): void {
+    this.approvalCard?.update(approval);
   }
 
   /** Shows card `payload` as the owner left it (here, in another tab, or before a reload). */

@@ -11,14 +11,16 @@
 //! dismiss, a failed apply) is kept with the conversation and shows in every tab and after a
 //! reload. "Context" lists what the assistant can read of the stream and job in view, attachable
 //! to a waiting card. Past context requests say what they got; a writing style can be chosen, and the
-//! conversation keeps it.
+//! conversation keeps it. A tool call the assistant holds for approval shows as an approval card in
+//! every tab; approving it streams its run here like any turn.
 
-import { resolveChat, type AssistantConversation, type AssistantResponse, type CardOutcome, type CardState, type ChatContext, type ChatRegistryJson, type ConversationSummary, type StreamEvent, type SuggestedAction } from "../../../crates/wasm/pkg/stepwise.js";
+import { resolveChat, type Approval, type AssistantConversation, type AssistantResponse, type CardOutcome, type CardState, type ChatContext, type ChatRegistryJson, type ConversationSummary, type StreamEvent, type SuggestedAction } from "../../../crates/wasm/pkg/stepwise.js";
 import { api } from "../api.js";
 import { h, replace } from "../dom.js";
 import { authHeaders } from "../owner.js";
 import { readSse } from "../sse.js";
 import { type LiveEvent, LiveConnection, SEQ_SPAN, leaseOf } from "./live.js";
+import type { ApprovalActions } from "./approval.js";
 import { AnswerView, type CardStates } from "./message.js";
 import type { PayloadHost } from "./payloads.js";
 import { showArtifacts } from "./artifacts.js";
@@ -183,7 +185,33 @@ export class Tray {
 
   /** An answer whose chips send and whose buttons act here (`markers`: those it parses). */
   private view(markers: string[] = []): AnswerView {
-    return new AnswerView(markers, { send: (v) => void this.send(v), act: (a) => this.act(a), host: this.host, card: (view, p, o, n) => void this.keepCard(view, p, o, n) });
+    return new AnswerView(markers, { send: (v) => void this.send(v), act: (a) => this.act(a), host: this.host, card: (view, p, o, n) => void this.keepCard(view, p, o, n), approvals: (view) => this.decisions(view) });
+  }
+
+  /** What an approval card of `view` does: approving streams the run as a turn here (every tab
+   * sees it); denying stores the denial. A refusal (decided elsewhere first, expired, edited
+   * arguments that do not fit) is thrown for the card to show. */
+  private decisions(view: AnswerView): ApprovalActions {
+    const path = (a: Approval) => `/api/assistant/conversations/${view.conversation ?? this.conversationId}/approvals/${a.id}`;
+    return {
+      approve: async (approval, edited) => {
+        if (this.busy) throw new Error("Wait for the answer being written, then approve.");
+        const label = edited ? "Approved with edits" : "Approved";
+        const bubble = h("div", { class: "msg user action" }, `${label}: ${approval.summary}`);
+        this.log.append(bubble);
+        const refused = await this.turn(path(approval), { decision: "approve", ...(edited ? { arguments: edited } : {}), context: this.context() });
+        if (refused) {
+          bubble.remove();
+          // The failed answer view says why; the card says it too and stays decidable.
+          this.log.lastElementChild?.remove();
+          throw new Error(refusal(refused));
+        }
+      },
+      deny: async (approval, reason) => {
+        const { approval: denied } = await api<{ approval: Approval }>("POST", path(approval), { decision: "deny", reason });
+        return denied;
+      },
+    };
   }
 
   /** Keeps what the owner did with a card; every tab (this one too) hears it back. If it cannot
@@ -346,7 +374,7 @@ export class Tray {
         }
         const view = this.view();
         for (const use of m.tool_history ?? []) (view.toolStart(use.tool_name), view.toolComplete(use.tool_name));
-        view.complete({ message: m.content, payloads: m.payloads, tool_history: m.tool_history ?? [], suggested_values: i === last ? m.suggested_values ?? [] : [], suggested_actions: i === last ? m.suggested_actions ?? [] : [], message_index: i }, (m.cards ?? {}) as CardStates);
+        view.complete({ message: m.content, payloads: m.payloads, tool_history: m.tool_history ?? [], suggested_values: i === last ? m.suggested_values ?? [] : [], suggested_actions: i === last ? m.suggested_actions ?? [] : [], message_index: i, approval: m.approval }, (m.cards ?? {}) as CardStates);
         this.stored(view);
         if (m.status === "stopped" || m.status === "interrupted") view.cutShort(m.status);
         this.log.append(view.root);
@@ -434,6 +462,11 @@ export class Tray {
     } else if (event.type === "conversation:card") {
       const { message, payload, state } = event as unknown as { message: number; payload: number; state: CardState };
       this.views.get(message)?.cardState(payload, state);
+    } else if (event.type === "conversation:approval") {
+      const { message, approval } = event as unknown as { message: number; approval: Approval };
+      this.views.get(message)?.approvalState(approval);
+      // An approved call changed the owner's data: the page shows it.
+      if (approval.result && !approval.result.is_error) void this.host.page().dataChanged?.(approval.tool, (approval.edited_arguments ?? approval.arguments) as Record<string, unknown>);
     } else if (event.type === "conversation:context_reminder") this.card?.remind();
     else if (event.type === "conversation:context_update" && event.request) this.card?.update(event.request);
     else if (event.type === "conversation:context_resolved" && event.request) this.card?.update(event.request);
@@ -441,7 +474,7 @@ export class Tray {
       // A deferred turn answered elsewhere (the SLA's fallback, another tab's supply), whole.
       const m = event.message as unknown as AssistantConversation["messages"][number];
       const index = (event as unknown as { index?: number }).index;
-      this.showAnswer({ message: m.content, payloads: m.payloads ?? [], tool_history: m.tool_history ?? [], suggested_values: m.suggested_values ?? [], suggested_actions: m.suggested_actions ?? [], message_index: index });
+      this.showAnswer({ message: m.content, payloads: m.payloads ?? [], tool_history: m.tool_history ?? [], suggested_values: m.suggested_values ?? [], suggested_actions: m.suggested_actions ?? [], message_index: index, approval: m.approval });
     }
   }
 
@@ -498,4 +531,14 @@ export class Tray {
     this.conversationId = null;
     localStorage.removeItem(STORAGE_KEY);
   }
+}
+
+/** What a refused approval says on its card. */
+function refusal(code: string): string {
+  const known: Record<string, string> = {
+    approval_settled: "It was decided already (here or in another tab); it runs at most once.",
+    approval_expired: "It expired before it was answered.",
+    turn_in_progress: "Another answer is being written; approve again when it is done.",
+  };
+  return known[code] ?? `The approval was refused (${code}).`;
 }

@@ -65,7 +65,7 @@ pub async fn start_research(
     let title = started["title"].as_str().unwrap_or(prompt);
     Ok(ToolOutcome::Done {
         text: format!(
-            "Started research job {id} {} over {} ({}). It runs in the background; its reports and synthesis appear on the Research page.",
+            "Started research job {id} {} over {} providers ({}). It runs in the background; its reports and synthesis appear on the Research page.",
             json!(title),
             providers.len(),
             providers.join(", ")
