@@ -206,7 +206,17 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
             let id = (*id).to_owned();
             assistant::cards::set(req, &env, owner, &id).await
         }
-        (Method::Post, ["api", "assistant", "conversations", id, "approvals", approval]) => {
+        (
+            Method::Post,
+            [
+                "api",
+                "assistant",
+                "conversations",
+                id,
+                "approvals",
+                approval,
+            ],
+        ) => {
             body::require_json(&req)?;
             let (id, approval) = ((*id).to_owned(), (*approval).to_owned());
             assistant::approvals::decide(req, env, owner, &id, &approval).await

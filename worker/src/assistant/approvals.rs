@@ -98,12 +98,7 @@ pub async fn decide(
             });
             let mut trial = approval.clone();
             trial
-                .approve(
-                    edited.as_ref(),
-                    &tool.input_schema,
-                    "owner",
-                    now_ms(),
-                )
+                .approve(edited.as_ref(), &tool.input_schema, "owner", now_ms())
                 .map_err(refused)?;
             let edited = trial.edited_arguments.is_some();
             let label = format!(

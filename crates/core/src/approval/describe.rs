@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 /// `arguments` of `tool` with the server's defaults written out: `start_research` gets the
-/// `configured` providers when none are named, and `synthesis` as its synthesis provider when
+/// `configured` providers when it names no list, and `synthesis` as its synthesis provider when
 /// more than one provider is asked.
 ///
 /// ```
@@ -14,6 +14,8 @@ use serde_json::{Value, json};
 /// use stepwise_core::approval::complete_arguments;
 /// let args = complete_arguments("start_research", &json!({"prompt": "EGFR"}), &["a".into(), "b".into()], "a");
 /// assert_eq!(args, json!({"prompt": "EGFR", "providers": ["a", "b"], "synthesis_provider": "a"}));
+/// let empty = complete_arguments("start_research", &json!({"prompt": "x", "providers": []}), &["a".into()], "a");
+/// assert_eq!(empty["providers"], json!([]));
 /// ```
 pub fn complete_arguments(
     tool: &str,
@@ -28,11 +30,8 @@ pub fn complete_arguments(
     let Some(object) = args.as_object_mut() else {
         return args;
     };
-    let named = object
-        .get("providers")
-        .and_then(Value::as_array)
-        .is_some_and(|p| !p.is_empty());
-    if !named {
+    // Only an absent list is filled: an empty one is the owner's (and the schema refuses it).
+    if !object.contains_key("providers") {
         object.insert("providers".into(), json!(configured));
     }
     let count = object["providers"].as_array().map_or(0, Vec::len);

@@ -108,10 +108,7 @@ impl UiMessageEncoder {
                     json!({"type": "tool-approval-request", "approvalId": approval.id,
                            "toolCallId": approval.call_id}),
                 );
-                push(
-                    &mut out,
-                    json!({"type": "data-approval", "data": approval}),
-                );
+                push(&mut out, json!({"type": "data-approval", "data": approval}));
             }
             StreamEvent::ContextRequired { payload } => {
                 self.close_text(&mut out);

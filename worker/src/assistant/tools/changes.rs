@@ -25,8 +25,8 @@ pub async fn start_research(
     input: &Value,
     out: &mut Output,
 ) -> AppResult<ToolOutcome> {
-    let prompt = text(input, "prompt")
-        .ok_or_else(|| AppError::invalid_request("`prompt` is required"))?;
+    let prompt =
+        text(input, "prompt").ok_or_else(|| AppError::invalid_request("`prompt` is required"))?;
     let settings = ctx.settings;
     let configured = settings.providers.names();
     let providers: Vec<String> = match input["providers"].as_array() {
@@ -47,8 +47,13 @@ pub async fn start_research(
             )));
         }
     }
-    out.tool_progress("start_research", "drafting", "Drafting the research job...", 0.2)
-        .await;
+    out.tool_progress(
+        "start_research",
+        "drafting",
+        "Drafting the research job...",
+        0.2,
+    )
+    .await;
     let fields = DraftFields {
         title: fallback_title(prompt),
         prompt: prompt.to_owned(),
@@ -65,9 +70,12 @@ pub async fn start_research(
     let title = started["title"].as_str().unwrap_or(prompt);
     Ok(ToolOutcome::Done {
         text: format!(
-            "Started research job {id} {} over {} providers ({}). It runs in the background; its reports and synthesis appear on the Research page.",
+            "Started research job {id} {} with {} ({}). It runs in the background; its reports and synthesis appear on the Research page.",
             json!(title),
-            providers.len(),
+            match providers.len() {
+                1 => "1 provider".to_owned(),
+                n => format!("{n} providers"),
+            },
             providers.join(", ")
         ),
         payload: None,
