@@ -189,7 +189,7 @@ describe("approving runs the call once", () => {
     scriptCall("update_stream_settings", { stream_id: stream.id, name: "EGFR watch", edits: [{ field: "keywords", value: ["EGFR", "amivantamab"] }] });
     const asked = await turn(owner, { message: "Rename it and set the keywords", context, provider: "fake-anthropic" });
     const approval = asked.answer.approval;
-    assert.equal(approval.summary, `Change the settings of stream ${stream.id}: name to "EGFR watch"; keywords to [EGFR, amivantamab].`);
+    assert.equal(approval.summary, `Change the settings of stream "${stream.name}": name to "EGFR watch"; keywords to [EGFR, amivantamab].`);
     assert.equal((await call("GET", `/api/streams/${stream.id}`, { owner })).json.name, stream.name, "unchanged while it waits");
     const ran = await decide(owner, asked.answer.conversation_id, approval.id, { decision: "approve" });
     assert.equal(ran.status, 200, ran.text);

@@ -9,7 +9,7 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use stepwise_core::approval::{Approval, ApprovalError, complete_arguments, describe};
+use stepwise_core::approval::{Approval, ApprovalError, complete_arguments, describe_named};
 use stepwise_core::conversation::{Command, Conversation, ConversationError, Reply};
 use worker::{Env, Request, Response};
 
@@ -20,10 +20,12 @@ use crate::conversations::client;
 use crate::platform::body::read_json;
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
+use crate::platform::kv::Kv;
 use crate::platform::negotiate::Delivery;
 use crate::platform::owner::Owner;
 use crate::platform::settings::Settings;
 use crate::registry::registry;
+use crate::streams;
 
 /// Approve or deny.
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -101,10 +103,13 @@ pub async fn decide(
                 .approve(edited.as_ref(), &tool.input_schema, "owner", now_ms())
                 .map_err(refused)?;
             let edited = trial.edited_arguments.is_some();
+            let what = match edited {
+                true => summary(&env, owner, &trial.tool, trial.arguments_to_run()).await,
+                false => trial.summary.clone(),
+            };
             let label = format!(
-                "Approved{}: {}",
-                if edited { " with edits" } else { "" },
-                describe(&trial.tool, trial.arguments_to_run())
+                "Approved{}: {what}",
+                if edited { " with edits" } else { "" }
             );
             let context = body
                 .context
@@ -123,6 +128,19 @@ pub async fn decide(
             start(reply, env, owner, Some(id.to_owned()), asked).await
         }
     }
+}
+
+/// What a call of `tool` with `args` will do, in a sentence, naming what it acts on as the owner
+/// knows it (a stream by its name, when it is theirs).
+pub async fn summary(env: &Env, owner: &Owner, tool: &str, args: &Value) -> String {
+    let stream = match (tool, args["stream_id"].as_str()) {
+        ("update_stream_settings", Some(id)) => match Kv::new(env) {
+            Ok(kv) => streams::find(&kv, owner, id).await.ok(),
+            Err(_) => None,
+        },
+        _ => None,
+    };
+    describe_named(tool, args, stream.as_ref().map(|s| s.name.as_str()))
 }
 
 /// The owner's assistant conversation `id`.

@@ -232,6 +232,9 @@ impl AssistantTurn {
         if let Some(approval) = response.approval.as_mut() {
             let ttl = number(&self.env, "APPROVAL_TTL_MS").unwrap_or(DEFAULT_APPROVAL_TTL_MS);
             approval.issue(&ids::random_id().unwrap_or_default(), now_ms(), ttl);
+            let args = approval.arguments.clone();
+            approval.summary =
+                super::approvals::summary(&self.env, &self.owner, &approval.tool, &args).await;
             out.approval_required(approval).await;
         }
         response.conversation_id = Some(self.session.id.clone());

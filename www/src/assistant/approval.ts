@@ -38,10 +38,10 @@ export class ApprovalCard {
     this.root.dataset.state = a.state;
     this.root.dataset.tool = a.tool;
     const title = { pending: "Approval needed", approved: "Approved", denied: "Denied", expired: "Expired" }[a.state];
-    const cost = a.estimated_calls ? `About ${a.estimated_calls} model call${a.estimated_calls === 1 ? "" : "s"}. ` : "";
     const parts: (HTMLElement | string)[] = [h("h4", {}, title), h("p", { class: "approval-summary" }, a.summary)];
     if (a.state === "pending") {
-      parts.push(h("p", { class: "muted" }, `${cost}Waits for you until ${time(a.expires_at)}.`), this.buttons());
+      // The summary says what it costs (estimated model calls) when it costs any.
+      parts.push(h("p", { class: "muted" }, `Waits for you until ${time(a.expires_at)}.`), this.buttons());
     } else {
       parts.push(h("p", { class: "muted approval-outcome" }, this.outcome()));
       if (a.result) parts.push(h("p", { class: `approval-result${a.result.is_error ? " error" : ""}` }, a.result.output));
@@ -85,7 +85,7 @@ export class ApprovalCard {
     this.busy(true, "Approving…");
     try {
       await this.actions.approve(this.approval, edited);
-      this.say("", "ok");
+      this.say("", null);
     } catch (error) {
       this.say((error as Error).message, "error");
       this.busy(false);
@@ -100,7 +100,9 @@ export class ApprovalCard {
       return this.say("The arguments are not valid JSON.", "error");
     }
     if (!edited || typeof edited !== "object" || Array.isArray(edited)) return this.say("The arguments must be a JSON object.", "error");
-    await this.approve(edited as Record<string, unknown>);
+    // The same arguments, written another way, are no edit.
+    const same = canonical(edited) === canonical(this.approval.arguments);
+    await this.approve(same ? undefined : (edited as Record<string, unknown>));
   }
 
   private async deny(reason: string): Promise<void> {
@@ -118,9 +120,17 @@ export class ApprovalCard {
     if (text) this.say(text, "pending");
   }
 
-  private say(text: string, kind: "pending" | "ok" | "error"): void {
+  private say(text: string, kind: "pending" | "error" | null): void {
     this.status.textContent = text;
-    this.status.className = `card-status ${kind}`;
-    this.status.setAttribute("data-kind", kind);
+    this.status.className = kind ? `card-status ${kind}` : "card-status";
+    if (kind) this.status.setAttribute("data-kind", kind);
+    else this.status.removeAttribute("data-kind");
   }
+}
+
+/** JSON with its objects' keys sorted: equal for equal values, whatever the order written. */
+function canonical(value: unknown): string {
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(sorted) : v && typeof v === "object" ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted((v as Record<string, unknown>)[k])])) : v;
+  return JSON.stringify(sorted(value));
 }

@@ -87,36 +87,69 @@ pub fn describe(tool: &str, arguments: &Value) -> String {
         }
         "update_stream_settings" => {
             let stream = arguments["stream_id"].as_str().unwrap_or("?");
-            let mut changes = Vec::new();
-            if let Some(name) = arguments["name"].as_str() {
-                changes.push(format!("name to \"{}\"", clip(name, 80)));
-            }
-            if let Some(text) = arguments["chat_instructions"].as_str() {
-                changes.push(match text.trim() {
-                    "" => "instructions cleared".to_owned(),
-                    text => format!("instructions to \"{}\"", clip(text, 80)),
-                });
-            }
-            for edit in arguments["edits"].as_array().into_iter().flatten() {
-                let field = edit["field"].as_str().unwrap_or("?");
-                let value = match &edit["value"] {
-                    Value::Array(items) => {
-                        let items: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
-                        format!("[{}]", clip(&items.join(", "), 80))
-                    }
-                    other => format!("\"{}\"", clip(other.as_str().unwrap_or(""), 80)),
-                };
-                changes.push(format!("{field} to {value}"));
-            }
-            if changes.is_empty() {
-                changes.push("nothing".into());
-            }
             format!(
                 "Change the settings of stream {stream}: {}.",
-                changes.join("; ")
+                stream_changes(arguments)
             )
         }
         other => format!("Run `{other}` with {}.", clip(&arguments.to_string(), 160)),
+    }
+}
+
+/// The changes an `update_stream_settings` call makes, in a phrase: `name to "X"; keywords to
+/// [a, b]` (`nothing` when it makes none).
+///
+/// ```
+/// use serde_json::json;
+/// use stepwise_core::approval::stream_changes;
+/// let args = json!({"stream_id": "s1", "chat_instructions": "", "edits": [{"field": "keywords", "value": ["a", "b"]}]});
+/// assert_eq!(stream_changes(&args), "instructions cleared; keywords to [a, b]");
+/// ```
+pub fn stream_changes(arguments: &Value) -> String {
+    let mut changes = Vec::new();
+    if let Some(name) = arguments["name"].as_str() {
+        changes.push(format!("name to \"{}\"", clip(name, 80)));
+    }
+    if let Some(text) = arguments["chat_instructions"].as_str() {
+        changes.push(match text.trim() {
+            "" => "instructions cleared".to_owned(),
+            text => format!("instructions to \"{}\"", clip(text, 80)),
+        });
+    }
+    for edit in arguments["edits"].as_array().into_iter().flatten() {
+        let field = edit["field"].as_str().unwrap_or("?");
+        let value = match &edit["value"] {
+            Value::Array(items) => {
+                let items: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+                format!("[{}]", clip(&items.join(", "), 80))
+            }
+            other => format!("\"{}\"", clip(other.as_str().unwrap_or(""), 80)),
+        };
+        changes.push(format!("{field} to {value}"));
+    }
+    if changes.is_empty() {
+        changes.push("nothing".into());
+    }
+    changes.join("; ")
+}
+
+/// The summary of a held call with what it acts on named for people: a stream by its `name`
+/// rather than its id.
+///
+/// ```
+/// use serde_json::json;
+/// use stepwise_core::approval::describe_named;
+/// let args = json!({"stream_id": "s1", "name": "EGFR watch"});
+/// assert_eq!(describe_named("update_stream_settings", &args, Some("Lung")), "Change the settings of stream \"Lung\": name to \"EGFR watch\".");
+/// ```
+pub fn describe_named(tool: &str, arguments: &Value, subject: Option<&str>) -> String {
+    match (tool, subject) {
+        ("update_stream_settings", Some(name)) => format!(
+            "Change the settings of stream \"{}\": {}.",
+            clip(name, 80),
+            stream_changes(arguments)
+        ),
+        _ => describe(tool, arguments),
     }
 }
 

@@ -8,7 +8,7 @@
 
 mod describe;
 
-pub use describe::{complete_arguments, describe, estimated_calls};
+pub use describe::{complete_arguments, describe, describe_named, estimated_calls, stream_changes};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

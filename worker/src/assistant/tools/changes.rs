@@ -103,10 +103,9 @@ pub async fn update_stream_settings(
     streams::store::save(&kv, &changed).await?;
     Ok(ToolOutcome::Done {
         text: format!(
-            "Updated stream {id} ({}): {}.",
+            "Updated stream {} ({id}): {}.",
             json!(changed.name),
-            stepwise_core::approval::describe("update_stream_settings", input)
-                .trim_end_matches('.')
+            stepwise_core::approval::stream_changes(input)
         ),
         payload: None,
     })
