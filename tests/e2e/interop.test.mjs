@@ -6,7 +6,7 @@
 //! stream events validated against openapi.yaml.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { readUIMessageStream } from "ai";
+import { AbstractChat, lastAssistantMessageIsCompleteWithApprovalResponses, readUIMessageStream } from "ai";
 import { HttpAgent } from "@ag-ui/client";
 import { StepwiseAssistantTransport, StepwiseChatTransport } from "../../clients/ai-sdk/src/index.ts";
 import { readFileSync } from "node:fs";
@@ -174,6 +174,89 @@ describe("the AI SDK's assistant transport", () => {
     const stranger = new StepwiseAssistantTransport({ baseUrl: stack.base, ownerToken: newOwner(), context: () => ({ current_page: "research" }) });
     await assert.rejects(stranger.reconnectToStream({ chatId: conversation }), /no such conversation|not found/i);
     await assert.rejects(again.reconnectToStream({ chatId: "f".repeat(32) }), /no such conversation|not found/i);
+  });
+});
+
+/** The AI SDK's chat (what `useChat` wraps), its messages kept in memory. */
+class MemoryChat extends AbstractChat {
+  constructor(init) {
+    const state = {
+      status: "ready",
+      error: undefined,
+      messages: [],
+      pushMessage(message) { this.messages = this.messages.concat(message); },
+      popMessage() { this.messages = this.messages.slice(0, -1); },
+      replaceMessage(index, message) { this.messages = [...this.messages.slice(0, index), structuredClone(message), ...this.messages.slice(index + 1)]; },
+      snapshot: (value) => structuredClone(value),
+    };
+    super({ ...init, state });
+  }
+}
+
+/** Settles once `chat` is ready again (its request and any automatic one ended). */
+async function settled(chat) {
+  for (const deadline = Date.now() + 20000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+    if (chat.status === "ready" || chat.status === "error") return;
+  }
+  throw new Error(`the chat stayed ${chat.status}`);
+}
+
+describe("tool approval over the AI SDK", () => {
+  /** A model that calls start_research until it has a result, then says so. */
+  function startsResearch() {
+    stack.fake.script((request) => {
+      const body = JSON.stringify(request.body);
+      if (!body.includes('"start_research"')) return { reply: "A report." };
+      if (body.includes("Started research job")) return { reply: "It is running." };
+      return { reply: "I can start that.", toolCalls: [{ name: "start_research", arguments: { prompt: "EGFR resistance", providers: ["offline"], synthesis_provider: "offline" } }] };
+    });
+  }
+  const chatOf = (owner) => new MemoryChat({
+    transport: new StepwiseAssistantTransport({ baseUrl: stack.base, ownerToken: owner, provider: "fake-openai", context: () => ({ current_page: "research" }) }),
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+  });
+  const toolPart = (chat) => chat.messages.at(-1).parts.find((p) => p.type === "tool-start_research");
+
+  test("useChat shows the held call awaiting approval; addToolApprovalResponse runs it into that part", async () => {
+    startsResearch();
+    const owner = newOwner();
+    const chat = chatOf(owner);
+    await chat.sendMessage({ text: "Start research on EGFR resistance" });
+    await settled(chat);
+    assert.equal(chat.status, "ready", String(chat.error));
+    const held = toolPart(chat);
+    assert.equal(held.state, "approval-requested");
+    assert.deepEqual(held.input, { prompt: "EGFR resistance", providers: ["offline"], synthesis_provider: "offline" });
+    assert.match(held.approval.id, /^[0-9a-f]{32}$/);
+    assert.equal((await call("GET", "/api/research?limit=5", { owner })).json.items.length, 0, "nothing ran");
+    await chat.addToolApprovalResponse({ id: held.approval.id, approved: true });
+    await new Promise((r) => setTimeout(r, 100));
+    await settled(chat);
+    assert.equal(chat.status, "ready", String(chat.error));
+    const ran = toolPart(chat);
+    assert.equal(ran.state, "output-available", JSON.stringify(chat.messages.at(-1).parts));
+    assert.match(String(ran.output), /^Started research job [0-9a-f]{32}/);
+    const text = chat.messages.at(-1).parts.filter((p) => p.type === "text").map((p) => p.text).join("");
+    assert.match(text, /It is running\./);
+    assert.equal((await call("GET", "/api/research?limit=5", { owner })).json.items.length, 1, "run once");
+  });
+
+  test("a denial marks the part denied, and the server keeps the reason", async () => {
+    startsResearch();
+    const owner = newOwner();
+    const chat = chatOf(owner);
+    await chat.sendMessage({ text: "Start research on EGFR resistance" });
+    await settled(chat);
+    const held = toolPart(chat);
+    await chat.addToolApprovalResponse({ id: held.approval.id, approved: false, reason: "Not now" });
+    await new Promise((r) => setTimeout(r, 100));
+    await settled(chat);
+    assert.equal(toolPart(chat).state, "output-denied", JSON.stringify(chat.messages.at(-1).parts));
+    const { items } = (await call("GET", "/api/assistant/conversations?limit=5", { owner })).json;
+    const stored = (await call("GET", `/api/assistant/conversations/${items[0].id}`, { owner })).json;
+    assert.equal(stored.messages[1].approval.state, "denied");
+    assert.equal(stored.messages[1].approval.reason, "Not now");
+    assert.equal((await call("GET", "/api/research?limit=5", { owner })).json.items.length, 0);
   });
 });
 

@@ -207,6 +207,10 @@ pub enum StreamEvent {
         tool: String,
         /// Its input.
         input: Value,
+        /// The model's call id, for a call that was held for approval and now runs: clients
+        /// that showed it awaiting approval attach its result to it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
     },
     /// A tool reports progress.
     ToolProgress {

@@ -112,6 +112,7 @@ fn tool_calls_split_text_parts_and_take_their_outputs_from_the_answer() {
         StreamEvent::ToolStart {
             tool: "search_pubmed".into(),
             input: json!({"query": "egfr"}),
+            call_id: None,
         },
         StreamEvent::ToolComplete {
             tool: "search_pubmed".into(),
@@ -297,6 +298,7 @@ fn an_assistant_turn_speaks_tool_calls_as_agui_events() {
         StreamEvent::ToolStart {
             tool: "search_pubmed".into(),
             input: json!({"query": "EGFR"}),
+            call_id: None,
         },
         StreamEvent::ToolComplete {
             tool: "search_pubmed".into(),
@@ -363,6 +365,7 @@ fn a_refused_call_never_started_so_results_go_to_the_calls_that_ran() {
         StreamEvent::ToolStart {
             tool: "search_pubmed".into(),
             input: json!({"query": "EGFR"}),
+            call_id: None,
         },
         StreamEvent::ToolComplete {
             tool: "search_pubmed".into(),
@@ -395,4 +398,83 @@ fn a_refused_call_never_started_so_results_go_to_the_calls_that_ran() {
         .collect();
     assert_eq!(outputs.len(), 1);
     assert_eq!(outputs[0]["output"], "3 articles found");
+}
+
+#[test]
+fn a_held_call_is_a_tool_part_awaiting_approval_and_its_approved_run_answers_that_part() {
+    let mut approval = stepwise_core::approval::Approval::proposed(
+        "start_research",
+        "call_9",
+        json!({"prompt": "x", "providers": ["a"]}),
+        2,
+    );
+    approval.issue("ap1", 0, 1000);
+    let mut held = UiMessageEncoder::new("m1");
+    let mut out = String::new();
+    for event in [
+        StreamEvent::TextDelta {
+            text: "I will start it.".into(),
+        },
+        StreamEvent::ApprovalRequired {
+            approval: Box::new(approval.clone()),
+        },
+    ] {
+        out.push_str(&held.encode(&event));
+    }
+    let values = frames(&out);
+    let kinds = types(&values);
+    let input = kinds
+        .iter()
+        .position(|t| t == "tool-input-available")
+        .unwrap();
+    assert_eq!(kinds[input + 1], "tool-approval-request");
+    assert_eq!(values[input]["toolCallId"], "call_9");
+    assert_eq!(
+        values[input]["input"],
+        json!({"prompt": "x", "providers": ["a"]})
+    );
+    assert_eq!(
+        values[input + 1],
+        json!({"type": "tool-approval-request", "approvalId": "ap1", "toolCallId": "call_9"})
+    );
+    // The approved run: its tool part is the held call's, its output the tool's.
+    let mut run = UiMessageEncoder::new("m2");
+    let answer = TurnAnswer::Assistant(AssistantResponse {
+        message: "Started.".into(),
+        tool_history: vec![ToolUse {
+            tool_name: "start_research".into(),
+            input: json!({}),
+            output: "Started job j1.".into(),
+            is_error: false,
+        }],
+        ..AssistantResponse::default()
+    });
+    let mut out = String::new();
+    for event in [
+        StreamEvent::ToolStart {
+            tool: "start_research".into(),
+            input: json!({"prompt": "x"}),
+            call_id: Some("call_9".into()),
+        },
+        StreamEvent::ToolComplete {
+            tool: "start_research".into(),
+            index: 0,
+        },
+        StreamEvent::Complete {
+            payload: Box::new(answer),
+        },
+    ] {
+        out.push_str(&run.encode(&event));
+    }
+    let values = frames(&out);
+    assert!(
+        !types(&values).contains(&"tool-input-available".to_owned()),
+        "the held call's part is not started again"
+    );
+    let output = values
+        .iter()
+        .find(|v| v["type"] == "tool-output-available")
+        .unwrap();
+    assert_eq!(output["toolCallId"], "call_9");
+    assert_eq!(output["output"], "Started job j1.");
 }

@@ -33,7 +33,8 @@ impl AssistantTurn {
         let arguments = approval.arguments_to_run().clone();
         out.status(&format!("Running {tool} (approved)...")).await;
         // The call runs whether or not anyone still watches: it was approved.
-        out.tool_start(&tool, &arguments).await;
+        out.tool_start_of(&tool, &arguments, Some(&approval.call_id))
+            .await;
         let left = self.deadline_at.saturating_sub(now_ms());
         let limit = self.tool_timeout.min(Duration::from_millis(left));
         let ctx = ToolContext {

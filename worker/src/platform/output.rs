@@ -117,9 +117,23 @@ impl Output {
 
     /// A tool starts (`tool_start`).
     pub async fn tool_start(&mut self, tool: &str, input: &Value) -> bool {
-        let tool = tool.to_owned();
-        let input = input.clone();
-        self.emit(StreamEvent::ToolStart { tool, input }).await
+        self.tool_start_of(tool, input, None).await
+    }
+
+    /// A tool started: the `tool_start` event, with the model's `call_id` for a call that was
+    /// held for approval (false once an event stream's client has gone away).
+    pub async fn tool_start_of(
+        &mut self,
+        tool: &str,
+        input: &Value,
+        call_id: Option<&str>,
+    ) -> bool {
+        let event = StreamEvent::ToolStart {
+            tool: tool.to_owned(),
+            input: input.clone(),
+            call_id: call_id.map(str::to_owned),
+        };
+        self.emit(event).await
     }
 
     /// A tool reports progress (`tool_progress`).

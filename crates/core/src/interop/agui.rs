@@ -309,9 +309,15 @@ impl AgUiEncoder {
             StreamEvent::TextDelta { text } | StreamEvent::ModelDelta { text } => {
                 self.text(&mut out, text)
             }
-            StreamEvent::ToolStart { tool, input } => {
+            StreamEvent::ToolStart {
+                tool,
+                input,
+                call_id,
+            } => {
                 self.close_text(&mut out);
-                let id = format!("{}-call-{}", self.run_id, self.tool_calls.len() + 1);
+                let id = call_id.clone().unwrap_or_else(|| {
+                    format!("{}-call-{}", self.run_id, self.tool_calls.len() + 1)
+                });
                 push(
                     &mut out,
                     json!({"type": "TOOL_CALL_START", "toolCallId": id, "toolCallName": tool,

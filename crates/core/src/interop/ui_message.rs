@@ -74,13 +74,25 @@ impl UiMessageEncoder {
             StreamEvent::TextDelta { text } | StreamEvent::ModelDelta { text } => {
                 self.text(&mut out, text)
             }
-            StreamEvent::ToolStart { tool, input } => {
+            StreamEvent::ToolStart {
+                tool,
+                input,
+                call_id,
+            } => {
                 self.close_text(&mut out);
-                let id = format!("call-{}", self.tool_calls.len() + 1);
-                push(
-                    &mut out,
-                    json!({"type": "tool-input-available", "toolCallId": id, "toolName": tool, "input": input}),
-                );
+                // An approved call's part is on the client already (awaiting approval): its
+                // output goes to that part, which is not started again.
+                let id = match call_id {
+                    Some(id) => id.clone(),
+                    None => {
+                        let id = format!("call-{}", self.tool_calls.len() + 1);
+                        push(
+                            &mut out,
+                            json!({"type": "tool-input-available", "toolCallId": id, "toolName": tool, "input": input}),
+                        );
+                        id
+                    }
+                };
                 self.tool_calls.start(id);
             }
             StreamEvent::ToolProgress {
