@@ -260,6 +260,79 @@ describe("tool approval over the AI SDK", () => {
   });
 });
 
+describe("tool approval over AG-UI", () => {
+  function startsResearch() {
+    stack.fake.script((request) => {
+      const body = JSON.stringify(request.body);
+      if (!body.includes('"start_research"')) return { reply: "A report." };
+      if (body.includes("Started research job")) return { reply: "It is running." };
+      return { reply: "I can start that.", toolCalls: [{ name: "start_research", arguments: { prompt: "EGFR resistance", providers: ["offline"], synthesis_provider: "offline" } }] };
+    });
+  }
+  const context = { current_page: "research" };
+
+  /** A run that ends with the held call as an interrupt: the client, its conversation, the interrupt. */
+  async function interrupted(owner) {
+    startsResearch();
+    const client = new HttpAgent({ url: `${stack.base}/api/agui`, headers: asOwner(owner), threadId: "thread-ap" });
+    client.addMessage({ id: "u1", role: "user", content: "Start research on EGFR resistance" });
+    let finished;
+    const { result } = await client.runAgent(
+      { runId: "run-1", forwardedProps: { agent: "assistant", provider: "fake-openai", context } },
+      { onRunFinishedEvent: (params) => void (finished = params) },
+    );
+    // An interrupted run has no result for the client; its RUN_FINISHED carries the answer.
+    return { client, result, finished, conversation: finished.event.result.conversation_id };
+  }
+
+  test("the run ends with an interrupt outcome; the next run's resume entry approves it and the call runs once", async () => {
+    const owner = newOwner();
+    const { client, finished, conversation } = await interrupted(owner);
+    assert.equal(finished.outcome, "interrupt");
+    const [interrupt] = finished.interrupts;
+    assert.equal(interrupt.reason, "tool_approval");
+    assert.match(interrupt.id, /^[0-9a-f]{32}$/);
+    assert.match(interrupt.message, /^Start a research job on "EGFR resistance"/);
+    assert.ok(Date.parse(interrupt.expiresAt) > Date.now());
+    assert.deepEqual(client.pendingInterrupts.map((i) => i.id), [interrupt.id]);
+    const heldCall = client.messages.flatMap((m) => m.toolCalls ?? []).find((c) => c.id === interrupt.toolCallId);
+    assert.equal(heldCall.function.name, "start_research");
+    assert.equal((await call("GET", "/api/research?limit=5", { owner })).json.items.length, 0, "nothing ran");
+    const events = [];
+    const resumed = await client.runAgent(
+      { runId: "run-2", forwardedProps: { agent: "assistant", conversation_id: conversation, context }, resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }] },
+      { onEvent: ({ event }) => events.push(event) },
+    );
+    const results = events.filter((e) => e.type === "TOOL_CALL_RESULT");
+    assert.equal(results.length, 1);
+    assert.equal(results[0].toolCallId, interrupt.toolCallId, "the result answers the interrupted call");
+    assert.match(results[0].content, /^Started research job/);
+    assert.ok(!events.some((e) => e.type === "TOOL_CALL_START"), "not started again");
+    assert.equal(resumed.result.conversation_id, conversation);
+    assert.deepEqual(client.pendingInterrupts, []);
+    assert.equal((await call("GET", "/api/research?limit=5", { owner })).json.items.length, 1);
+    // The same resume again: settled, refused before anything runs.
+    await assert.rejects(client.runAgent({ runId: "run-3", forwardedProps: { agent: "assistant", conversation_id: conversation, context }, resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }] }), /approval_settled|decided once|409/);
+    assert.equal((await call("GET", "/api/research?limit=5", { owner })).json.items.length, 1);
+  });
+
+  test("a cancelled resume entry denies it, with the reason kept", async () => {
+    const owner = newOwner();
+    const { client, finished, conversation } = await interrupted(owner);
+    const [interrupt] = finished.interrupts;
+    const denied = await client.runAgent({ runId: "run-2", forwardedProps: { agent: "assistant", conversation_id: conversation }, resume: [{ interruptId: interrupt.id, status: "cancelled", payload: { reason: "Not now" } }] });
+    assert.equal(denied.result.conversation_id, conversation);
+    const stored = (await call("GET", `/api/assistant/conversations/${conversation}`, { owner })).json;
+    assert.equal(stored.messages[1].approval.state, "denied");
+    assert.equal(stored.messages[1].approval.reason, "Not now");
+    // Malformed resumes are refused.
+    for (const resume of [[], [{ interruptId: interrupt.id, status: "maybe" }], [{ interruptId: interrupt.id, status: "resolved", payload: {} }]]) {
+      const response = await call("POST", "/api/agui", { owner, headers: { accept: "text/event-stream" }, body: { threadId: "t", runId: "r", messages: [], state: {}, tools: [], context: [], forwardedProps: { agent: "assistant", conversation_id: conversation }, resume } });
+      assert.equal(response.status, 422, `${JSON.stringify(resume)}: ${response.text}`);
+    }
+  });
+});
+
 describe("AG-UI", () => {
   /** An HttpAgent at /api/agui as `owner`, with the guided state and thread given. */
   const agent = (owner, state = {}) => new HttpAgent({

@@ -40,6 +40,17 @@ pub fn minute(ms: u64) -> String {
     format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02}")
 }
 
+/// ISO 8601 in UTC, to the second: `YYYY-MM-DDTHH:MM:SSZ`.
+///
+/// ```
+/// assert_eq!(stepwise_core::dates::iso(1_795_000_000_000), "2026-11-18T11:06:40Z");
+/// ```
+pub fn iso(ms: u64) -> String {
+    let (year, month, day, hour, minute) = civil(ms);
+    let second = ms / 1000 % 60;
+    format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}Z")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

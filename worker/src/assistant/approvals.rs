@@ -9,8 +9,10 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+use stepwise_core::agent::AssistantResponse;
 use stepwise_core::approval::{Approval, ApprovalError, complete_arguments, describe_named};
 use stepwise_core::conversation::{Command, Conversation, ConversationError, Reply};
+use stepwise_core::protocol::StreamEvent;
 use worker::{Env, Request, Response};
 
 use super::session::decider;
@@ -21,7 +23,7 @@ use crate::platform::body::read_json;
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
-use crate::platform::negotiate::Delivery;
+use crate::platform::negotiate::{Delivery, Wire};
 use crate::platform::owner::Owner;
 use crate::platform::settings::Settings;
 use crate::registry::registry;
@@ -51,6 +53,18 @@ struct DecisionBody {
     context: Option<Value>,
 }
 
+/// An owner's decision, read from a request or an AG-UI run's resume entry.
+pub struct Decided {
+    /// Approve (else deny).
+    pub approve: bool,
+    /// Edited arguments (approve only).
+    pub arguments: Option<Value>,
+    /// Why (deny only).
+    pub reason: Option<String>,
+    /// The page context of the approving turn.
+    pub context: Option<Value>,
+}
+
 /// Decides approval `approval_id` of the owner's conversation `id`.
 pub async fn decide(
     mut req: Request,
@@ -61,73 +75,118 @@ pub async fn decide(
 ) -> AppResult<Response> {
     let reply = Delivery::of(&req)?;
     let body: DecisionBody = read_json(&mut req).await?;
+    let decided = match body.decision {
+        Decision::Deny if body.arguments.is_some() || body.context.is_some() => {
+            return Err(AppError::invalid_request(
+                "a denial takes a `reason` only; `arguments` and `context` go with approve",
+            ));
+        }
+        Decision::Approve if body.reason.is_some() => {
+            return Err(AppError::invalid_request(
+                "an approval takes no `reason`; it goes with deny",
+            ));
+        }
+        decision => Decided {
+            approve: decision == Decision::Approve,
+            arguments: body.arguments,
+            reason: body.reason,
+            context: body.context,
+        },
+    };
+    decide_as(env, owner, id, approval_id, decided, reply).await
+}
+
+/// Applies `decided` to approval `approval_id` of conversation `id`: a denial answers
+/// `{approval}` (an AG-UI run: a run whose result carries it), an approval runs the call in a
+/// turn answered as `reply` asks.
+pub async fn decide_as(
+    env: Env,
+    owner: &Owner,
+    id: &str,
+    approval_id: &str,
+    decided: Decided,
+    reply: Delivery,
+) -> AppResult<Response> {
     let record = read(&env, owner, id).await?;
     let (page, approval) = find(&record, approval_id)?;
-    match body.decision {
-        Decision::Deny => {
-            if body.arguments.is_some() || body.context.is_some() {
-                return Err(AppError::invalid_request(
-                    "a denial takes a `reason` only; `arguments` and `context` go with approve",
-                ));
-            }
-            let command = Command::DenyApproval {
-                approval_id: approval_id.to_owned(),
-                reason: body.reason.unwrap_or_default(),
-                by: decider(owner),
-            };
-            let Reply::Conversation(record) = client::send(&env, id, &owner.id, &command).await?
-            else {
-                return Err(AppError::internal(&"a denial answered no record"));
-            };
-            let (_, approval) = find(&record, approval_id)?;
-            Ok(Response::from_json(&json!({"approval": approval}))?)
-        }
-        Decision::Approve => {
-            if body.reason.is_some() {
-                return Err(AppError::invalid_request(
-                    "an approval takes no `reason`; it goes with deny",
-                ));
-            }
-            let tool = registry()
-                .tool(&approval.tool)
-                .ok_or_else(|| AppError::internal(&"an approval of a tool no longer offered"))?;
-            // Checked now, so a refusal changes nothing: the object checks the state again
-            // when the turn begins.
-            // Edited arguments get the server's defaults written out, as proposed ones did.
-            let providers = Settings::from_env(&env)?.providers;
-            let edited = body.arguments.as_ref().map(|args| {
-                complete_arguments(&approval.tool, args, &providers.names(), &providers.chat)
-            });
-            let mut trial = approval.clone();
-            trial
-                .approve(edited.as_ref(), &tool.input_schema, "owner", now_ms())
-                .map_err(refused)?;
-            let edited = trial.edited_arguments.is_some();
-            let what = match edited {
-                true => summary(&env, owner, &trial.tool, trial.arguments_to_run()).await,
-                false => trial.summary.clone(),
-            };
-            let label = format!(
-                "Approved{}: {what}",
-                if edited { " with edits" } else { "" }
-            );
-            let context = body
-                .context
-                .unwrap_or_else(|| json!({"current_page": page.unwrap_or("chat")}));
-            let asked = Asked {
-                title: label.clone(),
-                ask: Ask::Approve {
-                    approval_id: approval_id.to_owned(),
-                    arguments: trial.edited_arguments,
-                    label,
-                },
-                context,
-                provider: None,
-                writing_style: None,
-            };
-            start(reply, env, owner, Some(id.to_owned()), asked).await
-        }
+    if !decided.approve {
+        let command = Command::DenyApproval {
+            approval_id: approval_id.to_owned(),
+            reason: decided.reason.unwrap_or_default(),
+            by: decider(owner),
+        };
+        let Reply::Conversation(record) = client::send(&env, id, &owner.id, &command).await? else {
+            return Err(AppError::internal(&"a denial answered no record"));
+        };
+        let (_, approval) = find(&record, approval_id)?;
+        return denied(approval, id, reply);
     }
+    let tool = registry()
+        .tool(&approval.tool)
+        .ok_or_else(|| AppError::internal(&"an approval of a tool no longer offered"))?;
+    // Edited arguments get the server's defaults written out, as proposed ones did.
+    let providers = Settings::from_env(&env)?.providers;
+    let edited = decided
+        .arguments
+        .as_ref()
+        .map(|args| complete_arguments(&approval.tool, args, &providers.names(), &providers.chat));
+    // Checked now, so a refusal changes nothing: the object checks the state again when the
+    // turn begins.
+    let mut trial = approval.clone();
+    trial
+        .approve(edited.as_ref(), &tool.input_schema, "owner", now_ms())
+        .map_err(refused)?;
+    let edited = trial.edited_arguments.is_some();
+    let what = match edited {
+        true => summary(&env, owner, &trial.tool, trial.arguments_to_run()).await,
+        false => trial.summary.clone(),
+    };
+    let label = format!(
+        "Approved{}: {what}",
+        if edited { " with edits" } else { "" }
+    );
+    let context = decided
+        .context
+        .unwrap_or_else(|| json!({"current_page": page.unwrap_or("chat")}));
+    let asked = Asked {
+        title: label.clone(),
+        ask: Ask::Approve {
+            approval_id: approval_id.to_owned(),
+            arguments: trial.edited_arguments,
+            label,
+        },
+        context,
+        provider: None,
+        writing_style: None,
+    };
+    start(reply, env, owner, Some(id.to_owned()), asked).await
+}
+
+/// A denial's answer: `{approval}`, or for an AG-UI run, a run whose result says so.
+fn denied(approval: &Approval, id: &str, reply: Delivery) -> AppResult<Response> {
+    let Some(Wire::AgUi(mut encoder)) = (match reply {
+        reply @ Delivery::AgUi { .. } => reply.wire(None)?,
+        _ => None,
+    }) else {
+        return Ok(Response::from_json(&json!({"approval": approval}))?);
+    };
+    let answer = AssistantResponse {
+        message: format!(
+            "Denied: {}",
+            approval.reason.as_deref().unwrap_or("no reason given")
+        ),
+        conversation_id: Some(id.to_owned()),
+        approval: Some(approval.clone()),
+        ..AssistantResponse::default()
+    };
+    let complete = StreamEvent::Complete {
+        payload: Box::new(answer.into()),
+    };
+    let mut response = Response::ok(encoder.encode(&complete))?;
+    response
+        .headers_mut()
+        .set("content-type", "text/event-stream")?;
+    Ok(response)
 }
 
 /// What a call of `tool` with `args` will do, in a sentence, naming what it acts on as the owner

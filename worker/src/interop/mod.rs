@@ -7,6 +7,7 @@
 use stepwise_core::interop::agui::{RunAgentInput, RunRequest, run_input};
 use worker::{Context, Env, Request, Response};
 
+use crate::assistant::approvals::{Decided, decide_as};
 use crate::assistant::{AssistantMessage, post_message};
 use crate::chat::conversation::TOKEN_HEADER;
 use crate::chat::run_turn;
@@ -19,7 +20,9 @@ use crate::platform::owner::Owner;
 /// guided turn (its last user message, `state` as `{current_step, config, skipped}`, Stepwise's
 /// own fields in `forwardedProps`; a continued conversation sends `X-Conversation-Token`), or,
 /// with `forwardedProps.agent` = `"assistant"`, an assistant turn on the page in
-/// `forwardedProps.context`, its tool calls as `TOOL_CALL_*`. Input that is not a turn is
+/// `forwardedProps.context`, its tool calls as `TOOL_CALL_*`. A run that ends with a tool call
+/// held for approval finishes with an interrupt outcome; the next run's `resume` entry decides it
+/// (`{approved, reason?, editedArgs?}`; `cancelled` denies). Input that is not a turn is
 /// refused (422) before anything runs.
 pub async fn post_agui(
     mut req: Request,
@@ -45,6 +48,16 @@ pub async fn post_agui(
                 writing_style: None,
             };
             post_message(message, reply, env, owner).await
+        }
+        RunRequest::Resume(run) => {
+            let decided = Decided {
+                approve: run.approved,
+                arguments: run.arguments,
+                reason: run.reason,
+                context: run.context,
+            };
+            let (id, approval) = (run.conversation_id, run.approval_id);
+            decide_as(env, owner, &id, &approval, decided, reply).await
         }
     }
 }

@@ -36,6 +36,23 @@ pub struct RunAgentInput {
     /// `conversation_id` / `turns` of the last answer to continue a stored conversation).
     #[serde(default)]
     pub forwarded_props: Option<ForwardedProps>,
+    /// Answers to the interrupts that ended the previous run (an approval's decision).
+    #[serde(default)]
+    pub resume: Vec<ResumeEntry>,
+}
+
+/// An answer to one interrupt (AG-UI's `ResumeEntry`): `resolved` with a payload
+/// `{approved, reason?, editedArgs?}`, or `cancelled` (a denial).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResumeEntry {
+    /// The interrupt answered: the approval's id.
+    pub interrupt_id: String,
+    /// `resolved` or `cancelled`.
+    pub status: String,
+    /// The answer.
+    #[serde(default)]
+    pub payload: Option<Value>,
 }
 
 /// The shared state of a guided run.
@@ -102,6 +119,25 @@ pub enum RunRequest {
     /// A turn of the page-aware assistant, whose conversation the server holds (the run's
     /// earlier messages are not read: the stored conversation is).
     Assistant(AssistantRun),
+    /// The owner's decision on an approval that ended the previous run (its interrupt).
+    Resume(ResumeRun),
+}
+
+/// An approval decided by a run's resume entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResumeRun {
+    /// The conversation whose answer holds the approval.
+    pub conversation_id: String,
+    /// The approval (the interrupt's id).
+    pub approval_id: String,
+    /// Approved, or denied.
+    pub approved: bool,
+    /// The arguments as the owner edited them (approvals).
+    pub arguments: Option<Value>,
+    /// Why it was denied.
+    pub reason: Option<String>,
+    /// The page context of the run that approves.
+    pub context: Option<Value>,
 }
 
 /// An assistant turn asked for by a run.
@@ -157,6 +193,9 @@ fn text_of(content: &Value) -> String {
 /// assert_eq!(run.message, "EGFR articles");
 /// ```
 pub fn run_input(input: &RunAgentInput) -> Result<RunRequest, InputError> {
+    if !input.resume.is_empty() {
+        return resume_run(input).map(RunRequest::Resume);
+    }
     let (last, earlier) = input.messages.split_last().ok_or_else(|| {
         InputError("`messages` is empty: the last message must be the user's".into())
     })?;
@@ -174,6 +213,64 @@ pub fn run_input(input: &RunAgentInput) -> Result<RunRequest, InputError> {
             "`forwardedProps.agent` is `guided` or `assistant`, not `{other:.32}`"
         ))),
     }
+}
+
+/// A run that answers the interrupt of the run before it: one approval of an assistant run.
+fn resume_run(input: &RunAgentInput) -> Result<ResumeRun, InputError> {
+    let [entry] = input.resume.as_slice() else {
+        return Err(InputError(
+            "`resume` answers one interrupt: a run ends with at most one approval".into(),
+        ));
+    };
+    let props = input.forwarded_props.clone().unwrap_or_default();
+    if props.agent.as_deref() != Some("assistant") {
+        return Err(InputError(
+            "only assistant runs are interrupted: send `forwardedProps.agent` = `assistant`".into(),
+        ));
+    }
+    let conversation_id = props.conversation_id.ok_or_else(|| {
+        InputError(
+            "a resumed run names its conversation in `forwardedProps.conversation_id`".into(),
+        )
+    })?;
+    let payload = entry.payload.clone().unwrap_or_default();
+    let text = |key: &str| payload[key].as_str().map(str::to_owned);
+    let (approved, reason) = match entry.status.as_str() {
+        "cancelled" => (
+            false,
+            Some(text("reason").unwrap_or_else(|| "cancelled".into())),
+        ),
+        "resolved" => match payload["approved"].as_bool() {
+            Some(approved) => (approved, text("reason")),
+            None => {
+                return Err(InputError(
+                    "a resolved approval's payload says `approved`: true or false".into(),
+                ));
+            }
+        },
+        other => {
+            return Err(InputError(format!(
+                "a resume entry's status is `resolved` or `cancelled`, not `{other:.32}`"
+            )));
+        }
+    };
+    let arguments = match payload.get("editedArgs") {
+        None | Some(Value::Null) => None,
+        Some(args) if args.is_object() && approved => Some(args.clone()),
+        Some(_) => {
+            return Err(InputError(
+                "`editedArgs` is an object, sent with an approval".into(),
+            ));
+        }
+    };
+    Ok(ResumeRun {
+        conversation_id,
+        approval_id: entry.interrupt_id.clone(),
+        approved,
+        arguments,
+        reason,
+        context: props.context,
+    })
 }
 
 fn guided_run(
@@ -260,6 +357,8 @@ pub struct AgUiEncoder {
     /// Its text messages (the answer's id, then `<id>-2`, … after tool calls).
     text: TextParts,
     tool_calls: ToolCalls,
+    /// The interrupt the run ends with: a call held for approval.
+    interrupt: Option<Value>,
 }
 
 impl AgUiEncoder {
@@ -278,6 +377,7 @@ impl AgUiEncoder {
                 n => format!("{base}-{n}"),
             }),
             tool_calls: ToolCalls::default(),
+            interrupt: None,
         }
     }
 
@@ -315,18 +415,15 @@ impl AgUiEncoder {
                 call_id,
             } => {
                 self.close_text(&mut out);
-                let id = call_id.clone().unwrap_or_else(|| {
-                    format!("{}-call-{}", self.run_id, self.tool_calls.len() + 1)
-                });
-                push(
-                    &mut out,
-                    json!({"type": "TOOL_CALL_START", "toolCallId": id, "toolCallName": tool,
-                           "parentMessageId": self.message_id}),
-                );
-                let args =
-                    json!({"type": "TOOL_CALL_ARGS", "toolCallId": id, "delta": input.to_string()});
-                push(&mut out, args);
-                push(&mut out, json!({"type": "TOOL_CALL_END", "toolCallId": id}));
+                // An approved call was started by the run it interrupted: its result goes to it.
+                let id = match call_id {
+                    Some(id) => id.clone(),
+                    None => {
+                        let id = format!("{}-call-{}", self.run_id, self.tool_calls.len() + 1);
+                        self.call(&mut out, &id, tool, input);
+                        id
+                    }
+                };
                 self.tool_calls.start(id);
             }
             StreamEvent::ToolProgress {
@@ -341,10 +438,25 @@ impl AgUiEncoder {
             ),
             StreamEvent::ToolComplete { index, .. } => self.tool_calls.finish(*index),
             StreamEvent::ApprovalRequired { approval } => {
+                // The held call, then the run ends with it as an interrupt (`RUN_FINISHED`'s
+                // outcome); the next run's `resume` entry decides it.
                 self.close_text(&mut out);
+                self.call(
+                    &mut out,
+                    &approval.call_id,
+                    &approval.tool,
+                    &approval.arguments,
+                );
                 let custom = json!({"type": "CUSTOM", "name": "stepwise.approval_required",
                                     "value": approval});
                 push(&mut out, custom);
+                let schema = json!({"type": "object", "required": ["approved"], "properties": {
+                    "approved": {"type": "boolean"},
+                    "reason": {"type": "string", "maxLength": crate::approval::MAX_REASON_CHARS},
+                    "editedArgs": {"type": "object"}}});
+                self.interrupt = Some(json!({"id": approval.id, "reason": "tool_approval",
+                    "message": approval.summary, "toolCallId": approval.call_id,
+                    "responseSchema": schema, "expiresAt": crate::dates::iso(approval.expires_at)}));
             }
             StreamEvent::ContextRequired { payload } => {
                 self.close_text(&mut out);
@@ -420,11 +532,25 @@ impl AgUiEncoder {
         if let Some(step) = self.step.take() {
             push(out, json!({"type": "STEP_FINISHED", "stepName": step}));
         }
+        let mut finished = json!({"type": "RUN_FINISHED", "threadId": self.thread_id,
+                                  "runId": self.run_id, "result": result});
+        if let Some(interrupt) = self.interrupt.take() {
+            finished["outcome"] = json!({"type": "interrupt", "interrupts": [interrupt]});
+        }
+        push(out, finished);
+        self.ended = true;
+    }
+
+    /// A tool call's start, arguments and end.
+    fn call(&mut self, out: &mut String, id: &str, tool: &str, input: &Value) {
         push(
             out,
-            json!({"type": "RUN_FINISHED", "threadId": self.thread_id, "runId": self.run_id, "result": result}),
+            json!({"type": "TOOL_CALL_START", "toolCallId": id, "toolCallName": tool,
+                   "parentMessageId": self.message_id}),
         );
-        self.ended = true;
+        let args = json!({"type": "TOOL_CALL_ARGS", "toolCallId": id, "delta": input.to_string()});
+        push(out, args);
+        push(out, json!({"type": "TOOL_CALL_END", "toolCallId": id}));
     }
 }
 
