@@ -177,6 +177,16 @@ describe("the AI SDK's assistant transport", () => {
   });
 });
 
+/** A model that calls start_research until it has a result, then says so. */
+function startsResearch() {
+  stack.fake.script((request) => {
+    const body = JSON.stringify(request.body);
+    if (!body.includes('"start_research"')) return { reply: "A report." };
+    if (body.includes("Started research job")) return { reply: "It is running." };
+    return { reply: "I can start that.", toolCalls: [{ name: "start_research", arguments: { prompt: "EGFR resistance", providers: ["offline"], synthesis_provider: "offline" } }] };
+  });
+}
+
 /** The AI SDK's chat (what `useChat` wraps), its messages kept in memory. */
 class MemoryChat extends AbstractChat {
   constructor(init) {
@@ -202,15 +212,6 @@ async function settled(chat) {
 }
 
 describe("tool approval over the AI SDK", () => {
-  /** A model that calls start_research until it has a result, then says so. */
-  function startsResearch() {
-    stack.fake.script((request) => {
-      const body = JSON.stringify(request.body);
-      if (!body.includes('"start_research"')) return { reply: "A report." };
-      if (body.includes("Started research job")) return { reply: "It is running." };
-      return { reply: "I can start that.", toolCalls: [{ name: "start_research", arguments: { prompt: "EGFR resistance", providers: ["offline"], synthesis_provider: "offline" } }] };
-    });
-  }
   const chatOf = (owner) => new MemoryChat({
     transport: new StepwiseAssistantTransport({ baseUrl: stack.base, ownerToken: owner, provider: "fake-openai", context: () => ({ current_page: "research" }) }),
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
@@ -261,14 +262,6 @@ describe("tool approval over the AI SDK", () => {
 });
 
 describe("tool approval over AG-UI", () => {
-  function startsResearch() {
-    stack.fake.script((request) => {
-      const body = JSON.stringify(request.body);
-      if (!body.includes('"start_research"')) return { reply: "A report." };
-      if (body.includes("Started research job")) return { reply: "It is running." };
-      return { reply: "I can start that.", toolCalls: [{ name: "start_research", arguments: { prompt: "EGFR resistance", providers: ["offline"], synthesis_provider: "offline" } }] };
-    });
-  }
   const context = { current_page: "research" };
 
   /** A run that ends with the held call as an interrupt: the client, its conversation, the interrupt. */

@@ -919,6 +919,18 @@ export interface ResearchStart {
 }
 /** Where a research job stands. */
 export type ResearchStatus = "draft" | "processing" | "synthesizing" | "awaiting_confirmation" | "retrying" | "completed" | "failed";
+/**
+ * An answer to one interrupt (AG-UI's `ResumeEntry`): `resolved` with a payload
+ * `{approved, reason?, editedArgs?}`, or `cancelled` (a denial).
+ */
+export interface ResumeEntry {
+  /** The interrupt answered: the approval's id. */
+  interruptId: string;
+  /** The answer. */
+  payload?: unknown;
+  /** `resolved` or `cancelled`. */
+  status: string;
+}
 /** Who wrote a message of the conversation. Clients cannot send system messages. */
 export type Role = "user" | "assistant";
 /**
@@ -933,6 +945,8 @@ export interface RunAgentInput {
   forwardedProps?: ForwardedProps | null;
   /** The thread's messages; the last user message is the turn's input. */
   messages: AgUiMessage[];
+  /** Answers to the interrupts that ended the previous run (an approval's decision). */
+  resume?: ResumeEntry[];
   /** The client's run id, echoed likewise. */
   runId: string;
   /** `{current_step, config, skipped}` of the guided workflow, as the last `STATE_SNAPSHOT`. */
@@ -1093,6 +1107,11 @@ export type StreamEvent = {
   text: string;
   type: "model_delta";
 } | {
+  /**
+   * The model's call id, for a call that was held for approval and now runs: clients
+   * that showed it awaiting approval attach its result to it.
+   */
+  call_id?: string | null;
   /** Its input. */
   input: unknown;
   /** Tool name. */

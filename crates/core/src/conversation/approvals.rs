@@ -5,8 +5,9 @@
 //! turn finds it settled. The turn records the call's result as soon as it has it; the alarm
 //! expires approvals nobody answered.
 
+use super::context::changed;
 use super::events::ConversationEvent;
-use super::turn::{ConversationError, Handled, Reply, begin, idle};
+use super::turn::{ConversationError, Handled, begin, idle};
 use super::{Conversation, MAX_TURNS};
 use crate::approval::{Approval, ApprovalError};
 use crate::protocol::Role;
@@ -135,13 +136,4 @@ pub(super) fn next_deadline(record: &Conversation) -> Option<u64> {
         .filter(|a| a.is_pending())
         .map(|a| a.expires_at)
         .min()
-}
-
-fn changed(next: Conversation, events: Vec<ConversationEvent>) -> Handled {
-    Handled {
-        reply: Reply::Conversation(Box::new(next.clone())),
-        record: Some(next),
-        erase: false,
-        events,
-    }
 }

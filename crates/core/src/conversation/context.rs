@@ -240,7 +240,8 @@ pub(super) fn answered(next: &mut Conversation, request_id: &str) -> Result<(), 
     Ok(())
 }
 
-fn changed(next: Conversation, events: Vec<ConversationEvent>) -> Handled {
+/// `next` saved and answered, with `events` for the watchers.
+pub(super) fn changed(next: Conversation, events: Vec<ConversationEvent>) -> Handled {
     Handled {
         reply: Reply::Conversation(Box::new(next.clone())),
         record: Some(next),

@@ -44,6 +44,7 @@ pub struct RunAgentInput {
 /// An answer to one interrupt (AG-UI's `ResumeEntry`): `resolved` with a payload
 /// `{approved, reason?, editedArgs?}`, or `cancelled` (a denial).
 #[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ResumeEntry {
     /// The interrupt answered: the approval's id.
