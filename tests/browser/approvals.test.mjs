@@ -103,7 +103,11 @@ describe("approval cards", () => {
     await second.locator(".approval-card[data-state=pending] [data-decision=approve]").click();
     await page.locator(".approval-card[data-state=approved] .approval-result").waitFor({ timeout: 20000 });
     await page.locator(".research-layout [data-id]").first().waitFor({ timeout: 20000 });
-    assert.equal((await call("GET", "/api/research?limit=5", { owner })).json.items.length, 1);
+    const { items } = (await call("GET", "/api/research?limit=5", { owner })).json;
+    assert.equal(items.length, 1);
+    // The answer offers to open the job it started.
+    await page.locator(".tray-log .msg.assistant").last().locator("[data-action=open_research]", { hasText: "Open the research" }).click();
+    await page.waitForFunction((id) => location.hash === `#research/${id}`, items[0].id);
     assert.deepEqual(errors, []);
     await context.close();
   });

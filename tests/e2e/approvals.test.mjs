@@ -126,6 +126,7 @@ describe("approving runs the call once", () => {
     assert.match(toModel, /Approved: Start a research job/, "with the owner's decision");
     const made = await jobs(owner);
     assert.equal(made.length, 1);
+    assert.deepEqual(run.answer.suggested_actions, [{ label: "Open the research", action: "open_research", handler: "client", target: made[0].id }]);
     assert.equal((await job(owner, made[0].id)).prompt, "EGFR resistance");
     // Every tab hears it: approved, then its result.
     const ran = await socket.until((e) => e.type === "conversation:approval" && e.approval.result);

@@ -4,6 +4,8 @@
 //! call, so a second click or a retry finds it settled, the alarm expires it, and the model
 //! reads what became of it.
 
+mod common;
+
 use serde_json::{Value, json};
 use stepwise_core::agent::{Agent, AgentLimits, Step, finish};
 use stepwise_core::approval::{Approval, ApprovalError, ApprovalPolicy, ApprovalState};
@@ -384,4 +386,67 @@ fn a_denial_is_kept_with_its_reason_and_an_unanswered_approval_expires_at_the_al
     assert_eq!(late.code(), "approval_expired");
     let late = handle(Some(&record), "c1", "o1", &deny, TTL + 5).unwrap_err();
     assert_eq!(late.code(), "approval_expired");
+}
+
+/// The approval vectors (`tests/vectors/approvals.json`): each step a command at a time, with
+/// the error it gets or the reply, the approval's state, whether the record changed and the
+/// events the watchers get.
+#[test]
+fn approvals_follow_their_vectors() {
+    let file = common::vectors("approvals.json");
+    for case in file["cases"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let mut record = conversation_with_approval();
+        for (i, step) in case["steps"].as_array().unwrap().iter().enumerate() {
+            let at = step["at"].as_u64().unwrap();
+            let owner = step["owner"].as_str().unwrap_or("o1");
+            let command: Command = serde_json::from_value(step["command"].clone())
+                .unwrap_or_else(|e| panic!("{name} #{i}: command: {e}"));
+            let handled = handle(Some(&record), "c1", owner, &command, at);
+            if let Some(code) = step["error"].as_str() {
+                let error = handled.expect_err(&format!("{name} #{i}: refused"));
+                assert_eq!(error.code(), code, "{name} #{i}: {error}");
+                continue;
+            }
+            let handled = handled.unwrap_or_else(|e| panic!("{name} #{i}: {e}"));
+            let reply = match &handled.reply {
+                Reply::Begun { .. } => "begun",
+                Reply::Conversation(_) => "conversation",
+                Reply::Ticked { .. } => "ticked",
+                Reply::Aborted => "aborted",
+                other => panic!("{name} #{i}: {other:?}"),
+            };
+            assert_eq!(reply, step["reply"], "{name} #{i}: reply");
+            assert_eq!(
+                handled.record.is_some(),
+                step["changed"],
+                "{name} #{i}: changed"
+            );
+            let events: Vec<Value> = handled
+                .events
+                .iter()
+                .map(|e| serde_json::to_value(e).unwrap()["type"].clone())
+                .collect();
+            assert_eq!(Value::from(events), step["events"], "{name} #{i}: events");
+            if let Some(next) = handled.record {
+                record = next;
+            }
+            let approval = approval_of(&record);
+            assert_eq!(approval.state.as_str(), step["state"], "{name} #{i}: state");
+            if let Some(reason) = step.get("reason") {
+                assert_eq!(approval.reason.as_deref(), reason.as_str(), "{name} #{i}");
+            }
+            if let Some(edited) = step.get("edited") {
+                assert_eq!(
+                    approval.edited_arguments.as_ref().unwrap_or(&Value::Null),
+                    edited,
+                    "{name} #{i}"
+                );
+            }
+            if let Some(result) = step.get("result") {
+                let kept = approval.result.as_ref().map(|r| r.output.as_str());
+                assert_eq!(kept, result.as_str(), "{name} #{i}: result");
+            }
+        }
+    }
 }

@@ -1,13 +1,15 @@
 //! The turn an approval begins: the approved call runs first, exactly once (its approval was
 //! stored approved when the turn began, and its result is stored as soon as it returns), with
 //! `tool_start`, progress and `tool_complete` events; then the model, given the call and its
-//! result as the turn's first round, says what came of it.
+//! result as the turn's first round, says what came of it. A research job it started is offered
+//! to open.
 
 use std::time::Duration;
 
 use stepwise_core::agent::{ToolOutcome, ToolUse};
 use stepwise_core::approval::Approval;
 use stepwise_core::llm::{Round, ToolCall, ToolReply};
+use stepwise_core::markers::{ActionHandler, SuggestedAction};
 use stepwise_core::registry::Resolution;
 
 use super::tools::{self, ToolContext};
@@ -46,6 +48,14 @@ impl AssistantTurn {
             .await
             .unwrap_or(ToolOutcome::TimedOut);
         out.tool_complete(&tool, 0).await;
+        // A job the call started is offered to open.
+        let started = match &outcome {
+            ToolOutcome::Done {
+                payload: Some(data),
+                ..
+            } => data["research_id"].as_str().map(str::to_owned),
+            _ => None,
+        };
         let (content, is_error) = match outcome {
             ToolOutcome::Done { text, .. } => (text, false),
             ToolOutcome::Failed(message) => (format!("error: {message}"), true),
@@ -81,6 +91,14 @@ impl AssistantTurn {
                 is_error,
             },
         );
+        if let Some(id) = started {
+            response.suggested_actions.push(SuggestedAction {
+                label: "Open the research".into(),
+                action: "open_research".into(),
+                handler: ActionHandler::Client,
+                target: Some(id),
+            });
+        }
         Ok(Answered::Answer(Box::new(response)))
     }
 

@@ -78,7 +78,8 @@ pub async fn start_research(
             },
             providers.join(", ")
         ),
-        payload: None,
+        // Not a card: the approved run offers to open the job (`super::super::approved`).
+        payload: Some(json!({"research_id": id})),
     })
 }
 
