@@ -6,6 +6,9 @@
 // every tab hears each decision over the WebSocket, and strangers see nothing.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { SECRET_KEY, apiCaller, fakeProvider, newOwner, parseSse, startStack } from "./harness.mjs";
 import { savedStream } from "./fixtures.mjs";
 
@@ -272,5 +275,47 @@ describe("protocols", () => {
     assert.equal(request.toolCallId, input.toolCallId);
     assert.match(request.approvalId, /^[0-9a-f]{32}$/);
     assert.ok(chunks.indexOf(request) > chunks.indexOf(input));
+  });
+});
+
+describe("the kill switch", () => {
+  const state = mkdtempSync(join(tmpdir(), "stepwise-approval-kill-"));
+  after(() => rmSync(state, { recursive: true, force: true }));
+
+  test("with model calls off, approving is refused and nothing runs; denying still works", async () => {
+    const owner = newOwner();
+    const providers = (url) => [fakeProvider(url, "fake-openai", "openai"), { name: "offline", kind: "offline" }];
+    const overrides = { LLM_PROVIDER: "fake-openai", APPROVAL_TTL_MS: "600000" };
+    let id;
+    let approval;
+    const first = await startStack({ persist: state, providers, overrides });
+    try {
+      first.fake.script((request) => JSON.stringify(request.body).includes('"start_research"')
+        ? { reply: "Shall I?", toolCalls: [{ name: "start_research", arguments: { prompt: "EGFR", providers: ["offline"], synthesis_provider: "offline" } }] }
+        : { reply: "A report." });
+      const asked = await apiCaller(() => first.base)("POST", "/api/assistant", { owner, headers: { accept: "application/json" }, body: { message: "Start research on EGFR", context: RESEARCH } });
+      assert.equal(asked.status, 200, asked.text);
+      ({ conversation_id: id, approval } = asked.json);
+      assert.equal(approval.state, "pending");
+    } finally {
+      await first.stop();
+    }
+    const off = await startStack({ persist: state, providers, overrides: { ...overrides, MODEL_CALLS_DISABLED: "true" } });
+    try {
+      const offCall = apiCaller(() => off.base);
+      const path = `/api/assistant/conversations/${id}/approvals/${approval.id}`;
+      const approve = await offCall("POST", path, { owner, headers: { accept: "application/json" }, body: { decision: "approve" } });
+      assert.equal(approve.status, 503, approve.text);
+      assert.equal(approve.json.error.code, "model_calls_disabled");
+      const kept = (await offCall("GET", `/api/assistant/conversations/${id}`, { owner })).json.messages[1].approval;
+      assert.equal(kept.state, "pending", "nothing changed");
+      const deny = await offCall("POST", path, { owner, body: { decision: "deny", reason: "Not while paused" } });
+      assert.equal(deny.status, 200, deny.text);
+      assert.equal(deny.json.approval.state, "denied");
+      assert.deepEqual(off.fake.requests, [], "no provider was called");
+      assert.equal((await offCall("GET", "/api/research?limit=5", { owner })).json.items.length, 0);
+    } finally {
+      await off.stop();
+    }
   });
 });

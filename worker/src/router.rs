@@ -98,11 +98,16 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
                 Method::Post,
                 ["api", "assistant", "conversations", _, "cards"]
             )
+            | (
+                Method::Post,
+                ["api", "assistant", "conversations", _, "approvals", _]
+            )
             | (Method::Post, ["api", "help", "sessions", _, "handoff"])
     ) {
         // Not a model call, but an upstream (PubMed), the day's spending object every model
-        // call needs, a stored write (streams, card outcomes) or the operators' list and
-        // webhook (handoffs):
+        // call needs, a stored write (streams, card outcomes, approvals: an approval's run
+        // checks the kill switch itself, so a denial still works when model calls are off) or
+        // the operators' list and webhook (handoffs):
         // rate limited so that none can be flooded for free.
         limits::rate_limit(&req, &env, owner).await?;
     }
@@ -290,10 +295,6 @@ fn calls_a_model(route: &(Method, &[&str])) -> bool {
                     _,
                     "force"
                 ]
-            )
-            | (
-                Method::Post,
-                ["api", "assistant", "conversations", _, "approvals", _]
             )
             | (Method::Post, ["api", "help"])
             | (Method::Post, ["api", "research", "draft"])

@@ -23,6 +23,7 @@ use crate::platform::body::read_json;
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
+use crate::platform::limits;
 use crate::platform::negotiate::{Delivery, Wire};
 use crate::platform::owner::Owner;
 use crate::platform::settings::Settings;
@@ -120,6 +121,11 @@ pub async fn decide_as(
         };
         let (_, approval) = find(&record, approval_id)?;
         return denied(approval, id, reply);
+    }
+    // Approving runs the call and a model turn: refused while model calls are off (a denial is
+    // not, so the owner can still say no).
+    if limits::calls_disabled(&env) {
+        return Err(AppError::model_calls_disabled());
     }
     let tool = registry()
         .tool(&approval.tool)
