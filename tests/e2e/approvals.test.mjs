@@ -228,12 +228,15 @@ describe("denials, expiry and refusals", () => {
     assert.deepEqual(await jobs(owner), []);
   });
 
-  test("an approval nobody answers expires at its deadline, by the conversation's alarm", async () => {
+  test("an approval nobody answers is reminded half way and expires at its deadline, by the conversation's alarm", async () => {
     const owner = newOwner();
     const { id, approval } = await heldResearch(owner);
     const socket = await watch(owner, id);
     const expired = await socket.until((e) => e.type === "conversation:approval" && e.approval.state === "expired", TTL_MS + 20000);
     socket.ws.close();
+    // Half way, every tab was reminded first.
+    const reminded = socket.events.findIndex((e) => e.type === "conversation:approval" && e.approval.state === "pending" && e.approval.reminded);
+    assert.ok(reminded >= 0 && reminded < socket.events.indexOf(expired), JSON.stringify(socket.events.map((e) => e.type)));
     assert.equal(expired.approval.reason, "expired");
     assert.equal(expired.approval.decided_by, "system");
     assert.equal((await stored(owner, id)).messages[1].approval.state, "expired");

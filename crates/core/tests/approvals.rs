@@ -262,8 +262,8 @@ fn approving_begins_the_turn_that_runs_it_and_a_second_click_or_retry_finds_it_s
     let record = conversation_with_approval();
     assert_eq!(
         record.next_wake(u64::MAX / 2),
-        TTL,
-        "the alarm wakes at the deadline"
+        TTL / 2,
+        "the alarm wakes to remind the owner half way"
     );
     let approve = Command::BeginApproved {
         approval_id: "a1".into(),
@@ -370,10 +370,19 @@ fn a_denial_is_kept_with_its_reason_and_an_unanswered_approval_expires_at_the_al
             .content
             .contains("denied by the user, who said: Not now")
     );
-    // Nobody answers: the alarm's tick at the deadline expires it and tells the watchers.
-    let early = handle(Some(&record), "c1", "o1", &Command::Tick, TTL - 1).unwrap();
+    // Nobody answers: the alarm reminds half way, then expires it at the deadline, telling the
+    // watchers each time.
+    let early = handle(Some(&record), "c1", "o1", &Command::Tick, TTL / 2 - 1).unwrap();
     assert!(early.record.is_none() && early.events.is_empty());
-    let ticked = handle(Some(&record), "c1", "o1", &Command::Tick, TTL).unwrap();
+    let reminded = handle(Some(&record), "c1", "o1", &Command::Tick, TTL / 2).unwrap();
+    let reminded = reminded.record.unwrap();
+    assert!(approval_of(&reminded).reminded && approval_of(&reminded).is_pending());
+    assert_eq!(
+        reminded.next_wake(u64::MAX / 2),
+        TTL,
+        "then at the deadline"
+    );
+    let ticked = handle(Some(&reminded), "c1", "o1", &Command::Tick, TTL).unwrap();
     assert!(matches!(ticked.reply, Reply::Ticked { fallback: None }));
     let expired = ticked.record.unwrap();
     assert_eq!(approval_of(&expired).state, ApprovalState::Expired);
@@ -441,6 +450,13 @@ fn approvals_follow_their_vectors() {
                     approval.edited_arguments.as_ref().unwrap_or(&Value::Null),
                     edited,
                     "{name} #{i}"
+                );
+            }
+            if let Some(reminded) = step.get("reminded") {
+                assert_eq!(
+                    Value::from(approval.reminded),
+                    *reminded,
+                    "{name} #{i}: reminded"
                 );
             }
             if let Some(result) = step.get("result") {

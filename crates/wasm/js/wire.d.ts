@@ -74,6 +74,8 @@ export interface Approval {
   id: string;
   /** Why it was denied (`expired` for an expiry). */
   reason?: string | null;
+  /** Half its time has passed and the owner was reminded (the watching tabs were told). */
+  reminded?: boolean;
   /** When it was asked (ms since the epoch). */
   requested_at: number;
   /** What the approved call returned, once it ran. */

@@ -2,7 +2,8 @@
 //! its estimated model calls, when it expires), with Approve, Edit (the arguments as JSON,
 //! checked by the server against the tool's schema) and Deny (with a reason the assistant reads).
 //! Every tab shows it, and after a reload it comes back as it was left: approved (with edits,
-//! by whom, when, and what the call returned), denied (and why) or expired.
+//! by whom, when, and what the call returned), denied (and why) or expired; half way to its
+//! deadline it says it is still waiting.
 
 import type { Approval } from "../../../crates/wasm/pkg/stepwise.js";
 import { h, replace } from "../dom.js";
@@ -41,7 +42,9 @@ export class ApprovalCard {
     const parts: (HTMLElement | string)[] = [h("h4", {}, title), h("p", { class: "approval-summary" }, a.summary)];
     if (a.state === "pending") {
       // The summary says what it costs (estimated model calls) when it costs any.
-      parts.push(h("p", { class: "muted" }, `Waits for you until ${time(a.expires_at)}.`), this.buttons());
+      // Half its time gone, the server reminds every tab.
+      const wait = a.reminded ? `Still waiting for you: it expires at ${time(a.expires_at)}.` : `Waits for you until ${time(a.expires_at)}.`;
+      parts.push(h("p", { class: a.reminded ? "approval-wait reminded" : "approval-wait muted" }, wait), this.buttons());
     } else {
       parts.push(h("p", { class: "muted approval-outcome" }, this.outcome()));
       if (a.result) parts.push(h("p", { class: `approval-result${a.result.is_error ? " error" : ""}` }, a.result.output));

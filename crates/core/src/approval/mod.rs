@@ -135,6 +135,9 @@ pub struct Approval {
     pub expires_at: u64,
     /// Where it stands.
     pub state: ApprovalState,
+    /// Half its time has passed and the owner was reminded (the watching tabs were told).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reminded: bool,
     /// When it was decided (ms since the epoch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_at: Option<u64>,
@@ -198,6 +201,7 @@ impl Approval {
             requested_at: 0,
             expires_at: 0,
             state: ApprovalState::Pending,
+            reminded: false,
             decided_at: None,
             decided_by: None,
             edited_arguments: None,
@@ -221,6 +225,29 @@ impl Approval {
     /// Whether it waits for the owner.
     pub fn is_pending(&self) -> bool {
         self.state == ApprovalState::Pending
+    }
+
+    /// When the owner is reminded: half way to its deadline.
+    pub fn reminder_at(&self) -> u64 {
+        self.requested_at + (self.expires_at.saturating_sub(self.requested_at)) / 2
+    }
+
+    /// When it next needs the alarm while pending: its reminder, then its deadline.
+    pub fn next_wake(&self) -> Option<u64> {
+        match (self.is_pending(), self.reminded) {
+            (false, _) => None,
+            (true, false) => Some(self.reminder_at()),
+            (true, true) => Some(self.expires_at),
+        }
+    }
+
+    /// Marks it reminded when half its time has passed and it still waits; whether it did.
+    pub fn remind_if_due(&mut self, now: u64) -> bool {
+        if !self.is_pending() || self.reminded || now < self.reminder_at() {
+            return false;
+        }
+        self.reminded = true;
+        true
     }
 
     /// Expires it when its deadline has passed unanswered; whether it did.

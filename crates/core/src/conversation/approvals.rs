@@ -3,7 +3,7 @@
 //! approves it, which begins the turn that runs the call in the same step, so the approval is
 //! recorded as approved before the call runs and a second click, a retried request or a resumed
 //! turn finds it settled. The turn records the call's result as soon as it has it; the alarm
-//! expires approvals nobody answered.
+//! reminds the owner at half an approval's time and expires it at its deadline.
 
 use super::context::changed;
 use super::events::ConversationEvent;
@@ -113,13 +113,14 @@ pub(super) fn ran(
     Ok(changed(next, events))
 }
 
-/// Expires every pending approval whose deadline passed: the events (the record in `next`).
+/// The alarm's work on approvals: each pending one is reminded at half its time and expired at
+/// its deadline; the events (the record in `next`).
 pub(super) fn expire_due(next: &mut Conversation, now: u64) -> Vec<ConversationEvent> {
     let id = next.id.clone();
     let mut events = Vec::new();
     for (i, entry) in next.entries.iter_mut().enumerate() {
         if let Some(approval) = entry.approval.as_mut()
-            && approval.expire_if_due(now)
+            && (approval.expire_if_due(now) || approval.remind_if_due(now))
         {
             events.push(event(&id, i, approval));
         }
@@ -127,13 +128,12 @@ pub(super) fn expire_due(next: &mut Conversation, now: u64) -> Vec<ConversationE
     events
 }
 
-/// The earliest deadline of a pending approval.
+/// When the alarm is next due for a pending approval: its reminder or its deadline.
 pub(super) fn next_deadline(record: &Conversation) -> Option<u64> {
     record
         .entries
         .iter()
         .filter_map(|e| e.approval.as_ref())
-        .filter(|a| a.is_pending())
-        .map(|a| a.expires_at)
+        .filter_map(|a| a.next_wake())
         .min()
 }
