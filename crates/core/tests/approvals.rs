@@ -466,3 +466,57 @@ fn approvals_follow_their_vectors() {
         }
     }
 }
+
+#[test]
+fn a_seeded_round_is_the_first_of_the_history_and_the_turn_s_own_calls_follow_it() {
+    let registry = Registry::builtin();
+    let resolution = registry.resolve("research", None, None);
+    let mut agent = Agent::new(&resolution, AgentLimits::default());
+    agent.seed(stepwise_core::llm::Round {
+        text: String::new(),
+        calls: vec![call("c1", "start_research", json!({"prompt": "x"}))],
+        replies: vec![stepwise_core::llm::ToolReply {
+            call_id: "c1".into(),
+            name: "start_research".into(),
+            content: "Started research job j1.".into(),
+            is_error: false,
+        }],
+    });
+    assert_eq!(agent.start(), Step::CallModel { answer_now: false });
+    assert_eq!(
+        agent.rounds().len(),
+        1,
+        "the model reads the approved call and its result"
+    );
+    let Step::RunTools(runs) =
+        agent.model_answered("", vec![call("c2", "list_research", json!({}))])
+    else {
+        panic!("the follow-up call runs");
+    };
+    assert_eq!(runs[0].index, 1, "numbered after the approved call");
+    let history = agent.tool_history();
+    assert_eq!(
+        (history[0].tool_name.as_str(), history[0].output.as_str()),
+        ("start_research", "Started research job j1.")
+    );
+    // over_cost is judged on the arguments as they would run: every configured provider.
+    let custom = json!({"tools": [{
+        "name": "start_research", "description": "d", "approval": "over_cost", "approval_threshold": 2,
+        "input_schema": {"type": "object"}
+    }], "pages": [{"page": "p", "tools": ["start_research"]}]});
+    let registry = Registry::from_value(&custom).unwrap();
+    let resolution = registry.resolve("p", None, None);
+    let mut agent = Agent::new(&resolution, AgentLimits::default())
+        .with_defaults(vec!["a".into(), "b".into(), "c".into()], "a".into());
+    agent.start();
+    let step = agent.model_answered(
+        "",
+        vec![call("c1", "start_research", json!({"prompt": "x"}))],
+    );
+    assert_eq!(
+        step,
+        Step::Done,
+        "three providers, a synthesis and a title: held"
+    );
+    assert_eq!(agent.held().unwrap().estimated_calls, 5);
+}

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use stepwise_core::agent::{ToolOutcome, ToolUse};
+use stepwise_core::agent::ToolOutcome;
 use stepwise_core::approval::Approval;
 use stepwise_core::llm::{Round, ToolCall, ToolReply};
 use stepwise_core::markers::{ActionHandler, SuggestedAction};
@@ -79,18 +79,11 @@ impl AssistantTurn {
                 is_error,
             }],
         };
+        // The approved call is the first of the turn's tool history (the agent numbers the
+        // model's own calls after it).
         let mut response = self
             .converse(resolution, label, relay, out, Some(round))
             .await?;
-        response.tool_history.insert(
-            0,
-            ToolUse {
-                tool_name: tool,
-                input: arguments,
-                output: content,
-                is_error,
-            },
-        );
         if let Some(id) = started {
             response.suggested_actions.push(SuggestedAction {
                 label: "Open the research".into(),

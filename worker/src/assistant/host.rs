@@ -106,15 +106,19 @@ impl DeliveryOrder {
         }
     }
 
-    /// The dialect to stream in; `None` for one JSON answer.
-    pub fn wire(&self) -> AppResult<Option<Wire>> {
+    /// The dialect to stream in; `None` for one JSON answer. A turn that `continues` the
+    /// client's last message (an approved call's run) opens no new UI message.
+    pub fn wire(&self, continues: bool) -> AppResult<Option<Wire>> {
         match self {
             DeliveryOrder::Json => Ok(None),
             DeliveryOrder::Stepwise { model_deltas } => Ok(Some(Wire::Stepwise {
                 model_deltas: *model_deltas,
             })),
             DeliveryOrder::UiMessage => {
-                let id = format!("msg-{}", ids::random_id()?);
+                let id = match continues {
+                    true => String::new(),
+                    false => format!("msg-{}", ids::random_id()?),
+                };
                 Ok(Some(Wire::UiMessage(Box::new(UiMessageEncoder::new(id)))))
             }
             DeliveryOrder::AgUi { thread_id, run_id } => Delivery::AgUi {
@@ -251,7 +255,7 @@ impl Host {
                 return answered(out, request, stored);
             }
         };
-        let wire = delivery.wire()?;
+        let wire = delivery.wire(asked.continues())?;
         let wire = match wire {
             Some(wire) if self.streaming.get() && queues(env) => {
                 return self.enqueue(&id, owner, asked, wire);

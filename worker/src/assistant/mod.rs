@@ -172,6 +172,13 @@ pub(crate) struct Asked {
     writing_style: Option<String>,
 }
 
+impl Asked {
+    /// Whether the turn continues the client's last answer: an approved call's run.
+    pub(crate) fn continues(&self) -> bool {
+        matches!(self.ask, Ask::Approve { .. })
+    }
+}
+
 /// Checks the context and the stream in view and begins the turn on conversation `id` (a new
 /// one when `start`): the turn, ready to run. Called by the conversation's object, which hosts
 /// the turn ([`host`]).

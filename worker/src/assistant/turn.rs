@@ -235,7 +235,6 @@ impl AssistantTurn {
             let args = approval.arguments.clone();
             approval.summary =
                 super::approvals::summary(&self.env, &self.owner, &approval.tool, &args).await;
-            out.approval_required(approval).await;
         }
         response.conversation_id = Some(self.session.id.clone());
         let auto = match (&self.session.resumed, &self.handshake.request) {
@@ -263,6 +262,12 @@ impl AssistantTurn {
                 false
             }
         };
+        // An approval is offered once it is stored: a turn not stored has none to decide.
+        match (&response.approval, stored) {
+            (Some(approval), true) => out.approval_required(approval).await,
+            (Some(_), false) => response.approval = None,
+            _ => {}
+        }
         if stored {
             let ended = self.session.resumed.iter().chain(&auto);
             for request in ended {

@@ -147,8 +147,19 @@ impl<'r> Agent<'r> {
         self
     }
 
-    /// Starts the turn from an earlier round: the approved call and its result.
+    /// Starts the turn from an earlier round: the approved call and its result. Its calls are
+    /// the first of the turn's tool history (the turn's own calls are numbered after them).
     pub fn seed(&mut self, round: Round) {
+        for (call, reply) in round.calls.iter().zip(&round.replies) {
+            self.history.push(ToolUse {
+                tool_name: call.name.clone(),
+                input: call
+                    .input()
+                    .unwrap_or_else(|| Value::String(call.arguments.clone())),
+                output: reply.content.clone(),
+                is_error: reply.is_error,
+            });
+        }
         self.rounds.push(round);
     }
 
@@ -208,11 +219,15 @@ impl<'r> Agent<'r> {
                 output: String::new(),
                 is_error: false,
             });
+            // Judged on the arguments as they would run (the server's defaults written out).
+            let (configured, synthesis) = &self.defaults;
+            let completed = input
+                .as_ref()
+                .map(|args| complete_arguments(&call.name, args, configured, synthesis));
             let needs_approval = refusal.is_none()
-                && self
-                    .resolution
-                    .tool(&call.name)
-                    .is_some_and(|tool| tool.needs_approval(&input.clone().unwrap_or_default()));
+                && self.resolution.tool(&call.name).is_some_and(|tool| {
+                    tool.needs_approval(completed.as_ref().unwrap_or(&Value::Null))
+                });
             let refusal = match refusal {
                 None if needs_approval && self.held.is_some() => Some(
                     "error: another action already waits for the user's approval this turn; propose one at a time"
@@ -223,13 +238,7 @@ impl<'r> Agent<'r> {
             match refusal {
                 Some(message) => replies.push(Some(self.reply(call, index, message, true))),
                 None if needs_approval => {
-                    let (configured, synthesis) = &self.defaults;
-                    let args = complete_arguments(
-                        &call.name,
-                        &input.unwrap_or_default(),
-                        configured,
-                        synthesis,
-                    );
+                    let args = completed.clone().unwrap_or_default();
                     let cost = estimated_calls(&call.name, &args);
                     self.held = Some(Approval::proposed(&call.name, &call.id, args, cost));
                     let waiting = "waiting for the user's approval; it has not run".to_owned();

@@ -62,7 +62,11 @@ impl UiMessageEncoder {
             self.started = true;
             push(
                 &mut out,
-                json!({"type": "start", "messageId": self.message_id}),
+                // An empty id continues the client's last message (an approved call's run).
+                match self.message_id.as_str() {
+                    "" => json!({"type": "start"}),
+                    id => json!({"type": "start", "messageId": id}),
+                },
             );
             push(&mut out, json!({"type": "start-step"}));
         }
