@@ -86,6 +86,9 @@ pub(super) fn begin_approved(
     let events = vec![event(&id, message, approval)];
     next.updated_at = now;
     let mut handled = begin(&mut next, now, lease_ms)?;
+    if let Some(record) = handled.record.as_mut() {
+        record.approving = Some(approval_id.to_owned());
+    }
     handled.events = events;
     Ok(handled)
 }
@@ -111,6 +114,28 @@ pub(super) fn ran(
     let events = vec![event(&id, message, approval)];
     next.updated_at = now;
     Ok(changed(next, events))
+}
+
+/// What the approval of a turn that ends without storing its call's result says: the call may
+/// or may not have run, and it will not run again.
+pub const UNFINISHED_RESULT: &str = "the turn ended before the call's result was stored; it may or may not have run, and it will not run again";
+
+/// The running turn of `next` ends (given up or interrupted): the approval whose call it ran,
+/// if its result was never stored, says so. The events.
+pub(super) fn settle_unfinished(next: &mut Conversation) -> Vec<ConversationEvent> {
+    let Some(approval_id) = next.approving.take() else {
+        return Vec::new();
+    };
+    let id = next.id.clone();
+    match find(next, &approval_id) {
+        Ok((message, approval)) if approval.result.is_none() => {
+            match approval.record_result(UNFINISHED_RESULT, true) {
+                Ok(()) => vec![event(&id, message, approval)],
+                Err(_) => Vec::new(),
+            }
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// The alarm's work on approvals: each pending one is reminded at half its time and expired at

@@ -372,10 +372,12 @@ pub fn handle(
             {
                 context::answered(&mut next, &request_id)?;
             }
+            let settled = approvals::settle_unfinished(&mut next);
             next.running = None;
             next.turns = running.turn;
             next.updated_at = now;
             let mut handled = append(next, entries)?;
+            handled.events.extend(settled);
             handled.reply = Reply::Aborted;
             Ok(handled)
         }
@@ -463,6 +465,7 @@ fn abort(record: &Conversation, lease: u32) -> Result<Handled, ConversationError
     }
     let mut next = record.clone();
     context::reopen_waiting(&mut next);
+    let settled = approvals::settle_unfinished(&mut next);
     next.running = None;
     if next.turns == 0 && next.entries.is_empty() {
         return Ok(Handled {
@@ -476,7 +479,7 @@ fn abort(record: &Conversation, lease: u32) -> Result<Handled, ConversationError
         record: Some(next),
         erase: false,
         reply: Reply::Aborted,
-        events: Vec::new(),
+        events: settled,
     })
 }
 
@@ -525,6 +528,7 @@ fn empty(
         requests: Vec::new(),
         waiting: None,
         writing_style: None,
+        approving: None,
     }
 }
 

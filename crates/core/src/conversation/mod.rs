@@ -254,6 +254,10 @@ pub struct Conversation {
     /// The conversation's writing style (a prompt-sheet style name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writing_style: Option<String>,
+    /// The approval whose call the running turn runs: a turn that ends before storing the
+    /// call's result leaves the approval saying so, never "running" forever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approving: Option<String>,
 }
 
 impl Conversation {

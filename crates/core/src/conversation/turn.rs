@@ -191,6 +191,7 @@ pub(super) fn commit(
         return Err(ConversationError::TurnExpired);
     };
     next.running = None;
+    next.approving = None;
     next.turns = running.turn;
     next.updated_at = now;
     Ok(())
