@@ -171,13 +171,14 @@ describe("approving runs the call once", () => {
       assert.equal(refused.status, 422, refused.text);
       assert.equal(refused.json.error.code, code);
     }
+    // A provider that is not configured is refused before anything runs; the approval waits on.
     const unknown = await decide(owner, id, approval.id, { decision: "approve", arguments: { prompt: "x", providers: ["nobody"] } });
-    assert.equal(unknown.status, 200, "a provider not configured fails in the run, as a tool error");
-    assert.match(unknown.json.tool_history[0].output, /`nobody` is not a configured provider/);
-    assert.equal((await stored(owner, id)).messages[1].approval.result.is_error, true);
+    assert.equal(unknown.status, 422, unknown.text);
+    assert.match(unknown.json.error.message, /`nobody` is not a configured provider/);
+    assert.equal((await stored(owner, id)).messages[1].approval.state, "pending");
     assert.deepEqual(await jobs(owner), []);
-    // A fresh approval, edited well.
-    const second = await heldResearch(owner);
+    // Edited well.
+    const second = { id, approval };
     const edited = { prompt: "EGFR resistance in NSCLC", providers: ["offline"], synthesis_provider: "offline" };
     const ran = await decide(owner, second.id, second.approval.id, { decision: "approve", arguments: edited });
     assert.equal(ran.status, 200, ran.text);

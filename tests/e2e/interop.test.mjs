@@ -313,8 +313,14 @@ describe("tool approval over AG-UI", () => {
     const owner = newOwner();
     const { client, finished, conversation } = await interrupted(owner);
     const [interrupt] = finished.interrupts;
-    const denied = await client.runAgent({ runId: "run-2", forwardedProps: { agent: "assistant", conversation_id: conversation }, resume: [{ interruptId: interrupt.id, status: "cancelled", payload: { reason: "Not now" } }] });
+    const seen = [];
+    const denied = await client.runAgent({ runId: "run-2", forwardedProps: { agent: "assistant", conversation_id: conversation }, resume: [{ interruptId: interrupt.id, status: "cancelled", payload: { reason: "Not now" } }] }, { onEvent: ({ event }) => seen.push(event) });
     assert.equal(denied.result.conversation_id, conversation);
+    // The interrupted call gets its result: denied.
+    const result = seen.find((e) => e.type === "TOOL_CALL_RESULT");
+    assert.equal(result.toolCallId, interrupt.toolCallId);
+    assert.equal(result.content, "denied by the user: Not now");
+    assert.deepEqual(client.pendingInterrupts, []);
     const stored = (await call("GET", `/api/assistant/conversations/${conversation}`, { owner })).json;
     assert.equal(stored.messages[1].approval.state, "denied");
     assert.equal(stored.messages[1].approval.reason, "Not now");

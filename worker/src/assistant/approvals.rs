@@ -9,7 +9,7 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use stepwise_core::agent::AssistantResponse;
+use stepwise_core::agent::{AssistantResponse, ToolUse};
 use stepwise_core::approval::{Approval, ApprovalError, complete_arguments, describe_named};
 use stepwise_core::conversation::{Command, Conversation, ConversationError, Reply};
 use stepwise_core::protocol::StreamEvent;
@@ -142,6 +142,22 @@ pub async fn decide_as(
     trial
         .approve(edited.as_ref(), &tool.input_schema, "owner", now_ms())
         .map_err(refused)?;
+    // Providers that are not configured would fail the run: refused now, the approval kept.
+    if trial.tool == "start_research" {
+        let args = trial.arguments_to_run();
+        let named = args["providers"].as_array().into_iter().flatten();
+        let unknown = named
+            .chain(args.get("synthesis_provider"))
+            .filter_map(Value::as_str)
+            .find(|name| providers.get(name).is_none());
+        if let Some(name) = unknown {
+            let why = format!(
+                "`{name:.64}` is not a configured provider; configured: {}",
+                providers.names().join(", ")
+            );
+            return Err(refused(ApprovalError::InvalidArguments(why)));
+        }
+    }
     let edited = trial.edited_arguments.is_some();
     let what = match edited {
         true => summary(&env, owner, &trial.tool, trial.arguments_to_run()).await,
@@ -176,19 +192,36 @@ fn denied(approval: &Approval, id: &str, reply: Delivery) -> AppResult<Response>
     }) else {
         return Ok(Response::from_json(&json!({"approval": approval}))?);
     };
+    let reason = approval.reason.as_deref().unwrap_or("no reason given");
+    // The interrupted call gets its result: denied.
     let answer = AssistantResponse {
-        message: format!(
-            "Denied: {}",
-            approval.reason.as_deref().unwrap_or("no reason given")
-        ),
+        message: format!("Denied: {reason}"),
         conversation_id: Some(id.to_owned()),
+        tool_history: vec![ToolUse {
+            tool_name: approval.tool.clone(),
+            input: approval.arguments.clone(),
+            output: format!("denied by the user: {reason}"),
+            is_error: true,
+        }],
         approval: Some(approval.clone()),
         ..AssistantResponse::default()
     };
-    let complete = StreamEvent::Complete {
-        payload: Box::new(answer.into()),
-    };
-    let mut response = Response::ok(encoder.encode(&complete))?;
+    let events = [
+        StreamEvent::ToolStart {
+            tool: approval.tool.clone(),
+            input: approval.arguments.clone(),
+            call_id: Some(approval.call_id.clone()),
+        },
+        StreamEvent::ToolComplete {
+            tool: approval.tool.clone(),
+            index: 0,
+        },
+        StreamEvent::Complete {
+            payload: Box::new(answer.into()),
+        },
+    ];
+    let frames: String = events.iter().map(|e| encoder.encode(e)).collect();
+    let mut response = Response::ok(frames)?;
     response
         .headers_mut()
         .set("content-type", "text/event-stream")?;

@@ -30,8 +30,19 @@ export class ApprovalCard {
   /** The approval as stored now (decided here, in another tab, or expired). */
   update(approval: Approval): void {
     if (approval.id !== this.approval.id) return;
+    const reminderOnly = approval.state === "pending" && this.approval.state === "pending";
     this.approval = approval;
+    // A reminder changes the waiting line only: an edit or a reason being typed stays.
+    if (reminderOnly) return this.showWait();
     this.render();
+  }
+
+  private showWait(): void {
+    const a = this.approval;
+    const line = this.root.querySelector<HTMLElement>(".approval-wait");
+    if (!line) return;
+    line.className = a.reminded ? "approval-wait reminded" : "approval-wait muted";
+    line.textContent = a.reminded ? `Still waiting for you: it expires at ${time(a.expires_at)}.` : `Waits for you until ${time(a.expires_at)}.`;
   }
 
   private render(): void {
@@ -42,14 +53,14 @@ export class ApprovalCard {
     const parts: (HTMLElement | string)[] = [h("h4", {}, title), h("p", { class: "approval-summary" }, a.summary)];
     if (a.state === "pending") {
       // The summary says what it costs (estimated model calls) when it costs any.
-      // Half its time gone, the server reminds every tab.
-      const wait = a.reminded ? `Still waiting for you: it expires at ${time(a.expires_at)}.` : `Waits for you until ${time(a.expires_at)}.`;
-      parts.push(h("p", { class: a.reminded ? "approval-wait reminded" : "approval-wait muted" }, wait), this.buttons());
+      // Half its time gone, the server reminds every tab (`showWait`).
+      parts.push(h("p", { class: "approval-wait" }), this.buttons());
     } else {
       parts.push(h("p", { class: "muted approval-outcome" }, this.outcome()));
       if (a.result) parts.push(h("p", { class: `approval-result${a.result.is_error ? " error" : ""}` }, a.result.output));
     }
     replace(this.root, ...parts, this.status);
+    this.showWait();
   }
 
   /** Who decided what, and when. */

@@ -199,7 +199,7 @@ export class Tray {
         const label = edited ? "Approved with edits" : "Approved";
         const bubble = h("div", { class: "msg user action" }, `${label}: ${approval.summary}`);
         this.log.append(bubble);
-        const refused = await this.turn(path(approval), { decision: "approve", ...(edited ? { arguments: edited } : {}), context: this.context() });
+        const refused = await this.turn(path(approval), { decision: "approve", ...(edited ? { arguments: edited } : {}), context: this.context() }, true);
         if (refused) {
           bubble.remove();
           // The failed answer view says why; the card says it too and stays decidable.
@@ -247,7 +247,7 @@ export class Tray {
   /** One turn over SSE (`model_delta`s parsed here with the page's markers). If the stream
    * drops, the answer goes on over the live connection from the last event shown. A turn the
    * server refused before it began gives the error's code. */
-  private async turn(path: string, body: Record<string, unknown>): Promise<string | undefined> {
+  private async turn(path: string, body: Record<string, unknown>, refuseOnError = false): Promise<string | undefined> {
     if (this.busy) return;
     const answer = this.answerView();
     this.setBusy(true);
@@ -267,7 +267,14 @@ export class Tray {
       this.setRunning(true);
       for await (const message of readSse(response.body)) {
         if (message.id) (this.ownLease = this.saw(Number(message.id)));
-        if (this.show(answer, JSON.parse(message.data) as StreamEvent)) return void (ended = true);
+        const event = JSON.parse(message.data) as StreamEvent;
+        if (this.show(answer, event)) {
+          ended = true;
+          // A turn that could not begin after waiting in the queue (an approval decided
+          // meanwhile): a refusal, like one answered at once.
+          if (refuseOnError && event.type === "error") return event.code;
+          return;
+        }
         this.log.scrollTop = this.log.scrollHeight;
       }
     } catch {
