@@ -234,8 +234,11 @@ describe("tool approval over the AI SDK", () => {
     await new Promise((r) => setTimeout(r, 100));
     await settled(chat);
     assert.equal(chat.status, "ready", String(chat.error));
+    // The run continues the same assistant message: one user message, one answer.
+    assert.deepEqual(chat.messages.map((m) => m.role), ["user", "assistant"], JSON.stringify(chat.messages.map((m) => m.id)));
     const ran = toolPart(chat);
     assert.equal(ran.state, "output-available", JSON.stringify(chat.messages.at(-1).parts));
+    assert.equal(chat.messages.at(-1).parts.filter((p) => p.type === "tool-start_research").length, 1, "one part for the call");
     assert.match(String(ran.output), /^Started research job [0-9a-f]{32}/);
     const text = chat.messages.at(-1).parts.filter((p) => p.type === "text").map((p) => p.text).join("");
     assert.match(text, /It is running\./);
@@ -253,6 +256,7 @@ describe("tool approval over the AI SDK", () => {
     await new Promise((r) => setTimeout(r, 100));
     await settled(chat);
     assert.equal(toolPart(chat).state, "output-denied", JSON.stringify(chat.messages.at(-1).parts));
+    assert.deepEqual(chat.messages.map((m) => m.role), ["user", "assistant"]);
     const { items } = (await call("GET", "/api/assistant/conversations?limit=5", { owner })).json;
     const stored = (await call("GET", `/api/assistant/conversations/${items[0].id}`, { owner })).json;
     assert.equal(stored.messages[1].approval.state, "denied");
