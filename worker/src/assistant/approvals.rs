@@ -10,25 +10,24 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 use stepwise_core::agent::{AssistantResponse, ToolUse};
-use stepwise_core::approval::{Approval, ApprovalError, complete_arguments, describe_named};
+use stepwise_core::approval::{Approval, ApprovalError, complete_arguments};
 use stepwise_core::conversation::{Command, Conversation, ConversationError, Reply};
 use stepwise_core::protocol::StreamEvent;
 use worker::{Env, Request, Response};
 
 use super::session::decider;
+use super::tools;
 use super::turn::Ask;
 use super::{Asked, start};
 use crate::conversations::client;
 use crate::platform::body::read_json;
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
-use crate::platform::kv::Kv;
 use crate::platform::limits;
 use crate::platform::negotiate::{Delivery, Wire};
 use crate::platform::owner::Owner;
 use crate::platform::settings::Settings;
 use crate::registry::registry;
-use crate::streams;
 
 /// Approve or deny.
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -160,7 +159,7 @@ pub async fn decide_as(
     }
     let edited = trial.edited_arguments.is_some();
     let what = match edited {
-        true => summary(&env, owner, &trial.tool, trial.arguments_to_run()).await,
+        true => tools::summary(&env, owner, &trial.tool, trial.arguments_to_run()).await,
         false => trial.summary.clone(),
     };
     let label = format!(
@@ -226,19 +225,6 @@ fn denied(approval: &Approval, id: &str, reply: Delivery) -> AppResult<Response>
         .headers_mut()
         .set("content-type", "text/event-stream")?;
     Ok(response)
-}
-
-/// What a call of `tool` with `args` will do, in a sentence, naming what it acts on as the owner
-/// knows it (a stream by its name, when it is theirs).
-pub async fn summary(env: &Env, owner: &Owner, tool: &str, args: &Value) -> String {
-    let stream = match (tool, args["stream_id"].as_str()) {
-        ("update_stream_settings", Some(id)) => match Kv::new(env) {
-            Ok(kv) => streams::find(&kv, owner, id).await.ok(),
-            Err(_) => None,
-        },
-        _ => None,
-    };
-    describe_named(tool, args, stream.as_ref().map(|s| s.name.as_str()))
 }
 
 /// The owner's assistant conversation `id`.

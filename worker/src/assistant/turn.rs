@@ -62,7 +62,7 @@ pub enum Ask {
         /// What it acts on.
         target: Option<String>,
     },
-    /// An approved call (`super::approvals`): run it once, then let the model answer with its
+    /// An approved call (decided by `POST …/approvals/:approval_id`): run it once, then let the model answer with its
     /// result.
     Approve {
         /// The approval.
@@ -233,8 +233,7 @@ impl AssistantTurn {
             let ttl = number(&self.env, "APPROVAL_TTL_MS").unwrap_or(DEFAULT_APPROVAL_TTL_MS);
             approval.issue(&ids::random_id().unwrap_or_default(), now_ms(), ttl);
             let args = approval.arguments.clone();
-            approval.summary =
-                super::approvals::summary(&self.env, &self.owner, &approval.tool, &args).await;
+            approval.summary = tools::summary(&self.env, &self.owner, &approval.tool, &args).await;
         }
         response.conversation_id = Some(self.session.id.clone());
         let auto = match (&self.session.resumed, &self.handshake.request) {

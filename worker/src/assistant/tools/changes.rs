@@ -5,15 +5,17 @@
 
 use serde_json::{Value, json};
 use stepwise_core::agent::ToolOutcome;
+use stepwise_core::approval::describe_named;
 use stepwise_core::research::{DraftFields, fallback_title};
 use stepwise_core::streams::StreamChange;
-use worker::Response;
+use worker::{Env, Response};
 
 use super::{ToolContext, text};
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
 use crate::platform::output::Output;
+use crate::platform::owner::Owner;
 use crate::research::{make_draft, start_job};
 use crate::streams;
 use crate::workflows::store as workflows;
@@ -123,4 +125,17 @@ async fn accepted(mut response: Response) -> AppResult<Value> {
         .as_str()
         .unwrap_or("the research job was refused");
     Err(AppError::invalid_request(message.to_owned()))
+}
+
+/// What a call of `tool` with `args` will do, in a sentence, naming what it acts on as the owner
+/// knows it (a stream by its name, when it is theirs).
+pub async fn summary(env: &Env, owner: &Owner, tool: &str, args: &Value) -> String {
+    let stream = match (tool, args["stream_id"].as_str()) {
+        ("update_stream_settings", Some(id)) => match Kv::new(env) {
+            Ok(kv) => streams::find(&kv, owner, id).await.ok(),
+            Err(_) => None,
+        },
+        _ => None,
+    };
+    describe_named(tool, args, stream.as_ref().map(|s| s.name.as_str()))
 }

@@ -6,6 +6,8 @@
 
 mod changes;
 mod pubmed;
+
+pub use changes::summary;
 mod research;
 
 use serde_json::Value;
