@@ -17,6 +17,14 @@ const DRAFT_TTL_MS = 4000;
 const PER_OWNER_CAP = 3;
 const OWNER_RATE = 10;
 
+/** Waits, when the rate limiter's current window (aligned to the wall clock's minute) has less
+ * than 8 s left, for the next one: a count that straddles two windows starts again in the
+ * second and never reaches the limit. */
+async function wholeWindow() {
+  const left = 60000 - (Date.now() % 60000);
+  if (left < 8000) await new Promise((r) => setTimeout(r, left + 100));
+}
+
 /** Requests of one stack, as a given owner (or none). */
 function client(stack) {
   return async function call(method, path, { body, token, headers = {}, raw } = {}) {
@@ -150,6 +158,7 @@ describe("anonymous owners, limits and lifecycle", () => {
   test("rate limits: past the owner's limit a model route answers 429 with Retry-After; other owners are unaffected", async () => {
     const busy = newOwner();
     const turn = (token) => call("POST", "/api/chat", { token, headers: { accept: "application/json" }, body: { message: "Track rivals", current_config: {}, provider: "offline" } });
+    await wholeWindow();
     for (let i = 0; i < OWNER_RATE; i++) assert.equal((await turn(busy)).status, 200, `turn ${i + 1}`);
     const limited = await turn(busy);
     assert.deepEqual([limited.status, limited.json.error.code], [429, "rate_limited"]);
@@ -265,6 +274,7 @@ describe("anonymous owners, limits and lifecycle", () => {
   test("GET /api/me is rate limited like the routes that call out (it reads the day's spending object)", async () => {
     const owner = newOwner();
     const statuses = [];
+    await wholeWindow();
     for (let i = 0; i < OWNER_RATE; i++) statuses.push((await call("GET", "/api/me", { token: owner })).status);
     assert.deepEqual(statuses, Array(OWNER_RATE).fill(200));
     const limited = await call("GET", "/api/me", { token: owner });
@@ -281,6 +291,7 @@ describe("anonymous owners, limits and lifecycle", () => {
       ["POST", `/api/help/sessions/${"f".repeat(32)}/handoff`, {}],
     ]) {
       const owner = newOwner();
+      await wholeWindow();
       for (let i = 0; i < OWNER_RATE; i++) {
         const response = await call(method, path, { token: owner, body });
         assert.notEqual(response.status, 429, `${method} ${path}, request ${i + 1}: ${response.text}`);
