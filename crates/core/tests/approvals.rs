@@ -253,6 +253,16 @@ fn conversation_with_approval() -> Conversation {
         .unwrap()
 }
 
+/// The owner approves `approval_id` as proposed.
+fn approving(approval_id: &str) -> Command {
+    Command::BeginApproved {
+        approval_id: approval_id.into(),
+        arguments: None,
+        by: "owner".into(),
+        lease_ms: LEASE,
+    }
+}
+
 fn approval_of(record: &Conversation) -> &Approval {
     record.entries[1].approval.as_ref().unwrap()
 }
@@ -265,23 +275,13 @@ fn approving_begins_the_turn_that_runs_it_and_a_second_click_or_retry_finds_it_s
         TTL / 2,
         "the alarm wakes to remind the owner half way"
     );
-    let approve = Command::BeginApproved {
-        approval_id: "a1".into(),
-        arguments: None,
-        by: "owner".into(),
-        lease_ms: LEASE,
-    };
+    let approve = approving("a1");
     // A stranger does not see it; an unknown id is not found.
     assert_eq!(
         handle(Some(&record), "c1", "o2", &approve, 10).unwrap_err(),
         ConversationError::NotFound
     );
-    let unknown = Command::BeginApproved {
-        approval_id: "nope".into(),
-        arguments: None,
-        by: "owner".into(),
-        lease_ms: LEASE,
-    };
+    let unknown = approving("nope");
     let refused = handle(Some(&record), "c1", "o1", &unknown, 10).unwrap_err();
     assert_eq!(refused.code(), "approval_not_found");
     let handled = handle(Some(&record), "c1", "o1", &approve, 10).unwrap();
@@ -356,12 +356,7 @@ fn a_denial_is_kept_with_its_reason_and_an_unanswered_approval_expires_at_the_al
         .record
         .unwrap();
     assert_eq!(approval_of(&denied).state, ApprovalState::Denied);
-    let approve = Command::BeginApproved {
-        approval_id: "a1".into(),
-        arguments: None,
-        by: "owner".into(),
-        lease_ms: LEASE,
-    };
+    let approve = approving("a1");
     let refused = handle(Some(&denied), "c1", "o1", &approve, 11).unwrap_err();
     assert_eq!(refused.code(), "approval_settled");
     let history = model_history(&denied.entries, 10_000);
