@@ -30,7 +30,7 @@ use worker::{
 
 pub use conversations::object::Conversation;
 pub use help::object::HelpDesk;
-pub use platform::spend::SpendGuard;
+pub use platform::spend_objects::{SpendGuard, SpendShard};
 pub use research::job_object::ResearchJob;
 
 use crate::platform::cors;

@@ -152,6 +152,7 @@ pub async fn fallback(env: &Env, message: &serde_json::Value) -> AppResult<()> {
         id: text("owner"),
         kind: OwnerKind::Anonymous,
         email: None,
+        network: None,
     };
     let warning = "Answered without the context asked for: it was not supplied in time.";
     let mut response = answer(

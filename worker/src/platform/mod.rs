@@ -21,6 +21,7 @@ pub mod owner;
 pub mod queues;
 pub mod settings;
 pub mod spend;
+pub mod spend_objects;
 pub mod sse;
 pub mod url_parts;
 pub mod webhook;

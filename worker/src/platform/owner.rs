@@ -34,6 +34,12 @@ pub struct Owner {
     /// The e-mail address of an Access identity, to show.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
+    /// The client's network, for an anonymous owner: the hex SHA-256 of its address key
+    /// (`core::spend::address_key`), what the spending guard also counts such owners' calls
+    /// under. Never stored nor sent anywhere (`serde(skip)`); `None` for Access identities,
+    /// server-started work and requests without an address (as under `wrangler dev`).
+    #[serde(skip)]
+    pub network: Option<String>,
 }
 
 /// Cloudflare Access, when configured.
@@ -93,10 +99,16 @@ async fn anonymous_owner(req: &Request) -> AppResult<Owner> {
     if !is_owner_token(token) {
         return Err(AuthError::InvalidOwnerToken.into());
     }
+    let address = req.headers().get("cf-connecting-ip")?.unwrap_or_default();
+    let network = match stepwise_core::spend::address_key(&address) {
+        Some(key) => Some(owner::hex(&crypto::sha256(key.as_bytes()).await?)),
+        None => None,
+    };
     Ok(Owner {
         id: hash_identity(OwnerKind::Anonymous, token).await?,
         kind: OwnerKind::Anonymous,
         email: None,
+        network,
     })
 }
 
@@ -118,6 +130,7 @@ async fn access_owner(req: &Request, access: &Access) -> AppResult<Owner> {
         id: hash_identity(OwnerKind::Access, &token.claims.sub).await?,
         kind: OwnerKind::Access,
         email: token.claims.email,
+        network: None,
     })
 }
 

@@ -1,35 +1,132 @@
-//! The spending guard: one Durable Object per UTC day (`SpendGuard`, named by the date) counts
-//! model calls and estimated tokens per owner and in total, and refuses a charge past the caps
-//! `MODEL_CALLS_PER_OWNER_PER_DAY` and `MODEL_CALLS_PER_DAY` (429 `quota_exceeded`) before any
-//! upstream request. The rules are `core::spend`; the object loads, applies and saves. Its
-//! protocol is plain: the ask in query parameters, counters as text (`"<calls> <tokens>"`).
-// `#[durable_object]` generates wasm-bindgen glue without docs; everything written here has them.
-#![allow(missing_docs)]
+//! The spending guard, as handlers use it: [`charge`] before any upstream request, [`refund`]
+//! when the calls were not made, [`usage`] for `GET /api/me`. Refusals are 429
+//! `quota_exceeded`, with a message naming the cap.
+//!
+//! The counts live in two kinds of Durable Object (`spend_objects.rs`): `SpendShard`, many
+//! per deployment (`SPEND_SHARDS`), each counting the owners and client networks whose hash
+//! falls in it; and `SpendGuard`, one per UTC day, the day's budget the shards lease blocks of
+//! calls from. An anonymous owner's charge is counted against its owner and its client's
+//! network at once (two shards, in parallel); a refusal of either gives the other's back. The
+//! rules are `core::spend`.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
+use std::fmt::Write;
 
-use stepwise_core::dates;
-use stepwise_core::spend::{self, Caps, Charge, Usage};
-use worker::{
-    DurableObject, Env, Request, Response, Result, State, Storage, durable_object, js_sys,
-};
+use stepwise_core::spend::{Caps, Charge, QuotaError, Usage};
+use worker::Env;
 
-use super::deadline::now_ms;
 use super::error::{AppError, AppResult};
 use super::js::{ObjectCall, call_object};
 use super::owner::Owner;
 use super::settings::number;
-use super::url_parts::query_param;
 
-/// The Durable Object binding's name in wrangler.toml.
-const BINDING: &str = "SPEND_GUARD";
+/// The shards' Durable Object binding in wrangler.toml.
+pub(super) const SHARD_BINDING: &str = "SPEND_SHARD";
+/// The day budgets' Durable Object binding in wrangler.toml.
+pub(super) const BUDGET_BINDING: &str = "SPEND_GUARD";
 /// Default most model calls of one owner per UTC day.
 pub const DEFAULT_PER_OWNER: u64 = 200;
 /// Default most model calls of all owners together per UTC day.
 pub const DEFAULT_TOTAL: u64 = 5_000;
-/// How long a day's counters are kept after the object first counted, in ms.
-const KEEP_MS: i64 = 2 * 24 * 3600 * 1000;
+/// Default most model calls of anonymous owners from one client network per UTC day.
+pub const DEFAULT_PER_ADDRESS: u64 = 1_000;
+/// Default number of shards. Set it once: changing it moves counters to other shards, so the
+/// day's per-owner and per-address counts start again.
+pub const DEFAULT_SHARDS: u32 = 64;
+/// Most shards.
+pub const MAX_SHARDS: u32 = 1_024;
+
+/// The guard's settings, from the environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// The caps.
+    pub caps: Caps,
+    /// Shards counters are spread over.
+    pub shards: u32,
+    /// `SPEND_ESTABLISHED_AFTER_MS`: an owner first seen this long ago counts as established
+    /// even on the same UTC day (for tests; unset in production).
+    pub established_after_ms: Option<u64>,
+}
+
+impl Settings {
+    /// `MODEL_CALLS_PER_OWNER_PER_DAY`, `MODEL_CALLS_PER_ADDRESS_PER_DAY`,
+    /// `MODEL_CALLS_PER_DAY`, `MODEL_CALLS_NEW_OWNERS_PER_DAY` (default half the total),
+    /// `SPEND_SHARDS` and `SPEND_ESTABLISHED_AFTER_MS`.
+    pub fn from_env(env: &Env) -> Settings {
+        let total = number(env, "MODEL_CALLS_PER_DAY").unwrap_or(DEFAULT_TOTAL);
+        Settings {
+            caps: Caps {
+                per_owner: Some(
+                    number(env, "MODEL_CALLS_PER_OWNER_PER_DAY").unwrap_or(DEFAULT_PER_OWNER),
+                ),
+                per_address: Some(
+                    number(env, "MODEL_CALLS_PER_ADDRESS_PER_DAY").unwrap_or(DEFAULT_PER_ADDRESS),
+                ),
+                total: Some(total),
+                new_owners: Some(
+                    number(env, "MODEL_CALLS_NEW_OWNERS_PER_DAY").unwrap_or(total / 2),
+                ),
+            },
+            shards: number(env, "SPEND_SHARDS")
+                .unwrap_or(DEFAULT_SHARDS)
+                .clamp(1, MAX_SHARDS),
+            established_after_ms: number(env, "SPEND_ESTABLISHED_AFTER_MS"),
+        }
+    }
+
+    /// The settings as query parameters, for the objects (which read no environment of
+    /// their own, so that a request and its objects always agree).
+    pub(super) fn query(&self) -> String {
+        let mut query = String::new();
+        let caps = [
+            ("per_owner", self.caps.per_owner),
+            ("per_address", self.caps.per_address),
+            ("total", self.caps.total),
+            ("new_owners", self.caps.new_owners),
+            ("established_after", self.established_after_ms),
+        ];
+        for (name, value) in caps {
+            if let Some(value) = value {
+                let _ = write!(query, "&{name}={value}");
+            }
+        }
+        let _ = write!(query, "&shards={}", self.shards);
+        query
+    }
+
+    /// Settings read back from [`Settings::query`]'s parameters.
+    pub(super) fn from_query(param: impl Fn(&str) -> Option<u64>) -> Settings {
+        Settings {
+            caps: Caps {
+                per_owner: param("per_owner"),
+                per_address: param("per_address"),
+                total: param("total"),
+                new_owners: param("new_owners"),
+            },
+            shards: param("shards")
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(1),
+            established_after_ms: param("established_after"),
+        }
+    }
+}
+
+/// What a shard counts a charge under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// An owner (their id).
+    Owner,
+    /// A client network (the hash of its address key).
+    Network,
+}
+
+impl Kind {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Kind::Owner => "owner",
+            Kind::Network => "network",
+        }
+    }
+}
 
 /// Counts `charge` for `owner` today, or refuses it (429 `quota_exceeded`). A charge of no
 /// calls (offline providers only) is not sent.
@@ -37,7 +134,30 @@ pub async fn charge(env: &Env, owner: &Owner, charge: Charge) -> AppResult<()> {
     if charge.calls == 0 {
         return Ok(());
     }
-    ask(env, owner, charge, false).await.map(|_| ())
+    let settings = Settings::from_env(env);
+    let Some(network) = &owner.network else {
+        return ask(env, &settings, Kind::Owner, &owner.id, charge, false)
+            .await
+            .map(|_| ());
+    };
+    let (by_network, by_owner) = futures::future::join(
+        ask(env, &settings, Kind::Network, network, charge, false),
+        ask(env, &settings, Kind::Owner, &owner.id, charge, false),
+    )
+    .await;
+    match (by_network, by_owner) {
+        (Ok(_), Ok(_)) => Ok(()),
+        (Err(refused), Ok(_)) => {
+            ask(env, &settings, Kind::Owner, &owner.id, charge, true).await?;
+            Err(refused)
+        }
+        (Ok(_), Err(refused)) => {
+            ask(env, &settings, Kind::Network, network, charge, true).await?;
+            Err(refused)
+        }
+        // The owner's cap says more to the person than the network's.
+        (Err(_), Err(refused)) => Err(refused),
+    }
 }
 
 /// Gives back a charge whose calls were not made.
@@ -45,23 +165,53 @@ pub async fn refund(env: &Env, owner: &Owner, charge: Charge) -> AppResult<()> {
     if charge.calls == 0 {
         return Ok(());
     }
-    ask(env, owner, charge, true).await.map(|_| ())
+    let settings = Settings::from_env(env);
+    let by_owner = ask(env, &settings, Kind::Owner, &owner.id, charge, true);
+    match &owner.network {
+        Some(network) => {
+            let by_network = ask(env, &settings, Kind::Network, network, charge, true);
+            let (a, b) = futures::future::join(by_owner, by_network).await;
+            a.and(b).map(|_| ())
+        }
+        None => by_owner.await.map(|_| ()),
+    }
 }
 
-/// The owner's usage today (for `GET /api/me`).
+/// The owner's usage today (for `GET /api/me`): read from the owner's shard, nothing written.
 pub async fn usage(env: &Env, owner: &Owner) -> AppResult<Usage> {
-    ask(env, owner, Charge::default(), false).await
+    let settings = Settings::from_env(env);
+    ask(
+        env,
+        &settings,
+        Kind::Owner,
+        &owner.id,
+        Charge::default(),
+        false,
+    )
+    .await
 }
 
-async fn ask(env: &Env, owner: &Owner, charge: Charge, refund: bool) -> AppResult<Usage> {
-    let per_owner: u64 = number(env, "MODEL_CALLS_PER_OWNER_PER_DAY").unwrap_or(DEFAULT_PER_OWNER);
-    let total: u64 = number(env, "MODEL_CALLS_PER_DAY").unwrap_or(DEFAULT_TOTAL);
+/// The object name of the shard a hex key lives in.
+pub(super) fn shard_name(key: &str, shards: u32) -> String {
+    format!("shard-{}", stepwise_core::spend::shard_of(key, shards))
+}
+
+/// One charge, refund or read at the key's shard; its answer is the key's usage today.
+async fn ask(
+    env: &Env,
+    settings: &Settings,
+    kind: Kind,
+    key: &str,
+    charge: Charge,
+    refund: bool,
+) -> AppResult<Usage> {
     let url = format!(
-        "https://spend.internal/?owner={}&calls={}&tokens={}&per_owner={per_owner}&total={total}&refund={}",
-        owner.id,
+        "https://spend.internal/?kind={}&key={key}&calls={}&tokens={}&refund={}{}",
+        kind.name(),
         charge.calls,
         charge.tokens,
-        u8::from(refund)
+        u8::from(refund),
+        settings.query()
     );
     let call = ObjectCall {
         method: "POST",
@@ -69,122 +219,33 @@ async fn ask(env: &Env, owner: &Owner, charge: Charge, refund: bool) -> AppResul
         headers: &[],
         body: None,
     };
-    let (status, text) = call_object(env, BINDING, &dates::day(now_ms()), call).await?;
+    let shard = shard_name(key, settings.shards);
+    let (status, text) = call_object(env, SHARD_BINDING, &shard, call).await?;
     match status {
         200 => Usage::parse(&text)
-            .ok_or_else(|| AppError::internal(&"the spend guard's answer is not counters")),
-        429 => Err(AppError::quota_exceeded(&text)),
+            .ok_or_else(|| AppError::internal(&"the spend shard's answer is not counters")),
+        429 => Err(AppError::quota_exceeded(&refusal(&text).to_string())),
         status => Err(AppError::internal(&format_args!(
-            "spend guard answered {status}"
+            "spend shard answered {status}: {text}"
         ))),
     }
 }
 
-/// The Durable Object class `SpendGuard` (wrangler.toml), one instance per UTC day. The counters
-/// it has read are kept in memory too: the object is their only writer and handles one request
-/// at a time around its storage calls, so after the first read of a key only writes remain.
-#[durable_object]
-pub struct SpendGuard {
-    state: State,
-    known: RefCell<Known>,
+/// A refusal as the objects write it, `"<cap name> <cap>"` (`QuotaError::cap_name`).
+pub(super) fn refusal_text(error: &QuotaError, caps: &Caps) -> String {
+    let cap = match error {
+        QuotaError::Owner { cap }
+        | QuotaError::Address { cap }
+        | QuotaError::Total { cap }
+        | QuotaError::NewOwners { cap } => *cap,
+        _ => caps.total.unwrap_or(0),
+    };
+    format!("{} {cap}", error.cap_name())
 }
 
-/// What the instance has read or written so far.
-#[derive(Default)]
-struct Known {
-    /// The day's total, once read.
-    total: Option<Usage>,
-    /// Each owner's counters, once read.
-    owners: HashMap<String, Usage>,
-    /// Whether the alarm that clears the day is known to be set.
-    alarm_set: bool,
-}
-
-impl DurableObject for SpendGuard {
-    fn new(state: State, _env: Env) -> Self {
-        SpendGuard {
-            state,
-            known: RefCell::new(Known::default()),
-        }
-    }
-
-    async fn fetch(&self, req: Request) -> Result<Response> {
-        let url = req.inner().url();
-        let number = |name: &str| query_param(&url, name).and_then(|v| v.parse::<u64>().ok());
-        let owner = query_param(&url, "owner").unwrap_or_default();
-        let charge = Charge {
-            calls: number("calls").unwrap_or(0),
-            tokens: number("tokens").unwrap_or(0),
-        };
-        let caps = Caps {
-            per_owner: number("per_owner"),
-            total: number("total"),
-        };
-        let storage = self.state.storage();
-        let owner_key = format!("owner:{owner}");
-        let (mut mine, mut all) = self.counters(&storage, &owner, &owner_key).await?;
-        if number("refund") == Some(1) {
-            spend::refund(&mut mine, &mut all, charge);
-        } else if let Err(error) = spend::charge(&mut mine, &mut all, charge, &caps) {
-            return Response::error(error.to_string(), 429);
-        }
-        if charge != Charge::default() {
-            let values = js_sys::Object::new();
-            let set = |key: &str, usage: &Usage| {
-                js_sys::Reflect::set(&values, &key.into(), &usage.to_text().into())
-            };
-            set(&owner_key, &mine)?;
-            set("total", &all)?;
-            storage.put_multiple_raw(values).await?;
-            let alarm_set = {
-                let mut known = self.known.borrow_mut();
-                known.owners.insert(owner, mine);
-                known.total = Some(all);
-                known.alarm_set
-            };
-            if !alarm_set {
-                if storage.get_alarm().await?.is_none() {
-                    storage.set_alarm(KEEP_MS).await?;
-                }
-                self.known.borrow_mut().alarm_set = true;
-            }
-        }
-        Response::ok(mine.to_text())
-    }
-
-    async fn alarm(&self) -> Result<Response> {
-        // The day is long over: its counters are no longer needed.
-        self.state.storage().delete_all().await?;
-        *self.known.borrow_mut() = Known::default();
-        Response::ok("")
-    }
-}
-
-impl SpendGuard {
-    /// The owner's counters and the total: from memory when known, else from storage. Sound
-    /// only because every await of a charge is a storage call, during which the object's input
-    /// gate holds other requests back: a charge reads and writes with no other in between. An
-    /// await of anything else there would let two charges interleave and lose one.
-    async fn counters(
-        &self,
-        storage: &Storage,
-        owner: &str,
-        owner_key: &str,
-    ) -> Result<(Usage, Usage)> {
-        let stored =
-            |text: Option<String>| text.as_deref().and_then(Usage::parse).unwrap_or_default();
-        let (mine, all) = {
-            let known = self.known.borrow();
-            (known.owners.get(owner).copied(), known.total)
-        };
-        let mine = match mine {
-            Some(usage) => usage,
-            None => stored(storage.get::<String>(owner_key).await?),
-        };
-        let all = match all {
-            Some(usage) => usage,
-            None => stored(storage.get::<String>("total").await?),
-        };
-        Ok((mine, all))
-    }
+/// A refusal read back from [`refusal_text`].
+pub(super) fn refusal(text: &str) -> QuotaError {
+    let (name, cap) = text.trim().split_once(' ').unwrap_or((text, "0"));
+    QuotaError::from_cap_name(name, cap.parse().unwrap_or(0))
+        .unwrap_or(QuotaError::Total { cap: 0 })
 }

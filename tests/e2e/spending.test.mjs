@@ -1,0 +1,115 @@
+// End-to-end tests of the spending guard under `wrangler dev` (issue 31): a client that mints
+// owner tokens cannot spend past its network's cap, nor past the part of the day's budget kept
+// for new owners; owners from earlier days keep the rest; the total is exact across the shards;
+// a refused call never reaches the provider. The client's address is the `cf-connecting-ip`
+// header, which Cloudflare sets on every request (here the test sets it).
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { asOwner, newOwner, startStack } from "./harness.mjs";
+
+const PER_OWNER = 2;
+const PER_ADDRESS = 3;
+const TOTAL = 10;
+const NEW_OWNERS = 6;
+const ESTABLISHED_AFTER_MS = 6000;
+
+describe("the spending guard against minted identities", () => {
+  let stack;
+  /** Owners with a counted call in the first test. */
+  const counted = [];
+  before(async () => {
+    stack = await startStack({
+      overrides: {
+        MODEL_CALLS_PER_OWNER_PER_DAY: String(PER_OWNER),
+        MODEL_CALLS_PER_ADDRESS_PER_DAY: String(PER_ADDRESS),
+        MODEL_CALLS_PER_DAY: String(TOTAL),
+        MODEL_CALLS_NEW_OWNERS_PER_DAY: String(NEW_OWNERS),
+        SPEND_SHARDS: "4",
+        SPEND_ESTABLISHED_AFTER_MS: String(ESTABLISHED_AFTER_MS),
+      },
+      config: (wrangler) => {
+        for (const limit of wrangler.ratelimits) limit.simple.limit = 1000;
+        return wrangler;
+      },
+    });
+    stack.fake.script({ reply: "An answer." });
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  /** One paid model call (a guided turn) as `token` from `address`. */
+  async function turn(token, address) {
+    const headers = { "content-type": "application/json", accept: "application/json", ...asOwner(token) };
+    if (address) headers["cf-connecting-ip"] = address;
+    const response = await fetch(`${stack.base}/api/chat`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ message: "Track rivals", current_config: {} }),
+    });
+    const json = await response.json();
+    return { status: response.status, code: json.error?.code, message: json.error?.message ?? "" };
+  }
+
+  async function usage(token) {
+    const response = await fetch(`${stack.base}/api/me`, { headers: asOwner(token) });
+    return (await response.json()).usage.calls;
+  }
+
+  test("owners from earlier days, identities minted on one network, and the total", async () => {
+    // An owner seen before the others: established once ESTABLISHED_AFTER_MS has passed.
+    const regular = newOwner();
+    assert.equal((await turn(regular, "198.51.100.20")).status, 200);
+    const seenAt = Date.now();
+
+    // One client mints tokens from one address: its network's cap binds, whatever the token.
+    const before = stack.fake.requests.length;
+    const minted = [];
+    const tokens = Array.from({ length: 5 }, () => newOwner());
+    for (const token of tokens) minted.push(await turn(token, "203.0.113.9"));
+    counted.push(...tokens.slice(0, PER_ADDRESS));
+    assert.deepEqual(minted.slice(0, PER_ADDRESS).map((r) => r.status), [200, 200, 200]);
+    for (const refused of minted.slice(PER_ADDRESS)) {
+      assert.deepEqual([refused.status, refused.code], [429, "quota_exceeded"]);
+      assert.match(refused.message, /network address/);
+    }
+    assert.equal(stack.fake.requests.length - before, PER_ADDRESS, "refused calls never reached the provider");
+
+    // Every address of an IPv6 /64 is the same network.
+    const [a, b] = [newOwner(), newOwner()];
+    assert.equal((await turn(a, "2001:db8:7:8::1")).status, 200);
+    assert.equal((await turn(b, "2001:db8:7:8:ffff::2")).status, 200);
+    counted.push(a, b);
+    // New owners have used 6 of the day (1 + 3 + 2): their share is spent, even from a fresh network.
+    const fresh = await turn(newOwner(), "192.0.2.77");
+    assert.deepEqual([fresh.status, fresh.code], [429, "quota_exceeded"]);
+    assert.match(fresh.message, /new visitors/);
+
+    // The owner from before is not locked out: the rest of the total is theirs.
+    await new Promise((r) => setTimeout(r, Math.max(0, seenAt + ESTABLISHED_AFTER_MS - Date.now() + 200)));
+    assert.equal((await turn(regular, "192.0.2.78")).status, 200);
+    assert.equal(await usage(regular), PER_OWNER);
+    const capped = await turn(regular, "192.0.2.78");
+    assert.deepEqual([capped.status, capped.code], [429, "quota_exceeded"]);
+    assert.match(capped.message, /your daily limit of 2/);
+  });
+
+  test("the total is exact across the shards; a refused identity is not remembered", async () => {
+    // The first test counted 7 calls of 10. An owner refused then (the new owners' share is
+    // spent) is still new once the others are established: only a counted call is remembered.
+    const refused = newOwner();
+    assert.equal((await turn(refused)).status, 429);
+    await new Promise((r) => setTimeout(r, ESTABLISHED_AFTER_MS + 200));
+    const stillNew = await turn(refused);
+    assert.deepEqual([stillNew.status, stillNew.code], [429, "quota_exceeded"]);
+    assert.match(stillNew.message, /new visitors/);
+    // The five owners counted earlier (over four shards) are established now: exactly the 3
+    // calls left of the total go through, the rest are refused by the total.
+    const before = stack.fake.requests.length;
+    const answers = [];
+    for (const owner of counted) answers.push(await turn(owner));
+    assert.equal(answers.filter((r) => r.status === 200).length, TOTAL - 7, JSON.stringify(answers));
+    for (const answer of answers.filter((r) => r.status !== 200)) assert.match(answer.message, /this service's daily limit/);
+    assert.equal(stack.fake.requests.length - before, TOTAL - 7);
+  });
+});
