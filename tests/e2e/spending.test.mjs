@@ -5,7 +5,7 @@
 // header, which Cloudflare sets on every request (here the test sets it).
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { asOwner, newOwner, startStack } from "./harness.mjs";
+import { ADMIN_TOKEN, asOwner, newOwner, ownerId, startStack } from "./harness.mjs";
 
 const PER_OWNER = 2;
 const PER_ADDRESS = 3;
@@ -51,6 +51,14 @@ describe("the spending guard against minted identities", () => {
     return { status: response.status, code: json.error?.code, message: json.error?.message ?? "" };
   }
 
+  /** A new owner token whose id falls in `shard` (the first 8 hex digits of the id modulo 4). */
+  function ownerInShard(shard) {
+    for (;;) {
+      const token = newOwner();
+      if (parseInt(ownerId(token).slice(0, 8), 16) % 4 === shard) return token;
+    }
+  }
+
   async function usage(token) {
     const response = await fetch(`${stack.base}/api/me`, { headers: asOwner(token) });
     return (await response.json()).usage.calls;
@@ -58,14 +66,14 @@ describe("the spending guard against minted identities", () => {
 
   test("owners from earlier days, identities minted on one network, and the total", async () => {
     // An owner seen before the others: established once ESTABLISHED_AFTER_MS has passed.
-    const regular = newOwner();
+    const regular = ownerInShard(3);
     assert.equal((await turn(regular, "198.51.100.20")).status, 200);
     const seenAt = Date.now();
 
     // One client mints tokens from one address: its network's cap binds, whatever the token.
     const before = stack.fake.requests.length;
     const minted = [];
-    const tokens = Array.from({ length: 5 }, () => newOwner());
+    const tokens = [0, 1, 2, 3, 0].map(ownerInShard);
     for (const token of tokens) minted.push(await turn(token, "203.0.113.9"));
     counted.push(...tokens.slice(0, PER_ADDRESS));
     assert.deepEqual(minted.slice(0, PER_ADDRESS).map((r) => r.status), [200, 200, 200]);
@@ -76,7 +84,7 @@ describe("the spending guard against minted identities", () => {
     assert.equal(stack.fake.requests.length - before, PER_ADDRESS, "refused calls never reached the provider");
 
     // Every address of an IPv6 /64 is the same network.
-    const [a, b] = [newOwner(), newOwner()];
+    const [a, b] = [ownerInShard(1), ownerInShard(2)];
     assert.equal((await turn(a, "2001:db8:7:8::1")).status, 200);
     assert.equal((await turn(b, "2001:db8:7:8:ffff::2")).status, 200);
     counted.push(a, b);
@@ -111,5 +119,24 @@ describe("the spending guard against minted identities", () => {
     assert.equal(answers.filter((r) => r.status === 200).length, TOTAL - 7, JSON.stringify(answers));
     for (const answer of answers.filter((r) => r.status !== 200)) assert.match(answer.message, /this service's daily limit/);
     assert.equal(stack.fake.requests.length - before, TOTAL - 7);
+  });
+
+  test("the operator's report: every granted call counted or held, spread over the shards", async () => {
+    const none = await fetch(`${stack.base}/api/spend`);
+    assert.equal(none.status, 403);
+    const owner = await fetch(`${stack.base}/api/spend`, { headers: asOwner(newOwner()) });
+    assert.equal(owner.status, 403, "an owner token is no admin token");
+    const response = await fetch(`${stack.base}/api/spend`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    assert.equal(response.status, 200);
+    const report = await response.json();
+    assert.equal(report.day, new Date().toISOString().slice(0, 10));
+    assert.deepEqual(report.caps, { per_owner: PER_OWNER, per_address: PER_ADDRESS, total: TOTAL, new_owners: NEW_OWNERS });
+    assert.equal(report.shards, 4);
+    assert.equal(report.counted, TOTAL, "the whole total was spent");
+    assert.equal(report.granted, report.counted + report.held);
+    assert.ok(report.granted <= TOTAL);
+    // The counted owners were made to fall in every shard: each counted some of the calls.
+    assert.deepEqual(report.by_shard.map((s) => s.shard), [0, 1, 2, 3]);
+    for (const shard of report.by_shard) assert.ok(shard.counted > 0, JSON.stringify(report.by_shard));
   });
 });

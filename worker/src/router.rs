@@ -42,6 +42,12 @@ pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response>
             require_admin(&req, &env, "context request totals").await?;
             handshake::stats::get_total(&env).await
         }
+        (Method::Get, ["api", "spend"]) => {
+            require_admin(&req, &env, "the day's spending").await?;
+            Ok(Response::from_json(
+                &crate::platform::spend::report(&env).await?,
+            )?)
+        }
         (Method::Get, ["api", "help", "docs"]) => help::list_docs(&env).await,
         (Method::Get, ["api", "help", "docs", id]) => help::get_doc(&env, id).await,
         (Method::Put, ["api", "help", "docs", id]) => {
@@ -69,6 +75,7 @@ pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response>
             | ["api", "assistant", "registry"]
             | ["api", "prompt-sheets", _]
             | ["api", "assistant", "stats", "total"]
+            | ["api", "spend"]
             | ["api", "help", "docs" | "docs:import" | "escalations"]
             | ["api", "help", "docs", _]
             | ["api", "help", "escalations", _, "resolve"],

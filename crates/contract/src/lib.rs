@@ -63,6 +63,7 @@ pub fn schemas() -> Map<String, Value> {
     sent.subschema_for::<WorkflowState>();
     sent.subschema_for::<Health>();
     sent.subschema_for::<Me>();
+    sent.subschema_for::<stepwise_core::spend::SpendReport>();
     sent.subschema_for::<ErrorBody>();
     // What the server reads.
     let mut read = generator(SchemaSettings::draft2020_12().for_deserialize());

@@ -264,7 +264,10 @@ proptest! {
                 .filter(|l| l.day == day)
                 .map(|l| l.established + l.new)
                 .sum();
-            prop_assert_eq!(budget.granted, counted.get(&day).copied().unwrap_or(0) + held);
+            let today = counted.get(&day).copied().unwrap_or(0);
+            prop_assert_eq!(budget.granted, today + held);
+            let by_shards: u64 = world.leases.values().filter(|l| l.day == day).map(|l| l.counted).sum();
+            prop_assert_eq!(by_shards, today, "the shards' counts are the calls counted");
         }
     }
 }

@@ -224,6 +224,23 @@ export interface AssistantResponse {
   /** The tools called this turn. */
   tool_history: ToolUse[];
 }
+/** The daily caps on model calls (`None`: no cap). */
+export interface Caps {
+  /**
+   * `MODEL_CALLS_NEW_OWNERS_PER_DAY`: all owners first seen today together (within the
+   * total); the rest of the total is kept for owners who existed before.
+   */
+  new_owners: number | null;
+  /**
+   * `MODEL_CALLS_PER_ADDRESS_PER_DAY`: anonymous owners' calls from one client address (an
+   * IPv6 /64 counts as one address: `address_key`).
+   */
+  per_address: number | null;
+  /** `MODEL_CALLS_PER_OWNER_PER_DAY`. */
+  per_owner: number | null;
+  /** `MODEL_CALLS_PER_DAY`, all owners together. */
+  total: number | null;
+}
 /** What the owner did with a payload card of an answer. */
 export type CardOutcome = "accepted" | "dismissed" | "failed";
 /** A payload card's outcome, when, and (failed) why. Accepted is final. */
@@ -998,6 +1015,17 @@ export interface SavedStreamList {
   cursor: string | null;
   items: SavedStreamItem[];
 }
+/** One shard's part of the day. */
+export interface ShardReport {
+  /** Owners' calls the shard counted today. */
+  counted: number;
+  /** Calls leased and not yet spent, for established owners. */
+  held_established: number;
+  /** Calls leased and not yet spent, for owners first seen today. */
+  held_new: number;
+  /** The shard's number (`shard-<n>`). */
+  shard: number;
+}
 /** Where the shareable report lives, while its owner keeps it published. */
 export interface ShareInfo {
   /** When the page expires and is no longer served. */
@@ -1034,6 +1062,28 @@ export interface Slot {
 }
 /** Where a slot stands. */
 export type SlotState = "open" | "supplied" | "skipped";
+/**
+ * The day's spending over every shard. `granted` equals `counted + held`: every call the
+ * budget gave out was either counted or is still held in a shard.
+ */
+export interface SpendReport {
+  /** Each shard that counted or holds anything today. */
+  by_shard: ShardReport[];
+  /** The caps in force. */
+  caps: Caps;
+  /** Owners' calls counted, over all shards. */
+  counted: number;
+  /** The UTC day (`YYYY-MM-DD`). */
+  day: string;
+  /** Calls the day's budget granted to shards (the total cap counts these). */
+  granted: number;
+  /** Of which to owners first seen today. */
+  granted_new: number;
+  /** Calls held in shards' blocks, not yet spent. */
+  held: number;
+  /** Shards the counters are spread over. */
+  shards: number;
+}
 /** What kind of value a step collects. */
 export type StepKind = "text" | "list" | "single_choice" | "multi_choice" | "confirm";
 /** One step of a workflow. */

@@ -11,9 +11,11 @@
 
 use std::fmt::Write;
 
-use stepwise_core::spend::{Caps, Charge, QuotaError, Usage};
+use stepwise_core::dates;
+use stepwise_core::spend::{Budget, Caps, Charge, Leases, QuotaError, SpendReport, Usage};
 use worker::Env;
 
+use super::deadline::now_ms;
 use super::error::{AppError, AppResult};
 use super::js::{ObjectCall, call_object};
 use super::owner::Owner;
@@ -32,8 +34,8 @@ pub const DEFAULT_PER_ADDRESS: u64 = 1_000;
 /// Default number of shards. Set it once: changing it moves counters to other shards, so the
 /// day's per-owner and per-address counts start again.
 pub const DEFAULT_SHARDS: u32 = 64;
-/// Most shards.
-pub const MAX_SHARDS: u32 = 1_024;
+/// Most shards (the operator's report asks every one of them in one request).
+pub const MAX_SHARDS: u32 = 256;
 
 /// The guard's settings, from the environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,6 +191,53 @@ pub async fn usage(env: &Env, owner: &Owner) -> AppResult<Usage> {
         false,
     )
     .await
+}
+
+/// The day's spending over every shard, for the operator (`GET /api/spend`).
+pub async fn report(env: &Env) -> AppResult<SpendReport> {
+    let settings = Settings::from_env(env);
+    let day = dates::day(now_ms());
+    let read = |binding: &'static str, name: String, url: &'static str| async move {
+        let call = ObjectCall {
+            method: "GET",
+            url,
+            headers: &[],
+            body: None,
+        };
+        match call_object(env, binding, &name, call).await? {
+            (200, text) => Ok(text),
+            (status, text) => Err(AppError::internal(&format_args!(
+                "{name} answered {status}: {text}"
+            ))),
+        }
+    };
+    let budget = read(
+        BUDGET_BINDING,
+        day.clone(),
+        "https://spend.internal/?read=1",
+    );
+    let shards = (0..settings.shards).map(|shard| {
+        read(
+            SHARD_BINDING,
+            format!("shard-{shard}"),
+            "https://spend.internal/?kind=report",
+        )
+    });
+    let (budget, shards) = futures::future::join(budget, futures::future::join_all(shards)).await;
+    let budget = Budget::parse(&budget?).unwrap_or_default();
+    let mut leases = Vec::new();
+    for (shard, text) in (0..).zip(shards) {
+        if let Some(held) = Leases::parse(&text?) {
+            leases.push((shard, held));
+        }
+    }
+    Ok(SpendReport::new(
+        day,
+        settings.caps,
+        settings.shards,
+        budget,
+        leases,
+    ))
 }
 
 /// The object name of the shard a hex key lives in.

@@ -61,10 +61,15 @@ impl DurableObject for SpendShard {
         let url = req.inner().url();
         let number = |name: &str| query_param(&url, name).and_then(|v| v.parse::<u64>().ok());
         let settings = Settings::from_query(number);
+        let storage = self.state.storage();
         let kind = match query_param(&url, "kind").as_deref() {
             Some("owner") => Kind::Owner,
             Some("network") => Kind::Network,
-            _ => return Response::error("kind must be owner or network", 400),
+            Some("report") => {
+                let leases = self.leases(&storage).await?;
+                return Response::ok(leases.on(now_ms()).to_text());
+            }
+            _ => return Response::error("kind must be owner, network or report", 400),
         };
         let key = query_param(&url, "key").unwrap_or_default();
         let prefix = if kind == Kind::Owner { "o" } else { "n" };
@@ -74,7 +79,6 @@ impl DurableObject for SpendShard {
             tokens: number("tokens").unwrap_or(0),
         };
         let now = now_ms();
-        let storage = self.state.storage();
         let mut counter = self.counter(&storage, &counter_key, now).await?;
         if charge == Charge::default() {
             return Response::ok(counter.usage_on(now).to_text());
@@ -298,9 +302,6 @@ impl DurableObject for SpendGuard {
         let url = req.inner().url();
         let number = |name: &str| query_param(&url, name).and_then(|v| v.parse::<u64>().ok());
         let settings = Settings::from_query(number);
-        let Some(pool) = query_param(&url, "pool").as_deref().and_then(Pool::parse) else {
-            return Response::error("pool must be established or new", 400);
-        };
         let storage = self.state.storage();
         let known = *self.known.borrow();
         let mut budget = match known {
@@ -312,6 +313,12 @@ impl DurableObject for SpendGuard {
                     .and_then(Budget::parse)
                     .unwrap_or_default()
             }
+        };
+        if query_param(&url, "read").is_some() {
+            return Response::ok(budget.to_text());
+        }
+        let Some(pool) = query_param(&url, "pool").as_deref().and_then(Pool::parse) else {
+            return Response::error("pool must be established or new", 400);
         };
         let first = budget == Budget::default();
         let wanted = number("calls").unwrap_or(1);

@@ -13,10 +13,12 @@
 
 mod address;
 mod budget;
+mod report;
 mod shard;
 
 pub use address::{address_key, shard_of};
 pub use budget::{Budget, Grant, MAX_BLOCK};
+pub use report::{ShardReport, SpendReport};
 pub use shard::{
     Counter, Leases, Pool, Step, charge_address, charge_owner, is_established, refund, settle_owner,
 };
@@ -69,6 +71,7 @@ pub struct Charge {
 
 /// The daily caps on model calls (`None`: no cap).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Caps {
     /// `MODEL_CALLS_PER_OWNER_PER_DAY`.
     pub per_owner: Option<u64>,

@@ -135,18 +135,23 @@ pub struct Leases {
     pub established: u64,
     /// Calls held for owners first seen today.
     pub new: u64,
+    /// Owners' calls this shard counted that day (what its blocks were spent on).
+    pub counted: u64,
 }
 
 impl Leases {
-    /// The leases as text, `"<day> <established> <new>"`.
+    /// The leases as text, `"<day> <established> <new> <counted>"`.
     ///
     /// ```
     /// use stepwise_core::spend::Leases;
-    /// let leases = Leases { day: "2026-11-26".into(), established: 40, new: 3 };
+    /// let leases = Leases { day: "2026-11-26".into(), established: 40, new: 3, counted: 9 };
     /// assert_eq!(Leases::parse(&leases.to_text()), Some(leases));
     /// ```
     pub fn to_text(&self) -> String {
-        format!("{} {} {}", self.day, self.established, self.new)
+        format!(
+            "{} {} {} {}",
+            self.day, self.established, self.new, self.counted
+        )
     }
 
     /// Leases written by [`Leases::to_text`].
@@ -156,6 +161,7 @@ impl Leases {
             day: words.next()?.to_owned(),
             established: words.next()?.parse().ok()?,
             new: words.next()?.parse().ok()?,
+            counted: words.next()?.parse().ok()?,
         };
         words.next().is_none().then_some(leases)
     }
@@ -173,6 +179,13 @@ impl Leases {
             Pool::Established => &mut self.established,
             Pool::New => &mut self.new,
         }
+    }
+
+    /// The leases as of the day of `now_ms` (an earlier day's are void: none held, none counted).
+    pub fn on(&self, now_ms: u64) -> Leases {
+        let mut leases = self.clone();
+        leases.roll(&dates::day(now_ms));
+        leases
     }
 
     fn roll(&mut self, today: &str) {
@@ -261,6 +274,7 @@ pub fn charge_owner(
         }
         *held -= charge.calls;
     }
+    leases.counted += charge.calls;
     count(counter, charge);
     Ok(Step::Charged)
 }
@@ -340,6 +354,7 @@ pub fn refund(
             Pool::New
         };
         leases.roll(&today);
+        leases.counted = leases.counted.saturating_sub(charge.calls);
         if pool.leased(caps) {
             *leases.held_mut(pool) += charge.calls;
         }
