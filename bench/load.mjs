@@ -8,7 +8,7 @@
 // whole run gives up after RUN_LIMIT_MS; the stack stops at the end.
 // Usage: node bench/load.mjs [guided=200] [assistant=50]
 import autocannon from "autocannon";
-import { asOwner, newOwner, parseSse, startStack } from "../tests/e2e/harness.mjs";
+import { ADMIN_TOKEN, asOwner, newOwner, parseSse, startStack } from "../tests/e2e/harness.mjs";
 
 const GUIDED = Number(process.argv[2] ?? 200);
 const ASSISTANT = Number(process.argv[3] ?? 50);
@@ -186,7 +186,14 @@ try {
   // What the Worker logged about its provider calls (the reason behind a 502).
   const warnings = stack.log().split("\n").filter((line) => /provider [\w-]+: \w+:/.test(line)).map((line) => line.replace(/^.*?(provider )/, "$1"));
   for (const [line, count] of grouped(warnings).slice(0, 5)) console.log(`  Worker log, ${count} x ${line.slice(0, 200)}`);
-  process.exitCode = errors || lost.length || guidedRun.finished.length !== GUIDED || assistantRun.conversations.length !== ASSISTANT ? 1 : 0;
+  // The spending guard's day: every model call counted once, and how the charges fell over its shards.
+  const spend = await (await fetch(`${stack.base}/api/spend`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json();
+  const counts = spend.by_shard.map((s) => s.counted);
+  const charged = spend.counted === stack.fake.requests.length;
+  console.log(`spending guard: ${spend.counted} calls counted for ${stack.fake.requests.length} provider calls${charged ? "" : " (MISMATCH)"}; ` +
+    `${spend.by_shard.length} of ${spend.shards} shards counted, ${Math.min(...counts)}–${Math.max(...counts)} calls a shard; ` +
+    `the day's budget granted ${spend.granted} (${spend.held} held in blocks)`);
+  process.exitCode = !charged || errors || lost.length || guidedRun.finished.length !== GUIDED || assistantRun.conversations.length !== ASSISTANT ? 1 : 0;
 } finally {
   clearTimeout(limit);
   await stack.stop();

@@ -2,7 +2,8 @@
 // owner tokens cannot spend past its network's cap, nor past the part of the day's budget kept
 // for new owners; owners from earlier days keep the rest; the total is exact across the shards;
 // a refused call never reaches the provider. The client's address is the `cf-connecting-ip`
-// header, which Cloudflare sets on every request (here the test sets it).
+// header, which Cloudflare sets on every request (here the test sets it; without it, wrangler
+// dev gives every request 127.0.0.1).
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { ADMIN_TOKEN, asOwner, newOwner, ownerId, startStack } from "./harness.mjs";
@@ -106,16 +107,16 @@ describe("the spending guard against minted identities", () => {
     // The first test counted 7 calls of 10. An owner refused then (the new owners' share is
     // spent) is still new once the others are established: only a counted call is remembered.
     const refused = newOwner();
-    assert.equal((await turn(refused)).status, 429);
+    assert.equal((await turn(refused, "198.51.100.50")).status, 429);
     await new Promise((r) => setTimeout(r, ESTABLISHED_AFTER_MS + 200));
-    const stillNew = await turn(refused);
+    const stillNew = await turn(refused, "198.51.100.51");
     assert.deepEqual([stillNew.status, stillNew.code], [429, "quota_exceeded"]);
     assert.match(stillNew.message, /new visitors/);
     // The five owners counted earlier (over four shards) are established now: exactly the 3
     // calls left of the total go through, the rest are refused by the total.
     const before = stack.fake.requests.length;
     const answers = [];
-    for (const owner of counted) answers.push(await turn(owner));
+    for (const [i, owner] of counted.entries()) answers.push(await turn(owner, `198.51.100.${60 + i}`));
     assert.equal(answers.filter((r) => r.status === 200).length, TOTAL - 7, JSON.stringify(answers));
     for (const answer of answers.filter((r) => r.status !== 200)) assert.match(answer.message, /this service's daily limit/);
     assert.equal(stack.fake.requests.length - before, TOTAL - 7);

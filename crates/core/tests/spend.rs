@@ -112,7 +112,8 @@ impl World {
         }
     }
 
-    /// `platform::spend::charge`: the network and the owner, and back when either refuses.
+    /// `platform::spend::charge`: the network first, then the owner; the owner's refusal gives
+    /// the network's count back.
     fn charge(
         &mut self,
         owner: &str,
@@ -123,20 +124,10 @@ impl World {
         let Some(network) = network else {
             return self.charge_owner(owner, charge, now);
         };
-        let by_network = self.charge_network(network, charge, now);
-        let by_owner = self.charge_owner(owner, charge, now);
-        match (by_network, by_owner) {
-            (Ok(()), Ok(())) => Ok(()),
-            (Err(refused), Ok(())) => {
-                self.refund(&format!("o{owner}"), charge, now);
-                Err(refused)
-            }
-            (Ok(()), Err(refused)) => {
-                self.refund(&format!("n{network}"), charge, now);
-                Err(refused)
-            }
-            (Err(_), Err(refused)) => Err(refused),
-        }
+        self.charge_network(network, charge, now)?;
+        self.charge_owner(owner, charge, now).inspect_err(|_| {
+            self.refund(&format!("n{network}"), charge, now);
+        })
     }
 
     fn usage(&self, key: &str, now: u64) -> u64 {

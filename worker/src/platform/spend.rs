@@ -5,8 +5,8 @@
 //! The counts live in two kinds of Durable Object (`spend_objects.rs`): `SpendShard`, many
 //! per deployment (`SPEND_SHARDS`), each counting the owners and client networks whose hash
 //! falls in it; and `SpendGuard`, one per UTC day, the day's budget the shards lease blocks of
-//! calls from. An anonymous owner's charge is counted against its owner and its client's
-//! network at once (two shards, in parallel); a refusal of either gives the other's back. The
+//! calls from. An anonymous owner's charge is counted against its client's network first, then
+//! against the owner (two shards); the owner's refusal gives the network's count back. The
 //! rules are `core::spend`.
 
 use std::fmt::Write;
@@ -142,23 +142,15 @@ pub async fn charge(env: &Env, owner: &Owner, charge: Charge) -> AppResult<()> {
             .await
             .map(|_| ());
     };
-    let (by_network, by_owner) = futures::future::join(
-        ask(env, &settings, Kind::Network, network, charge, false),
-        ask(env, &settings, Kind::Owner, &owner.id, charge, false),
-    )
-    .await;
-    match (by_network, by_owner) {
-        (Ok(_), Ok(_)) => Ok(()),
-        (Err(refused), Ok(_)) => {
-            ask(env, &settings, Kind::Owner, &owner.id, charge, true).await?;
-            Err(refused)
-        }
-        (Ok(_), Err(refused)) => {
+    // The network first: a call it refuses never reaches the owner's shard, so a client
+    // minting tokens leases nothing of the day's budget with the calls it is refused.
+    ask(env, &settings, Kind::Network, network, charge, false).await?;
+    match ask(env, &settings, Kind::Owner, &owner.id, charge, false).await {
+        Ok(_) => Ok(()),
+        Err(refused) => {
             ask(env, &settings, Kind::Network, network, charge, true).await?;
             Err(refused)
         }
-        // The owner's cap says more to the person than the network's.
-        (Err(_), Err(refused)) => Err(refused),
     }
 }
 
