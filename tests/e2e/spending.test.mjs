@@ -11,7 +11,7 @@ import { ADMIN_TOKEN, asOwner, newOwner, ownerId, startStack } from "./harness.m
 const PER_OWNER = 2;
 const PER_ADDRESS = 3;
 const TOTAL = 10;
-const NEW_OWNERS = 6;
+const NEW_OWNERS = 7;
 const ESTABLISHED_AFTER_MS = 6000;
 
 describe("the spending guard against minted identities", () => {
@@ -84,12 +84,27 @@ describe("the spending guard against minted identities", () => {
     }
     assert.equal(stack.fake.requests.length - before, PER_ADDRESS, "refused calls never reached the provider");
 
+    // The assistant's model calls (charged in the conversation's object) count the network too.
+    const assistant = await fetch(`${stack.base}/api/assistant`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json", ...asOwner(newOwner()), "cf-connecting-ip": "203.0.113.9" },
+      body: JSON.stringify({ message: "What is new in oncology?", context: { current_page: "chat" } }),
+    });
+    const refusedTurn = await assistant.text();
+    assert.match(refusedTurn, /quota_exceeded/, `${assistant.status} ${refusedTurn.slice(0, 300)}`);
+    assert.match(refusedTurn, /network address/);
+    assert.equal(stack.fake.requests.length - before, PER_ADDRESS, "the assistant's call never reached the provider");
+
     // Every address of an IPv6 /64 is the same network.
-    const [a, b] = [ownerInShard(1), ownerInShard(2)];
+    const [a, b, c] = [ownerInShard(1), ownerInShard(2), ownerInShard(3)];
     assert.equal((await turn(a, "2001:db8:7:8::1")).status, 200);
     assert.equal((await turn(b, "2001:db8:7:8:ffff::2")).status, 200);
-    counted.push(a, b);
-    // New owners have used 6 of the day (1 + 3 + 2): their share is spent, even from a fresh network.
+    assert.equal((await turn(c, "2001:db8:7:8:1:2:3:4")).status, 200);
+    counted.push(a, b, c);
+    const sameNetwork = await turn(newOwner(), "2001:0db8:0007:0008:abcd::9");
+    assert.deepEqual([sameNetwork.status, sameNetwork.code], [429, "quota_exceeded"]);
+    assert.match(sameNetwork.message, /network address/, "a fourth call from the same /64");
+    // New owners have used 7 of the day (1 + 3 + 3): their share is spent, even from a fresh network.
     const fresh = await turn(newOwner(), "192.0.2.77");
     assert.deepEqual([fresh.status, fresh.code], [429, "quota_exceeded"]);
     assert.match(fresh.message, /new visitors/);
@@ -104,7 +119,7 @@ describe("the spending guard against minted identities", () => {
   });
 
   test("the total is exact across the shards; a refused identity is not remembered", async () => {
-    // The first test counted 7 calls of 10. An owner refused then (the new owners' share is
+    // The first test counted 8 calls of 10. An owner refused then (the new owners' share is
     // spent) is still new once the others are established: only a counted call is remembered.
     const refused = newOwner();
     assert.equal((await turn(refused, "198.51.100.50")).status, 429);
@@ -112,14 +127,14 @@ describe("the spending guard against minted identities", () => {
     const stillNew = await turn(refused, "198.51.100.51");
     assert.deepEqual([stillNew.status, stillNew.code], [429, "quota_exceeded"]);
     assert.match(stillNew.message, /new visitors/);
-    // The five owners counted earlier (over four shards) are established now: exactly the 3
+    // The six owners counted earlier (over four shards) are established now: exactly the 2
     // calls left of the total go through, the rest are refused by the total.
     const before = stack.fake.requests.length;
     const answers = [];
     for (const [i, owner] of counted.entries()) answers.push(await turn(owner, `198.51.100.${60 + i}`));
-    assert.equal(answers.filter((r) => r.status === 200).length, TOTAL - 7, JSON.stringify(answers));
+    assert.equal(answers.filter((r) => r.status === 200).length, TOTAL - 8, JSON.stringify(answers));
     for (const answer of answers.filter((r) => r.status !== 200)) assert.match(answer.message, /this service's daily limit/);
-    assert.equal(stack.fake.requests.length - before, TOTAL - 7);
+    assert.equal(stack.fake.requests.length - before, TOTAL - 8);
   });
 
   test("the operator's report: every granted call counted or held, spread over the shards", async () => {

@@ -36,9 +36,11 @@ pub struct Owner {
     pub email: Option<String>,
     /// The client's network, for an anonymous owner: the hex SHA-256 of its address key
     /// (`core::spend::address_key`), what the spending guard also counts such owners' calls
-    /// under. Never stored nor sent anywhere (`serde(skip)`); `None` for Access identities,
-    /// server-started work and requests without an address (as under `wrangler dev`).
-    #[serde(skip)]
+    /// under. It travels with a turn to the conversation's object (whose model calls are
+    /// charged there) and is kept only as a spending shard's counter key, for the day; never
+    /// the address itself. `None` for Access identities, server-started work and requests
+    /// without an address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<String>,
 }
 

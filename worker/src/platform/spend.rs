@@ -148,7 +148,10 @@ pub async fn charge(env: &Env, owner: &Owner, charge: Charge) -> AppResult<()> {
     match ask(env, &settings, Kind::Owner, &owner.id, charge, false).await {
         Ok(_) => Ok(()),
         Err(refused) => {
-            ask(env, &settings, Kind::Network, network, charge, true).await?;
+            // The refusal is the answer; a failed give-back only leaves the network one count high.
+            if let Err(error) = ask(env, &settings, Kind::Network, network, charge, true).await {
+                worker::console_warn!("spend: the network's count was not given back: {error}");
+            }
             Err(refused)
         }
     }

@@ -109,6 +109,8 @@ impl DurableObject for SpendShard {
                 let day = leases.day.clone();
                 // Other requests may run while the budget answers: start again from memory.
                 let grant = self.lease(&settings, &day, pool, calls).await?;
+                // The clock again too: the day may have turned while the budget answered.
+                let now = now_ms();
                 counter = self.counter(&storage, &counter_key, now).await?;
                 leases = self.leases(&storage).await?;
                 let asked = (pool, day.as_str());

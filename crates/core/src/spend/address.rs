@@ -1,7 +1,7 @@
 //! Which counter a charge goes to: a client address as one key per network (an IPv6 /64 is one
 //! subscriber), and the shard a hex key lives in.
 
-use std::net::{IpAddr, Ipv6Addr};
+use core::net::{IpAddr, Ipv6Addr};
 
 /// The key a client address is counted under: `v4:<address>` for IPv4 (an IPv4-mapped IPv6
 /// address included), `v6:<first four groups>` for IPv6, since one subscriber gets a whole /64

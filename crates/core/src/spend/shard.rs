@@ -259,11 +259,7 @@ pub fn charge_owner(
     {
         return Err(QuotaError::Owner { cap });
     }
-    let pool = if is_established(counter.first_seen_ms, now_ms, established_after_ms) {
-        Pool::Established
-    } else {
-        Pool::New
-    };
+    let pool = pool_of(counter, now_ms, established_after_ms);
     if pool.leased(caps) {
         let held = leases.held_mut(pool);
         if *held < charge.calls {
@@ -345,19 +341,26 @@ pub fn refund(
     if counter.day != today {
         return;
     }
-    counter.usage.calls = counter.usage.calls.saturating_sub(charge.calls);
+    // Only what is on the counter goes back: never more calls into the blocks than were taken.
+    let back = charge.calls.min(counter.usage.calls);
+    counter.usage.calls -= back;
     counter.usage.tokens = counter.usage.tokens.saturating_sub(charge.tokens);
     if let Some(leases) = leases {
-        let pool = if is_established(counter.first_seen_ms, now_ms, established_after_ms) {
-            Pool::Established
-        } else {
-            Pool::New
-        };
+        let pool = pool_of(counter, now_ms, established_after_ms);
         leases.roll(&today);
-        leases.counted = leases.counted.saturating_sub(charge.calls);
+        leases.counted = leases.counted.saturating_sub(back);
         if pool.leased(caps) {
-            *leases.held_mut(pool) += charge.calls;
+            *leases.held_mut(pool) += back;
         }
+    }
+}
+
+/// The pool an owner's calls come from at `now_ms`.
+fn pool_of(counter: &Counter, now_ms: u64, established_after_ms: Option<u64>) -> Pool {
+    if is_established(counter.first_seen_ms, now_ms, established_after_ms) {
+        Pool::Established
+    } else {
+        Pool::New
     }
 }
 
