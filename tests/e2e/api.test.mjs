@@ -95,7 +95,8 @@ describe("conversations", () => {
     const saved = JSON.parse(snapshot.text);
     assert.equal(saved.current_step, "stream_type");
     assert.deepEqual(saved.current_config, { purpose: "Track rivals", business_goals: ["Launches", "Pricing"] });
-    assert.equal(saved.conversation_history.length, 2);
+    // Both exchanges: the stored history grows on the server, whatever history a turn carries.
+    assert.equal(saved.conversation_history.length, 4);
     assert.equal((await call("GET", `/api/conversations/${first.conversation_id}`)).status, 403);
     assert.equal((await call("GET", `/api/conversations/${first.conversation_id}`, { headers: { "x-conversation-token": "0".repeat(32) } })).status, 403);
     assert.equal(first.turns, 1);

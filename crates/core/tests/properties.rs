@@ -278,7 +278,11 @@ proptest! {
     #[test]
     fn a_rejected_action_changes_nothing_and_an_accepted_one_leaves_a_valid_state(request in request()) {
         let spec = WorkflowSpec::builtin("research_stream").unwrap();
-        let current = request.current_step.clone()
+        // A new conversation's claim to be done counts as the inferred step (only confirm ends it).
+        let complete = spec.infer_step(&request.current_config, &request.skipped, true) == DONE_STEP;
+        let claimed = request.current_step.clone()
+            .filter(|step| step != DONE_STEP || request.conversation_id.is_some() || !complete);
+        let current = claimed
             .unwrap_or_else(|| spec.infer_step(&request.current_config, &request.skipped, false).to_owned());
         match turn::begin(&spec, &request) {
             Err(Rejection { error, response }) => {

@@ -32,6 +32,9 @@ pub struct Conversation {
     token_hash: String,
     /// The owner's id.
     owner: String,
+    /// The workflow's state stored with a continuing conversation: what its turn builds on
+    /// (`None` for a new one).
+    pub stored: Option<GuidedState>,
 }
 
 impl Conversation {
@@ -59,6 +62,7 @@ impl Conversation {
                 lease: None,
                 token_hash,
                 owner: owner.id.clone(),
+                stored: None,
             });
         };
         let command = Command::BeginGuided {
@@ -67,16 +71,26 @@ impl Conversation {
             lease_ms,
         };
         match client::send(env, &id, &owner.id, &command).await? {
-            Reply::Begun { turn, lease, .. } => Ok(Conversation {
+            Reply::Begun {
+                turn,
+                lease,
+                conversation,
+            } => Ok(Conversation {
                 id,
                 token: None,
                 turn,
                 lease: Some(lease),
                 token_hash,
                 owner: owner.id.clone(),
+                stored: conversation.guided,
             }),
             other => Err(unexpected(&other)),
         }
+    }
+
+    /// Whether the turn starts the conversation (nothing of it is stored yet).
+    pub fn is_new(&self) -> bool {
+        self.lease.is_none()
     }
 
     /// Commits the turn with the workflow's new state (a first turn creates its conversation).

@@ -8,7 +8,7 @@ mod turn;
 
 use serde::Deserialize;
 use stepwise_core::conversation::ConversationKind;
-use stepwise_core::llm::ProviderKind;
+use stepwise_core::llm::{ProviderConfig, ProviderKind};
 use stepwise_core::protocol::ChatRequest;
 use stepwise_core::spend::{Charge, estimate_tokens};
 use stepwise_core::turn::{self as core_turn, TurnStart};
@@ -72,17 +72,7 @@ pub async fn run_turn(
         warn_on_mismatch(&r.error);
         AppError::from(r.error)
     })?;
-    let charge = match &start {
-        TurnStart::CallModel(plan) if provider.kind != ProviderKind::Offline => {
-            let prompt = plan.system_prompt.len()
-                + plan.messages.iter().map(|m| m.content.len()).sum::<usize>();
-            Charge {
-                calls: 1,
-                tokens: estimate_tokens(prompt, settings.max_tokens),
-            }
-        }
-        _ => Charge::default(),
-    };
+    let charge = charge_of(&start, &provider, &settings);
     // The answer's stream exists before the turn holds anything, so nothing after the lease and
     // the charge can fail and leave them behind.
     let step = match &start {
@@ -112,6 +102,40 @@ pub async fn run_turn(
             return Err(error);
         }
     };
+    // A continuing turn builds on the state stored with its conversation, not the one it
+    // carried (issue 31): planned again from there, its charge made right if that changed it.
+    let (request, start) = match conversation.stored.clone() {
+        None => (request, start),
+        Some(stored) => {
+            let trusted = core_turn::with_stored_state(&request, &stored);
+            let replanned = if stored.workflow != spec.id {
+                Err(AppError::workflow_mismatch(
+                    &conversation.id,
+                    &stored.workflow,
+                ))
+            } else {
+                core_turn::begin_with(&spec, &trusted, settings.turn_options())
+                    .map_err(|r| AppError::from(r.error))
+            };
+            let settled = match replanned {
+                Ok(start) => {
+                    let needed = charge_of(&start, &provider, &settings);
+                    recharge(&env, owner, charge, needed).await.map(|()| start)
+                }
+                Err(error) => Err(error),
+            };
+            match settled {
+                Ok(start) => (trusted, start),
+                Err(error) => {
+                    conversation.abort(&env).await;
+                    if let Err(refund) = spend::refund(&env, owner, charge).await {
+                        console_warn!("a refused turn's charge was not refunded: {refund}");
+                    }
+                    return Err(error);
+                }
+            }
+        }
+    };
     let turn = Turn {
         spec,
         provider,
@@ -130,6 +154,35 @@ pub async fn run_turn(
         turn.run(start, &mut out).await;
     });
     Ok(response)
+}
+
+/// What a turn that starts as `start` is charged: one call when it calls a paid model.
+fn charge_of(start: &TurnStart, provider: &ProviderConfig, settings: &Settings) -> Charge {
+    match start {
+        TurnStart::CallModel(plan) if provider.kind != ProviderKind::Offline => {
+            let prompt = plan.system_prompt.len()
+                + plan.messages.iter().map(|m| m.content.len()).sum::<usize>();
+            Charge {
+                calls: 1,
+                tokens: estimate_tokens(prompt, settings.max_tokens),
+            }
+        }
+        _ => Charge::default(),
+    }
+}
+
+/// Makes a charge of `charged` into one of `needed` calls (the turn was planned again from its
+/// stored state): the calls missing are charged, the calls over are given back. On a refusal
+/// nothing more is charged (the caller gives `charged` back).
+async fn recharge(env: &Env, owner: &Owner, charged: Charge, needed: Charge) -> AppResult<()> {
+    let gap = |calls: u64| Charge { calls, tokens: 0 };
+    if needed.calls > charged.calls {
+        spend::charge(env, owner, gap(needed.calls - charged.calls)).await
+    } else if needed.calls < charged.calls {
+        spend::refund(env, owner, gap(charged.calls - needed.calls)).await
+    } else {
+        Ok(())
+    }
 }
 
 /// Spec edge case 4: an action aimed at another step's field is logged as a warning, since it
@@ -179,27 +232,39 @@ pub async fn update_field(mut req: Request, env: Env, owner: &Owner) -> AppResul
     let body: UpdateField = read_json(&mut req).await?;
     let workflow = body.workflow.as_deref().unwrap_or(DEFAULT_WORKFLOW);
     let spec = workflows::load(&kv, workflow).await?;
-    let state = WorkflowState {
-        current_step: spec.infer_step(&body.current_config, &[], false).to_owned(),
-        config: body.current_config,
-        skipped: Vec::new(),
-    };
     let edit = UserAction::FieldEdit {
         target_field: body.field_name,
         value: body.value,
     };
-    let (state, _) = spec.apply_action(&state, &edit)?;
-    if let Some(id) = &body.conversation_id {
-        if !ids::is_id(id) {
-            return Err(AppError::conversation_not_found());
-        }
-        // The stored workflow is checked first: an edit never lands on another workflow's state.
-        let record = conversation::read(&env, owner, id, token.clone()).await?;
-        if let Some(stored) = record.guided.as_ref().filter(|g| g.workflow != spec.id) {
-            return Err(AppError::workflow_mismatch(id, &stored.workflow));
-        }
-        conversation::set_config(&env, owner, id, token, state.config.clone()).await?;
+    let Some(id) = &body.conversation_id else {
+        // No conversation: the edit is checked against the fields the client holds.
+        let state = WorkflowState {
+            current_step: spec.infer_step(&body.current_config, &[], false).to_owned(),
+            config: body.current_config,
+            skipped: Vec::new(),
+        };
+        let (state, _) = spec.apply_action(&state, &edit)?;
+        return Ok(Response::from_json(
+            &serde_json::json!({"updated_config": state.config}),
+        )?);
+    };
+    if !ids::is_id(id) {
+        return Err(AppError::conversation_not_found());
     }
+    // A conversation's edit applies to the fields stored with it, not to those the client
+    // carried; the stored workflow is checked first: an edit never lands on another's state.
+    let record = conversation::read(&env, owner, id, token.clone()).await?;
+    let stored = record.guided.unwrap_or_default();
+    if stored.workflow != spec.id {
+        return Err(AppError::workflow_mismatch(id, &stored.workflow));
+    }
+    let state = WorkflowState {
+        current_step: stored.current_step,
+        config: stored.current_config,
+        skipped: stored.skipped,
+    };
+    let (state, _) = spec.apply_action(&state, &edit)?;
+    conversation::set_config(&env, owner, id, token, state.config.clone()).await?;
     Ok(Response::from_json(
         &serde_json::json!({"updated_config": state.config}),
     )?)

@@ -1,6 +1,8 @@
 //! One accepted chat turn at the edge: call the model (or answer at once), forward its display
 //! text as it arrives, let the core finish the turn, commit it on the conversation's object, and
-//! send `complete`. A turn that fails is given up on the object: nothing of it is kept.
+//! send `complete`. A turn that fails is given up on the object: nothing of it is kept. What is
+//! stored is what the server produced or validated: the state the core computed, the user's
+//! message and the model's reply, never a history a client carried.
 
 use stepwise_core::conversation::GuidedState;
 use stepwise_core::llm::{ModelCall, ProviderConfig};
@@ -40,6 +42,13 @@ impl Turn {
     /// nothing extracted is applied or persisted. Returns whether the turn was stored.
     pub async fn run(self, start: TurnStart, out: &mut Output) -> bool {
         let (mut response, reply) = match start {
+            // An inline edit that would start a conversation starts none: it stores nothing,
+            // and the client keeps its fields until a turn of the model creates one.
+            TurnStart::Respond(mut response) if self.conversation.is_new() => {
+                response.conversation_id = None;
+                out.complete(response.into()).await;
+                return false;
+            }
             TurnStart::Respond(response) => (response, None),
             TurnStart::CallModel(plan) => match self.call_model(&plan, out).await {
                 Some(response) => {
@@ -116,7 +125,14 @@ impl Turn {
 
     /// Commits the turn with the workflow's new state; false (and logged) when it could not.
     async fn persist(&self, response: &ChatResponse, reply: Option<String>) -> bool {
-        let mut history = self.request.conversation_history.clone();
+        // Stored history is what the server produced: a continuing turn's request carries the
+        // stored history (`with_stored_state`); a new conversation's history starts with this
+        // turn, whatever earlier messages its request brought for the model to read.
+        let mut history = if self.conversation.is_new() {
+            Vec::new()
+        } else {
+            self.request.conversation_history.clone()
+        };
         if let Some(reply) = reply {
             history.push(ChatMessage {
                 role: Role::User,

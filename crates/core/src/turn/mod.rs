@@ -9,8 +9,11 @@ use serde::{Deserialize, Serialize};
 
 pub use finish::{TurnNote, TurnOutcome, finish};
 
+use crate::conversation::GuidedState;
 use crate::protocol::{ChatMessage, ChatRequest, ChatResponse, ErrorBody, Role};
-use crate::workflow::{ActionEffect, ActionError, UserAction, WorkflowSpec, WorkflowState};
+use crate::workflow::{
+    ActionEffect, ActionError, DONE_STEP, UserAction, WorkflowSpec, WorkflowState,
+};
 
 /// Default budget of conversation history sent to the model, in characters.
 pub const DEFAULT_HISTORY_BUDGET: usize = 24_000;
@@ -130,10 +133,21 @@ pub fn begin_with(
     }
 }
 
-/// The state a request carries; a missing `current_step` is inferred from the config.
+/// The state a request carries; a missing `current_step` is inferred from the config. A request
+/// that starts a conversation cannot claim it `done`: only the confirm action ends a workflow,
+/// so such a claim with a complete config counts as the step inferred from it (the review); with
+/// an incomplete one it is refused (`invalid_config`), as any state claiming `done` is. A request that continues a conversation carries the state stored with it
+/// ([`with_stored_state`]), which reached `done` by its confirm.
 fn request_state(spec: &WorkflowSpec, request: &ChatRequest) -> WorkflowState {
-    let current_step = match &request.current_step {
-        Some(step) => step.clone(),
+    let claimed = request.current_step.as_deref();
+    let complete = || spec.infer_step(&request.current_config, &request.skipped, true) == DONE_STEP;
+    let current_step = match claimed {
+        // (An incomplete one stays `done`, and is refused as `invalid_config`.)
+        Some(DONE_STEP) if request.conversation_id.is_none() && complete() => None,
+        claimed => claimed,
+    };
+    let current_step = match current_step {
+        Some(step) => step.to_owned(),
         None => spec
             .infer_step(&request.current_config, &request.skipped, false)
             .to_owned(),
@@ -142,6 +156,35 @@ fn request_state(spec: &WorkflowSpec, request: &ChatRequest) -> WorkflowState {
         current_step,
         config: request.current_config.clone(),
         skipped: request.skipped.clone(),
+    }
+}
+
+/// The request with the state the server stored for its conversation in place of the state it
+/// carried (step, fields, skipped fields and history): a continuing turn builds on what the
+/// server validated and stored, never on what a client says it was. The message, the action
+/// and everything else stay as sent.
+///
+/// ```
+/// use stepwise_core::conversation::GuidedState;
+/// use stepwise_core::protocol::ChatRequest;
+/// use stepwise_core::turn::with_stored_state;
+/// let request: ChatRequest = serde_json::from_value(serde_json::json!({
+///     "message": "Next", "current_step": "done", "current_config": {"stream_name": "Forged"},
+///     "conversation_id": "0123456789abcdef0123456789abcdef", "turns": 1
+/// })).unwrap();
+/// let stored = GuidedState { workflow: "research_stream".into(), current_step: "purpose".into(), ..GuidedState::default() };
+/// let trusted = with_stored_state(&request, &stored);
+/// assert_eq!(trusted.current_step.as_deref(), Some("purpose"));
+/// assert!(trusted.current_config.is_empty());
+/// assert_eq!(trusted.message, "Next");
+/// ```
+pub fn with_stored_state(request: &ChatRequest, stored: &GuidedState) -> ChatRequest {
+    ChatRequest {
+        current_step: Some(stored.current_step.clone()),
+        current_config: stored.current_config.clone(),
+        skipped: stored.skipped.clone(),
+        conversation_history: stored.conversation_history.clone(),
+        ..request.clone()
     }
 }
 
