@@ -3,9 +3,11 @@
 // for new owners; owners from earlier days keep the rest; the total is exact across the shards;
 // a refused call never reaches the provider. The client's address is the `cf-connecting-ip`
 // header, which Cloudflare sets on every request (here the test sets it; without it, wrangler
-// dev gives every request 127.0.0.1).
+// dev gives every request 127.0.0.1). The optional Turnstile check runs against a stand-in
+// for siteverify on loopback.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import http from "node:http";
 import { ADMIN_TOKEN, asOwner, newOwner, ownerId, startStack } from "./harness.mjs";
 
 const PER_OWNER = 2;
@@ -154,5 +156,74 @@ describe("the spending guard against minted identities", () => {
     // The counted owners were made to fall in every shard: each counted some of the calls.
     assert.deepEqual(report.by_shard.map((s) => s.shard), [0, 1, 2, 3]);
     for (const shard of report.by_shard) assert.ok(shard.counted > 0, JSON.stringify(report.by_shard));
+  });
+});
+
+describe("the optional Turnstile check before a new identity's first model call", () => {
+  let stack;
+  let verifier;
+  const verifications = [];
+  before(async () => {
+    // A stand-in for Turnstile's siteverify on loopback: "good-token" passes, "broken" fails the server.
+    verifier = http.createServer((req, res) => {
+      let body = "";
+      req.on("data", (d) => (body += d));
+      req.on("end", () => {
+        const form = Object.fromEntries(new URLSearchParams(body));
+        verifications.push(form);
+        if (form.response === "broken") {
+          res.writeHead(500, { "content-type": "text/plain" }).end("down");
+          return;
+        }
+        const success = form.secret === "turnstile-secret" && form.response === "good-token";
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ success, "error-codes": success ? [] : ["invalid-input-response"] }));
+      });
+    });
+    await new Promise((resolve) => verifier.listen(0, "127.0.0.1", resolve));
+    stack = await startStack({
+      overrides: {
+        TURNSTILE_SECRET: "turnstile-secret",
+        TURNSTILE_SITE_KEY: "site-key-1",
+        TURNSTILE_VERIFY_URL: `http://127.0.0.1:${verifier.address().port}/siteverify`,
+      },
+    });
+    stack.fake.script({ reply: "An answer." });
+  });
+  after(async () => {
+    await stack?.stop();
+    verifier?.close();
+  });
+
+  async function turn(token, turnstile) {
+    const headers = { "content-type": "application/json", accept: "application/json", ...asOwner(token), "cf-connecting-ip": "198.51.100.7" };
+    if (turnstile) headers["cf-turnstile-response"] = turnstile;
+    const response = await fetch(`${stack.base}/api/chat`, { method: "POST", headers, body: JSON.stringify({ message: "Track rivals", current_config: {} }) });
+    const json = await response.json();
+    return { status: response.status, code: json.error?.code, message: json.error?.message ?? "" };
+  }
+
+  test("a new identity needs a solved check once; a known one never again", async () => {
+    const owner = newOwner();
+    const before = stack.fake.requests.length;
+    const none = await turn(owner);
+    assert.deepEqual([none.status, none.code], [403, "challenge_required"]);
+    assert.match(none.message, /site key `site-key-1`.*cf-turnstile-response/);
+    assert.equal(verifications.length, 0, "no token, nothing to verify");
+    const bad = await turn(owner, "bad-token");
+    assert.deepEqual([bad.status, bad.code], [403, "challenge_required"]);
+    assert.equal(stack.fake.requests.length, before, "no refused call reached the provider");
+
+    const good = await turn(owner, "good-token");
+    assert.equal(good.status, 200, good.message);
+    const last = verifications.at(-1);
+    assert.deepEqual([last.secret, last.response, last.remoteip], ["turnstile-secret", "good-token", "198.51.100.7"]);
+    // Counted once, the identity is known: no check again.
+    assert.equal((await turn(owner)).status, 200);
+    assert.equal(stack.fake.requests.length - before, 2);
+  });
+
+  test("siteverify failing is a 502, and owners it cannot verify stay refused", async () => {
+    const broken = await turn(newOwner(), "broken");
+    assert.deepEqual([broken.status, broken.code], [502, "upstream_unreachable"]);
   });
 });

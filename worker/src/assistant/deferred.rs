@@ -153,6 +153,7 @@ pub async fn fallback(env: &Env, message: &serde_json::Value) -> AppResult<()> {
         kind: OwnerKind::Anonymous,
         email: None,
         network: None,
+        verified: false,
     };
     let warning = "Answered without the context asked for: it was not supplied in time.";
     let mut response = answer(

@@ -20,10 +20,7 @@ const INDEX_SCAN: u64 = 50;
 /// Candidate jobs offered at most.
 pub const MAX_CANDIDATES: usize = 4;
 
-/// The KV key of a stream's literature.
-pub fn literature_key(owner: &str, stream: &str) -> String {
-    format!("literature:{owner}:{stream}")
-}
+pub use crate::streams::store::literature_key;
 
 /// The caller's sources for a turn.
 #[derive(Default)]

@@ -79,6 +79,12 @@ impl AppError {
         AppError::new(403, "forbidden", message)
     }
 
+    /// 403 `challenge_required`: a new anonymous owner's first model call needs a solved
+    /// Turnstile check (`turnstile.rs`).
+    pub fn challenge_required(message: impl Into<String>) -> Self {
+        AppError::new(403, "challenge_required", message)
+    }
+
     /// 404 `not_found` for an unknown resource (`what` names it: "research", "report").
     pub fn not_found(what: &str) -> Self {
         AppError::new(404, "not_found", format!("{what} not found"))

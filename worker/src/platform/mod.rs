@@ -23,5 +23,6 @@ pub mod settings;
 pub mod spend;
 pub mod spend_objects;
 pub mod sse;
+pub mod turnstile;
 pub mod url_parts;
 pub mod webhook;

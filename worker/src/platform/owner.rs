@@ -14,6 +14,7 @@ use super::crypto::{self, CryptoKey};
 use super::deadline::{fetch_within, now_ms};
 use super::error::{AppError, AppResult};
 use super::settings::var;
+use super::turnstile;
 
 /// Header Access puts its assertion in.
 const ASSERTION_HEADER: &str = "cf-access-jwt-assertion";
@@ -42,6 +43,11 @@ pub struct Owner {
     /// without an address.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<String>,
+    /// Whether the request carried a Turnstile token that siteverify accepted
+    /// (`turnstile.rs`): what lets a new anonymous identity make its first model call while
+    /// the check is on.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub verified: bool,
 }
 
 /// Cloudflare Access, when configured.
@@ -70,7 +76,7 @@ impl Access {
 pub async fn require(req: &Request, env: &Env) -> AppResult<Owner> {
     match Access::from_env(env) {
         Some(access) => access_owner(req, &access).await,
-        None => anonymous_owner(req).await,
+        None => anonymous_owner(req, env).await,
     }
 }
 
@@ -83,7 +89,7 @@ pub fn uses_access(env: &Env) -> bool {
 /// travels as a second one, `bearer.<token>`, and is never echoed back.
 pub const WS_PROTOCOL: &str = "stepwise.v1";
 
-async fn anonymous_owner(req: &Request) -> AppResult<Owner> {
+async fn anonymous_owner(req: &Request, env: &Env) -> AppResult<Owner> {
     let header = req.headers().get("authorization")?.unwrap_or_default();
     let protocols = req
         .headers()
@@ -106,11 +112,13 @@ async fn anonymous_owner(req: &Request) -> AppResult<Owner> {
         Some(key) => Some(owner::hex(&crypto::sha256(key.as_bytes()).await?)),
         None => None,
     };
+    let address = (!address.is_empty()).then_some(address.as_str());
     Ok(Owner {
         id: hash_identity(OwnerKind::Anonymous, token).await?,
         kind: OwnerKind::Anonymous,
         email: None,
         network,
+        verified: turnstile::verified(req, env, address).await?,
     })
 }
 
@@ -133,6 +141,7 @@ async fn access_owner(req: &Request, access: &Access) -> AppResult<Owner> {
         kind: OwnerKind::Access,
         email: token.claims.email,
         network: None,
+        verified: false,
     })
 }
 

@@ -20,6 +20,8 @@ use super::error::{AppError, AppResult};
 use super::js::{ObjectCall, call_object};
 use super::owner::Owner;
 use super::settings::number;
+use super::turnstile;
+use stepwise_core::owner::OwnerKind;
 
 /// The shards' Durable Object binding in wrangler.toml.
 pub(super) const SHARD_BINDING: &str = "SPEND_SHARD";
@@ -119,6 +121,8 @@ pub(super) enum Kind {
     Owner,
     /// A client network (the hash of its address key).
     Network,
+    /// An owner who must have solved a Turnstile check if the shard never counted them.
+    NewOwnerChallenged,
 }
 
 impl Kind {
@@ -126,6 +130,7 @@ impl Kind {
         match self {
             Kind::Owner => "owner",
             Kind::Network => "network",
+            Kind::NewOwnerChallenged => "owner",
         }
     }
 }
@@ -138,14 +143,12 @@ pub async fn charge(env: &Env, owner: &Owner, charge: Charge) -> AppResult<()> {
     }
     let settings = Settings::from_env(env);
     let Some(network) = &owner.network else {
-        return ask(env, &settings, Kind::Owner, &owner.id, charge, false)
-            .await
-            .map(|_| ());
+        return ask_owner(env, &settings, owner, charge).await.map(|_| ());
     };
     // The network first: a call it refuses never reaches the owner's shard, so a client
     // minting tokens leases nothing of the day's budget with the calls it is refused.
     ask(env, &settings, Kind::Network, network, charge, false).await?;
-    match ask(env, &settings, Kind::Owner, &owner.id, charge, false).await {
+    match ask_owner(env, &settings, owner, charge).await {
         Ok(_) => Ok(()),
         Err(refused) => {
             // The refusal is the answer; a failed give-back only leaves the network one count high.
@@ -155,6 +158,24 @@ pub async fn charge(env: &Env, owner: &Owner, charge: Charge) -> AppResult<()> {
             Err(refused)
         }
     }
+}
+
+/// Charges the owner's shard; for an anonymous owner with no solved Turnstile check while the
+/// check is on, the shard refuses an identity it never counted (403 `challenge_required`).
+async fn ask_owner(
+    env: &Env,
+    settings: &Settings,
+    owner: &Owner,
+    charge: Charge,
+) -> AppResult<Usage> {
+    let challenge =
+        owner.kind == OwnerKind::Anonymous && !owner.verified && turnstile::enabled(env);
+    let kind = if challenge {
+        Kind::NewOwnerChallenged
+    } else {
+        Kind::Owner
+    };
+    ask(env, settings, kind, &owner.id, charge, false).await
 }
 
 /// Gives back a charge whose calls were not made.
@@ -250,8 +271,9 @@ async fn ask(
     refund: bool,
 ) -> AppResult<Usage> {
     let url = format!(
-        "https://spend.internal/?kind={}&key={key}&calls={}&tokens={}&refund={}{}",
+        "https://spend.internal/?kind={}&challenge={}&key={key}&calls={}&tokens={}&refund={}{}",
         kind.name(),
+        u8::from(kind == Kind::NewOwnerChallenged),
         charge.calls,
         charge.tokens,
         u8::from(refund),
@@ -269,6 +291,7 @@ async fn ask(
         200 => Usage::parse(&text)
             .ok_or_else(|| AppError::internal(&"the spend shard's answer is not counters")),
         429 => Err(AppError::quota_exceeded(&refusal(&text).to_string())),
+        403 => Err(turnstile::required(env)),
         status => Err(AppError::internal(&format_args!(
             "spend shard answered {status}: {text}"
         ))),

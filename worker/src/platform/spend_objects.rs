@@ -79,7 +79,7 @@ impl DurableObject for SpendShard {
             tokens: number("tokens").unwrap_or(0),
         };
         let now = now_ms();
-        let mut counter = self.counter(&storage, &counter_key, now).await?;
+        let (mut counter, known) = self.counter(&storage, &counter_key, now).await?;
         if charge == Charge::default() {
             return Response::ok(counter.usage_on(now).to_text());
         }
@@ -100,6 +100,10 @@ impl DurableObject for SpendShard {
             self.save(&storage, &counter_key, &counter, None).await?;
             return Response::ok(counter.usage.to_text());
         }
+        // A new identity's first call while the Turnstile check is on needs a solved one.
+        if !known && number("challenge") == Some(1) {
+            return Response::error("challenge", 403);
+        }
         let mut leases = self.leases(&storage).await?;
         let outcome = match spend::charge_owner(&mut counter, &mut leases, charge, caps, now, after)
         {
@@ -111,7 +115,7 @@ impl DurableObject for SpendShard {
                 let grant = self.lease(&settings, &day, pool, calls).await?;
                 // The clock again too: the day may have turned while the budget answered.
                 let now = now_ms();
-                counter = self.counter(&storage, &counter_key, now).await?;
+                counter = self.counter(&storage, &counter_key, now).await?.0;
                 leases = self.leases(&storage).await?;
                 let asked = (pool, day.as_str());
                 spend::settle_owner(
@@ -175,13 +179,13 @@ impl DurableObject for SpendShard {
 }
 
 impl SpendShard {
-    /// A counter from memory, else from storage, else new (kept in memory only once saved).
-    /// Sound because the only awaits between reading it and saving it are storage calls,
-    /// during which the input gate holds other requests back (the budget's lease is the
-    /// exception, after which the caller reads again).
-    async fn counter(&self, storage: &Storage, key: &str, now: u64) -> Result<Counter> {
+    /// A counter from memory, else from storage, else new (kept in memory only once saved),
+    /// and whether it was known (counted before). Sound because the only awaits between
+    /// reading it and saving it are storage calls, during which the input gate holds other
+    /// requests back (the budget's lease is the exception, after which the caller reads again).
+    async fn counter(&self, storage: &Storage, key: &str, now: u64) -> Result<(Counter, bool)> {
         if let Some(counter) = self.known.borrow().counters.get(key) {
-            return Ok(counter.clone());
+            return Ok((counter.clone(), true));
         }
         let Some(stored) = storage
             .get::<String>(key)
@@ -189,14 +193,15 @@ impl SpendShard {
             .as_deref()
             .and_then(Counter::parse)
         else {
-            return Ok(Counter::new(now));
+            return Ok((Counter::new(now), false));
         };
         let mut known = self.known.borrow_mut();
-        Ok(known
+        let counter = known
             .counters
             .entry(key.to_owned())
             .or_insert(stored)
-            .clone())
+            .clone();
+        Ok((counter, true))
     }
 
     async fn leases(&self, storage: &Storage) -> Result<Leases> {

@@ -36,9 +36,17 @@ pub async fn save(kv: &Kv, stream: &SavedStream) -> AppResult<()> {
     LIST.put(kv, item(stream), entry, INDEX_TTL_SECONDS).await
 }
 
-/// Removes the stream and its list entry.
+/// The KV key of a stream's literature (the Articles tab's searches and abstracts kept for
+/// the context handshake: `handshake/literature.rs`).
+pub fn literature_key(owner: &str, stream: &str) -> String {
+    format!("literature:{owner}:{stream}")
+}
+
+/// Removes the stream, its list entry and its literature (nothing of it outlives it).
 pub async fn delete(kv: &Kv, stream: &SavedStream) -> AppResult<()> {
     LIST.remove(kv, item(stream)).await?;
+    kv.delete(&literature_key(&stream.owner, &stream.id))
+        .await?;
     kv.delete(&format!("{RECORD}{}:{}", stream.owner, stream.id))
         .await
 }
