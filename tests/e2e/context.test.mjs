@@ -386,3 +386,31 @@ describe("prompt sheets and artifacts", () => {
     assert.equal((await call("GET", "/api/assistant/artifacts", { owner })).status, 422);
   });
 });
+
+describe("telemetry retention", () => {
+  // A stack of its own, keeping context-request telemetry for 3 seconds.
+  let short;
+  before(async () => {
+    short = await startStack({ overrides: { TELEMETRY_RETENTION_DAYS: String(3 / 86400) } });
+    short.fake.script({ reply: "Plain answer." });
+  });
+  after(async () => {
+    await short?.stop();
+  });
+  const shortCall = apiCaller(() => short.base);
+  const defer = async (owner) => {
+    const response = await shortCall("POST", "/api/assistant", { owner, headers: { accept: "application/json" }, body: { message: "Compare this with my notes", context: { current_page: "chat" } } });
+    assert.equal(response.status, 200, response.text);
+    assert.equal(response.json.status, "context_required", response.text);
+  };
+  const issued = async (owner) => (await shortCall("GET", "/api/assistant/stats", { owner })).json.owner.issued;
+
+  test("rows older than TELEMETRY_RETENTION_DAYS are deleted as new requests are issued", async () => {
+    const early = newOwner();
+    await defer(early);
+    assert.equal(await issued(early), 1);
+    await new Promise((r) => setTimeout(r, 3500));
+    await defer(newOwner());
+    assert.equal(await issued(early), 0, "the early request's row is gone");
+  });
+});

@@ -171,7 +171,14 @@ describe("the knowledge base", () => {
   test("hybrid search finds by vector what BM25 cannot, and BM25 alone answers when embeddings fail", async () => {
     scriptModel();
     const embeddings = stack.fake.embeddings;
-    const found = await ask(newOwner(), "Tips for a striped horse?");
+    const owner = newOwner();
+    const [chatBefore, embedBefore] = [modelCalls().length, embeddings.requests.length];
+    const found = await ask(owner, "Tips for a striped horse?");
+    // The embeddings call is a model call of the owner's, charged like the chat calls.
+    const me = await call("GET", "/api/me", { owner });
+    const made = modelCalls().length - chatBefore + (embeddings.requests.length - embedBefore);
+    assert.equal(embeddings.requests.length - embedBefore, 1);
+    assert.equal(me.json.usage.calls, made);
     // Every article got its vector (a few per search); the question was embedded too.
     assert.ok(embeddings.requests.some((r) => r.body.model === "fake-embed" && r.body.input.length > 1));
     assert.equal(found.question.text, "How many zebras?", "the zebra article, found by its vector alone");

@@ -222,7 +222,7 @@ describe("the optional Turnstile check before a new identity's first model call"
     assert.equal(stack.fake.requests.length - before, 2);
   });
 
-  test("siteverify failing is a 502, and owners it cannot verify stay refused", async () => {
+  test("siteverify failing is a 502 upstream_unreachable", async () => {
     const broken = await turn(newOwner(), "broken");
     assert.deepEqual([broken.status, broken.code], [502, "upstream_unreachable"]);
   });

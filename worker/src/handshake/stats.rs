@@ -2,14 +2,17 @@
 //! `context_requests`): one row a request, written when it is issued and when it ends. `GET
 //! /api/assistant/stats` answers the caller's counts (issued, fulfilled automatically,
 //! fulfilled by the user, skipped, fallen back, forced) and median time to fulfil; `GET
-//! /api/assistant/stats/total` (admin token) the totals of every owner.
+//! /api/assistant/stats/total` (admin token) the totals of every owner. Rows are kept for
+//! `TELEMETRY_RETENTION_DAYS` (90 by default) and hold ids, times and outcomes, never text.
 
 use serde_json::{Value, json};
 use stepwise_core::handshake::ContextRequest;
 use wasm_bindgen::JsValue;
 use worker::{D1Database, Env, Response};
 
+use crate::platform::deadline::now_ms;
 use crate::platform::error::AppResult;
+use crate::platform::settings::number;
 
 const BINDING: &str = "HELP_DB";
 
@@ -40,6 +43,9 @@ pub async fn record(env: &Env, owner: &str, conversation: &str, request: &Contex
                     .map_or(JsValue::NULL, |t| JsValue::from_f64(t as f64)),
             ])?;
         statement.run().await?;
+        if request.outcome().is_none() {
+            prune(env).await?;
+        }
         AppResult::Ok(())
     };
     if let Err(error) = written.await {
@@ -48,6 +54,22 @@ pub async fn record(env: &Env, owner: &str, conversation: &str, request: &Contex
             request.request_id
         );
     }
+}
+
+/// Default days a request's telemetry is kept.
+const DEFAULT_RETENTION_DAYS: f64 = 90.0;
+
+/// Deletes the rows of requests issued more than `TELEMETRY_RETENTION_DAYS` ago (run as each
+/// request is issued, so the table never holds more than that window).
+async fn prune(env: &Env) -> AppResult<()> {
+    let days: f64 = number(env, "TELEMETRY_RETENTION_DAYS").unwrap_or(DEFAULT_RETENTION_DAYS);
+    let cutoff = now_ms() as f64 - days.max(0.0) * 86_400_000.0;
+    db(env)?
+        .prepare("DELETE FROM context_requests WHERE issued_at < ?1")
+        .bind(&[JsValue::from_f64(cutoff)])?
+        .run()
+        .await?;
+    Ok(())
 }
 
 const COUNTS: &str = "SELECT json_object('issued', count(*), \

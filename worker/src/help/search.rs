@@ -8,12 +8,15 @@ use std::time::Duration;
 
 use stepwise_core::help::search::{by_similarity, embeddings_request, read_embeddings};
 use stepwise_core::help::{Candidate, HelpDoc, Thresholds, fuse};
+use stepwise_core::spend::{Charge, estimate_tokens};
 use worker::{Env, Headers, Method, Request, RequestInit, console_warn};
 
 use super::kb::Kb;
 use crate::platform::deadline::{FetchFailure, fetch_within};
 use crate::platform::error::{AppError, AppResult};
+use crate::platform::owner::Owner;
 use crate::platform::settings::{number, var};
+use crate::platform::spend;
 
 /// Longest wait for the embeddings endpoint.
 const EMBEDDINGS_TIMEOUT: Duration = Duration::from_secs(10);
@@ -79,14 +82,22 @@ fn thresholds(env: &Env) -> Thresholds {
     }
 }
 
-/// The best article for a question that passes the thresholds, if any.
-pub async fn best(env: &Env, kb: &Kb, fts: Option<&str>, text: &str) -> AppResult<Option<HelpDoc>> {
+/// The best article for a question that passes the thresholds, if any. The embeddings call
+/// is a model call of `owner`'s, charged to the spending guard like any other; refused (or
+/// failing), the search ranks by BM25 alone.
+pub async fn best(
+    env: &Env,
+    kb: &Kb,
+    fts: Option<&str>,
+    text: &str,
+    owner: &Owner,
+) -> AppResult<Option<HelpDoc>> {
     let bm25 = match fts {
         Some(fts) => kb.bm25(fts).await?,
         None => Vec::new(),
     };
     let vectors = match Embeddings::from_env(env) {
-        Some(embeddings) => similar(kb, &embeddings, text)
+        Some(embeddings) => similar(env, kb, &embeddings, text, owner)
             .await
             .unwrap_or_else(|error| {
                 console_warn!("help search: embeddings unavailable, BM25 alone: {error:?}");
@@ -101,12 +112,24 @@ pub async fn best(env: &Env, kb: &Kb, fts: Option<&str>, text: &str) -> AppResul
     }
 }
 
-async fn similar(kb: &Kb, embeddings: &Embeddings, text: &str) -> AppResult<Vec<Candidate>> {
+async fn similar(
+    env: &Env,
+    kb: &Kb,
+    embeddings: &Embeddings,
+    text: &str,
+    owner: &Owner,
+) -> AppResult<Vec<Candidate>> {
     let missing = kb
         .without_vectors(&embeddings.model, EMBED_PER_SEARCH)
         .await?;
     let mut inputs: Vec<&str> = missing.iter().map(|(_, t)| t.as_str()).collect();
     inputs.push(text);
+    let chars = inputs.iter().map(|i| i.len()).sum();
+    let charge = Charge {
+        calls: 1,
+        tokens: estimate_tokens(chars, 0),
+    };
+    spend::charge(env, owner, charge).await?;
     let mut vectors = embeddings.embed(&inputs).await?;
     let query = vectors.pop().unwrap_or_default();
     let fresh: Vec<(String, Vec<f32>)> =

@@ -150,7 +150,7 @@ async fn run(
             }
             Step::Effect(Effect::Search { fts, text }) => {
                 let kb = Kb::new(env)?;
-                Input::Found(search::best(env, &kb, fts.as_deref(), &text).await?)
+                Input::Found(search::best(env, &kb, fts.as_deref(), &text, owner).await?)
             }
             Step::Effect(Effect::Translate(request)) => {
                 let offline = offline_translation(&request);
