@@ -218,13 +218,21 @@ describe("anonymous owners, limits and lifecycle", () => {
     assert.equal(stored.json.conversation_history.length, 2);
     assert.doesNotMatch(stored.text, /FORGED/);
 
-    // A continuing turn builds on the stored state, whatever it carries.
-    const next = await chat({ message: "Anything else?", conversation_id: first.json.conversation_id, turns: first.json.turns, current_step: "done", current_config: { ...full, purpose: "Forged purpose" }, conversation_history: forged }, headers);
+    // A continuing turn builds on the stored state, whatever it carries: the model never reads
+    // the forged history, and a carried state that is not even valid does not refuse the turn.
+    const sent = stack.fake.requests.length;
+    const next = await chat({ provider: "paid", message: "Anything else?", conversation_id: first.json.conversation_id, turns: first.json.turns, current_step: "done", current_config: { ...full, purpose: "Forged purpose" }, conversation_history: forged }, headers);
     assert.equal(next.status, 200, next.text);
     assert.equal(next.json.next_step, "review");
     assert.equal(next.json.updated_config.purpose, "Monitor competitors");
+    const modelSaw = JSON.stringify(stack.fake.requests.slice(sent));
+    assert.match(modelSaw, /Anything else\?/);
+    assert.doesNotMatch(modelSaw, /FORGED|Forged purpose/);
+    const invalid = await chat({ message: "And now?", conversation_id: first.json.conversation_id, turns: next.json.turns, current_step: "bogus", current_config: { nonsense: "y" } }, headers);
+    assert.equal(invalid.status, 200, invalid.text);
+    assert.equal(invalid.json.next_step, "review");
     const after = await call("GET", `/api/conversations/${first.json.conversation_id}`, { token: owner, headers });
-    assert.equal(after.json.conversation_history.length, 4);
+    assert.equal(after.json.conversation_history.length, 6);
     assert.doesNotMatch(after.text, /FORGED|Forged purpose/);
 
     // An inline edit of the conversation applies to its stored fields, not to the ones sent along.

@@ -211,6 +211,7 @@ describe("the optional Turnstile check before a new identity's first model call"
     assert.equal(verifications.length, 0, "no token, nothing to verify");
     const bad = await turn(owner, "bad-token");
     assert.deepEqual([bad.status, bad.code], [403, "challenge_required"]);
+    assert.equal(verifications.at(-1)?.response, "bad-token", "the token was put to siteverify");
     assert.equal(stack.fake.requests.length, before, "no refused call reached the provider");
 
     const good = await turn(owner, "good-token");
@@ -222,8 +223,11 @@ describe("the optional Turnstile check before a new identity's first model call"
     assert.equal(stack.fake.requests.length - before, 2);
   });
 
-  test("siteverify failing is a 502 upstream_unreachable", async () => {
+  test("siteverify failing verifies nobody and fails no request of a known owner", async () => {
     const broken = await turn(newOwner(), "broken");
-    assert.deepEqual([broken.status, broken.code], [502, "upstream_unreachable"]);
+    assert.deepEqual([broken.status, broken.code], [403, "challenge_required"]);
+    const known = newOwner();
+    assert.equal((await turn(known, "good-token")).status, 200);
+    assert.equal((await turn(known, "broken")).status, 200, "a known owner needs no check");
   });
 });

@@ -99,10 +99,12 @@ impl World {
         } else {
             refund(&mut counter, None, charge, &caps, now, after);
         }
-        self.put(key, counter, now);
+        // A refund keeps the counter, blank or not: the identity had a call counted.
+        let entry = (shard_of(&key[1..], self.shards), key.to_owned());
+        self.counters.insert(entry, counter);
     }
 
-    /// Saves a counter as the shard does: a blank one is forgotten.
+    /// Saves a counter as the shard does after a charge: a blank one is forgotten.
     fn put(&mut self, key: &str, counter: Counter, now: u64) {
         let entry = (shard_of(&key[1..], self.shards), key.to_owned());
         if counter.is_blank(now) {

@@ -169,10 +169,15 @@ pub async fn fallback(env: &Env, message: &serde_json::Value) -> AppResult<()> {
         return Ok(());
     }
     let error = AppError::relayed(status, &response.text().await?);
-    // Already answered (a supply or a force won the race), or deleted: nothing to do.
+    // Already answered (a supply or a force won the race), or deleted: nothing to do. An
+    // identity that never passed the Turnstile check gets no model call from the server either
+    // (retrying would not change that): the request stays open for the owner to supply or force.
     if matches!(
         error.code(),
-        "context_request_not_found" | "conversation_not_found" | "turn_in_progress"
+        "context_request_not_found"
+            | "conversation_not_found"
+            | "turn_in_progress"
+            | "challenge_required"
     ) {
         return Ok(());
     }

@@ -68,16 +68,26 @@ pub async fn run_turn(
     let spec = workflows::load(&kv, workflow).await?;
     let continued = continuing(&request)?;
     let lease_ms = u64::from(settings.deadline_ms) + LEASE_MARGIN_MS;
-    let start = core_turn::begin_with(&spec, &request, settings.turn_options()).map_err(|r| {
-        warn_on_mismatch(&r.error);
-        AppError::from(r.error)
-    })?;
-    let charge = charge_of(&start, &provider, &settings);
+    // Planned on the state the request carries, to charge and open the stream at once; a
+    // continuing turn is judged again on its stored state below, so a stale or partial carried
+    // state does not refuse it here.
+    let start = match core_turn::begin_with(&spec, &request, settings.turn_options()) {
+        Ok(start) => Some(start),
+        Err(_) if continued.is_some() => None,
+        Err(rejection) => {
+            warn_on_mismatch(&rejection.error);
+            return Err(AppError::from(rejection.error));
+        }
+    };
+    let charge = match &start {
+        Some(start) => charge_of(start, &provider, &settings),
+        None => guessed_charge(&request, &provider),
+    };
     // The answer's stream exists before the turn holds anything, so nothing after the lease and
     // the charge can fail and leave them behind.
     let step = match &start {
-        TurnStart::CallModel(plan) => Some(plan.step.clone()),
-        TurnStart::Respond(_) => request.current_step.clone(),
+        Some(TurnStart::CallModel(plan)) => Some(plan.step.clone()),
+        _ => request.current_step.clone(),
     };
     let stream = reply.wire(step.as_deref())?.map(Output::sse).transpose()?;
     // The turn's lease and its charge are two objects' answers, neither waiting on the other;
@@ -104,9 +114,17 @@ pub async fn run_turn(
     };
     // A continuing turn builds on the state stored with its conversation, not the one it
     // carried (issue 31): planned again from there, its charge made right if that changed it.
-    let (request, start) = match conversation.stored.clone() {
-        None => (request, start),
-        Some(stored) => {
+    let (request, start) = match (conversation.stored.clone(), start) {
+        (None, Some(start)) if conversation.is_new() => (request, start),
+        (None, _) => {
+            // A continuing turn of a conversation that holds no guided state: nothing to build on.
+            conversation.abort(&env).await;
+            if let Err(refund) = spend::refund(&env, owner, charge).await {
+                console_warn!("a refused turn's charge was not refunded: {refund}");
+            }
+            return Err(AppError::conversation_not_found());
+        }
+        (Some(stored), _) => {
             let trusted = core_turn::with_stored_state(&request, &stored);
             let replanned = if stored.workflow != spec.id {
                 Err(AppError::workflow_mismatch(
@@ -114,8 +132,10 @@ pub async fn run_turn(
                     &stored.workflow,
                 ))
             } else {
-                core_turn::begin_with(&spec, &trusted, settings.turn_options())
-                    .map_err(|r| AppError::from(r.error))
+                core_turn::begin_with(&spec, &trusted, settings.turn_options()).map_err(|r| {
+                    warn_on_mismatch(&r.error);
+                    AppError::from(r.error)
+                })
             };
             let settled = match replanned {
                 Ok(start) => {
@@ -171,16 +191,34 @@ fn charge_of(start: &TurnStart, provider: &ProviderConfig, settings: &Settings) 
     }
 }
 
+/// The charge of a continuing turn whose carried state could not be planned (it is planned on
+/// its stored state once begun): a model call unless it is an inline edit.
+fn guessed_charge(request: &ChatRequest, provider: &ProviderConfig) -> Charge {
+    let edit = matches!(request.user_action, Some(UserAction::FieldEdit { .. }));
+    if edit || provider.kind == ProviderKind::Offline {
+        return Charge::default();
+    }
+    Charge {
+        calls: 1,
+        tokens: estimate_tokens(request.message.len(), 0),
+    }
+}
+
 /// Makes a charge of `charged` into one of `needed` calls (the turn was planned again from its
-/// stored state): the calls missing are charged, the calls over are given back. On a refusal
-/// nothing more is charged (the caller gives `charged` back).
+/// stored state): the calls missing are charged (refused: an error, and the caller gives
+/// `charged` back), the calls over are given back (a failed give-back is only logged, so the
+/// caller never gives them back twice).
 async fn recharge(env: &Env, owner: &Owner, charged: Charge, needed: Charge) -> AppResult<()> {
     let gap = |calls: u64| Charge { calls, tokens: 0 };
     if needed.calls > charged.calls {
         spend::charge(env, owner, gap(needed.calls - charged.calls)).await
-    } else if needed.calls < charged.calls {
-        spend::refund(env, owner, gap(charged.calls - needed.calls)).await
     } else {
+        if needed.calls < charged.calls {
+            let over = gap(charged.calls - needed.calls);
+            if let Err(error) = spend::refund(env, owner, over).await {
+                console_warn!("a turn's extra charge was not given back: {error}");
+            }
+        }
         Ok(())
     }
 }

@@ -130,7 +130,16 @@ async fn similar(
         tokens: estimate_tokens(chars, 0),
     };
     spend::charge(env, owner, charge).await?;
-    let mut vectors = embeddings.embed(&inputs).await?;
+    let mut vectors = match embeddings.embed(&inputs).await {
+        Ok(vectors) => vectors,
+        Err(error) => {
+            // A call that failed is not one the owner spent.
+            if let Err(refund) = spend::refund(env, owner, charge).await {
+                console_warn!("help search: the embeddings charge was not given back: {refund}");
+            }
+            return Err(error);
+        }
+    };
     let query = vectors.pop().unwrap_or_default();
     let fresh: Vec<(String, Vec<f32>)> =
         missing.into_iter().map(|(id, _)| id).zip(vectors).collect();

@@ -89,7 +89,9 @@ impl DurableObject for SpendShard {
             let mut leases = self.leases(&storage).await?;
             let owner_leases = (kind == Kind::Owner).then_some(&mut leases);
             spend::refund(&mut counter, owner_leases, charge, caps, now, after);
-            self.save(&storage, &counter_key, &counter, Some(&leases))
+            // Kept even when nothing is left on it: the identity had a call counted (and passed
+            // any check for it), whatever became of that call.
+            self.save(&storage, &counter_key, &counter, Some(&leases), true)
                 .await?;
             return Response::ok(counter.usage.to_text());
         }
@@ -97,7 +99,8 @@ impl DurableObject for SpendShard {
             if let Err(error) = spend::charge_address(&mut counter, charge, caps, now) {
                 return Response::error(refusal_text(&error, caps), 429);
             }
-            self.save(&storage, &counter_key, &counter, None).await?;
+            self.save(&storage, &counter_key, &counter, None, false)
+                .await?;
             return Response::ok(counter.usage.to_text());
         }
         // A new identity's first call while the Turnstile check is on needs a solved one.
@@ -131,7 +134,7 @@ impl DurableObject for SpendShard {
             }
         };
         // Saved either way: a grant may have added blocks even when the charge was refused.
-        self.save(&storage, &counter_key, &counter, Some(&leases))
+        self.save(&storage, &counter_key, &counter, Some(&leases), false)
             .await?;
         match outcome {
             Ok(()) => Response::ok(counter.usage.to_text()),
@@ -217,15 +220,17 @@ impl SpendShard {
     }
 
     /// Writes the counter (and the leases) to memory, then to storage in one call. A blank
-    /// counter (`Counter::is_blank`: first seen today, nothing counted) is forgotten instead.
+    /// counter (`Counter::is_blank`: first seen today, nothing counted) is forgotten instead,
+    /// unless `keep` (a refund: the identity had a call counted).
     async fn save(
         &self,
         storage: &Storage,
         key: &str,
         counter: &Counter,
         leases: Option<&Leases>,
+        keep: bool,
     ) -> Result<()> {
-        let blank = counter.is_blank(now_ms());
+        let blank = !keep && counter.is_blank(now_ms());
         let alarm_set = {
             let mut known = self.known.borrow_mut();
             if blank {

@@ -52,9 +52,20 @@ struct Verdict {
     error_codes: Vec<String>,
 }
 
-/// Whether the request carries a token siteverify accepts (false without the check, without
-/// a token, or when siteverify refuses it; 502 when siteverify cannot be asked).
+/// Whether the request carries a token siteverify accepts: false without the check, without a
+/// token, when siteverify refuses it, and when siteverify cannot be asked (logged): a request
+/// never fails for it, and only an identity the spending guard never counted needs it.
 pub async fn verified(req: &Request, env: &Env, address: Option<&str>) -> AppResult<bool> {
+    match ask_siteverify(req, env, address).await {
+        Ok(verdict) => Ok(verdict),
+        Err(error) => {
+            console_warn!("turnstile: token not verified: {error}");
+            Ok(false)
+        }
+    }
+}
+
+async fn ask_siteverify(req: &Request, env: &Env, address: Option<&str>) -> AppResult<bool> {
     let Some(secret) = secret(env) else {
         return Ok(false);
     };

@@ -68,9 +68,9 @@ impl Counter {
     }
 
     /// Whether the counter holds nothing worth keeping at `now_ms`: first seen today and no
-    /// calls counted today (a charge that was refused, or given back). Such a counter is not
-    /// saved, so that an identity is remembered, and can age into an established owner, only
-    /// once a call of it was counted.
+    /// calls counted today. A charge refused on such a counter does not save it, so that an
+    /// identity is remembered, and can age into an established owner, only once a call of it
+    /// was counted (a refund keeps it: that identity had one).
     ///
     /// ```
     /// use stepwise_core::spend::Counter;
