@@ -1,13 +1,15 @@
 //! Calls to the Worker's JSON API with this browser's owner token: the parsed answer, or an
-//! `Error` whose message ends with the server's error code in parentheses.
+//! `Error` whose message ends with the server's error code in parentheses. A call refused for
+//! the optional Turnstile check is sent again once the check is solved (`turnstile.ts`).
 
 import { authHeaders } from "./owner.js";
+import { fetchWithChallenge } from "./turnstile.js";
 
 /** Calls `path`; `null` for 204. */
 export async function api<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
   let response: Response;
   try {
-    response = await fetch(path, { method, headers: authHeaders({ "content-type": "application/json", ...headers }), body: body === undefined ? undefined : JSON.stringify(body) });
+    response = await fetchWithChallenge(path, { method, headers: authHeaders({ "content-type": "application/json", ...headers }), body: body === undefined ? undefined : JSON.stringify(body) });
   } catch {
     throw new Error("The connection was lost.");
   }

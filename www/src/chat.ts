@@ -7,6 +7,7 @@ import { MarkerStream, Workflow, type ChatContext, type ChatMessage, type ChatRe
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { authHeaders } from "./owner.js";
+import { fetchWithChallenge } from "./turnstile.js";
 import type { Page } from "./page.js";
 import { readSse } from "./sse.js";
 
@@ -274,7 +275,7 @@ export class ChatView implements Page {
     if (this.state.token) headers["x-conversation-token"] = this.state.token;
     let response: Response;
     try {
-      response = await fetch("/api/chat", { method: "POST", headers, body: JSON.stringify(request) });
+      response = await fetchWithChallenge("/api/chat", { method: "POST", headers, body: JSON.stringify(request) });
     } catch {
       throw new Error("The connection was lost before the server answered.");
     }

@@ -18,6 +18,7 @@ import { resolveChat, type Approval, type AssistantConversation, type AssistantR
 import { api } from "../api.js";
 import { h, replace } from "../dom.js";
 import { authHeaders } from "../owner.js";
+import { fetchWithChallenge } from "../turnstile.js";
 import { readSse } from "../sse.js";
 import { type LiveEvent, LiveConnection, SEQ_SPAN, leaseOf } from "./live.js";
 import type { ApprovalActions } from "./approval.js";
@@ -253,7 +254,7 @@ export class Tray {
     this.setBusy(true);
     let ended = false;
     try {
-      const response = await fetch(path, { method: "POST", headers: authHeaders({ "content-type": "application/json", accept: "text/event-stream", "x-stepwise-deltas": "model" }), body: JSON.stringify(body) });
+      const response = await fetchWithChallenge(path, { method: "POST", headers: authHeaders({ "content-type": "application/json", accept: "text/event-stream", "x-stepwise-deltas": "model" }), body: JSON.stringify(body) });
       if (!response.ok || !response.body) {
         const json = await response.json().catch(() => null);
         if (json?.error?.code === "conversation_not_found") this.forget();
