@@ -89,19 +89,29 @@ impl World {
         outcome
     }
 
-    fn refund(&mut self, key: &str, charge: Charge, now: u64) {
+    /// A refund at the key's shard; the calls go back to the day's budget. `forget`: a charge
+    /// given back because the other shard refused it, after which a blank counter is forgotten.
+    fn refund(&mut self, key: &str, charge: Charge, now: u64, forget: bool) {
         let (caps, after) = (self.caps, self.after);
         let shard = shard_of(&key[1..], self.shards);
         let mut counter = self.counter(key, now);
         if key.starts_with('o') {
             let leases = self.leases.entry(shard).or_default();
-            refund(&mut counter, Some(leases), charge, &caps, now, after);
+            if let Some((pool, calls)) =
+                refund(&mut counter, Some(leases), charge, &caps, now, after)
+            {
+                let day = leases.day.clone();
+                self.budgets.entry(day).or_default().give_back(pool, calls);
+            }
         } else {
             refund(&mut counter, None, charge, &caps, now, after);
         }
-        // A refund keeps the counter, blank or not: the identity had a call counted.
-        let entry = (shard_of(&key[1..], self.shards), key.to_owned());
-        self.counters.insert(entry, counter);
+        if forget {
+            self.put(key, counter, now);
+        } else {
+            let entry = (shard_of(&key[1..], self.shards), key.to_owned());
+            self.counters.insert(entry, counter);
+        }
     }
 
     /// Saves a counter as the shard does after a charge: a blank one is forgotten.
@@ -114,8 +124,8 @@ impl World {
         }
     }
 
-    /// `platform::spend::charge`: the network first, then the owner; the owner's refusal gives
-    /// the network's count back.
+    /// `platform::spend::charge`: the network and the owner at once; a refusal of either gives
+    /// the other's count back (the owner's refusal is the one reported when both refuse).
     fn charge(
         &mut self,
         owner: &str,
@@ -126,10 +136,20 @@ impl World {
         let Some(network) = network else {
             return self.charge_owner(owner, charge, now);
         };
-        self.charge_network(network, charge, now)?;
-        self.charge_owner(owner, charge, now).inspect_err(|_| {
-            self.refund(&format!("n{network}"), charge, now);
-        })
+        let by_network = self.charge_network(network, charge, now);
+        let by_owner = self.charge_owner(owner, charge, now);
+        match (by_network, by_owner) {
+            (Ok(()), Ok(())) => Ok(()),
+            (Err(refused), Ok(())) => {
+                self.refund(&format!("o{owner}"), charge, now, true);
+                Err(refused)
+            }
+            (Ok(()), Err(refused)) => {
+                self.refund(&format!("n{network}"), charge, now, true);
+                Err(refused)
+            }
+            (Err(_), Err(refused)) => Err(refused),
+        }
     }
 
     fn usage(&self, key: &str, now: u64) -> u64 {

@@ -5,9 +5,9 @@
 //! The counts live in two kinds of Durable Object (`spend_objects.rs`): `SpendShard`, many
 //! per deployment (`SPEND_SHARDS`), each counting the owners and client networks whose hash
 //! falls in it; and `SpendGuard`, one per UTC day, the day's budget the shards lease blocks of
-//! calls from. An anonymous owner's charge is counted against its client's network first, then
-//! against the owner (two shards); the owner's refusal gives the network's count back. The
-//! rules are `core::spend`.
+//! calls from. An anonymous owner's charge is counted against its client's network and its owner
+//! at once (two shards, one round trip); a refusal of either gives the other's count back, and
+//! its leased calls back to the day's budget. The rules are `core::spend`.
 
 use std::fmt::Write;
 
@@ -145,18 +145,30 @@ pub async fn charge(env: &Env, owner: &Owner, charge: Charge) -> AppResult<()> {
     let Some(network) = &owner.network else {
         return ask_owner(env, &settings, owner, charge).await.map(|_| ());
     };
-    // The network first: a call it refuses never reaches the owner's shard, so a client
-    // minting tokens leases nothing of the day's budget with the calls it is refused.
-    ask(env, &settings, Kind::Network, network, charge, false).await?;
-    match ask_owner(env, &settings, owner, charge).await {
-        Ok(_) => Ok(()),
-        Err(refused) => {
-            // The refusal is the answer; a failed give-back only leaves the network one count high.
-            if let Err(error) = ask(env, &settings, Kind::Network, network, charge, true).await {
-                worker::console_warn!("spend: the network's count was not given back: {error}");
-            }
+    // Both shards at once (one round trip before the model call, not two); a refusal of either
+    // gives the other's count back, and its leased calls back to the day's budget.
+    let (by_network, by_owner) = futures::future::join(
+        ask(env, &settings, Kind::Network, network, charge, Mode::Charge),
+        ask_owner(env, &settings, owner, charge),
+    )
+    .await;
+    let undo = |kind, key| async move {
+        if let Err(error) = ask(env, &settings, kind, key, charge, Mode::Compensate).await {
+            worker::console_warn!("spend: a {} count was not given back: {error}", kind.name());
+        }
+    };
+    match (by_network, by_owner) {
+        (Ok(_), Ok(_)) => Ok(()),
+        (Err(refused), Ok(_)) => {
+            undo(Kind::Owner, &owner.id).await;
             Err(refused)
         }
+        (Ok(_), Err(refused)) => {
+            undo(Kind::Network, network).await;
+            Err(refused)
+        }
+        // The owner's cap says more to the person than the network's.
+        (Err(_), Err(refused)) => Err(refused),
     }
 }
 
@@ -175,7 +187,7 @@ async fn ask_owner(
     } else {
         Kind::Owner
     };
-    ask(env, settings, kind, &owner.id, charge, false).await
+    ask(env, settings, kind, &owner.id, charge, Mode::Charge).await
 }
 
 /// Gives back a charge whose calls were not made.
@@ -184,10 +196,10 @@ pub async fn refund(env: &Env, owner: &Owner, charge: Charge) -> AppResult<()> {
         return Ok(());
     }
     let settings = Settings::from_env(env);
-    let by_owner = ask(env, &settings, Kind::Owner, &owner.id, charge, true);
+    let by_owner = ask(env, &settings, Kind::Owner, &owner.id, charge, Mode::Refund);
     match &owner.network {
         Some(network) => {
-            let by_network = ask(env, &settings, Kind::Network, network, charge, true);
+            let by_network = ask(env, &settings, Kind::Network, network, charge, Mode::Refund);
             let (a, b) = futures::future::join(by_owner, by_network).await;
             a.and(b).map(|_| ())
         }
@@ -204,7 +216,7 @@ pub async fn usage(env: &Env, owner: &Owner) -> AppResult<Usage> {
         Kind::Owner,
         &owner.id,
         Charge::default(),
-        false,
+        Mode::Charge,
     )
     .await
 }
@@ -261,6 +273,18 @@ pub(super) fn shard_name(key: &str, shards: u32) -> String {
     format!("shard-{}", stepwise_core::spend::shard_of(key, shards))
 }
 
+/// What an ask does with its charge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Counts it (a charge of no calls only reads).
+    Charge,
+    /// Gives it back: its calls were not made.
+    Refund,
+    /// Gives it back because the other shard refused it; an identity with nothing else counted
+    /// is then forgotten (a refused call is remembered of nobody).
+    Compensate,
+}
+
 /// One charge, refund or read at the key's shard; its answer is the key's usage today.
 async fn ask(
     env: &Env,
@@ -268,15 +292,16 @@ async fn ask(
     kind: Kind,
     key: &str,
     charge: Charge,
-    refund: bool,
+    mode: Mode,
 ) -> AppResult<Usage> {
     let url = format!(
-        "https://spend.internal/?kind={}&challenge={}&key={key}&calls={}&tokens={}&refund={}{}",
+        "https://spend.internal/?kind={}&challenge={}&key={key}&calls={}&tokens={}&refund={}&forget={}{}",
         kind.name(),
         u8::from(kind == Kind::NewOwnerChallenged),
         charge.calls,
         charge.tokens,
-        u8::from(refund),
+        u8::from(mode != Mode::Charge),
+        u8::from(mode == Mode::Compensate),
         settings.query()
     );
     let call = ObjectCall {

@@ -88,11 +88,18 @@ impl DurableObject for SpendShard {
         if number("refund") == Some(1) {
             let mut leases = self.leases(&storage).await?;
             let owner_leases = (kind == Kind::Owner).then_some(&mut leases);
-            spend::refund(&mut counter, owner_leases, charge, caps, now, after);
-            // Kept even when nothing is left on it: the identity had a call counted (and passed
-            // any check for it), whatever became of that call.
-            self.save(&storage, &counter_key, &counter, Some(&leases), true)
+            let back = spend::refund(&mut counter, owner_leases, charge, caps, now, after);
+            // A plain refund keeps the identity even with nothing left on it (it had a call
+            // counted, and passed any check for it); one undoing the other shard's refusal
+            // forgets a blank one.
+            let keep = number("forget") != Some(1);
+            self.save(&storage, &counter_key, &counter, Some(&leases), keep)
                 .await?;
+            if let Some((pool, calls)) = back
+                && let Err(error) = self.give_back(&settings, &leases.day, pool, calls).await
+            {
+                worker::console_warn!("spend: {calls} calls not given back to the budget: {error}");
+            }
             return Response::ok(counter.usage.to_text());
         }
         if kind == Kind::Network {
@@ -263,6 +270,35 @@ impl SpendShard {
         Ok(())
     }
 
+    /// Gives `calls` of `pool` back to the budget of `day` (after the state that no longer holds
+    /// them was saved).
+    async fn give_back(
+        &self,
+        settings: &Settings,
+        day: &str,
+        pool: Pool,
+        calls: u64,
+    ) -> Result<()> {
+        let url = format!(
+            "https://spend.internal/?give_back={calls}&pool={}{}",
+            pool.name(),
+            settings.query()
+        );
+        let call = ObjectCall {
+            method: "POST",
+            url: &url,
+            headers: &[],
+            body: None,
+        };
+        match call_object(&self.env, BUDGET_BINDING, day, call).await {
+            Ok((200, _)) => Ok(()),
+            Ok((status, text)) => Err(worker::Error::RustError(format!(
+                "the day's budget answered {status}: {text}"
+            ))),
+            Err(error) => Err(worker::Error::RustError(error.to_string())),
+        }
+    }
+
     /// Asks the day's budget for at least `calls` calls of `pool`.
     async fn lease(&self, settings: &Settings, day: &str, pool: Pool, calls: u64) -> Result<Grant> {
         let url = format!(
@@ -332,6 +368,12 @@ impl DurableObject for SpendGuard {
         let Some(pool) = query_param(&url, "pool").as_deref().and_then(Pool::parse) else {
             return Response::error("pool must be established or new", 400);
         };
+        if let Some(calls) = number("give_back") {
+            budget.give_back(pool, calls);
+            *self.known.borrow_mut() = Some(budget);
+            storage.put("budget", budget.to_text()).await?;
+            return Response::ok(budget.to_text());
+        }
         let first = budget == Budget::default();
         let wanted = number("calls").unwrap_or(1);
         let grant = budget.grant(pool, wanted, &settings.caps, settings.shards);

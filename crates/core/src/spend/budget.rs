@@ -45,6 +45,26 @@ impl Budget {
         })
     }
 
+    /// Takes back `calls` of `pool` a shard was granted and did not spend (a refunded charge).
+    ///
+    /// ```
+    /// use stepwise_core::spend::{Budget, Pool};
+    /// let mut budget = Budget { granted: 10, granted_new: 4 };
+    /// budget.give_back(Pool::New, 3);
+    /// assert_eq!(budget, Budget { granted: 7, granted_new: 1 });
+    /// ```
+    pub fn give_back(&mut self, pool: Pool, calls: u64) {
+        let calls = match pool {
+            Pool::New => calls.min(self.granted_new),
+            Pool::Established => calls,
+        }
+        .min(self.granted);
+        self.granted -= calls;
+        if pool == Pool::New {
+            self.granted_new -= calls;
+        }
+    }
+
     /// Grants a shard of `shards` at least `wanted` calls of `pool`, or none when fewer are
     /// left. A grant is a block sized to what is left, `left / (2 × shards)` between 1 and
     /// [`MAX_BLOCK`] (never less than `wanted`), so that shards come back seldom while the

@@ -326,9 +326,23 @@ pub fn charge_address(
     Ok(())
 }
 
-/// Gives back a charge whose calls were not made: off the counter, and, for an owner
-/// (`leases` given), back into the shard's blocks of the owner's pool. A charge of an earlier
-/// day is not given back (that day's counts are over).
+/// Gives back a charge whose calls were not made: off the counter and, for an owner (`leases`
+/// given), off the shard's count of the day. Returns the calls to give back to the day's budget
+/// ([`super::Budget::give_back`]) and their pool, when the pool is leased: a refunded call goes
+/// back where it was leased from, so that a charge refused elsewhere (the network's, in
+/// parallel) holds nothing back in this shard. A charge of an earlier day is not given back
+/// (that day's counts are over).
+///
+/// ```
+/// use stepwise_core::spend::{charge_owner, refund, Caps, Charge, Counter, Leases, Pool, Step};
+/// let caps = Caps { total: Some(100), ..Caps::default() };
+/// let (mut owner, mut leases) = (Counter::new(0), Leases { new: 5, ..Leases::default() });
+/// leases.day = stepwise_core::dates::day(0);
+/// let one = Charge { calls: 1, tokens: 0 };
+/// assert_eq!(charge_owner(&mut owner, &mut leases, one, &caps, 0, None), Ok(Step::Charged));
+/// assert_eq!(refund(&mut owner, Some(&mut leases), one, &caps, 0, None), Some((Pool::New, 1)));
+/// assert_eq!((owner.usage.calls, leases.new, leases.counted), (0, 4, 0));
+/// ```
 pub fn refund(
     counter: &mut Counter,
     leases: Option<&mut Leases>,
@@ -336,23 +350,20 @@ pub fn refund(
     caps: &Caps,
     now_ms: u64,
     established_after_ms: Option<u64>,
-) {
+) -> Option<(Pool, u64)> {
     let today = dates::day(now_ms);
     if counter.day != today {
-        return;
+        return None;
     }
-    // Only what is on the counter goes back: never more calls into the blocks than were taken.
+    // Only what is on the counter goes back: never more calls than were taken.
     let back = charge.calls.min(counter.usage.calls);
     counter.usage.calls -= back;
     counter.usage.tokens = counter.usage.tokens.saturating_sub(charge.tokens);
-    if let Some(leases) = leases {
-        let pool = pool_of(counter, now_ms, established_after_ms);
-        leases.roll(&today);
-        leases.counted = leases.counted.saturating_sub(back);
-        if pool.leased(caps) {
-            *leases.held_mut(pool) += back;
-        }
-    }
+    let leases = leases?;
+    let pool = pool_of(counter, now_ms, established_after_ms);
+    leases.roll(&today);
+    leases.counted = leases.counted.saturating_sub(back);
+    (pool.leased(caps) && back > 0).then_some((pool, back))
 }
 
 /// The pool an owner's calls come from at `now_ms`.
