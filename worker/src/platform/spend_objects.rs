@@ -46,6 +46,9 @@ struct ShardMemory {
     leases: Option<Leases>,
     /// Whether the daily pruning alarm is known to be set.
     alarm_set: bool,
+    /// Whether a block is being leased, per pool (established, new): a charge short of calls
+    /// meanwhile asks for exactly what it needs instead of a block of its own.
+    leasing: [bool; 2],
 }
 
 impl DurableObject for SpendShard {
@@ -299,16 +302,28 @@ impl SpendShard {
         }
     }
 
-    /// Asks the day's budget for at least `calls` calls of `pool`.
+    /// Asks the day's budget for at least `calls` calls of `pool`: a block, or exactly `calls`
+    /// while another charge's block is on the way.
     async fn lease(&self, settings: &Settings, day: &str, pool: Pool, calls: u64) -> Result<Grant> {
+        let slot = usize::from(pool == Pool::New);
+        let exact = std::mem::replace(&mut self.known.borrow_mut().leasing[slot], true);
         let url = format!(
-            "https://spend.internal/?pool={}&calls={calls}{}",
+            "https://spend.internal/?pool={}&calls={calls}{}{}",
             pool.name(),
+            if exact { "&exact=1" } else { "" },
             settings.query()
         );
+        let grant = self.ask_budget(day, &url).await;
+        if !exact {
+            self.known.borrow_mut().leasing[slot] = false;
+        }
+        grant
+    }
+
+    async fn ask_budget(&self, day: &str, url: &str) -> Result<Grant> {
         let call = ObjectCall {
             method: "POST",
-            url: &url,
+            url,
             headers: &[],
             body: None,
         };
@@ -376,7 +391,11 @@ impl DurableObject for SpendGuard {
         }
         let first = budget == Budget::default();
         let wanted = number("calls").unwrap_or(1);
-        let grant = budget.grant(pool, wanted, &settings.caps, settings.shards);
+        let grant = if query_param(&url, "exact").is_some() {
+            budget.grant_exact(pool, wanted, &settings.caps)
+        } else {
+            budget.grant(pool, wanted, &settings.caps, settings.shards)
+        };
         if let Some(refused) = &grant.refused {
             *self.known.borrow_mut() = Some(budget);
             return Response::error(refusal_text(refused, &settings.caps), 429);

@@ -82,6 +82,23 @@ impl Budget {
     /// assert_eq!(budget, Budget { granted: 112, granted_new: 12 });
     /// ```
     pub fn grant(&mut self, pool: Pool, wanted: u64, caps: &Caps, shards: u32) -> Grant {
+        self.grant_sized(pool, wanted, caps, Some(shards))
+    }
+
+    /// Grants exactly `wanted` calls of `pool`, or none: what a shard asks for while a block of
+    /// its own is already on the way, so that a burst of charges does not lease a block each.
+    ///
+    /// ```
+    /// use stepwise_core::spend::{Budget, Caps, Pool};
+    /// let caps = Caps { total: Some(1000), ..Caps::default() };
+    /// assert_eq!(Budget::default().grant_exact(Pool::New, 2, &caps).calls, 2);
+    /// ```
+    pub fn grant_exact(&mut self, pool: Pool, wanted: u64, caps: &Caps) -> Grant {
+        self.grant_sized(pool, wanted, caps, None)
+    }
+
+    /// A grant of a block sized for `shards`, or of exactly `wanted` calls (`None`).
+    fn grant_sized(&mut self, pool: Pool, wanted: u64, caps: &Caps, shards: Option<u32>) -> Grant {
         let total_left = caps.total.map(|cap| cap.saturating_sub(self.granted));
         let new_left = match pool {
             Pool::New => caps
@@ -109,9 +126,13 @@ impl Budget {
                 refused: Some(refused),
             };
         }
-        let block = left.map_or(MAX_BLOCK, |left| {
-            (left / (2 * u64::from(shards.max(1)))).clamp(1, MAX_BLOCK)
-        });
+        let block = match (shards, left) {
+            (None, _) => 1,
+            (Some(_), None) => MAX_BLOCK,
+            (Some(shards), Some(left)) => {
+                (left / (2 * u64::from(shards.max(1)))).clamp(1, MAX_BLOCK)
+            }
+        };
         let calls = block.max(wanted).min(left.unwrap_or(u64::MAX));
         self.granted += calls;
         if pool == Pool::New {
