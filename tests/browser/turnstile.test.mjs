@@ -5,8 +5,8 @@
 // fetched here), siteverify by a server on loopback; the model is the fake provider.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
 import { chromium } from "playwright-core";
+import { startSiteverify, turnstileSettings } from "../e2e/fake-siteverify.mjs";
 import { startStack } from "../e2e/harness.mjs";
 
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
@@ -24,25 +24,11 @@ describe("the Turnstile check in the app", () => {
   let stack;
   let browser;
   let verifier;
-  const verifications = [];
+  let verifications;
   before(async () => {
-    verifier = http.createServer((req, res) => {
-      let body = "";
-      req.on("data", (d) => (body += d));
-      req.on("end", () => {
-        const form = Object.fromEntries(new URLSearchParams(body));
-        verifications.push(form);
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ success: form.response === "good-token" }));
-      });
-    });
-    await new Promise((resolve) => verifier.listen(0, "127.0.0.1", resolve));
-    stack = await startStack({
-      overrides: {
-        TURNSTILE_SECRET: "turnstile-secret",
-        TURNSTILE_SITE_KEY: "site-key-1",
-        TURNSTILE_VERIFY_URL: `http://127.0.0.1:${verifier.address().port}/siteverify`,
-      },
-    });
+    verifier = await startSiteverify();
+    verifications = verifier.verifications;
+    stack = await startStack({ overrides: turnstileSettings(verifier) });
     stack.fake.script({ reply: "Noted: competitor monitoring.\nEXTRACTED_DATA: purpose=Monitor competitors\n" });
     browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
   });

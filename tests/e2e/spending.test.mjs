@@ -7,7 +7,7 @@
 // for siteverify on loopback.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
+import { startSiteverify, turnstileSettings } from "./fake-siteverify.mjs";
 import { ADMIN_TOKEN, asOwner, newOwner, ownerId, startStack } from "./harness.mjs";
 
 const PER_OWNER = 2;
@@ -166,31 +166,11 @@ describe("the spending guard against minted identities", () => {
 describe("the optional Turnstile check before a new identity's first model call", () => {
   let stack;
   let verifier;
-  const verifications = [];
+  let verifications;
   before(async () => {
-    // A stand-in for Turnstile's siteverify on loopback: "good-token" passes, "broken" fails the server.
-    verifier = http.createServer((req, res) => {
-      let body = "";
-      req.on("data", (d) => (body += d));
-      req.on("end", () => {
-        const form = Object.fromEntries(new URLSearchParams(body));
-        verifications.push(form);
-        if (form.response === "broken") {
-          res.writeHead(500, { "content-type": "text/plain" }).end("down");
-          return;
-        }
-        const success = form.secret === "turnstile-secret" && form.response === "good-token";
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ success, "error-codes": success ? [] : ["invalid-input-response"] }));
-      });
-    });
-    await new Promise((resolve) => verifier.listen(0, "127.0.0.1", resolve));
-    stack = await startStack({
-      overrides: {
-        TURNSTILE_SECRET: "turnstile-secret",
-        TURNSTILE_SITE_KEY: "site-key-1",
-        TURNSTILE_VERIFY_URL: `http://127.0.0.1:${verifier.address().port}/siteverify`,
-      },
-    });
+    verifier = await startSiteverify();
+    verifications = verifier.verifications;
+    stack = await startStack({ overrides: turnstileSettings(verifier) });
     stack.fake.script({ reply: "An answer." });
   });
   after(async () => {
