@@ -96,7 +96,8 @@ impl DurableObject for SpendShard {
             // counted, and passed any check for it); one undoing the other shard's refusal
             // forgets a blank one.
             let keep = number("forget") != Some(1);
-            self.save(&storage, &counter_key, &counter, Some(&leases), keep)
+            let owner_leases = (kind == Kind::Owner).then_some(&leases);
+            self.save(&storage, &counter_key, &counter, owner_leases, keep)
                 .await?;
             if let Some((pool, calls)) = back
                 && let Err(error) = self.give_back(&settings, &leases.day, pool, calls).await
@@ -287,19 +288,7 @@ impl SpendShard {
             pool.name(),
             settings.query()
         );
-        let call = ObjectCall {
-            method: "POST",
-            url: &url,
-            headers: &[],
-            body: None,
-        };
-        match call_object(&self.env, BUDGET_BINDING, day, call).await {
-            Ok((200, _)) => Ok(()),
-            Ok((status, text)) => Err(worker::Error::RustError(format!(
-                "the day's budget answered {status}: {text}"
-            ))),
-            Err(error) => Err(worker::Error::RustError(error.to_string())),
-        }
+        self.post_budget(day, &url).await.map(|_| ())
     }
 
     /// Asks the day's budget for at least `calls` calls of `pool`: a block, or exactly `calls`
@@ -321,6 +310,22 @@ impl SpendShard {
     }
 
     async fn ask_budget(&self, day: &str, url: &str) -> Result<Grant> {
+        let (status, text) = self.post_budget(day, url).await?;
+        Ok(match status {
+            429 => Grant {
+                calls: 0,
+                refused: Some(refusal(&text)),
+            },
+            _ => Grant {
+                calls: text.trim().parse().unwrap_or(0),
+                refused: None,
+            },
+        })
+    }
+
+    /// One request to the budget of `day`: its status (200, or 429 for a refused grant) and text;
+    /// any other answer is an error.
+    async fn post_budget(&self, day: &str, url: &str) -> Result<(u16, String)> {
         let call = ObjectCall {
             method: "POST",
             url,
@@ -331,14 +336,7 @@ impl SpendShard {
             .await
             .map_err(|e| worker::Error::RustError(e.to_string()))?;
         match status {
-            200 => Ok(Grant {
-                calls: text.trim().parse().unwrap_or(0),
-                refused: None,
-            }),
-            429 => Ok(Grant {
-                calls: 0,
-                refused: Some(refusal(&text)),
-            }),
+            200 | 429 => Ok((status, text)),
             status => Err(worker::Error::RustError(format!(
                 "the day's budget answered {status}: {text}"
             ))),
