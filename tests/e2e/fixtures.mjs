@@ -14,8 +14,8 @@ const GUIDED_STEPS = [
 ];
 
 /** Walks the guided workflow over the API as `owner` (with `call`, from `apiCaller`) and saves
- * the stream; the saved stream. */
-export async function savedStream(call, owner) {
+ * the stream; the saved stream. The guided conversation's id and token are put in `kept`. */
+export async function savedStream(call, owner, kept = {}) {
   let state = { current_config: {}, skipped: [] };
   let ids = {};
   for (const [message, action] of GUIDED_STEPS) {
@@ -29,6 +29,7 @@ export async function savedStream(call, owner) {
     state = { next_step: json.next_step, current_config: json.updated_config, skipped: json.skipped, turns: json.turns };
     ids = { conversation_id: json.conversation_id, token: ids.token ?? json.conversation_token };
   }
+  Object.assign(kept, { conversation_id: ids.conversation_id, token: ids.token });
   const saved = await call("POST", "/api/streams", { owner, body: { conversation_id: ids.conversation_id }, headers: { "x-conversation-token": ids.token } });
   assert.equal(saved.status, 201, saved.text);
   return saved.json;

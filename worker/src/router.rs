@@ -99,6 +99,8 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
         route,
         (Method::Get, ["api", "articles", _])
             | (Method::Get, ["api", "me"])
+            | (Method::Get, ["api", "me", "export"])
+            | (Method::Delete, ["api", "me"])
             | (Method::Post, ["api", "streams"])
             | (Method::Put, ["api", "streams", _])
             | (
@@ -112,7 +114,8 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
             | (Method::Post, ["api", "help", "sessions", _, "handoff"])
     ) {
         // Not a model call, but an upstream (PubMed), the day's spending object every model
-        // call needs, a stored write (streams, card outcomes, approvals: an approval's run
+        // call needs, many reads or deletions at once (the owner's export and erase), a stored
+        // write (streams, card outcomes, approvals: an approval's run
         // checks the kill switch itself, so a denial still works when model calls are off) or
         // the operators' list and webhook (handoffs):
         // rate limited so that none can be flooded for free.
@@ -120,6 +123,11 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
     }
     match route {
         (Method::Get, ["api", "me"]) => me::get(&env, owner).await,
+        (Method::Get, ["api", "me", "export"]) => me::export::get(&req, &env, owner).await,
+        (Method::Delete, ["api", "me"]) => {
+            body::require_json(&req)?;
+            me::erase::delete(req, &env, owner).await
+        }
         (Method::Post, ["api", "chat"]) => chat::post_turn(req, env, ctx, owner).await,
         (Method::Post, ["api", "agui"]) => interop::post_agui(req, env, ctx, owner).await,
         (Method::Put, ["api", "chat", "update-field"]) => chat::update_field(req, env, owner).await,
@@ -243,6 +251,7 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
         (
             _,
             ["api", "me"]
+            | ["api", "me", "export"]
             | ["api", "chat"]
             | ["api", "agui"]
             | ["api", "chat", "update-field"]

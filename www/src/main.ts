@@ -1,11 +1,12 @@
 //! Entry point of the browser app: loads the wasm package, then shows the page the URL hash
 //! names (`#chat`, `#streams[/<id>[/articles|settings]]`, `#research[/<id>]`, `#help`,
-//! `#help/operator`), with the assistant tray beside every page.
+//! `#help/operator`, `#data`), with the assistant tray beside every page.
 
 import init, { Workflow, type ChatRegistryJson } from "../../crates/wasm/pkg/stepwise.js";
 import { registerBuiltinCards } from "./assistant/cards.js";
 import { Tray } from "./assistant/tray.js";
 import { ChatView } from "./chat.js";
+import { DataView } from "./data.js";
 import { h, replace } from "./dom.js";
 import { HelpOperatorView, HelpView } from "./help.js";
 import type { Page } from "./page.js";
@@ -13,9 +14,9 @@ import { ResearchView } from "./research.js";
 import { type StreamTab, StreamsView } from "./streams.js";
 
 /** A route: the page and its parts. */
-function parse(hash: string): { page: "chat" | "streams" | "research" | "help"; id: string | null; tab: StreamTab | null } {
+function parse(hash: string): { page: "chat" | "streams" | "research" | "help" | "data"; id: string | null; tab: StreamTab | null } {
   const [page, id, tab] = hash.replace(/^#/, "").split("/");
-  const known = page === "streams" || page === "research" || page === "help" ? page : "chat";
+  const known = page === "streams" || page === "research" || page === "help" || page === "data" ? page : "chat";
   return { page: known, id: id || null, tab: tab === "settings" || tab === "articles" ? tab : null };
 }
 
@@ -39,7 +40,7 @@ async function main(): Promise<void> {
 
   const show = async () => {
     const route = parse(location.hash);
-    for (const tab of ["chat", "streams", "research", "help"]) {
+    for (const tab of ["chat", "streams", "research", "help", "data"]) {
       const link = document.getElementById(`tab-${tab}`)!;
       if (tab === route.page) link.setAttribute("aria-current", "page");
       else link.removeAttribute("aria-current");
@@ -51,7 +52,11 @@ async function main(): Promise<void> {
     }
     page.unmount?.();
     try {
-      if (route.page === "help") {
+      if (route.page === "data") {
+        const view = new DataView();
+        page = view;
+        await view.mount(app);
+      } else if (route.page === "help") {
         const view = route.id === "operator" ? new HelpOperatorView() : new HelpView();
         page = view;
         await view.mount(app);

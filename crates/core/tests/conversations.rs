@@ -238,6 +238,8 @@ fn tokens_and_owners_are_checked() {
             token_hash: Some("hash-a".into()),
         },
         Command::Delete,
+        Command::Export,
+        Command::Erase,
     ] {
         assert_eq!(
             apply(&record, "o2", command, 3).unwrap_err(),
@@ -276,6 +278,24 @@ fn tokens_and_owners_are_checked() {
     };
     assert_eq!(
         apply(&None, "o1", claim, 3).unwrap_err(),
+        ConversationError::NotFound
+    );
+}
+
+#[test]
+fn the_owner_exports_and_erases_a_guided_conversation_without_its_token() {
+    let (record, _) = apply(&None, "o1", start_guided(), 1).unwrap();
+    let (_, reply) = apply(&record, "o1", Command::Export, 2).unwrap();
+    let Reply::Conversation(exported) = reply else {
+        panic!("an export answers the conversation, not {reply:?}");
+    };
+    assert_eq!(exported.id, "c1");
+    assert_eq!(exported.token_hash, None, "the token's hash stays inside");
+    assert!(record.as_ref().unwrap().token_hash.is_some());
+    let (after, reply) = apply(&record, "o1", Command::Erase, 3).unwrap();
+    assert_eq!((after, reply), (None, Reply::Deleted));
+    assert_eq!(
+        apply(&None, "o1", Command::Erase, 4).unwrap_err(),
         ConversationError::NotFound
     );
 }

@@ -26,7 +26,7 @@ use super::index;
 use crate::assistant::host::{Host, TurnOrder, interrupted_entries};
 use crate::platform::deadline::{alarm_delay, now_ms};
 use crate::platform::error::{AppError, AppResult};
-use crate::platform::kv::Kv;
+use crate::platform::kv::{Kv, relist_due};
 use crate::platform::live;
 use crate::platform::negotiate::stream_wire;
 use crate::platform::owner::WS_PROTOCOL;
@@ -260,12 +260,15 @@ impl Conversation {
         handled: &Handled,
     ) -> AppResult<()> {
         if handled.erase {
+            // A streamed turn still running stops at its next event (its commit then finds
+            // nothing to commit to).
+            self.host.stop();
             storage.delete_all().await?;
             self.armed.set(None);
             for ws in self.state.get_websockets() {
                 let _ = ws.close(Some(1000), Some("conversation deleted"));
             }
-            if let Some(gone) = before.filter(|r| r.kind == ConversationKind::Assistant)
+            if let Some(gone) = before
                 && let Ok(kv) = Kv::new(&self.env)
             {
                 let _ = index::delete(&kv, &gone).await;
@@ -274,6 +277,19 @@ impl Conversation {
             storage.put(RECORD, serde_json::to_string(next)?).await?;
             self.arm(storage, next.next_wake(retention_ms(&self.env)))
                 .await?;
+            // Guided conversations are listed only for their owner's export and erase: when
+            // created, and again on the first change of a day (the entry outlives that day).
+            let before_change = before.as_ref().map(|r| r.updated_at);
+            if next.kind == ConversationKind::Guided && relist_due(before_change, next.updated_at) {
+                let ttl_seconds = retention_ms(&self.env) / 1000;
+                let listed = match Kv::new(&self.env) {
+                    Ok(kv) => index::write(&kv, next, ttl_seconds).await,
+                    Err(error) => Err(error),
+                };
+                if let Err(error) = listed {
+                    worker::console_warn!("conversation {}: not listed: {error}", next.id);
+                }
+            }
         }
         self.broadcast(&handled.events);
         Ok(())

@@ -1,7 +1,8 @@
 //! A stream's literature (phase 1), kept per owner and stream in KV when the Articles tab
 //! searches or fetches abstracts for a stream (`stream_id` on `GET /api/articles/search` and
 //! `/abstracts`): the last search's query, count and first page, and the abstracts fetched.
-//! Failures are logged: keeping it never fails the search.
+//! It expires with its stream (`streams::store::seconds_left`). Failures are logged: keeping it
+//! never fails the search.
 
 use stepwise_core::handshake::artifacts::MAX_LITERATURE_ARTICLES;
 use stepwise_core::handshake::{AbstractNote, ArticleNote, Literature};
@@ -14,6 +15,7 @@ use crate::platform::error::AppResult;
 use crate::platform::kv::Kv;
 use crate::platform::owner::Owner;
 use crate::streams;
+use crate::streams::store::{retention_seconds, seconds_left};
 
 /// Keeps a search of the caller's stream `stream_id` (ignored for another owner's).
 pub async fn remember_search(
@@ -26,7 +28,8 @@ pub async fn remember_search(
 ) {
     let kept = async {
         let kv = Kv::new(env)?;
-        streams::find(&kv, owner, stream_id).await?;
+        let stream = streams::find(&kv, owner, stream_id).await?;
+        let ttl = seconds_left(&stream, retention_seconds(env));
         let key = literature_key(&owner.id, stream_id);
         let mut literature: Literature = kv.json(&key).await?.unwrap_or_default();
         literature.query = query.to_owned();
@@ -42,7 +45,7 @@ pub async fn remember_search(
                 year: a.year,
             })
             .collect();
-        kv.put_json(&key, &literature, None).await
+        kv.put_json(&key, &literature, Some(ttl)).await
     };
     log(kept.await, stream_id);
 }
@@ -51,7 +54,8 @@ pub async fn remember_search(
 pub async fn remember_abstracts(env: &Env, owner: &Owner, stream_id: &str, abstracts: &[Abstract]) {
     let kept = async {
         let kv = Kv::new(env)?;
-        streams::find(&kv, owner, stream_id).await?;
+        let stream = streams::find(&kv, owner, stream_id).await?;
+        let ttl = seconds_left(&stream, retention_seconds(env));
         let key = literature_key(&owner.id, stream_id);
         let mut literature: Literature = kv.json(&key).await?.unwrap_or_default();
         for a in abstracts.iter().filter(|a| !a.text.is_empty()) {
@@ -61,7 +65,7 @@ pub async fn remember_abstracts(env: &Env, owner: &Owner, stream_id: &str, abstr
                 text: a.text.clone(),
             });
         }
-        kv.put_json(&key, &literature, None).await
+        kv.put_json(&key, &literature, Some(ttl)).await
     };
     log(kept.await, stream_id);
 }

@@ -124,3 +124,33 @@ pub async fn get_total(env: &Env) -> AppResult<Response> {
     let body = json!({"total": figures(&db(env)?, None).await?});
     Ok(Response::from_json(&body)?)
 }
+
+/// Most telemetry rows an owner's export holds (the newest; at the daily caps an owner can make
+/// more in the retention window only by running every call into a context request).
+const MAX_EXPORTED_ROWS: u32 = 5_000;
+
+/// The owner's telemetry rows, newest first, for their export (`GET /api/me/export`).
+pub async fn rows_of(env: &Env, owner: &str) -> AppResult<Value> {
+    let sql = format!(
+        "SELECT json_group_array(json_object('request_id', request_id, 'conversation_id', \
+         conversation_id, 'origin', origin, 'issued_at', issued_at, 'outcome', outcome, \
+         'resolved_at', resolved_at)) AS j FROM (SELECT * FROM context_requests WHERE owner = ?1 \
+         ORDER BY issued_at DESC LIMIT {MAX_EXPORTED_ROWS})"
+    );
+    let text: Option<String> = db(env)?
+        .prepare(sql)
+        .bind(&[owner.into()])?
+        .first(Some("j"))
+        .await?;
+    Ok(serde_json::from_str(&text.unwrap_or_else(|| "[]".into()))?)
+}
+
+/// Deletes every telemetry row of the owner (`DELETE /api/me`); the number deleted.
+pub async fn erase_owner(env: &Env, owner: &str) -> AppResult<u64> {
+    let result = db(env)?
+        .prepare("DELETE FROM context_requests WHERE owner = ?1")
+        .bind(&[owner.into()])?
+        .run()
+        .await?;
+    Ok(result.meta()?.and_then(|m| m.changes).unwrap_or(0) as u64)
+}

@@ -6,6 +6,7 @@
 
 pub mod client;
 pub mod escalations;
+pub mod index;
 pub mod kb;
 pub mod object;
 pub mod search;

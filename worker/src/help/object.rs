@@ -14,7 +14,7 @@ use worker::{
 };
 
 use super::client::{Envelope, ID_HEADER};
-use super::escalations;
+use super::{escalations, index};
 use crate::conversations::client::retention_ms;
 use crate::platform::deadline::{alarm_delay, now_ms};
 use crate::platform::error::{AppError, AppResult};
@@ -55,6 +55,7 @@ impl DurableObject for HelpDesk {
             storage.delete_all().await?;
             if let Ok(kv) = Kv::new(&self.env) {
                 let _ = escalations::unlist(&kv, &record).await;
+                let _ = index::unlist(&kv, &record).await;
             }
             return Response::ok("");
         }
@@ -117,9 +118,18 @@ impl HelpDesk {
                 && let Ok(kv) = Kv::new(&self.env)
             {
                 let _ = escalations::unlist(&kv, gone).await;
+                let _ = index::unlist(&kv, gone).await;
             }
         } else if let Some(next) = &handled.record {
             storage.put(RECORD, serde_json::to_string(next)?).await?;
+            let retention_seconds = retention_ms(&self.env) / 1000;
+            let listed = match Kv::new(&self.env) {
+                Ok(kv) => index::relist(&kv, record.as_ref(), next, retention_seconds).await,
+                Err(error) => Err(error),
+            };
+            if let Err(error) = listed {
+                console_warn!("help: session {} not listed: {error:?}", next.id);
+            }
             // An escalation is announced by the alarm, at once; otherwise the alarm is retention.
             let at = if unannounced(next) {
                 now_ms()

@@ -194,12 +194,17 @@ async fn run(
     }
 }
 
+/// The prefix of an owner's cached answers (erased with the owner's data).
+pub fn answer_prefix(owner: &str) -> String {
+    format!("help-cache:{owner}:")
+}
+
 /// The cache key of an owner's question: `help-cache:<owner>:<kb version>:<sha256 of its words>`.
 /// Answers are per owner, so a cache hit never tells anyone what another owner asked.
 async fn answer_key(kv: &Kv, owner: &str, text: &str) -> AppResult<String> {
     let version = kv.text(KB_VERSION_KEY).await?.unwrap_or_else(|| "0".into());
     let digest = hex(&crypto::sha256(text.as_bytes()).await?);
-    Ok(format!("help-cache:{owner}:{version}:{digest}"))
+    Ok(format!("{}{version}:{digest}", answer_prefix(owner)))
 }
 
 /// One model call of the chat provider, charged to the spending guard unless offline.

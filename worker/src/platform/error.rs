@@ -123,6 +123,11 @@ impl AppError {
         AppError::new(422, "invalid_request", message)
     }
 
+    /// 422 `confirmation_required`: an irreversible request without the confirmation it needs.
+    pub fn confirmation_required(message: impl Into<String>) -> Self {
+        AppError::new(422, "confirmation_required", message)
+    }
+
     /// 422 `invalid_spec`: a spec stored under another id than its own.
     pub fn invalid_spec_id(spec_id: &str, path_id: &str) -> Self {
         let message = format!("the spec's id `{spec_id}` is not `{path_id}`");
@@ -213,6 +218,11 @@ impl AppError {
     /// 500 `misconfigured`: a setting is invalid (the reason names the setting, never a value).
     pub fn misconfigured(reason: impl std::fmt::Display) -> Self {
         AppError::new(500, "misconfigured", reason.to_string())
+    }
+
+    /// Its HTTP status.
+    pub fn status(&self) -> u16 {
+        self.status
     }
 
     /// Its machine code.

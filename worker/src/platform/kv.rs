@@ -120,6 +120,39 @@ impl Kv {
         };
         Ok(Listing { items, cursor })
     }
+
+    /// The names of up to `limit` keys starting with `prefix`, in key order, from `cursor`.
+    pub async fn key_names(
+        &self,
+        prefix: &str,
+        limit: u64,
+        cursor: Option<String>,
+    ) -> AppResult<Listing<String>> {
+        let mut listing = self.store.list().prefix(prefix.to_owned()).limit(limit);
+        if let Some(cursor) = cursor {
+            listing = listing.cursor(cursor);
+        }
+        let page = listing.execute().await.map_err(AppError::from)?;
+        let items = page.keys.into_iter().map(|key| key.name).collect();
+        let cursor = if page.list_complete {
+            None
+        } else {
+            page.cursor
+        };
+        Ok(Listing { items, cursor })
+    }
+}
+
+/// Seconds a list entry outlives the day it was written on: an item whose lifetime runs from
+/// its last change is listed again on the first change of each day (see [`relist_due`]), so its
+/// entry, written for the item's retention plus this margin, never expires before the item.
+pub const RELIST_MARGIN_SECONDS: u64 = 86_400;
+
+/// Whether an item changed at `after` (ms) must write its list entry again: it is new (`before`
+/// is `None`), or its previous change was on an earlier UTC day.
+pub fn relist_due(before: Option<u64>, after: u64) -> bool {
+    const DAY_MS: u64 = 86_400_000;
+    before.is_none_or(|before| before / DAY_MS != after / DAY_MS)
 }
 
 /// One owner-scoped list in KV, newest first: a key per item,
@@ -181,6 +214,24 @@ impl OwnerList {
         let page = self.page(&Kv::new(env)?, owner, limit, cursor).await?;
         let body = serde_json::json!({"items": page.items, "cursor": page.cursor});
         Ok(Response::from_json(&body)?)
+    }
+
+    /// A page of the owner's list keys (names), newest first: what an export reads and an
+    /// erase deletes, each naming its item ([`OwnerList::id_in`]).
+    pub async fn key_page(
+        &self,
+        kv: &Kv,
+        owner: &str,
+        limit: u64,
+        cursor: Option<String>,
+    ) -> AppResult<Listing<String>> {
+        kv.key_names(&format!("{}{owner}:", self.prefix), limit, cursor)
+            .await
+    }
+
+    /// The id of the item a list key names (its last segment).
+    pub fn id_in(key: &str) -> &str {
+        key.rsplit(':').next().unwrap_or("")
     }
 
     fn key(&self, item: &ListedItem<'_>) -> String {

@@ -7,7 +7,7 @@
 //! performs effects.
 
 pub mod calls;
-mod client;
+pub mod client;
 mod drafts;
 mod effects;
 pub mod index;

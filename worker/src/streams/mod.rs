@@ -66,7 +66,7 @@ pub async fn create(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Res
         Some(&conversation_id),
         now_ms(),
     )?;
-    store::save(&kv, &stream).await?;
+    store::save(&kv, &stream, store::retention_seconds(env)).await?;
     Ok(Response::from_json(&stream.view())?.with_status(201))
 }
 
@@ -88,7 +88,7 @@ pub async fn change(mut req: Request, env: &Env, owner: &Owner, id: &str) -> App
     let stream = find(&kv, owner, id).await?;
     let spec = workflows::load(&kv, &stream.workflow).await?;
     let changed = stream.apply(&spec, &change, now_ms())?;
-    store::save(&kv, &changed).await?;
+    store::save(&kv, &changed, store::retention_seconds(env)).await?;
     Ok(Response::from_json(&changed.view())?)
 }
 

@@ -2,12 +2,20 @@
 //! even formed from a request), and each owner's list as `streams:<owner id>:<inverted creation
 //! time>:<id>` keys whose metadata is the list entry, newest first with no reads. KV is
 //! eventually consistent across locations: a change may take a moment to show elsewhere.
+//!
+//! A stream is kept for `STREAM_RETENTION_DAYS` (365 by default) after its last change: the
+//! record, its list entry and its literature expire together (each change writes all three
+//! with the stream's new lifetime; literature kept between changes expires with the stream).
 
 use stepwise_core::streams::SavedStream;
 use stepwise_core::workflow::FieldValue;
 
+use worker::Env;
+
+use crate::platform::deadline::now_ms;
 use crate::platform::error::AppResult;
 use crate::platform::kv::{Kv, ListedItem, OwnerList};
+use crate::platform::settings::number;
 
 const RECORD: &str = "stream:";
 /// Each owner's streams, newest first.
@@ -18,10 +26,34 @@ pub async fn load(kv: &Kv, owner: &str, id: &str) -> AppResult<Option<SavedStrea
     kv.json(&format!("{RECORD}{owner}:{id}")).await
 }
 
-/// Stores the stream and its list entry.
-pub async fn save(kv: &Kv, stream: &SavedStream) -> AppResult<()> {
+/// Days a stream is kept after its last change without `STREAM_RETENTION_DAYS`.
+const DEFAULT_RETENTION_DAYS: u64 = 365;
+
+/// How long a stream is kept after its last change, in seconds (`STREAM_RETENTION_DAYS`).
+pub fn retention_seconds(env: &Env) -> u64 {
+    number::<u64>(env, "STREAM_RETENTION_DAYS")
+        .unwrap_or(DEFAULT_RETENTION_DAYS)
+        .saturating_mul(86_400)
+}
+
+/// Seconds the stream has left: its retention from its last change (`updated_at`), from now.
+pub fn seconds_left(stream: &SavedStream, retention_seconds: u64) -> u64 {
+    let ends_ms = stream
+        .updated_at
+        .saturating_add(retention_seconds.saturating_mul(1000));
+    ends_ms.saturating_sub(now_ms()) / 1000
+}
+
+/// Stores the stream and its list entry, and renews its literature's lifetime, all expiring
+/// `retention_seconds` after the stream's last change.
+pub async fn save(kv: &Kv, stream: &SavedStream, retention_seconds: u64) -> AppResult<()> {
+    let ttl = Some(seconds_left(stream, retention_seconds));
     let key = format!("{RECORD}{}:{}", stream.owner, stream.id);
-    kv.put_json(&key, stream, None).await?;
+    kv.put_json(&key, stream, ttl).await?;
+    let literature_key = literature_key(&stream.owner, &stream.id);
+    if let Some(literature) = kv.text(&literature_key).await? {
+        kv.put_text(&literature_key, &literature, ttl).await?;
+    }
     let stream_type = match stream.config.get("stream_type") {
         Some(FieldValue::Text(kind)) => kind.as_str(),
         _ => "",
@@ -33,7 +65,8 @@ pub async fn save(kv: &Kv, stream: &SavedStream) -> AppResult<()> {
         "created_at": stream.created_at,
         "updated_at": stream.updated_at,
     });
-    LIST.put(kv, item(stream), entry, INDEX_TTL_SECONDS).await
+    let entry_ttl = seconds_left(stream, retention_seconds);
+    LIST.put(kv, item(stream), entry, entry_ttl).await
 }
 
 /// The KV key of a stream's literature (the Articles tab's searches and abstracts kept for
@@ -50,9 +83,6 @@ pub async fn delete(kv: &Kv, stream: &SavedStream) -> AppResult<()> {
     kv.delete(&format!("{RECORD}{}:{}", stream.owner, stream.id))
         .await
 }
-
-/// List entries live as long as their streams (which do not expire): ten years.
-const INDEX_TTL_SECONDS: u64 = 10 * 365 * 24 * 3600;
 
 fn item(stream: &SavedStream) -> ListedItem<'_> {
     ListedItem {

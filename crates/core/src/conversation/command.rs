@@ -185,8 +185,15 @@ pub enum Command {
         #[serde(default)]
         is_error: bool,
     },
-    /// Delete an assistant conversation (a guided one ends with its retention).
+    /// Delete an assistant conversation (a guided one ends with its retention, or when its
+    /// owner erases all their data: [`Command::Erase`]).
     Delete,
+    /// Delete a conversation of either kind: the owner erases all their data (`DELETE
+    /// /api/me`), which needs no guided token.
+    Erase,
+    /// The whole record of a conversation of either kind, for its owner's export, without the
+    /// guided token's hash.
+    Export,
 }
 
 /// Applies `command` of `owner` to conversation `id` (`record` as stored, if any) at `now`.
@@ -445,8 +452,21 @@ pub fn handle(
             *is_error,
             now,
         ),
-        Command::Delete => {
-            assistant(found(record)?)?;
+        Command::Export => {
+            let mut record = found(record)?.clone();
+            record.token_hash = None;
+            Ok(Handled {
+                record: None,
+                erase: false,
+                reply: Reply::Conversation(Box::new(record)),
+                events: Vec::new(),
+            })
+        }
+        Command::Delete | Command::Erase => {
+            let record = found(record)?;
+            if matches!(command, Command::Delete) {
+                assistant(record)?;
+            }
             Ok(Handled {
                 record: None,
                 erase: true,

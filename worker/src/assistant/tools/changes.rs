@@ -103,7 +103,8 @@ pub async fn update_stream_settings(
     let stream = streams::find(&kv, ctx.owner, id).await?;
     let spec = workflows::load(&kv, &stream.workflow).await?;
     let changed = stream.apply(&spec, &change, now_ms())?;
-    streams::store::save(&kv, &changed).await?;
+    let retention = streams::store::retention_seconds(ctx.env);
+    streams::store::save(&kv, &changed, retention).await?;
     Ok(ToolOutcome::Done {
         text: format!(
             "Updated stream {} ({id}): {}.",

@@ -1,5 +1,10 @@
 //! `GET /api/me`: who the caller is to this server (an Access identity with its e-mail, or an
-//! anonymous owner) and what they spent today against the daily caps.
+//! anonymous owner) and what they spent today against the daily caps; and the owner's data in
+//! one piece: `GET /api/me/export` ([`export`]) and `DELETE /api/me` ([`erase`]).
+
+pub mod erase;
+pub mod export;
+mod owned;
 
 use stepwise_core::answers::{Me, OwnerInfo};
 use worker::{Env, Response};
