@@ -3,8 +3,8 @@
 // both kinds of conversation with a context request and its supply, a help session handed to a
 // person, the telemetry rows) and nothing of anyone else; an erase needs its confirmation,
 // runs in rounds, and afterwards nothing of the owner is readable by id or by list, while the
-// webhook and telemetry never held their text. Pages are 2 items here, so cursors and rounds
-// are exercised with a handful of items.
+// webhook and telemetry never held their text. Pages are 10 items here (KV's smallest list
+// page), so cursors and rounds are exercised with a dozen drafts.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { ADMIN_TOKEN, apiCaller, fakeProvider, generousLimits, newOwner, ownerId, startStack } from "./harness.mjs";
@@ -13,6 +13,8 @@ import { savedStream } from "./fixtures.mjs";
 const WEBHOOK_SECRET = "whsec-account-test-0123456789";
 /** A phrase only the owner under test ever typed: found in the export, never in a webhook. */
 const MARKER = "Quokka-7731";
+/** Drafts beside the two completed jobs: more research than one page holds. */
+const DRAFTS = 10;
 let stack;
 const call = apiCaller(() => stack.base);
 const json = { accept: "application/json" };
@@ -21,7 +23,7 @@ before(async () => {
   stack = await startStack({
     providers: (url) => [fakeProvider(url, "fake-openai", "openai"), fakeProvider(url, "fake-anthropic", "anthropic"), { name: "offline", kind: "offline" }],
     config: generousLimits,
-    overrides: (fakeUrl) => ({ NOTIFY_WEBHOOK_URL: `${fakeUrl}/webhook`, WEBHOOK_SECRET, EXPORT_PAGE_ITEMS: "2", ERASE_BATCH_ITEMS: "2" }),
+    overrides: (fakeUrl) => ({ NOTIFY_WEBHOOK_URL: `${fakeUrl}/webhook`, WEBHOOK_SECRET, EXPORT_PAGE_ITEMS: "10", ERASE_BATCH_ITEMS: "10" }),
   });
   stack.fake.script((request) => {
     const text = JSON.stringify(request.body);
@@ -54,7 +56,7 @@ async function completedJob(owner, prompt) {
 async function exportAll(owner) {
   const first = await call("GET", "/api/me/export", { owner });
   assert.equal(first.status, 200, first.text);
-  const document = first.json;
+  const document = structuredClone(first.json);
   for (const name of ["research", "streams", "assistant_conversations", "guided_conversations", "help_sessions"]) {
     while (document[name].cursor) {
       const next = await call("GET", `/api/me/export?section=${name}&cursor=${encodeURIComponent(document[name].cursor)}`, { owner });
@@ -87,6 +89,11 @@ describe("an owner's data in one piece", () => {
   before(async () => {
     // Research, shared.
     made.jobs = [await completedJob(owner, `Compare EGFR inhibitors ${MARKER}`), await completedJob(owner, "Second question")];
+    for (let i = 0; i < DRAFTS; i++) {
+      const draft = await call("POST", "/api/research/draft", { owner, body: { prompt: `A draft kept for later, number ${i}`, selected_llms: ["fake-openai"] } });
+      assert.equal(draft.status, 201, draft.text);
+      made.jobs.push(draft.json);
+    }
     const shared = await call("POST", `/api/research/${made.jobs[0].id}/share`, { owner, body: {} });
     assert.equal(shared.status, 200, shared.text);
     made.sharePath = new URL(shared.json.share_info.url).pathname;
@@ -116,8 +123,9 @@ describe("an owner's data in one piece", () => {
   test("the export holds everything the owner made, page by page, and nothing of anyone else", async () => {
     const { first, document } = await exportAll(owner);
     assert.equal(first.owner.id, ownerId(owner));
-    assert.equal(first.complete, false, "pages of 2: the first document is not all");
-    assert.equal(first.research.items.length, 2);
+    assert.equal(first.complete, false, "pages of 10: the first document is not all");
+    assert.equal(first.research.items.length, 10);
+    assert.ok(first.research.cursor);
     assert.deepEqual(document.research.items.map((j) => j.id).sort(), made.jobs.map((j) => j.id).sort());
     assert.ok(document.research.items.some((j) => j.share_info), "the shared job says so");
     assert.deepEqual(document.streams.items.map((s) => s.id), [made.stream.id]);
@@ -161,10 +169,10 @@ describe("an owner's data in one piece", () => {
   test("after an erase nothing of the owner is readable by id or by list; the other owner keeps theirs", async () => {
     const hooksBefore = stack.fake.webhooks.length;
     const rounds = await eraseAll(owner);
-    assert.ok(rounds.length > 1, `pages of 2 take rounds: ${JSON.stringify(rounds)}`);
+    assert.ok(rounds.length > 1, `batches of 10 take rounds: ${JSON.stringify(rounds)}`);
     assert.ok(rounds.slice(0, -1).every((r) => !r.done));
     const total = (name) => rounds.reduce((n, r) => n + (r.erased[name] ?? 0), 0);
-    assert.equal(total("research"), 2);
+    assert.equal(total("research"), 2 + DRAFTS);
     assert.equal(total("streams"), 1);
     assert.equal(total("assistant_conversations"), 1);
     assert.equal(total("guided_conversations"), 1);

@@ -2,7 +2,7 @@
 //! streams with their literature, conversations of both kinds with their context requests,
 //! help sessions with their operator listings, cached help answers, context-request telemetry).
 //! The body must name the owner (`{"confirm": "<owner id>"}`), so no request erases by
-//! accident. One request erases at most `ERASE_BATCH_ITEMS` items (50 by default, at most
+//! accident. One request erases at most `ERASE_BATCH_ITEMS` items (50 by default, 10 to
 //! [`MAX_BATCH_ITEMS`]) and answers `done: false` while more remain; the client repeats it until `done` (the app does, behind a confirmation).
 //! What stays: the day's spending counts of the owner (numbers, no content), which expire with
 //! the day and keep the caps whole.
@@ -24,6 +24,8 @@ use crate::platform::settings::number;
 /// Items one request erases without `ERASE_BATCH_ITEMS` (each is one command to its object,
 /// and a key deletion).
 const DEFAULT_BATCH_ITEMS: u64 = 50;
+/// The least `ERASE_BATCH_ITEMS` may be: a KV listing's smallest page.
+pub const MIN_BATCH_ITEMS: u64 = 10;
 /// The most `ERASE_BATCH_ITEMS` may be, within a request's subrequests.
 pub const MAX_BATCH_ITEMS: u64 = 200;
 /// Items erased at once.
@@ -50,12 +52,12 @@ pub async fn delete(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Res
     let mut erased = Map::new();
     let mut budget = number::<u64>(env, "ERASE_BATCH_ITEMS")
         .unwrap_or(DEFAULT_BATCH_ITEMS)
-        .clamp(1, MAX_BATCH_ITEMS);
+        .clamp(MIN_BATCH_ITEMS, MAX_BATCH_ITEMS);
     let mut done = true;
     for section in Section::ALL {
         let (count, more) = erase_page(env, &kv, owner, section, budget).await?;
         erased.insert(section.name().into(), count.into());
-        budget -= count;
+        budget = budget.saturating_sub(count);
         if more {
             done = false;
             break;
@@ -91,7 +93,7 @@ async fn erase_page(
         .buffer_unordered(PARALLEL_ERASES)
         .try_collect::<Vec<()>>()
         .await?;
-    Ok((count, page.cursor.is_some() || count == budget))
+    Ok((count, page.cursor.is_some() || count >= budget))
 }
 
 /// Deletes the keys under `prefix`, up to [`MAX_PREFIX_PAGES`] pages of 100; how many, and

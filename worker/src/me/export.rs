@@ -1,8 +1,8 @@
 //! `GET /api/me/export`: everything the caller owns as one JSON document (research jobs,
 //! streams with their literature, assistant conversations with their context requests and
 //! supplies, guided conversations, help sessions, and the context-request telemetry rows).
-//! Each section holds at most `EXPORT_PAGE_ITEMS` items (25 by default, at most
-//! [`MAX_PAGE_ITEMS`]), newest first; a section with more carries a `cursor`, and
+//! Each section holds at most `EXPORT_PAGE_ITEMS` items (25 by default, 10 to
+//! [`MAX_PAGE_ITEMS`]: KV lists no fewer than 10 keys a page), newest first; a section with more carries a `cursor`, and
 //! `?section=<name>&cursor=<c>` answers that section's next page alone.
 
 use futures::{StreamExt, TryStreamExt, stream};
@@ -20,6 +20,8 @@ use crate::platform::url_parts::query_param;
 
 /// Items of one section in one document without `EXPORT_PAGE_ITEMS` (each is one read).
 const DEFAULT_PAGE_ITEMS: u64 = 25;
+/// The least `EXPORT_PAGE_ITEMS` may be: a KV listing's smallest page.
+pub const MIN_PAGE_ITEMS: u64 = 10;
 /// The most `EXPORT_PAGE_ITEMS` may be: 6 sections of it stay within a request's subrequests.
 pub const MAX_PAGE_ITEMS: u64 = 100;
 /// Items read at once.
@@ -83,7 +85,7 @@ async fn read_section(
 ) -> AppResult<(Vec<Value>, Option<String>)> {
     let limit = number::<u64>(env, "EXPORT_PAGE_ITEMS")
         .unwrap_or(DEFAULT_PAGE_ITEMS)
-        .clamp(1, MAX_PAGE_ITEMS);
+        .clamp(MIN_PAGE_ITEMS, MAX_PAGE_ITEMS);
     let page = section.keys(kv, owner, limit, cursor).await?;
     let items: Vec<Option<Value>> = stream::iter(page.items.iter())
         .map(|key| section.read(env, kv, owner, key))
