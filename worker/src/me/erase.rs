@@ -70,7 +70,8 @@ pub async fn delete(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Res
         erased.insert("cached_help_answers".into(), cached.into());
         done = !more;
     }
-    let mut response = Response::from_json(&json!({"erased": Value::Object(erased), "done": done}))?;
+    let mut response =
+        Response::from_json(&json!({"erased": Value::Object(erased), "done": done}))?;
     response.headers_mut().set("cache-control", "no-store")?;
     Ok(response)
 }

@@ -51,7 +51,10 @@ pub async fn get(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response>
     };
     let kv = Kv::new(env)?;
     let mut document = Map::new();
-    document.insert("owner".into(), json!({"id": owner.id, "kind": owner.kind, "email": owner.email}));
+    document.insert(
+        "owner".into(),
+        json!({"id": owner.id, "kind": owner.kind, "email": owner.email}),
+    );
     document.insert("exported_at".into(), now_ms().into());
     let mut complete = true;
     let sections: Vec<Section> = match only {
@@ -61,7 +64,10 @@ pub async fn get(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response>
     for section in sections {
         let (items, next) = read_section(env, &kv, owner, section, cursor.clone()).await?;
         complete &= next.is_none();
-        document.insert(section.name().into(), json!({"items": items, "cursor": next}));
+        document.insert(
+            section.name().into(),
+            json!({"items": items, "cursor": next}),
+        );
     }
     if only.is_none() {
         let rows = stats::rows_of(env, &owner.id).await?;
@@ -70,7 +76,10 @@ pub async fn get(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response>
     document.insert("complete".into(), complete.into());
     let mut response = Response::from_json(&Value::Object(document))?;
     let headers = response.headers_mut();
-    headers.set("content-disposition", "attachment; filename=\"stepwise-export.json\"")?;
+    headers.set(
+        "content-disposition",
+        "attachment; filename=\"stepwise-export.json\"",
+    )?;
     headers.set("cache-control", "no-store")?;
     Ok(response)
 }

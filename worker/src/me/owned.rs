@@ -82,7 +82,13 @@ impl Section {
 
     /// The item a list key names, whole, as its owner reads it; `None` when it is gone (its
     /// entry outlived it for a moment).
-    pub async fn read(self, env: &Env, kv: &Kv, owner: &Owner, key: &str) -> AppResult<Option<Value>> {
+    pub async fn read(
+        self,
+        env: &Env,
+        kv: &Kv,
+        owner: &Owner,
+        key: &str,
+    ) -> AppResult<Option<Value>> {
         let id = OwnerList::id_in(key);
         let read = match self {
             Section::Research => read_job(env, owner, id).await,
