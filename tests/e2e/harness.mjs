@@ -154,6 +154,8 @@ async function startOnce({ overrides = {}, providers: listProviders, config = ge
     MODEL_CALLS_PER_DAY: "1000000",
     MODEL_CALLS_PER_ADDRESS_PER_DAY: "1000000",
     MODEL_CALLS_NEW_OWNERS_PER_DAY: "1000000",
+    HELP_HANDOFFS_PER_OWNER_PER_DAY: "1000000",
+    HELP_HANDOFFS_PER_ADDRESS_PER_DAY: "1000000",
     PUBMED_BASE_URL: `${fake.url}/eutils`,
     ...(typeof overrides === "function" ? overrides(fake.url) : overrides),
   };

@@ -215,3 +215,89 @@ describe("the optional Turnstile check before a new identity's first model call"
     assert.equal((await turn(known, "broken")).status, 200, "a known owner needs no check");
   });
 });
+
+describe("the daily caps on handoffs to a person", () => {
+  const PER_OWNER_HANDOFFS = 2;
+  const PER_ADDRESS_HANDOFFS = 3;
+  let stack;
+  before(async () => {
+    stack = await startStack({
+      overrides: {
+        HELP_HANDOFFS_PER_OWNER_PER_DAY: String(PER_OWNER_HANDOFFS),
+        HELP_HANDOFFS_PER_ADDRESS_PER_DAY: String(PER_ADDRESS_HANDOFFS),
+      },
+    });
+    stack.fake.script({ reply: "An answer." });
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  async function post(path, token, address, body) {
+    const headers = { "content-type": "application/json", ...asOwner(token), "cf-connecting-ip": address };
+    const response = await fetch(`${stack.base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+    const json = await response.json();
+    return { status: response.status, json, code: json.error?.code, message: json.error?.message ?? "" };
+  }
+  /** A new help session of `token` (a question the desk answers), and its id. */
+  async function session(token, address) {
+    const asked = await post("/api/help", token, address, { message: "How do I share a report?" });
+    assert.equal(asked.status, 200, JSON.stringify(asked.json));
+    return asked.json.session_id;
+  }
+  const handoff = (token, address, id) => post(`/api/help/sessions/${id}/handoff`, token, address, {});
+  async function status(token, id) {
+    const response = await fetch(`${stack.base}/api/help/sessions/${id}`, { headers: asOwner(token) });
+    const json = await response.json();
+    return { status: json.status, messages: json.messages.length };
+  }
+  async function listed() {
+    const response = await fetch(`${stack.base}/api/help/escalations`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    return JSON.stringify(await response.json());
+  }
+
+  test("an owner's and a network's handoffs stop at their caps; a refusal changes nothing", async () => {
+    const network = "203.0.113.40";
+    const owner = newOwner();
+    const ids = [await session(owner, network), await session(owner, network), await session(owner, network)];
+    for (const id of ids.slice(0, 2)) assert.equal((await handoff(owner, network, id)).json.status, "escalated");
+    const again = await handoff(owner, network, ids[0]);
+    assert.equal(again.status, 200, "asking again for a session with a person counts nothing");
+    const before = await status(owner, ids[2]);
+    const third = await handoff(owner, network, ids[2]);
+    assert.deepEqual([third.status, third.code], [429, "quota_exceeded"]);
+    assert.match(third.message, /you have asked for a person 2 times today/);
+    assert.deepEqual(await status(owner, ids[2]), before, "the refused session is as it was");
+    assert.ok(!(await listed()).includes(ids[2]), "and not on the operators' list");
+
+    // A minted identity on the same network: one more fits the network's cap of 3, then no more.
+    const second = newOwner();
+    assert.equal((await handoff(second, network, await session(second, network))).json.status, "escalated");
+    const third_owner = newOwner();
+    const refused = await handoff(third_owner, network, await session(third_owner, network));
+    assert.deepEqual([refused.status, refused.code], [429, "quota_exceeded"]);
+    assert.match(refused.message, /your network has asked for a person 3 times today/);
+
+    // Another network is not affected.
+    const elsewhere = newOwner();
+    assert.equal((await handoff(elsewhere, "198.51.100.99", await session(elsewhere, "198.51.100.99"))).json.status, "escalated");
+  });
+
+  test("a typed request for a person counts too, and past the cap the turn is refused whole", async () => {
+    const network = "192.0.2.77";
+    const owner = newOwner();
+    for (let i = 0; i < PER_OWNER_HANDOFFS; i++) {
+      const typed = await post("/api/help", owner, network, { message: "Can I talk to a person?" });
+      assert.equal(typed.status, 200, JSON.stringify(typed.json));
+      assert.equal(typed.json.status, "escalated");
+    }
+    const id = await session(owner, network);
+    const before = await status(owner, id);
+    const refused = await post("/api/help", owner, network, { session_id: id, message: "Can I talk to a person?" });
+    assert.deepEqual([refused.status, refused.code], [429, "quota_exceeded"]);
+    assert.deepEqual(await status(owner, id), before, "the refused turn left nothing");
+    // Questions that need no person still go through.
+    const plain = await post("/api/help", owner, network, { session_id: id, message: "How do I delete a stream?" });
+    assert.equal(plain.status, 200, JSON.stringify(plain.json));
+  });
+});

@@ -13,7 +13,7 @@ pub mod search;
 pub mod turn;
 
 use serde_json::json;
-use stepwise_core::help::{Caller, HelpCommand, HelpDoc, HelpError, read_import};
+use stepwise_core::help::{Caller, HelpCommand, HelpDoc, HelpError, SessionStatus, read_import};
 use worker::{Env, Request, Response};
 
 use self::kb::{ImportReport, Kb};
@@ -22,6 +22,7 @@ use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
 use crate::platform::owner::Owner;
+use crate::platform::spend;
 
 /// `GET /api/help/sessions/:id`: the owner's session (transcript, clarification context,
 /// status, counters), so a reload or a second tab resumes where the session stands.
@@ -33,11 +34,30 @@ pub async fn get_session(env: &Env, owner: &Owner, id: &str) -> AppResult<Respon
 /// `POST /api/help/sessions/:id/handoff`: the owner asks for a person (the "Talk to a person"
 /// button, offered with every answer): the same handoff as a typed request, its reply and footer
 /// added to the transcript. Asking again changes nothing.
+///
+/// A handoff counts against the daily handoff caps (`spend::count_handoff`; 429
+/// `quota_exceeded` past them, the session unchanged); asking again, or for a session already
+/// with a person, counts nothing.
 pub async fn handoff(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
     require_json(req)?;
     let caller = Caller::Owner(owner.id.clone());
-    let reply = client::send(env, id, caller, HelpCommand::RequestHandoff).await?;
-    Ok(Response::from_json(&reply.session)?)
+    let current = client::send(env, id, caller.clone(), HelpCommand::Read).await?;
+    if current.session.status == SessionStatus::Escalated {
+        return Ok(Response::from_json(&current.session)?);
+    }
+    spend::count_handoff(env, owner).await?;
+    match client::send(env, id, caller, HelpCommand::RequestHandoff).await {
+        Ok(reply) => {
+            if !reply.escalated {
+                spend::uncount_handoff(env, owner).await;
+            }
+            Ok(Response::from_json(&reply.session)?)
+        }
+        Err(error) => {
+            spend::uncount_handoff(env, owner).await;
+            Err(error)
+        }
+    }
 }
 
 /// `DELETE /api/help/sessions/:id`: the owner deletes the session (and its operator listing).

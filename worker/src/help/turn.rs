@@ -12,7 +12,9 @@ use stepwise_core::help::prompt::{
     GENERATION_MAX_TOKENS, TRANSLATION_MAX_TOKENS, offline_answer, offline_translation,
 };
 use stepwise_core::help::session::TurnRecord;
-use stepwise_core::help::{Caller, Effect, HelpCommand, HelpState, Input, Outcome, Pipeline, Step};
+use stepwise_core::help::{
+    Caller, Effect, HelpCommand, HelpState, Input, Outcome, Pipeline, SessionStatus, Step,
+};
 use stepwise_core::llm::{ModelCall, ProviderKind};
 use stepwise_core::offline::OfflineAnswer;
 use stepwise_core::owner::hex;
@@ -82,14 +84,28 @@ pub async fn post(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Respo
         Ok(outcome) => outcome,
         Err(error) => return Err(release(env, &id, caller, lease_id, error).await),
     };
+    // A turn that hands the session to a person counts against the daily handoff caps; past
+    // them the turn is refused whole (nothing of it is kept).
+    let hands_over = outcome.escalate.is_some() && begun.session.status == SessionStatus::Open;
+    if hands_over && let Err(refused) = spend::count_handoff(env, owner).await {
+        return Err(release(env, &id, caller, lease_id, refused).await);
+    }
     let commit = HelpCommand::Commit {
         lease_id: lease_id.clone(),
         turn: Box::new(TurnRecord::new(&body.message, &outcome)),
     };
     let reply = match client::send(env, &id, caller.clone(), commit).await {
         Ok(reply) => reply,
-        Err(error) => return Err(release(env, &id, caller, lease_id, error).await),
+        Err(error) => {
+            if hands_over {
+                spend::uncount_handoff(env, owner).await;
+            }
+            return Err(release(env, &id, caller, lease_id, error).await);
+        }
     };
+    if hands_over && !reply.escalated {
+        spend::uncount_handoff(env, owner).await;
+    }
     if let (Some(key), Some((_, answer))) = (cache_key, &outcome.cache) {
         let ttl = number(env, "HELP_CACHE_TTL_SECONDS").unwrap_or(DEFAULT_CACHE_TTL_SECONDS);
         if let Err(error) = Kv::new(env)?.put_json(&key, answer, Some(ttl)).await {

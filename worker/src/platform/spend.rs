@@ -1,6 +1,7 @@
 //! The spending guard, as handlers use it: [`charge`] before any upstream request, [`refund`]
-//! when the calls were not made, [`usage`] for `GET /api/me`. Refusals are 429
-//! `quota_exceeded`, with a message naming the cap.
+//! when the calls were not made, [`usage`] for `GET /api/me`, and [`count_handoff`] before a
+//! help session goes to a person. Refusals are 429 `quota_exceeded`, with a message naming the
+//! cap.
 //!
 //! The counts live in two kinds of Durable Object (`spend_objects.rs`): `SpendShard`, many
 //! per deployment (`SPEND_SHARDS`), each counting the owners and client networks whose hash
@@ -340,4 +341,82 @@ pub(super) fn refusal(text: &str) -> QuotaError {
     let (name, cap) = text.trim().split_once(' ').unwrap_or((text, "0"));
     QuotaError::from_cap_name(name, cap.parse().unwrap_or(0))
         .unwrap_or(QuotaError::Total { cap: 0 })
+}
+
+/// Default most handoffs to a person of one owner per UTC day.
+pub const DEFAULT_HANDOFFS_PER_OWNER: u64 = 5;
+/// Default most handoffs to a person from one client network per UTC day.
+pub const DEFAULT_HANDOFFS_PER_ADDRESS: u64 = 20;
+
+/// Counts a handoff to a person (a help session put on the operators' list, announced to their
+/// webhook) against the owner's and the network's daily caps (`HELP_HANDOFFS_PER_OWNER_PER_DAY`,
+/// `HELP_HANDOFFS_PER_ADDRESS_PER_DAY`), or refuses it with 429 `quota_exceeded` and counts
+/// nothing. Minted identities do not help: the network's cap binds them together.
+pub async fn count_handoff(env: &Env, owner: &Owner) -> AppResult<()> {
+    let settings = Settings::from_env(env);
+    let per_owner =
+        number(env, "HELP_HANDOFFS_PER_OWNER_PER_DAY").unwrap_or(DEFAULT_HANDOFFS_PER_OWNER);
+    let per_address =
+        number(env, "HELP_HANDOFFS_PER_ADDRESS_PER_DAY").unwrap_or(DEFAULT_HANDOFFS_PER_ADDRESS);
+    if let Some(network) = &owner.network
+        && !tally(env, &settings, "n", network, per_address, false).await?
+    {
+        return Err(AppError::quota_exceeded(&format!(
+            "your network has asked for a person {per_address} times today, as many as it may; it resets at 00:00 UTC"
+        )));
+    }
+    if !tally(env, &settings, "o", &owner.id, per_owner, false).await? {
+        uncount_network(env, &settings, owner).await;
+        return Err(AppError::quota_exceeded(&format!(
+            "you have asked for a person {per_owner} times today, as many as you may; it resets at 00:00 UTC"
+        )));
+    }
+    Ok(())
+}
+
+/// Takes back a handoff counted by [`count_handoff`] that did not happen.
+pub async fn uncount_handoff(env: &Env, owner: &Owner) {
+    let settings = Settings::from_env(env);
+    if let Err(error) = tally(env, &settings, "o", &owner.id, 0, true).await {
+        worker::console_warn!("spend: a handoff was not taken back: {error}");
+    }
+    uncount_network(env, &settings, owner).await;
+}
+
+async fn uncount_network(env: &Env, settings: &Settings, owner: &Owner) {
+    if let Some(network) = &owner.network
+        && let Err(error) = tally(env, settings, "n", network, 0, true).await
+    {
+        worker::console_warn!("spend: a network's handoff was not taken back: {error}");
+    }
+}
+
+/// One tally (or, with `refund`, its taking back) of `key` (an owner id or a network hash,
+/// hex) under `scope` at its shard; whether it was counted.
+async fn tally(
+    env: &Env,
+    settings: &Settings,
+    scope: &str,
+    key: &str,
+    cap: u64,
+    refund: bool,
+) -> AppResult<bool> {
+    let url = format!(
+        "https://spend.internal/?kind=tally&key=handoff:{scope}:{key}&cap={cap}&refund={}",
+        u8::from(refund)
+    );
+    let call = ObjectCall {
+        method: "POST",
+        url: &url,
+        headers: &[],
+        body: None,
+    };
+    let shard = shard_name(key, settings.shards);
+    match call_object(env, SHARD_BINDING, &shard, call).await? {
+        (200, _) => Ok(true),
+        (429, _) => Ok(false),
+        (status, text) => Err(AppError::internal(&format_args!(
+            "spend shard answered {status}: {text}"
+        ))),
+    }
 }

@@ -26,6 +26,8 @@ const DAY_MS: u64 = 24 * 3600 * 1000;
 /// How long an owner's counter is kept after the last day it counted: it remembers when the
 /// owner was first seen, which decides their pool.
 const OWNER_KEEP_DAYS: u64 = 90;
+/// The storage keys of tallies (`c:t:<key>`), kept for their day only.
+const TALLY_PREFIX: &str = "c:t:";
 /// How long a day budget's object keeps its counts after it first counted, in ms.
 const BUDGET_KEEP_MS: i64 = 2 * DAY_MS as i64;
 
@@ -40,7 +42,7 @@ pub struct SpendShard {
 /// What a shard instance has read or written so far.
 #[derive(Default)]
 struct ShardMemory {
-    /// Counters by storage key (`c:o:<owner>` or `c:n:<network>`).
+    /// Counters by storage key (`c:o:<owner>`, `c:n:<network>` or a tally's `c:t:<key>`).
     counters: HashMap<String, Counter>,
     /// The blocks held, once read.
     leases: Option<Leases>,
@@ -72,7 +74,14 @@ impl DurableObject for SpendShard {
                 let leases = self.leases(&storage).await?;
                 return Response::ok(leases.on(now_ms()).to_text());
             }
-            _ => return Response::error("kind must be owner, network or report", 400),
+            Some("tally") => {
+                let key = query_param(&url, "key").unwrap_or_default();
+                let cap = number("cap").unwrap_or(0);
+                return self
+                    .tally(&storage, &key, cap, number("refund") == Some(1))
+                    .await;
+            }
+            _ => return Response::error("kind must be owner, network, tally or report", 400),
         };
         let key = query_param(&url, "key").unwrap_or_default();
         let prefix = if kind == Kind::Owner { "o" } else { "n" };
@@ -154,7 +163,8 @@ impl DurableObject for SpendShard {
     }
 
     async fn alarm(&self) -> Result<Response> {
-        // Daily: drop network counters of earlier days, and owners unseen for OWNER_KEEP_DAYS.
+        // Daily: drop network counters and tallies of earlier days, and owners unseen for
+        // OWNER_KEEP_DAYS.
         let now = now_ms();
         let today = dates::day(now);
         let oldest_owner_day = dates::day(now.saturating_sub(OWNER_KEEP_DAYS * DAY_MS));
@@ -168,7 +178,7 @@ impl DurableObject for SpendShard {
             let key = pair.get(0).as_string().unwrap_or_default();
             let counter = pair.get(1).as_string().and_then(|t| Counter::parse(&t));
             let keep = counter.is_some_and(|c| {
-                if key.starts_with("c:n:") {
+                if key.starts_with("c:n:") || key.starts_with(TALLY_PREFIX) {
                     c.day == today
                 } else {
                     c.day >= oldest_owner_day
@@ -193,6 +203,28 @@ impl DurableObject for SpendShard {
 }
 
 impl SpendShard {
+    /// Counts (or with `refund`, takes back) one action of `key` against its daily `cap`
+    /// (`core::spend::tally`): 200 with the day's count, 429 once the cap is reached.
+    async fn tally(
+        &self,
+        storage: &Storage,
+        key: &str,
+        cap: u64,
+        refund: bool,
+    ) -> Result<Response> {
+        let counter_key = format!("{TALLY_PREFIX}{key}");
+        let now = now_ms();
+        let (mut counter, _) = self.counter(storage, &counter_key, now).await?;
+        if refund {
+            spend::untally(&mut counter, now);
+        } else if !spend::tally(&mut counter, cap, now) {
+            return Response::error("refused", 429);
+        }
+        self.save(storage, &counter_key, &counter, None, true)
+            .await?;
+        Response::ok(counter.usage.calls.to_string())
+    }
+
     /// A counter from memory, else from storage, else new (kept in memory only once saved),
     /// and whether it was known (counted before). Sound because the only awaits between
     /// reading it and saving it are storage calls, during which the input gate holds other

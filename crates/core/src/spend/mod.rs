@@ -10,11 +10,13 @@
 //! their own with its own cap ([`Caps::new_owners`]): identities are free to mint, and the part
 //! of the budget kept for owners who existed before today cannot be spent by fresh ones.
 //! The objects load, apply these functions and save; `tests/vectors/spend.json` replays them.
+//! The same counters tally actions that call no model but reach people ([`tally`]: handoffs).
 
 mod address;
 mod budget;
 mod report;
 mod shard;
+mod tally;
 
 pub use address::{address_key, shard_of};
 pub use budget::{Budget, Grant, MAX_BLOCK};
@@ -22,6 +24,7 @@ pub use report::{ShardReport, SpendReport};
 pub use shard::{
     Counter, Leases, Pool, Step, charge_address, charge_owner, is_established, refund, settle_owner,
 };
+pub use tally::{tally, untally};
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;

@@ -84,7 +84,7 @@ impl Counter {
             && dates::day(self.first_seen_ms) == dates::day(now_ms)
     }
 
-    fn roll(&mut self, today: &str) {
+    pub(super) fn roll(&mut self, today: &str) {
         if self.day != today {
             self.day = today.to_owned();
             self.usage = Usage::default();
