@@ -67,7 +67,7 @@ describe("the Your data page", () => {
     await page.click("#data-erase");
     await page.fill("#erase-confirm", "ERASE");
     await go.click();
-    await page.waitForSelector("text=/Nothing of yours is left on the server/");
+    await page.waitForSelector("text=/Everything of yours is erased from the server/");
     assert.equal((await call("GET", `/api/streams/${stream.id}`, { owner })).status, 404);
     assert.equal((await call("GET", `/api/help/sessions/${help.json.session_id}`, { owner })).status, 404);
     const left = await call("GET", "/api/me/export", { owner });

@@ -171,6 +171,7 @@ describe("an owner's data in one piece", () => {
     const rounds = await eraseAll(owner);
     assert.ok(rounds.length > 1, `batches of 10 take rounds: ${JSON.stringify(rounds)}`);
     assert.ok(rounds.slice(0, -1).every((r) => !r.done));
+    assert.ok(rounds.every((r) => r.failed === 0), JSON.stringify(rounds));
     const total = (name) => rounds.reduce((n, r) => n + (r.erased[name] ?? 0), 0);
     assert.equal(total("research"), 2 + DRAFTS);
     assert.equal(total("streams"), 1);

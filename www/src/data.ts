@@ -22,7 +22,7 @@ interface Section { items: unknown[]; cursor: string | null }
 type ExportDocument = Record<string, unknown> & { complete: boolean };
 
 /** One answer of `DELETE /api/me`. */
-interface EraseStep { erased: Record<string, number>; done: boolean }
+interface EraseStep { erased: Record<string, number>; failed: number; done: boolean }
 
 /** The sections an export may continue (the telemetry comes whole). */
 const PAGED = ["research", "streams", "assistant_conversations", "guided_conversations", "help_sessions"];
@@ -33,6 +33,22 @@ const MAX_ROUNDS = 200;
 const REMEMBERED = ["stepwise.chat.v1", "stepwise.help.session", "stepwise.assistant.v1"];
 /** What the person types to confirm an erase. */
 const CONFIRM_WORD = "ERASE";
+/** How long to wait when a round is refused for the rate limit, and how often to try again. */
+const RATE_WAIT_MS = 5_000;
+const RATE_RETRIES = 12;
+
+/** An API call that waits and tries again while the rate limit refuses it (a long export or
+ * erase makes many calls in a row). */
+async function patient<T>(method: string, path: string, body?: unknown): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await api<T>(method, path, body);
+    } catch (error) {
+      if (attempt >= RATE_RETRIES || !/\(rate_limited\)$/.test((error as Error).message)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, RATE_WAIT_MS));
+    }
+  }
+}
 
 /** The "Your data" page. */
 export class DataView implements Page {
@@ -75,13 +91,13 @@ export class DataView implements Page {
     button.disabled = true;
     this.say("Preparing your data…");
     try {
-      const document = await api<ExportDocument>("GET", "/api/me/export");
+      const document = await patient<ExportDocument>("GET", "/api/me/export");
       let rounds = 0;
       for (const name of PAGED) {
         const section = document[name] as Section;
         while (section.cursor && rounds++ < MAX_ROUNDS) {
           const query = `section=${encodeURIComponent(name)}&cursor=${encodeURIComponent(section.cursor)}`;
-          const next = (await api<ExportDocument>("GET", `/api/me/export?${query}`))[name] as Section;
+          const next = (await patient<ExportDocument>("GET", `/api/me/export?${query}`))[name] as Section;
           section.items.push(...next.items);
           section.cursor = next.cursor;
         }
@@ -127,18 +143,23 @@ export class DataView implements Page {
     const button = this.root.querySelector<HTMLButtonElement>("#data-erase")!;
     button.disabled = true;
     let erased = 0;
+    let failed = 0;
     try {
       for (let round = 0; round < MAX_ROUNDS; round++) {
-        const step = await api<EraseStep>("DELETE", "/api/me", { confirm: this.me!.owner.id });
+        const step = await patient<EraseStep>("DELETE", "/api/me", { confirm: this.me!.owner.id });
         erased += Object.values(step.erased).reduce((a, b) => a + b, 0);
+        failed = step.failed;
         if (step.done) {
           for (const key of REMEMBERED) localStorage.removeItem(key);
-          this.say(`Erased: ${erased} ${erased === 1 ? "item" : "items"}. Nothing of yours is left on the server.`, "ok");
+          this.say(`Erased: ${erased} ${erased === 1 ? "item" : "items"}. Everything of yours is erased from the server.`, "ok");
           return;
         }
+        // Only failures left: trying again at once would fail again.
+        if (failed > 0 && Object.values(step.erased).every((n) => n === 0)) break;
         this.say(`Erasing… ${erased} so far.`);
       }
-      this.say(`Erased ${erased} items, but the server was not done; try again.`, "error");
+      const why = failed > 0 ? `${failed} could not be erased now` : "the server was not done";
+      this.say(`Erased ${erased} ${erased === 1 ? "item" : "items"}, but ${why}; try again later, or ask a person on the Help page.`, "error");
     } catch (error) {
       this.say(`Erasing stopped after ${erased} ${erased === 1 ? "item" : "items"}: ${(error as Error).message}`, "error");
     } finally {

@@ -3,9 +3,10 @@
 //! supplies, guided conversations, help sessions, and the context-request telemetry rows).
 //! Each section holds at most `EXPORT_PAGE_ITEMS` items (25 by default, 10 to
 //! [`MAX_PAGE_ITEMS`]: KV lists no fewer than 10 keys a page), newest first; a section with more carries a `cursor`, and
-//! `?section=<name>&cursor=<c>` answers that section's next page alone.
+//! `?section=<name>&cursor=<c>` answers that section's next page alone. An item that cannot be
+//! read stands in its section as `{id, error: {code, message}}`; the rest is exported.
 
-use futures::{StreamExt, TryStreamExt, stream};
+use futures::{StreamExt, stream};
 use serde_json::{Map, Value, json};
 use worker::{Env, Request, Response};
 
@@ -13,7 +14,7 @@ use super::owned::Section;
 use crate::handshake::stats;
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
-use crate::platform::kv::Kv;
+use crate::platform::kv::{Kv, OwnerList};
 use crate::platform::owner::Owner;
 use crate::platform::settings::number;
 use crate::platform::url_parts::query_param;
@@ -95,11 +96,26 @@ async fn read_section(
     let limit = number::<u64>(env, "EXPORT_PAGE_ITEMS")
         .unwrap_or(DEFAULT_PAGE_ITEMS)
         .clamp(MIN_PAGE_ITEMS, MAX_PAGE_ITEMS);
-    let page = section.keys(kv, owner, limit, cursor).await?;
+    let continued = cursor.is_some();
+    let page = match section.keys(kv, owner, limit, cursor).await {
+        Err(_) if continued => {
+            return Err(AppError::invalid_request(
+                "the cursor is not one this export gave for this section",
+            ));
+        }
+        page => page?,
+    };
     let items: Vec<Option<Value>> = stream::iter(page.items.iter())
-        .map(|key| section.read(env, kv, owner, key))
+        .map(|key| async move {
+            match section.read(env, kv, owner, key).await {
+                Ok(item) => item,
+                // One unreadable item does not cost the owner the rest: it is named, with why.
+                Err(error) => Some(json!({"id": OwnerList::id_in(key),
+                    "error": {"code": error.code(), "message": error.message()}})),
+            }
+        })
         .buffered(PARALLEL_READS)
-        .try_collect()
-        .await?;
+        .collect()
+        .await;
     Ok((items.into_iter().flatten().collect(), page.cursor))
 }

@@ -122,7 +122,8 @@ impl Section {
             Section::Research => erase_job(env, owner, id).await,
             Section::Streams => match streams::load(kv, &owner.id, id).await? {
                 Some(stream) if stream.owner == owner.id => streams::delete(kv, &stream).await,
-                _ => Ok(()),
+                // The record is gone; literature kept for it is deleted all the same.
+                _ => kv.delete(&streams::literature_key(&owner.id, id)).await,
             },
             Section::AssistantConversations | Section::GuidedConversations => {
                 conversations::send(env, id, &owner.id, &ConversationCommand::Erase)

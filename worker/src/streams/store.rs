@@ -37,11 +37,16 @@ pub fn retention_seconds(env: &Env) -> u64 {
 }
 
 /// Seconds the stream has left: its retention from its last change (`updated_at`), from now.
+/// A stream older than that is one saved before streams expired (its record has no expiry):
+/// it is given a whole retention from now.
 pub fn seconds_left(stream: &SavedStream, retention_seconds: u64) -> u64 {
     let ends_ms = stream
         .updated_at
         .saturating_add(retention_seconds.saturating_mul(1000));
-    ends_ms.saturating_sub(now_ms()) / 1000
+    match ends_ms.saturating_sub(now_ms()) / 1000 {
+        0 => retention_seconds,
+        left => left,
+    }
 }
 
 /// Stores the stream and its list entry, and renews its literature's lifetime, all expiring
