@@ -15,6 +15,7 @@ mod handshake;
 mod health;
 mod help;
 mod interop;
+mod mcp;
 mod me;
 mod platform;
 mod provider;

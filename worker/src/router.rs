@@ -10,7 +10,8 @@ use crate::platform::error::{AppError, AppResult};
 use crate::platform::limits;
 use crate::platform::owner::{self, Owner};
 use crate::{
-    articles, assistant, chat, handshake, health, help, interop, me, research, streams, workflows,
+    articles, assistant, chat, handshake, health, help, interop, mcp, me, research, streams,
+    workflows,
 };
 
 /// Answers one request (errors are turned into responses by the caller).
@@ -84,6 +85,11 @@ pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response>
             let owner = owner::require(&req, &env).await?;
             owned(req, env, ctx, &owner).await
         }
+        (Method::Post, ["mcp"]) => {
+            let owner = owner::require(&req, &env).await?;
+            mcp::serve(req, &env, &owner).await
+        }
+        (_, ["mcp"]) => mcp::no_sessions(),
         _ => Err(AppError::not_found("route")),
     }
 }

@@ -51,6 +51,7 @@ pub mod interop;
 pub mod json;
 pub mod llm;
 pub mod markers;
+pub mod mcp;
 pub mod offline;
 pub mod owner;
 pub mod protocol;

@@ -1,0 +1,125 @@
+//! The tools Stepwise offers MCP clients, their input schemas (JSON Schema, checked by the
+//! core's checker before a tool runs), and a call read into what to run. Read-only tools for
+//! now: a job's status and results, and a saved stream's PubMed search.
+
+use serde_json::{Map, Value, json};
+
+use super::jsonrpc::{INVALID_PARAMS, RpcError};
+use crate::json::check_schema;
+
+/// A tool call, its arguments checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolCall {
+    /// `research_status`: where a research job stands, provider by provider.
+    ResearchStatus {
+        /// The job.
+        research_id: String,
+    },
+    /// `research_result`: a finished job's synthesis and provider reports.
+    ResearchResult {
+        /// The job.
+        research_id: String,
+    },
+    /// `stream_articles`: a saved stream's PubMed search, one page.
+    StreamArticles {
+        /// The stream.
+        stream_id: String,
+        /// The page, from 1.
+        page: u32,
+    },
+}
+
+/// Most results of one `stream_articles` page.
+pub const ARTICLES_PER_PAGE: u32 = 20;
+
+/// Every tool as `tools/list` answers it.
+pub fn list() -> Value {
+    let id = |what: &str| json!({"type": "string", "minLength": 32, "maxLength": 32, "description": what});
+    json!([
+        {
+            "name": "research_status",
+            "title": "Research job status",
+            "description": "Where one of your research jobs stands: its status, and each provider's (pending, completed, failed), with the time it started and finished.",
+            "inputSchema": {"type": "object", "additionalProperties": false, "required": ["research_id"],
+                "properties": {"research_id": id("The job's id (32 hex digits).")}},
+            "annotations": {"readOnlyHint": true, "openWorldHint": false}
+        },
+        {
+            "name": "research_result",
+            "title": "Research job results",
+            "description": "A research job's synthesis and each provider's report, as far as they are written. The same texts are resources: stepwise://research/<id>/synthesis and stepwise://research/<id>/reports/<provider>.",
+            "inputSchema": {"type": "object", "additionalProperties": false, "required": ["research_id"],
+                "properties": {"research_id": id("The job's id (32 hex digits).")}},
+            "annotations": {"readOnlyHint": true, "openWorldHint": false}
+        },
+        {
+            "name": "stream_articles",
+            "title": "A stream's PubMed articles",
+            "description": "Runs the PubMed search of one of your saved streams (its keywords and focus areas) and returns a page of articles: PMID, title, journal, year.",
+            "inputSchema": {"type": "object", "additionalProperties": false, "required": ["stream_id"],
+                "properties": {
+                    "stream_id": id("The stream's id (32 hex digits)."),
+                    "page": {"type": "integer", "minimum": 1, "maximum": 50, "description": "The page, from 1 (20 articles a page)."}
+                }},
+            "annotations": {"readOnlyHint": true, "openWorldHint": true}
+        }
+    ])
+}
+
+/// Reads `tools/call`'s `name` and `arguments` into a call: -32602 for an unknown tool or
+/// arguments that do not match its schema (the message says where and why).
+///
+/// ```
+/// use serde_json::json;
+/// use stepwise_core::mcp::tools::{read_call, ToolCall};
+/// let call = read_call("research_status", &json!({"research_id": "0123456789abcdef0123456789abcdef"})).unwrap();
+/// assert!(matches!(call, ToolCall::ResearchStatus { .. }));
+/// let error = read_call("research_status", &json!({"research_id": "x"})).unwrap_err();
+/// assert_eq!(error.message, "invalid arguments for `research_status`: $.research_id: shorter than 32 characters");
+/// ```
+pub fn read_call(name: &str, arguments: &Value) -> Result<ToolCall, RpcError> {
+    let tools = list();
+    let Some(tool) = tools
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["name"] == name)
+    else {
+        return Err(RpcError::new(
+            INVALID_PARAMS,
+            format!("unknown tool `{name}`"),
+        ));
+    };
+    check_schema(arguments, &tool["inputSchema"]).map_err(|why| {
+        RpcError::new(
+            INVALID_PARAMS,
+            format!("invalid arguments for `{name}`: {why}"),
+        )
+    })?;
+    let empty = Map::new();
+    let arguments = arguments.as_object().unwrap_or(&empty);
+    let text = |field: &str| -> Result<String, RpcError> {
+        let value = arguments.get(field).and_then(Value::as_str).unwrap_or("");
+        if value.bytes().all(|b| b.is_ascii_hexdigit()) {
+            Ok(value.to_ascii_lowercase())
+        } else {
+            let why = format!("invalid arguments for `{name}`: $.{field}: not hex digits");
+            Err(RpcError::new(INVALID_PARAMS, why))
+        }
+    };
+    Ok(match name {
+        "research_status" => ToolCall::ResearchStatus {
+            research_id: text("research_id")?,
+        },
+        "research_result" => ToolCall::ResearchResult {
+            research_id: text("research_id")?,
+        },
+        _ => ToolCall::StreamArticles {
+            stream_id: text("stream_id")?,
+            page: arguments
+                .get("page")
+                .and_then(Value::as_u64)
+                .map_or(1, |p| p as u32),
+        },
+    })
+}
