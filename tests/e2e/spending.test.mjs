@@ -29,6 +29,8 @@ describe("the spending guard against minted identities", () => {
         MODEL_CALLS_NEW_OWNERS_PER_DAY: String(NEW_OWNERS),
         SPEND_SHARDS: "4",
         SPEND_ESTABLISHED_AFTER_MS: String(ESTABLISHED_AFTER_MS),
+        // Networks hashed under a key, as a deployment should (the caps below hold the same).
+        NETWORK_HASH_KEY: "network-hash-key-for-the-spending-suite-0123",
       },
       config: (wrangler) => {
         for (const limit of wrangler.ratelimits) limit.simple.limit = 1000;

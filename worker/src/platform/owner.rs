@@ -35,8 +35,8 @@ pub struct Owner {
     /// The e-mail address of an Access identity, to show.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
-    /// The client's network, for an anonymous owner: the hex SHA-256 of its address key
-    /// (`core::spend::address_key`), what the spending guard also counts such owners' calls
+    /// The client's network, for an anonymous owner: the hex HMAC-SHA-256 (under
+    /// `NETWORK_HASH_KEY`; SHA-256 without it) of its address key (`core::spend::address_key`), what the spending guard also counts such owners' calls
     /// under. It travels with a turn to the conversation's object (whose model calls are
     /// charged there) and is kept only as a spending shard's counter key, for the day; never
     /// the address itself. `None` for Access identities, server-started work and requests
@@ -109,7 +109,7 @@ async fn anonymous_owner(req: &Request, env: &Env) -> AppResult<Owner> {
     }
     let address = req.headers().get("cf-connecting-ip")?.unwrap_or_default();
     let network = match stepwise_core::spend::address_key(&address) {
-        Some(key) => Some(owner::hex(&crypto::sha256(key.as_bytes()).await?)),
+        Some(key) => Some(network_hash(env, &key).await?),
         None => None,
     };
     let address = (!address.is_empty()).then_some(address.as_str());
@@ -120,6 +120,23 @@ async fn anonymous_owner(req: &Request, env: &Env) -> AppResult<Owner> {
         network,
         verified: turnstile::verified(req, env, address).await?,
     })
+}
+
+/// A client network's hash: HMAC-SHA-256 of its address key under the `NETWORK_HASH_KEY` secret
+/// when it is set, so that a stored hash cannot be turned back into the address by hashing every
+/// address there is; plain SHA-256 otherwise. Changing the key starts the day's network counts
+/// again.
+async fn network_hash(env: &Env, key: &str) -> AppResult<String> {
+    let secret = env
+        .secret("NETWORK_HASH_KEY")
+        .ok()
+        .map(|s| s.to_string())
+        .filter(|s| !s.is_empty());
+    let digest = match secret {
+        Some(secret) => crypto::hmac_sha256(secret.as_bytes(), key.as_bytes()).await?,
+        None => crypto::sha256(key.as_bytes()).await?,
+    };
+    Ok(owner::hex(&digest))
 }
 
 async fn access_owner(req: &Request, access: &Access) -> AppResult<Owner> {
