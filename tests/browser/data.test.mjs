@@ -9,6 +9,7 @@ import { chromium } from "playwright-core";
 import { savedStream } from "../e2e/fixtures.mjs";
 import { apiCaller, newOwner, startStack } from "../e2e/harness.mjs";
 
+const SHOTS = new URL("./screenshots/", import.meta.url).pathname;
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 
 describe("the Your data page", () => {
@@ -43,7 +44,7 @@ describe("the Your data page", () => {
     await page.goto(`${stack.base}/#data`);
     await page.waitForSelector("#data-export");
     assert.equal(await page.getAttribute("#tab-data", "aria-current"), "page");
-    assert.match(await page.locator(".data-page").innerText(), /anonymous owner kept in this browser/);
+    assert.match(await page.locator(".data-page").innerText(), /anonymous: your data belongs to a token kept in this browser/);
 
     const [download] = await Promise.all([page.waitForEvent("download"), page.click("#data-export")]);
     assert.match(download.suggestedFilename(), /^stepwise-export-\d{4}-\d{2}-\d{2}\.json$/);
@@ -53,6 +54,7 @@ describe("the Your data page", () => {
     assert.equal(exported.guided_conversations.items.length, 1);
     assert.equal(exported.help_sessions.items.length, 1);
     await page.waitForSelector("text=/Downloaded \\d+ items/");
+    await page.screenshot({ path: `${SHOTS}data-page.png` });
 
     // The confirmation stays shut until ERASE is typed; Cancel erases nothing.
     await page.click("#data-erase");
@@ -66,6 +68,7 @@ describe("the Your data page", () => {
 
     await page.click("#data-erase");
     await page.fill("#erase-confirm", "ERASE");
+    await page.screenshot({ path: `${SHOTS}data-erase-confirm.png` });
     await go.click();
     await page.waitForSelector("text=/Everything of yours is erased from the server/");
     assert.equal((await call("GET", `/api/streams/${stream.id}`, { owner })).status, 404);

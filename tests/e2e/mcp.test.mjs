@@ -3,7 +3,7 @@
 // `StreamableHTTPClientTransport`), which checks every answer against the protocol's schemas:
 // initialize and version negotiation, tools and resources listed, each read-only tool, a
 // stranger's token, bad arguments and unknown tools as JSON-RPC errors, a missing resource, and
-// the HTTP edges (no token, an unsupported protocol version, a batch, GET). The rate limit has a
+// the HTTP edges (no token, another site's page, an unsupported protocol version, a batch, GET). The rate limit has a
 // stack of its own.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -85,7 +85,8 @@ describe("the MCP endpoint", () => {
     assert.deepEqual(tools.map((t) => t.name).sort(), ["research_result", "research_status", "stream_articles"]);
     for (const tool of tools) assert.equal(tool.inputSchema.type, "object");
     const { resources } = await client.listResources();
-    assert.deepEqual(resources.map((r) => r.uri), [`stepwise://research/${job.id}/synthesis`]);
+    const reports = job.llm_results.map((r) => `stepwise://research/${job.id}/reports/${r.provider}`);
+    assert.deepEqual(resources.map((r) => r.uri), [`stepwise://research/${job.id}/synthesis`, ...reports]);
     const { resourceTemplates } = await client.listResourceTemplates();
     assert.equal(resourceTemplates.length, 2);
   });
@@ -144,18 +145,22 @@ describe("the MCP endpoint", () => {
     assert.equal(unknown.json.error.code, ErrorCode.MethodNotFound);
   });
 
-  test("the HTTP edges: no token, an unsupported version, a batch, not JSON, GET", async () => {
+  test("the HTTP edges: no token, another origin, an unsupported version, a batch, not JSON, GET", async () => {
     const anonymous = await fetch(`${stack.base}/mcp`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) });
     assert.equal(anonymous.status, 401);
     const version = await post(stack.base, owner, { jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-protocol-version": "1999-01-01" });
     assert.equal(version.status, 400);
-    assert.deepEqual(version.json.error.data.supported, ["2025-11-25", "2025-06-18", "2025-03-26"]);
+    assert.deepEqual(version.json.error.data.supported, ["2025-11-25", "2025-06-18"]);
     const batch = await post(stack.base, owner, [{ jsonrpc: "2.0", id: 1, method: "ping" }]);
     assert.deepEqual([batch.status, batch.json.error.code], [400, -32600]);
     const broken = await post(stack.base, owner, "{not json");
     assert.deepEqual([broken.status, broken.json.error.code], [400, -32700]);
     const notification = await post(stack.base, owner, { jsonrpc: "2.0", method: "notifications/initialized" });
     assert.equal(notification.status, 202);
+    const rebound = await post(stack.base, owner, { jsonrpc: "2.0", id: 1, method: "ping" }, { origin: "https://evil.example" });
+    assert.equal(rebound.status, 403, "a page of another origin is refused");
+    const allowed = await post(stack.base, owner, { jsonrpc: "2.0", id: 1, method: "ping" }, { origin: "http://allowed.example" });
+    assert.equal(allowed.status, 200, "ALLOWED_ORIGINS may call");
     const get = await fetch(`${stack.base}/mcp`, { headers: { authorization: `Bearer ${owner}`, accept: "text/event-stream" } });
     assert.equal(get.status, 405);
     assert.equal(get.headers.get("allow"), "POST");

@@ -68,11 +68,11 @@ export class DataView implements Page {
 
   private render(): void {
     const me = this.me!;
-    const who = me.owner.kind === "access" && me.owner.email ? `signed in as ${me.owner.email}` : "an anonymous owner kept in this browser";
+    const who = me.owner.kind === "access" && me.owner.email ? `signed in as ${me.owner.email}` : "anonymous: your data belongs to a token kept in this browser";
     replace(
       this.root,
       h("h2", { id: "data-title" }, "Your data"),
-      h("p", {}, `This browser is ${who} (id `, h("code", {}, me.owner.id.slice(0, 12)), `…). Model calls today: ${me.usage.calls}.`),
+      h("p", {}, `You are ${who} (owner id `, h("code", {}, me.owner.id.slice(0, 12)), `…). Model calls today: ${me.usage.calls}.`),
       this.notice,
       h("div", { class: "panel" },
         h("h3", {}, "Download"),

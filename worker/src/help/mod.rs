@@ -42,10 +42,15 @@ pub async fn handoff(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppRe
     require_json(req)?;
     let caller = Caller::Owner(owner.id.clone());
     let current = client::send(env, id, caller.clone(), HelpCommand::Read).await?;
-    if current.session.status == SessionStatus::Escalated {
-        return Ok(Response::from_json(&current.session)?);
+    match current.session.status {
+        SessionStatus::Escalated => return Ok(Response::from_json(&current.session)?),
+        // A closed session is refused by the session itself, with nothing to count.
+        SessionStatus::Resolved => {
+            let reply = client::send(env, id, caller, HelpCommand::RequestHandoff).await?;
+            return Ok(Response::from_json(&reply.session)?);
+        }
+        SessionStatus::Open => spend::count_handoff(env, owner).await?,
     }
-    spend::count_handoff(env, owner).await?;
     match client::send(env, id, caller, HelpCommand::RequestHandoff).await {
         Ok(reply) => {
             if !reply.escalated {

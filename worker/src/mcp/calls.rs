@@ -3,6 +3,7 @@
 //! through the E-utilities client. A tool whose subject is missing answers a tool error
 //! (`isError`) the model can read; a resource that is missing is JSON-RPC's -32002.
 
+use futures::{StreamExt, TryStreamExt, stream};
 use serde_json::{Value, json};
 use stepwise_core::mcp::jsonrpc::{RESOURCE_NOT_FOUND, RpcError};
 use stepwise_core::mcp::resources::ResourceUri;
@@ -20,8 +21,10 @@ use crate::research::client::{self as research, JobRequest};
 use crate::research::index;
 use crate::streams;
 
-/// Most resources one `resources/list` page names.
+/// Jobs one `resources/list` page reads (each is one read of its object).
 const RESOURCES_PER_PAGE: u64 = 20;
+/// Jobs read at once.
+const PARALLEL_READS: usize = 6;
 
 /// Runs a tool: `{content, structuredContent}`, or `{content, isError: true}` when what it is
 /// about is not the caller's.
@@ -106,7 +109,16 @@ pub async fn tool(env: &Env, owner: &Owner, call: &ToolCall) -> AppResult<Value>
                 *page,
                 ARTICLES_PER_PAGE,
             )?;
-            let found = Eutils::new(env).search(&search).await?;
+            // PubMed failing is the tool's failure, which the model can read and retry.
+            let found = match Eutils::new(env).search(&search).await {
+                Ok(found) => found,
+                Err(error) => {
+                    let why = format!("PubMed could not be searched: {}", error.message());
+                    return Ok(
+                        json!({"content": [{"type": "text", "text": why}], "isError": true}),
+                    );
+                }
+            };
             let lines: Vec<String> = found
                 .articles
                 .iter()
@@ -133,25 +145,52 @@ pub async fn tool(env: &Env, owner: &Owner, call: &ToolCall) -> AppResult<Value>
     }
 }
 
-/// `resources/list`: the syntheses of the caller's completed jobs, newest first, a page at a
-/// time (`nextCursor`).
+/// `resources/list`: the texts of the caller's completed jobs (a synthesis when one was
+/// written, each provider's report), newest job first, a page of jobs at a time (`nextCursor`).
 pub async fn resources(env: &Env, owner: &Owner, cursor: Option<String>) -> AppResult<Value> {
     let kv = Kv::new(env)?;
     let page = index::LIST
         .page(&kv, &owner.id, RESOURCES_PER_PAGE, cursor)
         .await
         .map_err(|_| AppError::invalid_request("the cursor is not one this list gave"))?;
-    let resources: Vec<Value> = page
+    let completed = page
         .items
         .iter()
         .filter(|entry| entry["status"] == "completed")
-        .filter_map(|entry| {
-            let research_id = entry["id"].as_str()?.to_owned();
-            let uri = ResourceUri::Synthesis { research_id }.to_uri();
-            Some(json!({"uri": uri, "name": format!("synthesis-{}", text(&entry["id"])),
-                "title": format!("Synthesis: {}", text(&entry["title"])), "mimeType": "text/markdown"}))
-        })
-        .collect();
+        .filter_map(|entry| entry["id"].as_str());
+    let jobs: Vec<Option<Value>> = stream::iter(completed)
+        .map(|id| job(env, owner, id))
+        .buffered(PARALLEL_READS)
+        .try_collect()
+        .await?;
+    let mut resources = Vec::new();
+    for job in jobs.iter().flatten() {
+        let research_id = text(&job["id"]);
+        let title = text(&job["title"]);
+        if job["synthesized_result"].is_string() {
+            let uri = ResourceUri::Synthesis {
+                research_id: research_id.clone(),
+            };
+            resources.push(
+                json!({"uri": uri.to_uri(), "name": format!("synthesis-{research_id}"),
+                "title": format!("Synthesis: {title}"), "mimeType": "text/markdown"}),
+            );
+        }
+        for report in job["llm_results"].as_array().into_iter().flatten() {
+            if !report["result"].is_string() {
+                continue;
+            }
+            let provider = text(&report["provider"]);
+            let uri = ResourceUri::Report {
+                research_id: research_id.clone(),
+                provider: provider.clone(),
+            };
+            resources.push(
+                json!({"uri": uri.to_uri(), "name": format!("report-{research_id}-{provider}"),
+                "title": format!("{provider}'s report: {title}"), "mimeType": "text/markdown"}),
+            );
+        }
+    }
     let mut result = json!({"resources": resources});
     if let Some(cursor) = page.cursor {
         result["nextCursor"] = cursor.into();

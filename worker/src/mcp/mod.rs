@@ -10,14 +10,16 @@
 mod calls;
 
 use serde_json::Value;
-use stepwise_core::mcp::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, Incoming, RpcError};
+use stepwise_core::mcp::jsonrpc::{
+    self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Incoming, RpcError,
+};
 use stepwise_core::mcp::server::{self, Call};
 use worker::{Env, Request, Response};
 
 use crate::platform::body::{read_json_text, require_json};
 use crate::platform::error::{AppError, AppResult};
-use crate::platform::limits;
 use crate::platform::owner::Owner;
+use crate::platform::{cors, limits, settings};
 
 /// The header naming the protocol revision of every request after `initialize`.
 const VERSION_HEADER: &str = "mcp-protocol-version";
@@ -34,8 +36,15 @@ pub fn no_sessions() -> AppResult<Response> {
     Ok(response)
 }
 
-/// `POST /mcp`: one JSON-RPC message of `owner`.
+/// `POST /mcp`: one JSON-RPC message of `owner`. A browser page's request from an origin that
+/// is neither the Worker's nor in `ALLOWED_ORIGINS` is refused (403), as the protocol asks.
 pub async fn serve(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Response> {
+    let origin = req.headers().get("origin")?;
+    let own = req.url()?.origin().ascii_serialization();
+    let allowed = settings::var(env, "ALLOWED_ORIGINS").unwrap_or_default();
+    if !cors::may_connect(origin.as_deref(), &own, &allowed) {
+        return Err(AppError::forbidden("this page's origin may not call /mcp"));
+    }
     if let Some(version) = req.headers().get(VERSION_HEADER)?
         && !server::speaks(&version)
     {
@@ -91,8 +100,9 @@ async fn perform(env: &Env, owner: &Owner, call: Call) -> Result<Value, RpcError
         Call::ResourcesRead(resource) => return calls::read_resource(env, owner, &resource).await,
     };
     performed.map_err(|error: AppError| {
-        let code = if error.status() == 429 {
-            INVALID_REQUEST
+        // A request's own fault (a bad cursor, a parameter) is -32602; the platform's, -32603.
+        let code = if error.status() == 422 {
+            INVALID_PARAMS
         } else {
             INTERNAL_ERROR
         };

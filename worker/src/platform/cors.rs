@@ -3,7 +3,7 @@
 use worker::{Headers, Response, Result};
 
 const ALLOWED_METHODS: &str = "GET, POST, PUT, DELETE, OPTIONS";
-const ALLOWED_HEADERS: &str = "content-type, accept, authorization, x-conversation-token, x-stepwise-deltas, x-stepwise-format, last-event-id";
+const ALLOWED_HEADERS: &str = "content-type, accept, authorization, x-conversation-token, x-stepwise-deltas, x-stepwise-format, last-event-id, mcp-protocol-version";
 const EXPOSED_HEADERS: &str = "x-stepwise-persisted, x-stepwise-conversation, retry-after";
 
 fn is_allowed(origin: Option<&str>, allowed: &str) -> Option<String> {
@@ -15,7 +15,8 @@ fn is_allowed(origin: Option<&str>, allowed: &str) -> Option<String> {
         .then(|| origin.to_owned())
 }
 
-/// Whether a browser page of `origin` may open a WebSocket here: a WebSocket upgrade is not
+/// Whether a browser page of `origin` may open a WebSocket here (or call `/mcp`, whose
+/// protocol asks servers to check `Origin` against DNS rebinding): a WebSocket upgrade is not
 /// subject to CORS, so the Worker checks the `Origin` itself (behind Access, where the browser
 /// authenticates by cookie, another site's page could otherwise connect as the user). Only the
 /// Worker's own origin (`own`, e.g. `https://stepwise.example.com`) and `ALLOWED_ORIGINS` may;

@@ -365,13 +365,19 @@ pub async fn count_handoff(env: &Env, owner: &Owner) -> AppResult<()> {
             "your network has asked for a person {per_address} times today, as many as it may; it resets at 00:00 UTC"
         )));
     }
-    if !tally(env, &settings, "o", &owner.id, per_owner, false).await? {
-        uncount_network(env, &settings, owner).await;
-        return Err(AppError::quota_exceeded(&format!(
-            "you have asked for a person {per_owner} times today, as many as you may; it resets at 00:00 UTC"
-        )));
+    match tally(env, &settings, "o", &owner.id, per_owner, false).await {
+        Ok(true) => Ok(()),
+        Ok(false) => {
+            uncount_network(env, &settings, owner).await;
+            Err(AppError::quota_exceeded(&format!(
+                "you have asked for a person {per_owner} times today, as many as you may; it resets at 00:00 UTC"
+            )))
+        }
+        Err(error) => {
+            uncount_network(env, &settings, owner).await;
+            Err(error)
+        }
     }
-    Ok(())
 }
 
 /// Takes back a handoff counted by [`count_handoff`] that did not happen.

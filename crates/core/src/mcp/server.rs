@@ -8,8 +8,9 @@ use super::jsonrpc::{INVALID_PARAMS, METHOD_NOT_FOUND, RpcError};
 use super::resources::{ResourceUri, templates};
 use super::tools::{ToolCall, list, read_call};
 
-/// Protocol revisions this server speaks, newest first.
-pub const PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+/// Protocol revisions this server speaks, newest first (not 2025-03-26, whose clients send
+/// batches and know no `structuredContent` or resource links).
+pub const PROTOCOL_VERSIONS: [&str; 2] = ["2025-11-25", "2025-06-18"];
 /// The server's name in `initialize`.
 pub const SERVER_NAME: &str = "stepwise";
 
