@@ -73,11 +73,11 @@ INSERT OR IGNORE INTO help_docs (id, title, body, language, clarifying_questions
 
 How long the rest is kept: it is deleted by itself. A draft never started goes after 24 hours, assistant and help conversations 90 days after their last message, finished research jobs after a year, share links after 90 days.
 
-To erase everything at once, open the **Your data** page and press **Erase all my data…**, then type ERASE to confirm: every research job, share link, stream, conversation and help session of yours is deleted from the server. The same page''s **Download my data** gives you a copy of all of it as one file first. There is no account to close: your data belongs to this browser''s owner token.', 'en', '[]', 0, 1795392000000);
+There is no account to close: your data belongs to this browser''s owner token. To erase everything, delete your jobs and streams as above, then clear this site''s data in your browser''s settings. That removes your owner token: what is left can no longer be reached by anyone, and goes by the rules above. For a copy of your data, or to have the rest erased at once, see "Asking for a copy of your data or its erasure".', 'en', '[]', 0, 1795392000000);
 INSERT OR IGNORE INTO help_docs (id, title, body, language, clarifying_questions, requires_handoff, updated_at)
-  VALUES ('data-request', 'Asking for a copy of your data or its erasure', 'The **Your data** page does both by itself: **Download my data** saves a copy of everything you own as one file, and **Erase all my data…** deletes all of it after you type ERASE.
+  VALUES ('data-request', 'Asking for a copy of your data or its erasure', 'A person handles two requests the app cannot do by itself: sending you a copy of your data, and erasing at once what you cannot delete yourself (assistant and help conversations, for example).
 
-If that page fails, or you want a person to do it, make the request here, from the browser that holds your data: your request is tied to this browser, which is how the person finds what is yours. Never paste your owner token anywhere, not even here.', 'en', '["Do you want a copy of your data, or your data erased?"]', 1, 1795392000000);
+Make the request here, from the browser that holds your data: your request is tied to this browser, which is how the person finds what is yours. Never paste your owner token anywhere, not even here.', 'en', '["Do you want a copy of your data, or your data erased?"]', 1, 1795392000000);
 INSERT OR IGNORE INTO help_docs (id, title, body, language, clarifying_questions, requires_handoff, updated_at)
   VALUES ('something-broken', 'Something doesn''t work or shows an error', 'Most problems go away with these steps:
 1. Reload the page. Your work is kept: every page resumes where it was.

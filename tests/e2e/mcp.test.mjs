@@ -1,25 +1,30 @@
-// End-to-end tests of the MCP endpoint (issue 33, first part) under `wrangler dev`, driven by the
+// End-to-end tests of the MCP endpoint (issue 33) under `wrangler dev`, driven by the
 // official TypeScript client (`@modelcontextprotocol/sdk`'s `Client` over
 // `StreamableHTTPClientTransport`), which checks every answer against the protocol's schemas:
 // initialize and version negotiation, tools and resources listed, each read-only tool, a
 // stranger's token, bad arguments and unknown tools as JSON-RPC errors, a missing resource, and
-// the HTTP edges (no token, another site's page, an unsupported protocol version, a batch, GET). The rate limit has a
-// stack of its own.
+// the HTTP edges (no token, another site's page, an unsupported protocol version, a batch, GET);
+// research_start's approval through elicitation (approved with progress, declined, dismissed,
+// a client without the capability), sessions (another owner's, ended). The kill switch and the
+// rate limit have a stack of their own.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { apiCaller, fakeProvider, newOwner, startStack } from "./harness.mjs";
 import { savedStream } from "./fixtures.mjs";
 
-/** A connected MCP client of `owner` (the owner token as a bearer token). */
-async function connect(base, owner) {
+/** A connected MCP client of `owner` (the owner token as a bearer token); with `answer`, it
+ * declares elicitation and answers each question with `answer(request)`. */
+async function connect(base, owner, answer) {
   const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
     requestInit: { headers: { authorization: `Bearer ${owner}` } },
   });
-  const client = new Client({ name: "stepwise-e2e", version: "1.0.0" });
+  const client = new Client({ name: "stepwise-e2e", version: "1.0.0" }, answer ? { capabilities: { elicitation: {} } } : {});
+  if (answer) client.setRequestHandler(ElicitRequestSchema, (request) => answer(request));
   await client.connect(transport);
+  client.transportOf = transport;
   return client;
 }
 
@@ -82,7 +87,7 @@ describe("the MCP endpoint", () => {
 
   test("tools and resources are listed", async () => {
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t) => t.name).sort(), ["research_result", "research_status", "stream_articles"]);
+    assert.deepEqual(tools.map((t) => t.name).sort(), ["research_result", "research_start", "research_status", "stream_articles"]);
     for (const tool of tools) assert.equal(tool.inputSchema.type, "object");
     const { resources } = await client.listResources();
     const reports = job.llm_results.map((r) => `stepwise://research/${job.id}/reports/${r.provider}`);
@@ -114,6 +119,88 @@ describe("the MCP endpoint", () => {
     assert.ok(articles.structuredContent.count > 0);
     assert.match(articles.structuredContent.query, /EGFR/);
     assert.ok(articles.structuredContent.articles.length > 0);
+  });
+
+  test("research_start asks for approval through elicitation, then streams progress to the result", async () => {
+    const asked = [];
+    const starter = await connect(stack.base, owner, (request) => {
+      asked.push(request.params);
+      return { action: "accept", content: { approve: true } };
+    });
+    try {
+      assert.match(starter.transportOf.sessionId, /^[0-9a-f]{32}$/, "initialize answered a session");
+      const progress = [];
+      const result = await starter.callTool(
+        { name: "research_start", arguments: { prompt: "Compare EGFR inhibitors for MCP", providers: ["fake-openai", "fake-anthropic"] } },
+        undefined,
+        { onprogress: (p) => progress.push(p), timeout: 60000 },
+      );
+      assert.equal(asked.length, 1, "one question");
+      assert.match(asked[0].message, /^Start a research job on "Compare EGFR inhibitors for MCP" with 2 providers \(fake-openai, fake-anthropic\): about 4 model calls\. They count against your daily allowance\. Start it\?$/);
+      assert.deepEqual(asked[0].requestedSchema.required, ["approve"]);
+      assert.equal(result.isError, undefined, JSON.stringify(result));
+      assert.equal(result.structuredContent.started, true);
+      assert.equal(result.structuredContent.status, "completed");
+      assert.match(result.structuredContent.synthesis, /the reports agree/);
+      assert.ok(progress.length >= 1, "progress was reported");
+      assert.deepEqual(progress.map((p) => p.progress), [...progress.map((p) => p.progress)].sort((a, b) => a - b), "in order");
+      assert.equal(progress.at(-1).progress, 3);
+      assert.equal(progress.at(-1).total, 3);
+      const listed = (await apiCaller(() => stack.base)("GET", "/api/research?limit=50", { owner })).json.items;
+      assert.ok(listed.some((j) => j.id === result.structuredContent.id), "the job is the owner's");
+
+      const quick = await starter.callTool({ name: "research_start", arguments: { prompt: "Another question", providers: ["fake-openai"], wait: false } });
+      assert.equal(quick.structuredContent.started, true);
+      assert.match(quick.structuredContent.research_id, /^[0-9a-f]{32}$/);
+    } finally {
+      await starter.close();
+    }
+  });
+
+  test("declining or dismissing the question starts nothing", async () => {
+    const before = (await apiCaller(() => stack.base)("GET", "/api/research?limit=50", { owner })).json.items.length;
+    for (const [answer, decision] of [[{ action: "decline" }, "declined"], [{ action: "cancel" }, "cancelled"], [{ action: "accept", content: { approve: false } }, "declined"]]) {
+      const client = await connect(stack.base, owner, () => answer);
+      try {
+        const result = await client.callTool({ name: "research_start", arguments: { prompt: "Not this one" } });
+        assert.equal(result.structuredContent.started, false);
+        assert.equal(result.structuredContent.decision, decision);
+        assert.match(result.content[0].text, /Nothing was created/);
+      } finally {
+        await client.close();
+      }
+    }
+    const after = (await apiCaller(() => stack.base)("GET", "/api/research?limit=50", { owner })).json.items.length;
+    assert.equal(after, before, "no job, no draft");
+  });
+
+  test("a client without elicitation is told which capability research_start needs", async () => {
+    const result = await client.callTool({ name: "research_start", arguments: { prompt: "x" } });
+    assert.equal(result.isError, true);
+    assert.match(result.content[0].text, /`elicitation` capability/);
+    const stateless = await post(stack.base, owner, { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "research_start", arguments: { prompt: "x" } } });
+    assert.equal(stateless.json.result.isError, true);
+    const unknownProvider = await connect(stack.base, owner, () => ({ action: "accept", content: { approve: true } }));
+    try {
+      const refused = await unknownProvider.callTool({ name: "research_start", arguments: { prompt: "x", providers: ["nope"] } });
+      assert.equal(refused.isError, true);
+      assert.match(refused.content[0].text, /`nope` is not a configured provider/);
+    } finally {
+      await unknownProvider.close();
+    }
+  });
+
+  test("a session is the owner's alone, and ends with DELETE", async () => {
+    const session = await connect(stack.base, owner, () => ({ action: "decline" }));
+    const id = session.transportOf.sessionId;
+    const other = await post(stack.base, newOwner(), { jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": id, "mcp-protocol-version": "2025-11-25" });
+    assert.equal(other.status, 404, "another owner cannot use it");
+    const made = await post(stack.base, owner, { jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": "0".repeat(32) });
+    assert.equal(made.status, 404, "nor can an id nobody was given");
+    await session.transportOf.terminateSession();
+    const ended = await post(stack.base, owner, { jsonrpc: "2.0", id: 2, method: "ping" }, { "mcp-session-id": id });
+    assert.equal(ended.status, 404, "an ended session is gone");
+    await session.close();
   });
 
   test("a stranger's token finds nothing of the owner's", async () => {
@@ -167,12 +254,13 @@ describe("the MCP endpoint", () => {
   });
 });
 
-describe("the MCP endpoint's rate limit", () => {
+describe("the MCP endpoint's kill switch and rate limit", () => {
   let stack;
   before(async () => {
     stack = await startStack({
+      overrides: { MODEL_CALLS_DISABLED: "true" },
       config: (wrangler) => {
-        for (const limit of wrangler.ratelimits) if (limit.name === "OWNER_RATE_LIMIT") limit.simple.limit = 4;
+        for (const limit of wrangler.ratelimits) if (limit.name === "OWNER_RATE_LIMIT") limit.simple.limit = 6;
         return wrangler;
       },
     });
@@ -181,10 +269,13 @@ describe("the MCP endpoint's rate limit", () => {
     await stack?.stop();
   });
 
-  test("an owner past the limit gets 429 with Retry-After, and the client an error", async () => {
+  test("the kill switch refuses research_start; an owner past the limit gets 429 with Retry-After", async () => {
     const owner = newOwner();
     const client = await connect(stack.base, owner); // initialize and its notification: 2
     try {
+      const off = await post(stack.base, owner, { jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "research_start", arguments: { prompt: "x" } } });
+      assert.deepEqual([off.status, off.json.error.code], [503, "model_calls_disabled"]);
+      await client.listTools(); // read-only calls still work
       await client.ping();
       await client.listTools();
       await assert.rejects(client.listTools(), /rate_limited/);

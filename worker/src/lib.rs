@@ -31,6 +31,7 @@ use worker::{
 
 pub use conversations::object::Conversation;
 pub use help::object::HelpDesk;
+pub use mcp::session::McpSession;
 pub use platform::spend_objects::{SpendGuard, SpendShard};
 pub use research::job_object::ResearchJob;
 

@@ -29,6 +29,13 @@ fn describe(call: &Call) -> Value {
                 ToolCall::ResearchResult { research_id } => {
                     json!({"ResearchResult": {"research_id": research_id}})
                 }
+                ToolCall::ResearchStart {
+                    prompt,
+                    providers,
+                    synthesis_provider,
+                    wait,
+                } => json!({"ResearchStart": {"prompt": prompt, "providers": providers,
+                    "synthesis_provider": synthesis_provider, "wait": wait}}),
                 ToolCall::StreamArticles { stream_id, page } => {
                     json!({"StreamArticles": {"stream_id": stream_id, "page": page}})
                 }

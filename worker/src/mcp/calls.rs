@@ -30,6 +30,9 @@ const PARALLEL_READS: usize = 6;
 /// about is not the caller's.
 pub async fn tool(env: &Env, owner: &Owner, call: &ToolCall) -> AppResult<Value> {
     match call {
+        ToolCall::ResearchStart { .. } => Err(AppError::invalid_request(
+            "research_start runs in a session (start.rs)",
+        )),
         ToolCall::ResearchStatus { research_id } => {
             let Some(job) = job(env, owner, research_id).await? else {
                 return Ok(not_found("research job", research_id));
@@ -229,7 +232,7 @@ pub async fn read_resource(
 }
 
 /// The caller's job as its object reads it; `None` when it is not theirs (or does not exist).
-async fn job(env: &Env, owner: &Owner, id: &str) -> AppResult<Option<Value>> {
+pub async fn job(env: &Env, owner: &Owner, id: &str) -> AppResult<Option<Value>> {
     let caller = Caller::Owner(owner.id.clone());
     let mut answer = research::send(env, id, &caller, JobRequest::Get).await?;
     let status = answer.status_code();

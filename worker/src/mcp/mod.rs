@@ -1,35 +1,50 @@
 //! `/mcp`: Stepwise as a Model Context Protocol server over Streamable HTTP, for MCP clients
 //! (desktop assistants, IDE agents, other agents) connecting with the owner token as a bearer
 //! token. `POST` takes one JSON-RPC message: a request is answered with one JSON-RPC response
-//! as `application/json`; a notification or a response is accepted with 202. The server keeps
-//! no session (it assigns no `Mcp-Session-Id`): every request stands alone, so `GET` (a
-//! server-initiated stream) and `DELETE` (ending a session) answer 405. The rules (messages,
-//! negotiation, tools and their schemas, resource URIs) are `core::mcp`; the calls are
-//! performed in [`calls`], as the owner, rate limited like the rest of the API.
+//! as `application/json` (or, for `research_start`, an SSE stream of its question, progress and
+//! result); a notification or a response is accepted with 202. `initialize` answers an
+//! `Mcp-Session-Id`: the session's object (`session.rs`) then takes every message naming it, so
+//! that a question asked through elicitation and the client's answer, POSTed separately, meet.
+//! A request without a session is answered on its own (every read-only tool works so). `GET`
+//! (a server-initiated stream) answers 405; `DELETE` with the session ends it. The rules
+//! (messages, negotiation, tools and their schemas, resource URIs, elicitation forms) are
+//! `core::mcp`; the calls are performed in [`calls`] and `start.rs`, as the owner, rate
+//! limited like the rest of the API.
 
 mod calls;
+pub mod session;
+mod start;
 
 use serde_json::Value;
+use stepwise_core::mcp::elicitation::supports_forms;
 use stepwise_core::mcp::jsonrpc::{
     self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Incoming, RpcError,
 };
 use stepwise_core::mcp::server::{self, Call};
-use worker::{Env, Request, Response};
+use stepwise_core::mcp::tools::ToolCall;
+use worker::{Env, Headers, Method, Request, RequestInit, Response};
+
+use self::session::SessionInfo;
 
 use crate::platform::body::{read_json_text, require_json};
+use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::owner::Owner;
-use crate::platform::{cors, limits, settings};
+use crate::platform::{cors, ids, limits, objects, settings};
 
 /// The header naming the protocol revision of every request after `initialize`.
 const VERSION_HEADER: &str = "mcp-protocol-version";
+/// The header naming the session, answered by `initialize` and sent with every later request.
+const SESSION_HEADER: &str = "mcp-session-id";
+/// What `research_start` answers outside a session.
+const NEEDS_SESSION: &str = "research_start asks you to approve the job before it starts, through elicitation: use a client that declares the `elicitation` capability, connected with a session (its `initialize` answers an Mcp-Session-Id).";
 
-/// `GET` and `DELETE /mcp` (a server-initiated stream, a session's end): 405, since this server
-/// keeps no sessions.
+/// `GET /mcp` (a server-initiated stream), and `DELETE` without a session: 405; every message
+/// of this server's is sent on the response of the request it belongs to.
 pub fn no_sessions() -> AppResult<Response> {
     let why = RpcError::new(
         INVALID_REQUEST,
-        "this server keeps no sessions: POST each JSON-RPC message to /mcp",
+        "this server opens no stream of its own: POST each JSON-RPC message to /mcp",
     );
     let mut response = rpc_response(&jsonrpc::error(None, &why), 405)?;
     response.headers_mut().set("allow", "POST")?;
@@ -69,7 +84,19 @@ pub async fn serve(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Resp
     require_json(&req)?;
     limits::rate_limit(&req, env, owner).await?;
     let text = read_json_text(&mut req).await?;
-    let (id, method, params) = match jsonrpc::read(&text) {
+    let parsed = jsonrpc::read(&text);
+    // A call that can start model calls passes the kill switch first, as every model route.
+    if let Ok(Incoming::Request { method, params, .. }) = &parsed
+        && method == "tools/call"
+        && params.get("name").and_then(Value::as_str) == Some("research_start")
+        && limits::calls_disabled(env)
+    {
+        return Err(AppError::model_calls_disabled());
+    }
+    if let Some(session) = req.headers().get(SESSION_HEADER)? {
+        return forward(env, owner, &session, "/message", Some(text)).await;
+    }
+    let (id, method, params) = match parsed {
         Err((id, error)) => return rpc_response(&jsonrpc::error(id.as_ref(), &error), 400),
         Ok(Incoming::Notification { .. } | Incoming::Response { .. }) => {
             return Ok(Response::empty()?.with_status(202));
@@ -80,21 +107,79 @@ pub async fn serve(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Resp
         Err(error) => Err(error),
         Ok(call) => perform(env, owner, call).await,
     };
+    let mut session_id = None;
+    if let (Ok(result), "initialize") = (&answered, method.as_str()) {
+        // The session the client names from now on: where its questions are answered.
+        let info = SessionInfo {
+            owner: owner.id.clone(),
+            version: result["protocolVersion"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            elicitation: supports_forms(params.get("capabilities").unwrap_or(&Value::Null)),
+            created_at: now_ms(),
+        };
+        session_id = Some(session::begin(env, &info).await?);
+    }
     let message = match answered {
         Ok(result) => jsonrpc::result(&id, result),
         Err(error) => jsonrpc::error(Some(&id), &error),
     };
-    rpc_response(&message, 200)
+    let mut response = rpc_response(&message, 200)?;
+    if let Some(session_id) = session_id {
+        response.headers_mut().set(SESSION_HEADER, &session_id)?;
+    }
+    Ok(response)
+}
+
+/// `DELETE /mcp` with `Mcp-Session-Id`: ends the session (204; 404 for one that is not the
+/// caller's or no longer exists).
+pub async fn end(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response> {
+    match req.headers().get(SESSION_HEADER)? {
+        Some(session) => forward(env, owner, &session, "/end", None).await,
+        None => no_sessions(),
+    }
+}
+
+/// Hands a message (or the session's end) to the session's object, as `owner`; its answer
+/// (JSON, or the SSE stream of a long call) goes back as it is.
+async fn forward(
+    env: &Env,
+    owner: &Owner,
+    session: &str,
+    path: &str,
+    body: Option<String>,
+) -> AppResult<Response> {
+    if !ids::is_id(session) {
+        let why = RpcError::new(INVALID_REQUEST, "no such session: initialize again");
+        return rpc_response(&jsonrpc::error(None, &why), 404);
+    }
+    let headers = Headers::new();
+    headers.set(session::OWNER_HEADER, &serde_json::to_string(owner)?)?;
+    headers.set("content-type", "application/json")?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post).with_headers(headers);
+    if let Some(body) = body {
+        init.with_body(Some(body.into()));
+    }
+    let request = Request::new_with_init(&format!("https://mcp.internal{path}"), &init)?;
+    objects::fetch(env, session::BINDING, session, request).await
 }
 
 /// Performs a routed request: its result, or the JSON-RPC error to answer. A failure of the
 /// platform (an object, KV, PubMed) is a JSON-RPC error too, with the API's code and message.
-async fn perform(env: &Env, owner: &Owner, call: Call) -> Result<Value, RpcError> {
+pub(super) async fn perform(env: &Env, owner: &Owner, call: Call) -> Result<Value, RpcError> {
     let performed = match call {
         Call::Initialize(result) | Call::ToolsList(result) | Call::ResourceTemplates(result) => {
             Ok(result)
         }
         Call::Ping => Ok(serde_json::json!({})),
+        Call::ToolsCall(ToolCall::ResearchStart { .. }, _) => {
+            // Only a session's object runs it (it waits for the person's answer).
+            return Ok(
+                serde_json::json!({"content": [{"type": "text", "text": NEEDS_SESSION}], "isError": true}),
+            );
+        }
         Call::ToolsCall(call, _progress) => calls::tool(env, owner, &call).await,
         Call::ResourcesList(cursor) => calls::resources(env, owner, cursor).await,
         Call::ResourcesRead(resource) => return calls::read_resource(env, owner, &resource).await,
@@ -123,6 +208,6 @@ fn accepts_json(req: &Request) -> AppResult<bool> {
     }))
 }
 
-fn rpc_response(message: &Value, status: u16) -> AppResult<Response> {
+pub(super) fn rpc_response(message: &Value, status: u16) -> AppResult<Response> {
     Ok(Response::from_json(message)?.with_status(status))
 }

@@ -3,6 +3,7 @@
 //! ([`server`]), the tools and their input schemas ([`tools`]), the resources and their URIs
 //! ([`resources`]). The Worker's `/mcp` route (Streamable HTTP) performs the calls.
 
+pub mod elicitation;
 pub mod jsonrpc;
 pub mod resources;
 pub mod server;

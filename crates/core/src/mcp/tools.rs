@@ -1,6 +1,7 @@
 //! The tools Stepwise offers MCP clients, their input schemas (JSON Schema, checked by the
-//! core's checker before a tool runs), and a call read into what to run. Read-only tools for
-//! now: a job's status and results, and a saved stream's PubMed search.
+//! core's checker before a tool runs), and a call read into what to run: starting a research job
+//! (after the person approves it through elicitation), a job's status and results, and a saved
+//! stream's PubMed search.
 
 use serde_json::{Map, Value, json};
 
@@ -20,6 +21,17 @@ pub enum ToolCall {
         /// The job.
         research_id: String,
     },
+    /// `research_start`: a research job drafted and started once the person approves it.
+    ResearchStart {
+        /// The research question.
+        prompt: String,
+        /// The providers to ask (every configured one when empty).
+        providers: Vec<String>,
+        /// The provider that writes the synthesis (the chat provider when absent).
+        synthesis_provider: Option<String>,
+        /// Whether the call waits for the job to end, with progress as it goes.
+        wait: bool,
+    },
     /// `stream_articles`: a saved stream's PubMed search, one page.
     StreamArticles {
         /// The stream.
@@ -36,6 +48,19 @@ pub const ARTICLES_PER_PAGE: u32 = 20;
 pub fn list() -> Value {
     let id = |what: &str| json!({"type": "string", "minLength": 32, "maxLength": 32, "description": what});
     json!([
+        {
+            "name": "research_start",
+            "title": "Start a research job",
+            "description": "Asks several models one research question and writes a synthesis of their reports. Before anything starts, the person is asked to approve it (elicitation), with the model calls it will use; declining starts nothing. With wait (the default) the call returns when the job ends, with progress per provider; with wait: false it returns the job id at once (then use research_status and research_result).",
+            "inputSchema": {"type": "object", "additionalProperties": false, "required": ["prompt"],
+                "properties": {
+                    "prompt": {"type": "string", "minLength": 1, "maxLength": 4000, "description": "The research question."},
+                    "providers": {"type": "array", "minItems": 1, "maxItems": 8, "items": {"type": "string", "minLength": 1, "maxLength": 64}, "description": "The providers to ask (every configured one when left out)."},
+                    "synthesis_provider": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The provider that writes the synthesis."},
+                    "wait": {"type": "boolean", "description": "Wait for the job to end, with progress (default true)."}
+                }},
+            "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": true}
+        },
         {
             "name": "research_status",
             "title": "Research job status",
@@ -108,6 +133,29 @@ pub fn read_call(name: &str, arguments: &Value) -> Result<ToolCall, RpcError> {
         }
     };
     Ok(match name {
+        "research_start" => ToolCall::ResearchStart {
+            prompt: arguments
+                .get("prompt")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+            providers: arguments
+                .get("providers")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            synthesis_provider: arguments
+                .get("synthesis_provider")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            wait: arguments
+                .get("wait")
+                .and_then(Value::as_bool)
+                .unwrap_or(true),
+        },
         "research_status" => ToolCall::ResearchStatus {
             research_id: text("research_id")?,
         },
