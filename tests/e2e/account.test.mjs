@@ -8,7 +8,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { ADMIN_TOKEN, apiCaller, fakeProvider, generousLimits, newOwner, ownerId, startStack } from "./harness.mjs";
-import { savedStream } from "./fixtures.mjs";
+import { completedJob as fixtureJob, savedStream } from "./fixtures.mjs";
 
 const WEBHOOK_SECRET = "whsec-account-test-0123456789";
 /** A phrase only the owner under test ever typed: found in the export, never in a webhook. */
@@ -37,20 +37,9 @@ after(async () => {
   await stack?.stop();
 });
 
-/** A completed research job of `owner`. */
-async function completedJob(owner, prompt) {
-  const draft = await call("POST", "/api/research/draft", { owner, body: { prompt, selected_llms: ["fake-openai", "fake-anthropic"], synthesis_llm: "fake-openai" } });
-  assert.equal(draft.status, 201, draft.text);
-  const id = draft.json.id;
-  assert.equal((await call("POST", "/api/research", { owner, body: { research_id: id } })).status, 200);
-  const deadline = Date.now() + 20000;
-  for (;;) {
-    const job = (await call("GET", `/api/research/${id}`, { owner })).json;
-    if (job.status === "completed") return job;
-    if (Date.now() > deadline) throw new Error(`job did not complete: ${JSON.stringify(job).slice(0, 400)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** A completed research job of `owner` asking `prompt`. */
+const completedJob = (owner, prompt) =>
+  fixtureJob(call, owner, { prompt, selected_llms: ["fake-openai", "fake-anthropic"], synthesis_llm: "fake-openai" });
 
 /** Everything `owner` owns, each section's pages joined, as the app's download does. */
 async function exportAll(owner) {

@@ -7,7 +7,7 @@ import { after, afterEach, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { ADMIN_TOKEN, SECRET_KEY, apiCaller, fakeProvider, newOwner, startStack } from "./harness.mjs";
 import { assertSchema } from "../contract.mjs";
-import { savedStream } from "./fixtures.mjs";
+import { completedJob as fixtureJob, savedStream } from "./fixtures.mjs";
 
 const SLA_MS = 4000;
 let stack;
@@ -40,20 +40,9 @@ const call = apiCaller(() => stack.base, bodies);
 const json = { accept: "application/json" };
 const assistantCalls = (since) => stack.fake.requests.filter((r) => r.at >= since && r.system?.includes("Stepwise assistant"));
 
-/** A completed research job of `owner` (one provider, a synthesis with points of interest). */
-async function completedJob(owner, fields = {}) {
-  const draft = await call("POST", "/api/research/draft", { owner, body: { prompt: "Compare EGFR inhibitors", selected_llms: ["fake-openai", "fake-anthropic"], synthesis_llm: "fake-openai", ...fields } });
-  assert.equal(draft.status, 201, draft.text);
-  const id = draft.json.id;
-  assert.equal((await call("POST", "/api/research", { owner, body: { research_id: id } })).status, 200);
-  const deadline = Date.now() + 20000;
-  for (;;) {
-    const job = (await call("GET", `/api/research/${id}`, { owner })).json;
-    if (job.status === "completed") return job;
-    if (Date.now() > deadline) throw new Error(`job did not complete: ${JSON.stringify(job).slice(0, 400)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** A completed research job of `owner` (a synthesis with points of interest). */
+const completedJob = (owner, fields = {}) =>
+  fixtureJob(call, owner, { prompt: "Compare EGFR inhibitors", selected_llms: ["fake-openai", "fake-anthropic"], synthesis_llm: "fake-openai", ...fields });
 
 /** An assistant turn in JSON mode. */
 const ask = (owner, body) => call("POST", "/api/assistant", { owner, headers: json, body: { provider: "fake-openai", ...body } });

@@ -1,5 +1,6 @@
 // Data the end-to-end and browser tests set up over the API, shared so each is written once: a
-// saved stream walked through the guided workflow with the offline provider.
+// saved stream walked through the guided workflow with the offline provider, and a completed
+// research job.
 import assert from "node:assert/strict";
 
 /** The guided workflow's answers, to a confirmed configuration. */
@@ -33,4 +34,21 @@ export async function savedStream(call, owner, kept = {}) {
   const saved = await call("POST", "/api/streams", { owner, body: { conversation_id: ids.conversation_id }, headers: { "x-conversation-token": ids.token } });
   assert.equal(saved.status, 201, saved.text);
   return saved.json;
+}
+
+/** A research job of `owner` drafted with `draft` (the draft route's fields), started, and
+ * followed until it completes (20 s at most); the completed job. */
+export async function completedJob(call, owner, draft) {
+  const drafted = await call("POST", "/api/research/draft", { owner, body: draft });
+  assert.equal(drafted.status, 201, drafted.text);
+  const id = drafted.json.id;
+  const started = await call("POST", "/api/research", { owner, body: { research_id: id } });
+  assert.equal(started.status, 200, started.text);
+  const deadline = Date.now() + 20000;
+  for (;;) {
+    const job = (await call("GET", `/api/research/${id}`, { owner })).json;
+    if (job.status === "completed") return job;
+    if (Date.now() > deadline) throw new Error(`job did not complete: ${JSON.stringify(job).slice(0, 400)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }

@@ -13,7 +13,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { apiCaller, fakeProvider, newOwner, startStack } from "./harness.mjs";
-import { savedStream } from "./fixtures.mjs";
+import { completedJob, savedStream } from "./fixtures.mjs";
 
 /** A connected MCP client of `owner` (the owner token as a bearer token); with `answer`, it
  * declares elicitation and answers each question with `answer(request)`. */
@@ -56,16 +56,7 @@ describe("the MCP endpoint", () => {
       return { reply: "Provider report: EGFR inhibitors at 80 mg." };
     });
     const call = apiCaller(() => stack.base);
-    const draft = await call("POST", "/api/research/draft", { owner, body: { prompt: "Compare EGFR inhibitors", selected_llms: ["fake-openai", "fake-anthropic"], synthesis_llm: "fake-openai" } });
-    assert.equal(draft.status, 201, draft.text);
-    assert.equal((await call("POST", "/api/research", { owner, body: { research_id: draft.json.id } })).status, 200);
-    const deadline = Date.now() + 20000;
-    for (;;) {
-      job = (await call("GET", `/api/research/${draft.json.id}`, { owner })).json;
-      if (job.status === "completed") break;
-      if (Date.now() > deadline) throw new Error(`job did not complete: ${JSON.stringify(job).slice(0, 300)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    job = await completedJob(call, owner, { prompt: "Compare EGFR inhibitors", selected_llms: ["fake-openai", "fake-anthropic"], synthesis_llm: "fake-openai" });
     stream = await savedStream(call, owner);
     client = await connect(stack.base, owner);
   });

@@ -9,7 +9,6 @@ use stepwise_core::mcp::jsonrpc::{RESOURCE_NOT_FOUND, RpcError};
 use stepwise_core::mcp::resources::ResourceUri;
 use stepwise_core::mcp::tools::{ARTICLES_PER_PAGE, ToolCall};
 use stepwise_core::pubmed::{Search, Sort};
-use stepwise_core::research::Caller;
 use stepwise_core::streams::SavedStream;
 use worker::Env;
 
@@ -17,8 +16,7 @@ use crate::articles::eutils::Eutils;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
 use crate::platform::owner::Owner;
-use crate::research::client::{self as research, JobRequest};
-use crate::research::index;
+use crate::research::{self, index};
 use crate::streams;
 
 /// Jobs one `resources/list` page reads (each is one read of its object).
@@ -34,7 +32,7 @@ pub async fn tool(env: &Env, owner: &Owner, call: &ToolCall) -> AppResult<Value>
             "research_start runs in a session (start.rs)",
         )),
         ToolCall::ResearchStatus { research_id } => {
-            let Some(job) = job(env, owner, research_id).await? else {
+            let Some(job) = research::read_owned(env, owner, research_id).await? else {
                 return Ok(not_found("research job", research_id));
             };
             let providers: Vec<Value> = job["llm_results"]
@@ -59,7 +57,7 @@ pub async fn tool(env: &Env, owner: &Owner, call: &ToolCall) -> AppResult<Value>
             Ok(answer(summary, status))
         }
         ToolCall::ResearchResult { research_id } => {
-            let Some(job) = job(env, owner, research_id).await? else {
+            let Some(job) = research::read_owned(env, owner, research_id).await? else {
                 return Ok(not_found("research job", research_id));
             };
             let reports: Vec<Value> = job["llm_results"]
@@ -162,7 +160,7 @@ pub async fn resources(env: &Env, owner: &Owner, cursor: Option<String>) -> AppR
         .filter(|entry| entry["status"] == "completed")
         .filter_map(|entry| entry["id"].as_str());
     let jobs: Vec<Option<Value>> = stream::iter(completed)
-        .map(|id| job(env, owner, id))
+        .map(|id| research::read_owned(env, owner, id))
         .buffered(PARALLEL_READS)
         .try_collect()
         .await?;
@@ -212,7 +210,7 @@ pub async fn read_resource(
         data: Some(json!({"uri": resource.to_uri()})),
         ..RpcError::new(RESOURCE_NOT_FOUND, "Resource not found")
     };
-    let job = job(env, owner, resource.research_id())
+    let job = research::read_owned(env, owner, resource.research_id())
         .await
         .map_err(|error| {
             RpcError::new(stepwise_core::mcp::jsonrpc::INTERNAL_ERROR, error.message())
@@ -229,19 +227,6 @@ pub async fn read_resource(
     }
     .ok_or_else(missing)?;
     Ok(json!({"contents": [{"uri": resource.to_uri(), "mimeType": "text/markdown", "text": text}]}))
-}
-
-/// The caller's job as its object reads it; `None` when it is not theirs (or does not exist).
-pub async fn job(env: &Env, owner: &Owner, id: &str) -> AppResult<Option<Value>> {
-    let caller = Caller::Owner(owner.id.clone());
-    let mut answer = research::send(env, id, &caller, JobRequest::Get).await?;
-    let status = answer.status_code();
-    let body = answer.text().await?;
-    match status {
-        200 => Ok(Some(serde_json::from_str(&body)?)),
-        404 => Ok(None),
-        _ => Err(AppError::relayed(status, &body)),
-    }
 }
 
 /// A tool's answer: the text for the model, the same as structured content.

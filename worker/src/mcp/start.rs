@@ -202,7 +202,7 @@ async fn follow(
     let mut told = 0;
     loop {
         Delay::from(POLL_EVERY).await;
-        let Some(job) = calls::job(env, owner, research_id).await? else {
+        let Some(job) = crate::research::read_owned(env, owner, research_id).await? else {
             return Ok(tool_error("the job is gone (deleted while it ran)"));
         };
         let status = job["status"].as_str().unwrap_or("").to_owned();

@@ -91,7 +91,7 @@ impl Section {
     ) -> AppResult<Option<Value>> {
         let id = OwnerList::id_in(key);
         let read = match self {
-            Section::Research => read_job(env, owner, id).await,
+            Section::Research => crate::research::read_owned(env, owner, id).await,
             Section::Streams => read_stream(kv, owner, id).await,
             Section::AssistantConversations | Section::GuidedConversations => {
                 match conversations::send(env, id, &owner.id, &ConversationCommand::Export).await {
@@ -141,19 +141,6 @@ impl Section {
             Err(error) if error.status() != 404 => Err(error),
             _ => kv.delete(key).await,
         }
-    }
-}
-
-/// The job as its owner reads it.
-async fn read_job(env: &Env, owner: &Owner, id: &str) -> AppResult<Option<Value>> {
-    let caller = ResearchCaller::Owner(owner.id.clone());
-    let mut answer = research::send(env, id, &caller, JobRequest::Get).await?;
-    let status = answer.status_code();
-    let text = answer.text().await?;
-    match status {
-        200 => Ok(Some(serde_json::from_str(&text)?)),
-        404 => Ok(None),
-        _ => Err(AppError::relayed(status, &text)),
     }
 }
 

@@ -184,6 +184,24 @@ pub async fn get(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
     client::send(env, id, &caller, JobRequest::Get).await
 }
 
+/// The owner's job `id` as its object reads it (the answer of `GET /api/research/:id`); `None`
+/// when it is not theirs or does not exist (the MCP tools and the owner's export).
+pub async fn read_owned(
+    env: &Env,
+    owner: &Owner,
+    id: &str,
+) -> AppResult<Option<serde_json::Value>> {
+    let caller = Caller::Owner(owner.id.clone());
+    let mut answer = client::send(env, id, &caller, JobRequest::Get).await?;
+    let status = answer.status_code();
+    let text = answer.text().await?;
+    match status {
+        200 => Ok(Some(serde_json::from_str(&text)?)),
+        404 => Ok(None),
+        _ => Err(AppError::relayed(status, &text)),
+    }
+}
+
 /// `GET /api/research/:id/events`: SSE, a `snapshot` then every change as it happens.
 pub async fn events(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
     let caller = Caller::Owner(owner.id.clone());
