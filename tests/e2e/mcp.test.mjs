@@ -165,6 +165,29 @@ describe("the MCP endpoint", () => {
     assert.equal(after, before, "no job, no draft");
   });
 
+  test("a call cancelled while its question waits starts nothing, even if approved after", async () => {
+    const jobs = async () => (await apiCaller(() => stack.base)("GET", "/api/research?limit=50", { owner })).json.items.length;
+    const before = await jobs();
+    let asked;
+    const question = new Promise((resolve) => (asked = resolve));
+    // The person approves half a second after the question, by when the call was cancelled.
+    const late = await connect(stack.base, owner, () => {
+      asked();
+      return new Promise((resolve) => setTimeout(() => resolve({ action: "accept", content: { approve: true } }), 500));
+    });
+    try {
+      const controller = new AbortController();
+      const call = late.callTool({ name: "research_start", arguments: { prompt: "Cancelled before approval" } }, undefined, { signal: controller.signal });
+      await question;
+      controller.abort("changed my mind");
+      await assert.rejects(call);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      assert.equal(await jobs(), before, "the late approval started nothing");
+    } finally {
+      await late.close();
+    }
+  });
+
   test("a client without elicitation is told which capability research_start needs", async () => {
     const result = await client.callTool({ name: "research_start", arguments: { prompt: "x" } });
     assert.equal(result.isError, true);
@@ -265,7 +288,9 @@ describe("the MCP endpoint's kill switch and rate limit", () => {
     const client = await connect(stack.base, owner); // initialize and its notification: 2
     try {
       const off = await post(stack.base, owner, { jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "research_start", arguments: { prompt: "x" } } });
-      assert.deepEqual([off.status, off.json.error.code], [503, "model_calls_disabled"]);
+      assert.equal(off.status, 200);
+      assert.equal(off.json.result.isError, true);
+      assert.match(off.json.result.content[0].text, /model calls are switched off/);
       await client.listTools(); // read-only calls still work
       await client.ping();
       await client.listTools();

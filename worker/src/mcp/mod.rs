@@ -54,12 +54,7 @@ pub fn no_sessions() -> AppResult<Response> {
 /// `POST /mcp`: one JSON-RPC message of `owner`. A browser page's request from an origin that
 /// is neither the Worker's nor in `ALLOWED_ORIGINS` is refused (403), as the protocol asks.
 pub async fn serve(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Response> {
-    let origin = req.headers().get("origin")?;
-    let own = req.url()?.origin().ascii_serialization();
-    let allowed = settings::var(env, "ALLOWED_ORIGINS").unwrap_or_default();
-    if !cors::may_connect(origin.as_deref(), &own, &allowed) {
-        return Err(AppError::forbidden("this page's origin may not call /mcp"));
-    }
+    check_origin(&req, env)?;
     if let Some(version) = req.headers().get(VERSION_HEADER)?
         && !server::speaks(&version)
     {
@@ -85,16 +80,21 @@ pub async fn serve(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Resp
     limits::rate_limit(&req, env, owner).await?;
     let text = read_json_text(&mut req).await?;
     let parsed = jsonrpc::read(&text);
-    // A call that can start model calls passes the kill switch first, as every model route.
-    if let Ok(Incoming::Request { method, params, .. }) = &parsed
+    // A call that can start model calls passes the kill switch first, as every model route
+    // (answered as the tool's error, which the model reads).
+    if let Ok(Incoming::Request { id, method, params }) = &parsed
         && method == "tools/call"
         && params.get("name").and_then(Value::as_str) == Some("research_start")
         && limits::calls_disabled(env)
     {
-        return Err(AppError::model_calls_disabled());
+        let why = "Not started: model calls are switched off on this server for now.";
+        let result =
+            serde_json::json!({"content": [{"type": "text", "text": why}], "isError": true});
+        return rpc_response(&jsonrpc::result(id, result), 200);
     }
     if let Some(session) = req.headers().get(SESSION_HEADER)? {
-        return forward(env, owner, &session, "/message", Some(text)).await;
+        let streams = accepts_events(&req)?;
+        return forward(env, owner, &session, "/message", Some(text), streams).await;
     }
     let (id, method, params) = match parsed {
         Err((id, error)) => return rpc_response(&jsonrpc::error(id.as_ref(), &error), 400),
@@ -119,7 +119,14 @@ pub async fn serve(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Resp
             elicitation: supports_forms(params.get("capabilities").unwrap_or(&Value::Null)),
             created_at: now_ms(),
         };
-        session_id = Some(session::begin(env, &info).await?);
+        // Without its session the client still has every tool that asks nothing.
+        session_id = match session::begin(env, &info).await {
+            Ok(id) => Some(id),
+            Err(error) => {
+                worker::console_warn!("mcp: no session started: {error}");
+                None
+            }
+        };
     }
     let message = match answered {
         Ok(result) => jsonrpc::result(&id, result),
@@ -135,9 +142,24 @@ pub async fn serve(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Resp
 /// `DELETE /mcp` with `Mcp-Session-Id`: ends the session (204; 404 for one that is not the
 /// caller's or no longer exists).
 pub async fn end(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response> {
+    check_origin(req, env)?;
+    limits::rate_limit(req, env, owner).await?;
     match req.headers().get(SESSION_HEADER)? {
-        Some(session) => forward(env, owner, &session, "/end", None).await,
+        Some(session) => forward(env, owner, &session, "/end", None, false).await,
         None => no_sessions(),
+    }
+}
+
+/// Refuses a browser page of an origin that is neither the Worker's nor in `ALLOWED_ORIGINS`
+/// (403), as the protocol asks of servers against DNS rebinding.
+fn check_origin(req: &Request, env: &Env) -> AppResult<()> {
+    let origin = req.headers().get("origin")?;
+    let own = req.url()?.origin().ascii_serialization();
+    let allowed = settings::var(env, "ALLOWED_ORIGINS").unwrap_or_default();
+    if cors::may_connect(origin.as_deref(), &own, &allowed) {
+        Ok(())
+    } else {
+        Err(AppError::forbidden("this page's origin may not call /mcp"))
     }
 }
 
@@ -149,6 +171,7 @@ async fn forward(
     session: &str,
     path: &str,
     body: Option<String>,
+    streams: bool,
 ) -> AppResult<Response> {
     if !ids::is_id(session) {
         let why = RpcError::new(INVALID_REQUEST, "no such session: initialize again");
@@ -157,6 +180,9 @@ async fn forward(
     let headers = Headers::new();
     headers.set(session::OWNER_HEADER, &serde_json::to_string(owner)?)?;
     headers.set("content-type", "application/json")?;
+    if streams {
+        headers.set(session::STREAMS_HEADER, "1")?;
+    }
     let mut init = RequestInit::new();
     init.with_method(Method::Post).with_headers(headers);
     if let Some(body) = body {
@@ -196,6 +222,16 @@ pub(super) async fn perform(env: &Env, owner: &Owner, call: Call) -> Result<Valu
             ..RpcError::new(code, error.message())
         }
     })
+}
+
+/// Whether the client takes an event stream as an answer.
+fn accepts_events(req: &Request) -> AppResult<bool> {
+    Ok(req.headers().get("accept")?.is_some_and(|accept| {
+        accept.split(',').any(|part| {
+            let kind = part.split(';').next().unwrap_or("").trim();
+            matches!(kind, "text/event-stream" | "text/*" | "*/*")
+        })
+    }))
 }
 
 /// Whether the client takes a JSON answer (no `Accept` at all counts as yes).

@@ -16,7 +16,7 @@ use stepwise_core::mcp::server::{self, Call};
 use stepwise_core::mcp::tools::ToolCall;
 use worker::{DurableObject, Env, Request, Response, Result, State, durable_object};
 
-use super::start::{self, StartCall, Waiting};
+use super::start::{self, Client, StartCall, Waiting};
 use super::{perform, rpc_response};
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::owner::Owner;
@@ -25,6 +25,8 @@ use crate::platform::owner::Owner;
 pub const BINDING: &str = "MCP_SESSIONS";
 /// The header carrying the caller (the `Owner`, as JSON) to the object.
 pub const OWNER_HEADER: &str = "x-stepwise-owner";
+/// The header telling the object the client takes an event stream as an answer.
+pub const STREAMS_HEADER: &str = "x-stepwise-sse";
 /// How long a session is kept after its last message.
 const IDLE_MS: i64 = 24 * 3600 * 1000;
 const INFO: &str = "info";
@@ -97,6 +99,7 @@ impl McpSession {
             return Ok(Response::empty()?.with_status(204));
         }
         storage.set_alarm(IDLE_MS).await?;
+        let req_streams = req.headers().get(STREAMS_HEADER)?.is_some();
         let text = req.text().await?;
         let (id, method, params) = match jsonrpc::read(&text) {
             Err((id, error)) => return rpc_response(&jsonrpc::error(id.as_ref(), &error), 400),
@@ -106,7 +109,14 @@ impl McpSession {
                 }
                 return Ok(Response::empty()?.with_status(202));
             }
-            Ok(Incoming::Notification { .. }) => return Ok(Response::empty()?.with_status(202)),
+            Ok(Incoming::Notification { method, params }) => {
+                if method == "notifications/cancelled"
+                    && let Some(call) = params.get("requestId")
+                {
+                    self.waiting.cancel(call);
+                }
+                return Ok(Response::empty()?.with_status(202));
+            }
             Ok(Incoming::Request { id, method, params }) => (id, method, params),
         };
         let call = match server::route(&method, &params, env!("CARGO_PKG_VERSION")) {
@@ -124,20 +134,23 @@ impl McpSession {
         ) = call
         {
             let call = StartCall {
+                id,
+                progress,
                 prompt,
                 providers,
                 synthesis_provider,
                 wait,
             };
-            let waiting = Rc::clone(&self.waiting);
+            let client = Client {
+                elicitation: info.elicitation,
+                streams: req_streams,
+            };
             return start::run(
                 self.env.clone(),
                 owner,
-                waiting,
-                info.elicitation,
-                id,
+                Rc::clone(&self.waiting),
+                client,
                 call,
-                progress,
             );
         }
         let message: Value = match perform(&self.env, &owner, call).await {

@@ -19,42 +19,67 @@ use stepwise_core::research::{DraftFields, fallback_title};
 use worker::{Delay, Env, Response};
 
 use super::calls;
-use crate::platform::deadline::within;
+use crate::platform::deadline::{now_ms, within};
 use crate::platform::error::{AppError, AppResult};
-use crate::platform::ids;
 use crate::platform::owner::Owner;
 use crate::platform::settings::Settings;
 use crate::platform::sse::{EventSink, stream_response};
+use crate::platform::{ids, limits};
 use crate::research::{make_draft, start_job};
 
 /// How long the person has to answer the approval.
-const ANSWER_WITHIN: Duration = Duration::from_secs(600);
+const ANSWER_WITHIN_MS: u64 = 600_000;
+/// How often the stream carries a comment while the question waits (so that proxies and the
+/// client see it alive, and a client gone is noticed).
+const KEEPALIVE_EVERY: Duration = Duration::from_secs(15);
 /// How long a waiting call follows its job before it returns what it has.
 const WAIT_AT_MOST_MS: u64 = 900_000;
 /// How often a waiting call reads its job.
 const POLL_EVERY: Duration = Duration::from_millis(500);
 
-/// The session's questions waiting for the client's answer, by the id they were sent under.
+/// An answer the client sent, or the cancellation of the call that asked.
+type Answer = Result<Value, Value>;
+
+/// The session's questions waiting for the client's answer, by the id they were sent under,
+/// each with the id of the call that asked it.
 #[derive(Default)]
 pub struct Waiting {
-    answers: RefCell<HashMap<String, oneshot::Sender<Result<Value, Value>>>>,
+    answers: RefCell<HashMap<String, (String, oneshot::Sender<Answer>)>>,
 }
 
 impl Waiting {
     /// Hands the client's answer to the question `id`; false when no question waits under it.
-    pub fn answer(&self, id: &RequestId, outcome: Result<Value, Value>) -> bool {
+    pub fn answer(&self, id: &RequestId, outcome: Answer) -> bool {
         let key = id.to_json().to_string();
         match self.answers.borrow_mut().remove(&key) {
-            Some(sender) => sender.send(outcome).is_ok(),
+            Some((_, sender)) => sender.send(outcome).is_ok(),
             None => false,
         }
     }
 
-    fn ask(&self, id: &RequestId) -> oneshot::Receiver<Result<Value, Value>> {
+    /// The client cancelled call `call` (`notifications/cancelled`): its question, if one
+    /// waits, ends as dismissed, and nothing starts.
+    pub fn cancel(&self, call: &Value) {
+        let call = call.to_string();
+        let mut answers = self.answers.borrow_mut();
+        let asked: Vec<String> = answers
+            .iter()
+            .filter(|(_, (of, _))| *of == call)
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in asked {
+            if let Some((_, sender)) = answers.remove(&key) {
+                let _ = sender.send(Err(json!({"code": 0, "message": "the call was cancelled"})));
+            }
+        }
+    }
+
+    fn ask(&self, id: &RequestId, call: &RequestId) -> oneshot::Receiver<Answer> {
         let (sender, receiver) = oneshot::channel();
-        self.answers
-            .borrow_mut()
-            .insert(id.to_json().to_string(), sender);
+        self.answers.borrow_mut().insert(
+            id.to_json().to_string(),
+            (call.to_json().to_string(), sender),
+        );
         receiver
     }
 
@@ -63,8 +88,20 @@ impl Waiting {
     }
 }
 
+/// What the client of a session can take.
+pub struct Client {
+    /// It declared elicitation (forms).
+    pub elicitation: bool,
+    /// It takes an event stream as an answer.
+    pub streams: bool,
+}
+
 /// What a `research_start` call asked for.
 pub struct StartCall {
+    /// The call's request id (its answer's).
+    pub id: RequestId,
+    /// The progress token the client asked progress under.
+    pub progress: Option<Value>,
     /// The question.
     pub prompt: String,
     /// The providers (every configured one when empty).
@@ -82,18 +119,21 @@ pub fn run(
     env: Env,
     owner: Owner,
     waiting: Rc<Waiting>,
-    elicitation: bool,
-    id: RequestId,
+    client: Client,
     call: StartCall,
-    progress: Option<Value>,
 ) -> AppResult<Response> {
-    if !elicitation {
-        let result = tool_error(super::NEEDS_SESSION);
-        return Ok(Response::from_json(&jsonrpc::result(&id, result))?);
+    let id = call.id.clone();
+    if !client.elicitation || !client.streams {
+        let why = if client.elicitation {
+            "research_start answers with an event stream (its question, progress and result): send `Accept: application/json, text/event-stream`."
+        } else {
+            super::NEEDS_SESSION
+        };
+        return Ok(Response::from_json(&jsonrpc::result(&id, tool_error(why)))?);
     }
     let (response, sink) = stream_response()?;
     worker::wasm_bindgen_futures::spawn_local(async move {
-        let message = match flow(&env, &owner, &waiting, &sink, &call, progress).await {
+        let message = match flow(&env, &owner, &waiting, &sink, &call).await {
             Ok(result) => jsonrpc::result(&id, result),
             Err(error) => jsonrpc::result(&id, tool_error(error.message())),
         };
@@ -108,7 +148,6 @@ async fn flow(
     waiting: &Waiting,
     sink: &EventSink,
     call: &StartCall,
-    progress: Option<Value>,
 ) -> AppResult<Value> {
     let settings = Settings::from_env(env)?;
     let configured = settings.providers.names();
@@ -133,16 +172,23 @@ async fn flow(
     }
     let arguments = json!({"prompt": call.prompt, "providers": providers});
     let question = RequestId::Text(format!("elicit-{}", ids::random_id()?));
-    let answer = waiting.ask(&question);
+    let mut answer = waiting.ask(&question, &call.id);
     let params = approval_request(&describe_named("start_research", &arguments, None));
     let ask = json!({"jsonrpc": "2.0", "id": question.to_json(), "method": "elicitation/create", "params": params});
     write(sink, &ask);
-    let decision = match within(ANSWER_WITHIN, answer).await {
-        Some(Ok(outcome)) => read_approval(&outcome),
-        // No answer in time, or the session went away.
-        _ => {
-            waiting.forget(&question);
-            Decision::Cancelled
+    let until = now_ms() + ANSWER_WITHIN_MS;
+    let decision = loop {
+        match within(KEEPALIVE_EVERY, &mut answer).await {
+            Some(Ok(outcome)) => break read_approval(&outcome),
+            // The session went away.
+            Some(Err(_)) => break Decision::Cancelled,
+            None => {
+                // A client gone, or no answer in time: nothing starts.
+                if !sink.write(b": waiting for your answer\n\n") || now_ms() > until {
+                    waiting.forget(&question);
+                    break Decision::Cancelled;
+                }
+            }
         }
     };
     if decision != Decision::Approved {
@@ -154,6 +200,12 @@ async fn flow(
         let text = format!("Not started: you {said} the research job. Nothing was created.");
         return Ok(json!({"content": [{"type": "text", "text": text}],
             "structuredContent": {"started": false, "decision": decision.name()}}));
+    }
+    // The kill switch again: it may have been turned on while the person decided.
+    if limits::calls_disabled(env) {
+        return Ok(tool_error(
+            "Not started: model calls are switched off on this server for now.",
+        ));
     }
     let fields = DraftFields {
         title: fallback_title(&call.prompt),
@@ -167,7 +219,7 @@ async fn flow(
     let research_id = drafted["id"].as_str().unwrap_or_default().to_owned();
     let started = match accepted(start_job(env, owner, &research_id).await?).await {
         Ok(started) => started,
-        // A refused start (a cap, the kill switch) leaves the draft: say so, with its id.
+        // A refused start (a cap) leaves the draft: say so, with its id.
         Err(error) => {
             return Ok(tool_error(&format!(
                 "The draft {research_id} was saved but not started: {}",
@@ -184,7 +236,23 @@ async fn flow(
         return Ok(json!({"content": [{"type": "text", "text": text}],
             "structuredContent": {"started": true, "decision": "approved", "research_id": research_id, "status": started["status"]}}));
     }
-    follow(env, owner, sink, &research_id, providers.len(), progress).await
+    match follow(
+        env,
+        owner,
+        sink,
+        &research_id,
+        providers.len(),
+        call.progress.clone(),
+    )
+    .await
+    {
+        Ok(result) => Ok(result),
+        // The job runs on whatever went wrong here: name it, so that it can be followed.
+        Err(error) => Ok(tool_error(&format!(
+            "Research job {research_id} started, but following it failed ({}); research_status and research_result find it.",
+            error.message()
+        ))),
+    }
 }
 
 /// Follows the started job to its end, a progress notification as each provider (and the
@@ -198,7 +266,7 @@ async fn follow(
     progress: Option<Value>,
 ) -> AppResult<Value> {
     let total = providers + 1;
-    let until = crate::platform::deadline::now_ms() + WAIT_AT_MOST_MS;
+    let until = now_ms() + WAIT_AT_MOST_MS;
     let mut told = 0;
     loop {
         Delay::from(POLL_EVERY).await;
@@ -232,7 +300,7 @@ async fn follow(
                 "params": {"progressToken": token, "progress": count, "total": total, "message": message}}),
             );
         }
-        if done || !sink.is_open() || crate::platform::deadline::now_ms() > until {
+        if done || !sink.is_open() || now_ms() > until {
             let mut result = calls::tool(
                 env,
                 owner,

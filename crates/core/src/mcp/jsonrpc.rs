@@ -60,6 +60,8 @@ pub enum Incoming {
     Notification {
         /// The method.
         method: String,
+        /// Its params (an empty object when absent).
+        params: Map<String, Value>,
     },
     /// A response to a request of the server's.
     Response {
@@ -140,7 +142,7 @@ pub fn read(text: &str) -> Result<Incoming, (Option<RequestId>, RpcError)> {
             };
             Ok(match id {
                 Some(id) => Incoming::Request { id, method, params },
-                None => Incoming::Notification { method },
+                None => Incoming::Notification { method, params },
             })
         }
         Some(_) => Err(invalid(id, "`method` must be a string")),
