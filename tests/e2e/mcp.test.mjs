@@ -5,7 +5,8 @@
 // stranger's token, bad arguments and unknown tools as JSON-RPC errors, a missing resource, and
 // the HTTP edges (no token, another site's page, an unsupported protocol version, a batch, GET);
 // research_start's approval through elicitation (approved with progress, declined, dismissed,
-// a client without the capability), sessions (another owner's, ended). The kill switch and the
+// cancelled, a client without the capability), help_ask's clarifying questions (asked through
+// elicitation, declined and answered later, a handoff), sessions (another owner's, ended). The kill switch and the
 // rate limit have a stack of their own.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -78,7 +79,7 @@ describe("the MCP endpoint", () => {
 
   test("tools and resources are listed", async () => {
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t) => t.name).sort(), ["research_result", "research_start", "research_status", "stream_articles"]);
+    assert.deepEqual(tools.map((t) => t.name).sort(), ["help_ask", "research_result", "research_start", "research_status", "stream_articles"]);
     for (const tool of tools) assert.equal(tool.inputSchema.type, "object");
     const { resources } = await client.listResources();
     const reports = job.llm_results.map((r) => `stepwise://research/${job.id}/reports/${r.provider}`);
@@ -202,6 +203,49 @@ describe("the MCP endpoint", () => {
     } finally {
       await unknownProvider.close();
     }
+  });
+
+  test("help_ask asks the desk's clarifying question through elicitation, then answers with its source", async () => {
+    const asked = [];
+    const helper = await connect(stack.base, owner, (request) => {
+      asked.push(request.params);
+      return { action: "accept", content: { answer: "a copy, please" } };
+    });
+    try {
+      const answered = await helper.callTool({ name: "help_ask", arguments: { question: "I want a copy of my data" } });
+      assert.equal(asked.length, 1, "one question, one elicitation");
+      assert.equal(asked[0].message, "The help desk asks: Do you want a copy of your data, or your data erased?");
+      assert.deepEqual(asked[0].requestedSchema.required, ["answer"]);
+      const result = answered.structuredContent;
+      assert.equal(result.needs_answer, false, JSON.stringify(result));
+      assert.equal(result.doc.id, "data-request");
+      assert.match(answered.content[0].text, /Source: Asking for a copy of your data or its erasure/);
+
+      const person = await helper.callTool({ name: "help_ask", arguments: { question: "Can I talk to a person?" } });
+      assert.equal(person.structuredContent.handed_to_person, true);
+      assert.match(person.content[0].text, /Handed to a person/);
+    } finally {
+      await helper.close();
+    }
+
+    // Declined: the session waits at its question, and a later help_ask answers it.
+    const decliner = await connect(stack.base, owner, () => ({ action: "decline" }));
+    try {
+      const waiting = await decliner.callTool({ name: "help_ask", arguments: { question: "I want a copy of my data" } });
+      assert.equal(waiting.structuredContent.needs_answer, true);
+      assert.match(waiting.content[0].text, /^Not answered: the help desk's question waits in session [0-9a-f]{32}\.$/);
+      const session_id = waiting.structuredContent.session_id;
+      // A client without elicitation answers in the next call.
+      const answered = await client.callTool({ name: "help_ask", arguments: { question: "my data erased", session_id } });
+      assert.equal(answered.structuredContent.needs_answer, false);
+      assert.equal(answered.structuredContent.session_id, session_id);
+      assert.equal(answered.structuredContent.doc.id, "data-request");
+    } finally {
+      await decliner.close();
+    }
+    const plain = await client.callTool({ name: "help_ask", arguments: { question: "I want a copy of my data" } });
+    assert.equal(plain.structuredContent.needs_answer, true);
+    assert.match(plain.content[0].text, /The help desk asks: Do you want a copy of your data, or your data erased\?\nAnswer with help_ask, session_id [0-9a-f]{32}/);
   });
 
   test("a session is the owner's alone, and ends with DELETE", async () => {

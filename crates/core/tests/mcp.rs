@@ -36,6 +36,10 @@ fn describe(call: &Call) -> Value {
                     wait,
                 } => json!({"ResearchStart": {"prompt": prompt, "providers": providers,
                     "synthesis_provider": synthesis_provider, "wait": wait}}),
+                ToolCall::HelpAsk {
+                    question,
+                    session_id,
+                } => json!({"HelpAsk": {"question": question, "session_id": session_id}}),
                 ToolCall::StreamArticles { stream_id, page } => {
                     json!({"StreamArticles": {"stream_id": stream_id, "page": page}})
                 }

@@ -6,7 +6,7 @@
 //! kept and the same question is still waiting.
 
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 use stepwise_core::help::pipeline::{CachedAnswer, check_message};
 use stepwise_core::help::prompt::{
     GENERATION_MAX_TOKENS, TRANSLATION_MAX_TOKENS, offline_answer, offline_translation,
@@ -55,10 +55,22 @@ struct TurnBody {
 /// dialog state, the trace of nodes and the session's counters.
 pub async fn post(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Response> {
     let body: TurnBody = read_json(&mut req).await?;
-    check_message(&body.message)?;
+    let answer = turn(env, owner, body.session_id, &body.message).await?;
+    Ok(Response::from_json(&answer)?)
+}
+
+/// One help-desk turn of `owner` with `message`, in session `session_id` (a new session when
+/// `None`): the answer `POST /api/help` gives (also what the MCP tool `help_ask` reads).
+pub async fn turn(
+    env: &Env,
+    owner: &Owner,
+    session_id: Option<String>,
+    message: &str,
+) -> AppResult<Value> {
+    check_message(message)?;
     let settings = Settings::from_env(env)?;
-    let create = body.session_id.is_none();
-    let id = match body.session_id {
+    let create = session_id.is_none();
+    let id = match session_id {
         Some(id) => id,
         None => random_id()?,
     };
@@ -77,7 +89,7 @@ pub async fn post(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Respo
         &settings,
         owner,
         &begun.session.state,
-        &body.message,
+        message,
         &mut cache_key,
     );
     let outcome = match run.await {
@@ -92,7 +104,7 @@ pub async fn post(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Respo
     }
     let commit = HelpCommand::Commit {
         lease_id: lease_id.clone(),
-        turn: Box::new(TurnRecord::new(&body.message, &outcome)),
+        turn: Box::new(TurnRecord::new(message, &outcome)),
     };
     let reply = match client::send(env, &id, caller.clone(), commit).await {
         Ok(reply) => reply,
@@ -113,7 +125,7 @@ pub async fn post(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Respo
         }
     }
     let session = &reply.session;
-    Ok(Response::from_json(&json!({
+    Ok(json!({
         "session_id": session.id,
         "reply": outcome.reply,
         "footer": outcome.footer,
@@ -126,7 +138,7 @@ pub async fn post(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Respo
         "doc": outcome.source,
         "search_calls": session.search_calls,
         "turns": session.turns,
-    }))?)
+    }))
 }
 
 /// Gives a failed turn up (the session stays as it was; a first turn's empty session goes) and

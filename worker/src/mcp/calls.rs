@@ -31,6 +31,10 @@ pub async fn tool(env: &Env, owner: &Owner, call: &ToolCall) -> AppResult<Value>
         ToolCall::ResearchStart { .. } => Err(AppError::invalid_request(
             "research_start runs in a session (start.rs)",
         )),
+        ToolCall::HelpAsk {
+            question,
+            session_id,
+        } => super::ask::once(env, owner, question, session_id.clone()).await,
         ToolCall::ResearchStatus { research_id } => {
             let Some(job) = research::read_owned(env, owner, research_id).await? else {
                 return Ok(not_found("research job", research_id));

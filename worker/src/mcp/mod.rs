@@ -11,6 +11,7 @@
 //! `core::mcp`; the calls are performed in [`calls`] and `start.rs`, as the owner, rate
 //! limited like the rest of the API.
 
+mod ask;
 mod calls;
 pub mod session;
 mod start;

@@ -16,6 +16,7 @@ use stepwise_core::mcp::server::{self, Call};
 use stepwise_core::mcp::tools::ToolCall;
 use worker::{DurableObject, Env, Request, Response, Result, State, durable_object};
 
+use super::ask;
 use super::start::{self, Client, StartCall, Waiting};
 use super::{perform, rpc_response};
 use crate::platform::error::{AppError, AppResult};
@@ -123,6 +124,20 @@ impl McpSession {
             Ok(call) => call,
             Err(error) => return rpc_response(&jsonrpc::error(Some(&id), &error), 200),
         };
+        if let Call::ToolsCall(
+            ToolCall::HelpAsk {
+                question,
+                session_id,
+            },
+            _,
+        ) = &call
+            && info.elicitation
+            && req_streams
+        {
+            let (question, session_id) = (question.clone(), session_id.clone());
+            let waiting = Rc::clone(&self.waiting);
+            return ask::run_streamed(self.env.clone(), owner, waiting, id, question, session_id);
+        }
         if let Call::ToolsCall(
             ToolCall::ResearchStart {
                 prompt,

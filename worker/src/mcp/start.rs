@@ -38,7 +38,7 @@ const WAIT_AT_MOST_MS: u64 = 900_000;
 const POLL_EVERY: Duration = Duration::from_millis(500);
 
 /// An answer the client sent, or the cancellation of the call that asked.
-type Answer = Result<Value, Value>;
+pub(super) type Answer = Result<Value, Value>;
 
 /// The session's questions waiting for the client's answer, by the id they were sent under,
 /// each with the id of the call that asked it.
@@ -131,15 +131,60 @@ pub fn run(
         };
         return Ok(Response::from_json(&jsonrpc::result(&id, tool_error(why)))?);
     }
+    streamed(id, move |sink| async move {
+        flow(&env, &owner, &waiting, &sink, &call).await
+    })
+}
+
+/// An SSE answer to call `id`: `task` writes the call's questions and progress to the sink it
+/// is given, and its outcome ends the stream as the call's response (a failure as the tool's
+/// error).
+pub(super) fn streamed<T, F>(id: RequestId, task: T) -> AppResult<Response>
+where
+    T: FnOnce(Rc<EventSink>) -> F + 'static,
+    F: std::future::Future<Output = AppResult<Value>> + 'static,
+{
     let (response, sink) = stream_response()?;
+    let sink = Rc::new(sink);
     worker::wasm_bindgen_futures::spawn_local(async move {
-        let message = match flow(&env, &owner, &waiting, &sink, &call).await {
+        let message = match task(Rc::clone(&sink)).await {
             Ok(result) => jsonrpc::result(&id, result),
             Err(error) => jsonrpc::result(&id, tool_error(error.message())),
         };
         write(&sink, &message);
     });
     Ok(response)
+}
+
+/// Asks the person through the client (`elicitation/create` with `params`, on the call's
+/// stream) and waits for the answer, a comment on the stream every [`KEEPALIVE_EVERY`]: the
+/// client's result, or `Err` when it answered with an error, the call was cancelled, the
+/// client went away or no answer came within [`ANSWER_WITHIN_MS`].
+pub(super) async fn ask_person(
+    waiting: &Waiting,
+    sink: &EventSink,
+    call: &RequestId,
+    params: Value,
+) -> AppResult<Answer> {
+    let question = RequestId::Text(format!("elicit-{}", ids::random_id()?));
+    let mut answer = waiting.ask(&question, call);
+    let ask = json!({"jsonrpc": "2.0", "id": question.to_json(), "method": "elicitation/create", "params": params});
+    write(sink, &ask);
+    let until = now_ms() + ANSWER_WITHIN_MS;
+    let gone = || Err(json!({"code": 0, "message": "no answer"}));
+    loop {
+        match within(KEEPALIVE_EVERY, &mut answer).await {
+            Some(Ok(outcome)) => return Ok(outcome),
+            // The session went away.
+            Some(Err(_)) => return Ok(gone()),
+            None => {
+                if !sink.write(b": waiting for your answer\n\n") || now_ms() > until {
+                    waiting.forget(&question);
+                    return Ok(gone());
+                }
+            }
+        }
+    }
 }
 
 async fn flow(
@@ -171,26 +216,8 @@ async fn flow(
         )));
     }
     let arguments = json!({"prompt": call.prompt, "providers": providers});
-    let question = RequestId::Text(format!("elicit-{}", ids::random_id()?));
-    let mut answer = waiting.ask(&question, &call.id);
     let params = approval_request(&describe_named("start_research", &arguments, None));
-    let ask = json!({"jsonrpc": "2.0", "id": question.to_json(), "method": "elicitation/create", "params": params});
-    write(sink, &ask);
-    let until = now_ms() + ANSWER_WITHIN_MS;
-    let decision = loop {
-        match within(KEEPALIVE_EVERY, &mut answer).await {
-            Some(Ok(outcome)) => break read_approval(&outcome),
-            // The session went away.
-            Some(Err(_)) => break Decision::Cancelled,
-            None => {
-                // A client gone, or no answer in time: nothing starts.
-                if !sink.write(b": waiting for your answer\n\n") || now_ms() > until {
-                    waiting.forget(&question);
-                    break Decision::Cancelled;
-                }
-            }
-        }
-    };
+    let decision = read_approval(&ask_person(waiting, sink, &call.id, params).await?);
     if decision != Decision::Approved {
         let said = if decision == Decision::Declined {
             "declined"

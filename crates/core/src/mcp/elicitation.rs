@@ -49,6 +49,51 @@ pub fn approval_request(what: &str) -> Value {
     })
 }
 
+/// `elicitation/create`'s params asking the help desk's clarifying question `text` (question
+/// `number` of `total`): a form with one required text field, the answer.
+///
+/// ```
+/// use stepwise_core::mcp::elicitation::question_request;
+/// let params = question_request("Do you want a copy of your data, or your data erased?", 1, 1);
+/// assert_eq!(params["message"], "The help desk asks: Do you want a copy of your data, or your data erased?");
+/// assert_eq!(params["requestedSchema"]["properties"]["answer"]["maxLength"], 4000);
+/// ```
+pub fn question_request(text: &str, number: usize, total: usize) -> Value {
+    let message = if total > 1 {
+        format!("The help desk asks ({number} of {total}): {text}")
+    } else {
+        format!("The help desk asks: {text}")
+    };
+    json!({
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"answer": {"type": "string", "title": "Your answer", "description": text,
+                "minLength": 1, "maxLength": 4000}},
+            "required": ["answer"]
+        }
+    })
+}
+
+/// The person's answer to a clarifying question: the text, or `None` when they declined,
+/// dismissed it or left it empty.
+///
+/// ```
+/// use serde_json::json;
+/// use stepwise_core::mcp::elicitation::read_answer;
+/// assert_eq!(read_answer(&Ok(json!({"action": "accept", "content": {"answer": " a copy "}}))), Some("a copy".into()));
+/// assert_eq!(read_answer(&Ok(json!({"action": "accept", "content": {"answer": "  "}}))), None);
+/// assert_eq!(read_answer(&Ok(json!({"action": "decline"}))), None);
+/// ```
+pub fn read_answer(answer: &Result<Value, Value>) -> Option<String> {
+    let result = answer.as_ref().ok()?;
+    if result["action"] != "accept" {
+        return None;
+    }
+    let text = result["content"]["answer"].as_str()?.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
 /// Reads the client's answer to an approval (`Ok`: the response's result, `Err`: its error).
 ///
 /// ```

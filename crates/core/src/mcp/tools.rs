@@ -32,6 +32,13 @@ pub enum ToolCall {
         /// Whether the call waits for the job to end, with progress as it goes.
         wait: bool,
     },
+    /// `help_ask`: a question to the help desk, its clarifying questions asked one at a time.
+    HelpAsk {
+        /// The question (or, continuing `session_id`, the answer to its question).
+        question: String,
+        /// The help session to continue.
+        session_id: Option<String>,
+    },
     /// `stream_articles`: a saved stream's PubMed search, one page.
     StreamArticles {
         /// The stream.
@@ -60,6 +67,17 @@ pub fn list() -> Value {
                     "wait": {"type": "boolean", "description": "Wait for the job to end, with progress (default true)."}
                 }},
             "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": true}
+        },
+        {
+            "name": "help_ask",
+            "title": "Ask the help desk",
+            "description": "Asks Stepwise's help desk a question about using Stepwise. When the best article needs details first, the desk asks its clarifying questions one at a time: through elicitation when the client supports it (one question, one answer), otherwise the result carries the question and a session_id, and the next help_ask with that session_id and the answer as question goes on. The answer names its source article; a request for a person hands the session over, and the result says so.",
+            "inputSchema": {"type": "object", "additionalProperties": false, "required": ["question"],
+                "properties": {
+                    "question": {"type": "string", "minLength": 1, "maxLength": 4000, "description": "The question, or the answer to the desk's question when continuing a session."},
+                    "session_id": id("The help session to continue (32 hex digits), from an earlier result.")
+                }},
+            "annotations": {"readOnlyHint": false, "destructiveHint": false, "openWorldHint": false}
         },
         {
             "name": "research_status",
@@ -155,6 +173,17 @@ pub fn read_call(name: &str, arguments: &Value) -> Result<ToolCall, RpcError> {
                 .get("wait")
                 .and_then(Value::as_bool)
                 .unwrap_or(true),
+        },
+        "help_ask" => ToolCall::HelpAsk {
+            question: arguments
+                .get("question")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+            session_id: match arguments.get("session_id") {
+                Some(_) => Some(text("session_id")?),
+                None => None,
+            },
         },
         "research_status" => ToolCall::ResearchStatus {
             research_id: text("research_id")?,
