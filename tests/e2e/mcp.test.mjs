@@ -6,7 +6,8 @@
 // the HTTP edges (no token, another site's page, an unsupported protocol version, a batch, GET);
 // research_start's approval through elicitation (approved with progress, declined, dismissed,
 // cancelled, a client without the capability), help_ask's clarifying questions (asked through
-// elicitation, declined and answered later, a handoff), sessions (another owner's, ended). The kill switch and the
+// elicitation, declined and answered later, a handoff), guided_configure's forms (walked to the
+// end with a refused answer asked again, stopped), sessions (another owner's, ended). The kill switch and the
 // rate limit have a stack of their own.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -79,7 +80,7 @@ describe("the MCP endpoint", () => {
 
   test("tools and resources are listed", async () => {
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t) => t.name).sort(), ["help_ask", "research_result", "research_start", "research_status", "stream_articles"]);
+    assert.deepEqual(tools.map((t) => t.name).sort(), ["guided_configure", "help_ask", "research_result", "research_start", "research_status", "stream_articles"]);
     for (const tool of tools) assert.equal(tool.inputSchema.type, "object");
     const { resources } = await client.listResources();
     const reports = job.llm_results.map((r) => `stepwise://research/${job.id}/reports/${r.provider}`);
@@ -246,6 +247,55 @@ describe("the MCP endpoint", () => {
     const plain = await client.callTool({ name: "help_ask", arguments: { question: "I want a copy of my data" } });
     assert.equal(plain.structuredContent.needs_answer, true);
     assert.match(plain.content[0].text, /The help desk asks: Do you want a copy of your data, or your data erased\?\nAnswer with help_ask, session_id [0-9a-f]{32}/);
+  });
+
+  test("guided_configure walks the workflow one form per step, validated as the app validates", async () => {
+    const forms = [];
+    const walker = await connect(stack.base, owner, (request) => {
+      const { message, requestedSchema } = request.params;
+      forms.push({ message, properties: requestedSchema.properties });
+      const properties = requestedSchema.properties;
+      if (properties.confirm) return { action: "accept", content: { confirm: true } };
+      if (properties.skip) return { action: "accept", content: { skip: true } };
+      const value = properties.value;
+      if (value.enum) return { action: "accept", content: { value: value.enum[0] } };
+      if (value.type === "array") return { action: "accept", content: { value: [value.items.enum[0]] } };
+      // Business goals: first 11 of them, over the step's 10, which the core refuses.
+      if (/goals/i.test(value.title) && !/refused/.test(message)) {
+        return { action: "accept", content: { value: Array.from({ length: 11 }, (_, i) => `goal ${i}`).join(", ") } };
+      }
+      if (/several values/i.test(value.description ?? "")) return { action: "accept", content: { value: "EGFR, osimertinib" } };
+      return { action: "accept", content: { value: "Track EGFR resistance research" } };
+    });
+    try {
+      const result = await walker.callTool({ name: "guided_configure", arguments: {} });
+      assert.equal(result.isError, undefined, JSON.stringify(result));
+      const done = result.structuredContent;
+      assert.equal(done.completed, true);
+      assert.equal(done.config.purpose, "Track EGFR resistance research");
+      assert.deepEqual(done.config.keywords, ["EGFR", "osimertinib"]);
+      assert.equal(done.config.stream_type, "competitive");
+      assert.deepEqual(done.skipped, ["competitors"]);
+      const refused = forms.filter((f) => /^That was refused: /.test(f.message));
+      assert.equal(refused.length, 1, "the goals over the limit were asked again, with why");
+      assert.match(refused[0].message, /business_goals|10/);
+      assert.match(forms.at(-1).message, /Purpose: Track EGFR resistance research/, "the review shows the configuration");
+      assert.ok(forms.some((f) => f.properties.value?.enum), "a choice step is an enum");
+    } finally {
+      await walker.close();
+    }
+
+    const stopper = await connect(stack.base, owner, () => ({ action: "cancel" }));
+    try {
+      const stopped = await stopper.callTool({ name: "guided_configure", arguments: {} });
+      assert.equal(stopped.structuredContent.completed, false);
+      assert.equal(stopped.structuredContent.stopped_at, "purpose");
+    } finally {
+      await stopper.close();
+    }
+    const plain = await client.callTool({ name: "guided_configure", arguments: {} });
+    assert.equal(plain.isError, true);
+    assert.match(plain.content[0].text, /`elicitation` capability/);
   });
 
   test("a session is the owner's alone, and ends with DELETE", async () => {

@@ -40,6 +40,9 @@ fn describe(call: &Call) -> Value {
                     question,
                     session_id,
                 } => json!({"HelpAsk": {"question": question, "session_id": session_id}}),
+                ToolCall::GuidedConfigure { workflow } => {
+                    json!({"GuidedConfigure": {"workflow": workflow}})
+                }
                 ToolCall::StreamArticles { stream_id, page } => {
                     json!({"StreamArticles": {"stream_id": stream_id, "page": page}})
                 }
@@ -136,4 +139,63 @@ fn every_listed_tool_has_an_object_schema_the_checker_understands() {
         stepwise_core::json::check_schema_form(&tool["inputSchema"]).unwrap();
         assert!(tool["description"].as_str().unwrap().len() > 20);
     }
+}
+
+#[test]
+fn a_guided_workflow_is_walked_to_done_one_form_per_step_validated_as_the_app() {
+    use stepwise_core::mcp::guided::{StepAnswer, read_step, step_request};
+    use stepwise_core::workflow::{DONE_STEP, StepKind, WorkflowSpec, WorkflowState};
+    let spec = WorkflowSpec::builtin("research_stream").unwrap();
+    let mut state = WorkflowState {
+        current_step: spec.steps[0].id.clone(),
+        ..WorkflowState::default()
+    };
+    let mut forms = 0;
+    while state.current_step != DONE_STEP {
+        let step = spec.step(&state.current_step).unwrap().clone();
+        let form = step_request(&spec, &step, &state.config, None);
+        forms += 1;
+        assert!(forms <= spec.steps.len(), "one form a step");
+        let properties = &form["requestedSchema"]["properties"];
+        let content = match step.kind {
+            StepKind::Confirm => {
+                assert!(
+                    form["message"].as_str().unwrap().contains("Purpose:"),
+                    "the review shows the configuration"
+                );
+                json!({"confirm": true})
+            }
+            _ if !step.required => {
+                assert_eq!(properties["skip"]["type"], "boolean");
+                json!({"skip": true})
+            }
+            StepKind::SingleChoice if !step.open => {
+                // A value off the enum is refused by the core, as the app's would be.
+                let off = read_step(
+                    &step,
+                    &Ok(json!({"action": "accept", "content": {"value": "astrology"}})),
+                );
+                let StepAnswer::Act(action) = off else {
+                    panic!("{off:?}")
+                };
+                assert!(spec.apply_action(&state, &action).is_err());
+                json!({"value": properties["value"]["enum"][0]})
+            }
+            StepKind::MultiChoice if !step.open => {
+                json!({"value": [properties["value"]["items"]["enum"][0]]})
+            }
+            StepKind::List | StepKind::MultiChoice => json!({"value": "EGFR, osimertinib"}),
+            _ => json!({"value": "Track EGFR resistance research"}),
+        };
+        let answer = read_step(&step, &Ok(json!({"action": "accept", "content": content})));
+        let StepAnswer::Act(action) = answer else {
+            panic!("{}: {answer:?}", step.id)
+        };
+        state = spec
+            .apply_action(&state, &action)
+            .unwrap_or_else(|e| panic!("{}: {e}", step.id))
+            .0;
+    }
+    assert!(state.config.get("purpose").is_some());
+    assert!(!state.skipped.is_empty(), "optional steps were skipped");
 }

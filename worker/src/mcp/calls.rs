@@ -31,6 +31,9 @@ pub async fn tool(env: &Env, owner: &Owner, call: &ToolCall) -> AppResult<Value>
         ToolCall::ResearchStart { .. } => Err(AppError::invalid_request(
             "research_start runs in a session (start.rs)",
         )),
+        ToolCall::GuidedConfigure { .. } => Ok(json!({"content": [{"type": "text",
+            "text": "guided_configure asks each step of the workflow through elicitation: use a client that declares the `elicitation` capability, connected with a session (its `initialize` answers an Mcp-Session-Id), that accepts an event stream."}],
+            "isError": true})),
         ToolCall::HelpAsk {
             question,
             session_id,

@@ -13,6 +13,7 @@
 
 mod ask;
 mod calls;
+mod guided;
 pub mod session;
 mod start;
 

@@ -16,8 +16,8 @@ use stepwise_core::mcp::server::{self, Call};
 use stepwise_core::mcp::tools::ToolCall;
 use worker::{DurableObject, Env, Request, Response, Result, State, durable_object};
 
-use super::ask;
 use super::start::{self, Client, StartCall, Waiting};
+use super::{ask, guided};
 use super::{perform, rpc_response};
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::owner::Owner;
@@ -137,6 +137,13 @@ impl McpSession {
             let (question, session_id) = (question.clone(), session_id.clone());
             let waiting = Rc::clone(&self.waiting);
             return ask::run_streamed(self.env.clone(), owner, waiting, id, question, session_id);
+        }
+        if let Call::ToolsCall(ToolCall::GuidedConfigure { workflow }, _) = &call
+            && info.elicitation
+            && req_streams
+        {
+            let waiting = Rc::clone(&self.waiting);
+            return guided::run_streamed(self.env.clone(), waiting, id, workflow.clone());
         }
         if let Call::ToolsCall(
             ToolCall::ResearchStart {

@@ -39,6 +39,11 @@ pub enum ToolCall {
         /// The help session to continue.
         session_id: Option<String>,
     },
+    /// `guided_configure`: a guided workflow walked one elicitation form per step.
+    GuidedConfigure {
+        /// The workflow's id.
+        workflow: String,
+    },
     /// `stream_articles`: a saved stream's PubMed search, one page.
     StreamArticles {
         /// The stream.
@@ -78,6 +83,14 @@ pub fn list() -> Value {
                     "session_id": id("The help session to continue (32 hex digits), from an earlier result.")
                 }},
             "annotations": {"readOnlyHint": false, "destructiveHint": false, "openWorldHint": false}
+        },
+        {
+            "name": "guided_configure",
+            "title": "Fill a guided workflow",
+            "description": "Walks a guided workflow (research_stream by default: a research stream's purpose, goals, type, focus areas, competitors and keywords, then a review) with the person, one elicitation form per step built from the step's spec; each answer is validated as the app validates it, and a refused one is asked again with the reason. Returns the confirmed configuration. Needs a client with the elicitation capability; declining a form stops the walk with nothing saved.",
+            "inputSchema": {"type": "object", "additionalProperties": false,
+                "properties": {"workflow": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The workflow's id (default research_stream)."}}},
+            "annotations": {"readOnlyHint": true, "openWorldHint": false}
         },
         {
             "name": "research_status",
@@ -184,6 +197,13 @@ pub fn read_call(name: &str, arguments: &Value) -> Result<ToolCall, RpcError> {
                 Some(_) => Some(text("session_id")?),
                 None => None,
             },
+        },
+        "guided_configure" => ToolCall::GuidedConfigure {
+            workflow: arguments
+                .get("workflow")
+                .and_then(Value::as_str)
+                .unwrap_or("research_stream")
+                .to_owned(),
         },
         "research_status" => ToolCall::ResearchStatus {
             research_id: text("research_id")?,
