@@ -244,6 +244,9 @@ describe("the MCP endpoint", () => {
     } finally {
       await decliner.close();
     }
+    const stranger = await client.callTool({ name: "help_ask", arguments: { question: "hello", session_id: "0".repeat(32) } });
+    assert.equal(stranger.isError, true, "a session that is not the caller's is the tool's error");
+    assert.match(stranger.content[0].text, /^The help desk could not answer: .*\(help_session_not_found\)\./);
     const plain = await client.callTool({ name: "help_ask", arguments: { question: "I want a copy of my data" } });
     assert.equal(plain.structuredContent.needs_answer, true);
     assert.match(plain.content[0].text, /The help desk asks: Do you want a copy of your data, or your data erased\?\nAnswer with help_ask, session_id [0-9a-f]{32}/);
@@ -276,6 +279,9 @@ describe("the MCP endpoint", () => {
       assert.deepEqual(done.config.keywords, ["EGFR", "osimertinib"]);
       assert.equal(done.config.stream_type, "competitive");
       assert.deepEqual(done.skipped, ["competitors"]);
+      assert.equal(done.config.focus_areas.length, 2, "an open multi-choice step takes several values");
+      const focus = forms.find((f) => /For example: /.test(f.properties.value?.description ?? ""));
+      assert.match(focus.properties.value.description, /^Several values, separated by commas\. For example: /);
       const refused = forms.filter((f) => /^That was refused: /.test(f.message));
       assert.equal(refused.length, 1, "the goals over the limit were asked again, with why");
       assert.match(refused[0].message, /business_goals|10/);

@@ -14,7 +14,7 @@ use worker::{Env, Response};
 
 use super::start::{Waiting, ask_person, streamed};
 use crate::help::turn::turn;
-use crate::platform::error::AppResult;
+use crate::platform::error::{AppError, AppResult};
 use crate::platform::limits;
 use crate::platform::owner::Owner;
 
@@ -28,10 +28,43 @@ pub async fn once(
     question: &str,
     session_id: Option<String>,
 ) -> AppResult<Value> {
+    Ok(
+        match checked_turn(env, owner, session_id.clone(), question).await {
+            Ok(answer) => result_of(&answer),
+            Err(error) => failed(&error, session_id.as_deref()),
+        },
+    )
+}
+
+/// One turn, unless the kill switch is on (checked before each turn: a call's questions can
+/// take minutes).
+async fn checked_turn(
+    env: &Env,
+    owner: &Owner,
+    session_id: Option<String>,
+    message: &str,
+) -> AppResult<Value> {
     if limits::calls_disabled(env) {
-        return Ok(switched_off());
+        return Err(AppError::model_calls_disabled());
     }
-    Ok(result_of(&turn(env, owner, session_id, question).await?))
+    turn(env, owner, session_id, message).await
+}
+
+/// A turn that failed, as the tool's error the model can read, naming the session it left
+/// waiting (the desk's last question still waits there).
+fn failed(error: &AppError, session_id: Option<&str>) -> Value {
+    let mut text = format!(
+        "The help desk could not answer: {} ({}).",
+        error.message(),
+        error.code()
+    );
+    if let Some(id) = session_id {
+        text.push_str(&format!(
+            " The session {id} waits at its last question; help_ask with it goes on."
+        ));
+    }
+    json!({"content": [{"type": "text", "text": text}], "isError": true,
+        "structuredContent": {"session_id": session_id, "error": {"code": error.code(), "message": error.message()}}})
 }
 
 /// Answers the `tools/call` request `id` of a client that answers elicitation and takes a
@@ -46,10 +79,10 @@ pub fn run_streamed(
 ) -> AppResult<Response> {
     let call = id.clone();
     streamed(id, move |sink| async move {
-        if limits::calls_disabled(&env) {
-            return Ok(switched_off());
-        }
-        let mut answer = turn(&env, &owner, session_id, &question).await?;
+        let mut answer = match checked_turn(&env, &owner, session_id.clone(), &question).await {
+            Ok(answer) => answer,
+            Err(error) => return Ok(failed(&error, session_id.as_deref())),
+        };
         for _ in 0..MAX_QUESTIONS {
             let asked = &answer["question"];
             if asked.is_null() {
@@ -72,7 +105,10 @@ pub fn run_streamed(
                 return Ok(result);
             };
             let session = answer["session_id"].as_str().map(str::to_owned);
-            answer = turn(&env, &owner, session, &reply).await?;
+            answer = match checked_turn(&env, &owner, session.clone(), &reply).await {
+                Ok(answer) => answer,
+                Err(error) => return Ok(failed(&error, session.as_deref())),
+            };
         }
         Ok(result_of(&answer))
     })
@@ -110,8 +146,4 @@ fn result_of(answer: &Value) -> Value {
             "no_answer": answer["no_answer"],
         }
     })
-}
-
-fn switched_off() -> Value {
-    json!({"content": [{"type": "text", "text": "Model calls are switched off on this server for now."}], "isError": true})
 }

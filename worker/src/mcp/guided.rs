@@ -17,7 +17,7 @@ use crate::platform::error::AppResult;
 use crate::platform::kv::Kv;
 use crate::workflows::store as workflows;
 
-/// Times one step is asked again after a refused answer.
+/// Times one step is asked at most (the first time, and again after refused answers).
 const MAX_TRIES: usize = 3;
 
 /// Answers the `tools/call` request `id` (a client that answers elicitation and takes a
@@ -38,7 +38,8 @@ pub fn run_streamed(
         let mut forms = 0;
         while state.current_step != DONE_STEP {
             let Some(step) = spec.step(&state.current_step).cloned() else {
-                break;
+                let text = format!("The workflow has no step `{}`.", state.current_step);
+                return Ok(json!({"content": [{"type": "text", "text": text}], "isError": true}));
             };
             let mut refused: Option<String> = None;
             let mut tries = 0;

@@ -69,12 +69,15 @@ pub fn step_request(
             value["title"] = title.clone().into();
             if let Some(max) = step.max_len
                 && value["type"] == "string"
+                && value.get("enum").is_none()
                 && !kind.is_list()
             {
                 value["maxLength"] = max.into();
             }
             if step.open && !step.choices.is_empty() {
-                value["description"] = format!("For example: {}.", step.choices.join(", ")).into();
+                let before = value["description"].as_str().unwrap_or("").to_owned();
+                let examples = format!("For example: {}.", step.choices.join(", "));
+                value["description"] = format!("{before} {examples}").trim().to_owned().into();
             }
             properties.insert("value".into(), value);
             if step.required {
