@@ -12,7 +12,7 @@ use stepwise_core::mcp::elicitation::{question_request, read_answer};
 use stepwise_core::mcp::jsonrpc::RequestId;
 use worker::{Env, Response};
 
-use super::start::{Waiting, ask_person, streamed};
+use super::person::{Waiting, ask_person, streamed};
 use crate::help::turn::turn;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::limits;

@@ -12,7 +12,7 @@ use stepwise_core::mcp::jsonrpc::RequestId;
 use stepwise_core::workflow::{DONE_STEP, WorkflowState};
 use worker::{Env, Response};
 
-use super::start::{Waiting, ask_person, streamed};
+use super::person::{Waiting, ask_person, streamed};
 use crate::platform::error::AppResult;
 use crate::platform::kv::Kv;
 use crate::workflows::store as workflows;

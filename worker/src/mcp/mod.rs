@@ -14,6 +14,7 @@
 mod ask;
 mod calls;
 mod guided;
+mod person;
 pub mod session;
 mod start;
 

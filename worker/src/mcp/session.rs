@@ -16,7 +16,8 @@ use stepwise_core::mcp::server::{self, Call};
 use stepwise_core::mcp::tools::ToolCall;
 use worker::{DurableObject, Env, Request, Response, Result, State, durable_object};
 
-use super::start::{self, Client, StartCall, Waiting};
+use super::person::Waiting;
+use super::start::{self, Client, StartCall};
 use super::{ask, guided};
 use super::{perform, rpc_response};
 use crate::platform::error::{AppError, AppResult};

@@ -5,12 +5,9 @@
 //! each provider finishes and returns when the job ends. Declining, or dismissing the question,
 //! starts nothing. A client gone mid-call stops the waiting, never the job.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Duration;
 
-use futures::channel::oneshot;
 use serde_json::{Value, json};
 use stepwise_core::approval::describe_named;
 use stepwise_core::mcp::elicitation::{Decision, approval_request, read_approval};
@@ -19,74 +16,19 @@ use stepwise_core::research::{DraftFields, fallback_title};
 use worker::{Delay, Env, Response};
 
 use super::calls;
-use crate::platform::deadline::{now_ms, within};
+use super::person::{Waiting, ask_person, streamed, tool_error, write};
+use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
+use crate::platform::limits;
 use crate::platform::owner::Owner;
 use crate::platform::settings::Settings;
-use crate::platform::sse::{EventSink, stream_response};
-use crate::platform::{ids, limits};
+use crate::platform::sse::EventSink;
 use crate::research::{make_draft, start_job};
 
-/// How long the person has to answer the approval.
-const ANSWER_WITHIN_MS: u64 = 600_000;
-/// How often the stream carries a comment while the question waits (so that proxies and the
-/// client see it alive, and a client gone is noticed).
-const KEEPALIVE_EVERY: Duration = Duration::from_secs(15);
 /// How long a waiting call follows its job before it returns what it has.
 const WAIT_AT_MOST_MS: u64 = 900_000;
 /// How often a waiting call reads its job.
 const POLL_EVERY: Duration = Duration::from_millis(500);
-
-/// An answer the client sent, or the cancellation of the call that asked.
-pub(super) type Answer = Result<Value, Value>;
-
-/// The session's questions waiting for the client's answer, by the id they were sent under,
-/// each with the id of the call that asked it.
-#[derive(Default)]
-pub struct Waiting {
-    answers: RefCell<HashMap<String, (String, oneshot::Sender<Answer>)>>,
-}
-
-impl Waiting {
-    /// Hands the client's answer to the question `id`; false when no question waits under it.
-    pub fn answer(&self, id: &RequestId, outcome: Answer) -> bool {
-        let key = id.to_json().to_string();
-        match self.answers.borrow_mut().remove(&key) {
-            Some((_, sender)) => sender.send(outcome).is_ok(),
-            None => false,
-        }
-    }
-
-    /// The client cancelled call `call` (`notifications/cancelled`): its question, if one
-    /// waits, ends as dismissed, and nothing starts.
-    pub fn cancel(&self, call: &Value) {
-        let call = call.to_string();
-        let mut answers = self.answers.borrow_mut();
-        let asked: Vec<String> = answers
-            .iter()
-            .filter(|(_, (of, _))| *of == call)
-            .map(|(key, _)| key.clone())
-            .collect();
-        for key in asked {
-            if let Some((_, sender)) = answers.remove(&key) {
-                let _ = sender.send(Err(json!({"code": 0, "message": "the call was cancelled"})));
-            }
-        }
-    }
-
-    fn ask(&self, id: &RequestId, call: &RequestId) -> oneshot::Receiver<Answer> {
-        let (sender, receiver) = oneshot::channel();
-        self.answers.borrow_mut().insert(
-            id.to_json().to_string(),
-            (call.to_json().to_string(), sender),
-        );
-        receiver
-    }
-
-    fn forget(&self, id: &RequestId) {
-        self.answers.borrow_mut().remove(&id.to_json().to_string());
-    }
-}
 
 /// What the client of a session can take.
 pub struct Client {
@@ -134,57 +76,6 @@ pub fn run(
     streamed(id, move |sink| async move {
         flow(&env, &owner, &waiting, &sink, &call).await
     })
-}
-
-/// An SSE answer to call `id`: `task` writes the call's questions and progress to the sink it
-/// is given, and its outcome ends the stream as the call's response (a failure as the tool's
-/// error).
-pub(super) fn streamed<T, F>(id: RequestId, task: T) -> AppResult<Response>
-where
-    T: FnOnce(Rc<EventSink>) -> F + 'static,
-    F: std::future::Future<Output = AppResult<Value>> + 'static,
-{
-    let (response, sink) = stream_response()?;
-    let sink = Rc::new(sink);
-    worker::wasm_bindgen_futures::spawn_local(async move {
-        let message = match task(Rc::clone(&sink)).await {
-            Ok(result) => jsonrpc::result(&id, result),
-            Err(error) => jsonrpc::result(&id, tool_error(error.message())),
-        };
-        write(&sink, &message);
-    });
-    Ok(response)
-}
-
-/// Asks the person through the client (`elicitation/create` with `params`, on the call's
-/// stream) and waits for the answer, a comment on the stream every [`KEEPALIVE_EVERY`]: the
-/// client's result, or `Err` when it answered with an error, the call was cancelled, the
-/// client went away or no answer came within [`ANSWER_WITHIN_MS`].
-pub(super) async fn ask_person(
-    waiting: &Waiting,
-    sink: &EventSink,
-    call: &RequestId,
-    params: Value,
-) -> AppResult<Answer> {
-    let question = RequestId::Text(format!("elicit-{}", ids::random_id()?));
-    let mut answer = waiting.ask(&question, call);
-    let ask = json!({"jsonrpc": "2.0", "id": question.to_json(), "method": "elicitation/create", "params": params});
-    write(sink, &ask);
-    let until = now_ms() + ANSWER_WITHIN_MS;
-    let gone = || Err(json!({"code": 0, "message": "no answer"}));
-    loop {
-        match within(KEEPALIVE_EVERY, &mut answer).await {
-            Some(Ok(outcome)) => return Ok(outcome),
-            // The session went away.
-            Some(Err(_)) => return Ok(gone()),
-            None => {
-                if !sink.write(b": waiting for your answer\n\n") || now_ms() > until {
-                    waiting.forget(&question);
-                    return Ok(gone());
-                }
-            }
-        }
-    }
 }
 
 async fn flow(
@@ -352,13 +243,4 @@ async fn accepted(mut answer: Response) -> AppResult<Value> {
     } else {
         Err(AppError::relayed(status, &text))
     }
-}
-
-fn tool_error(why: &str) -> Value {
-    json!({"content": [{"type": "text", "text": why}], "isError": true})
-}
-
-/// One SSE event carrying a JSON-RPC message.
-fn write(sink: &EventSink, message: &Value) {
-    sink.write(format!("data: {message}\n\n").as_bytes());
 }
