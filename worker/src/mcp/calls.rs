@@ -12,6 +12,7 @@ use stepwise_core::pubmed::{Search, Sort};
 use stepwise_core::streams::SavedStream;
 use worker::Env;
 
+use super::person::tool_error;
 use crate::articles::eutils::Eutils;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
@@ -31,9 +32,9 @@ pub async fn tool(env: &Env, owner: &Owner, call: &ToolCall) -> AppResult<Value>
         ToolCall::ResearchStart { .. } => Err(AppError::invalid_request(
             "research_start runs in a session (start.rs)",
         )),
-        ToolCall::GuidedConfigure { .. } => Ok(json!({"content": [{"type": "text",
-            "text": "guided_configure asks each step of the workflow through elicitation: use a client that declares the `elicitation` capability, connected with a session (its `initialize` answers an Mcp-Session-Id), that accepts an event stream."}],
-            "isError": true})),
+        ToolCall::GuidedConfigure { .. } => Ok(tool_error(
+            "guided_configure asks each step of the workflow through elicitation: use a client that declares the `elicitation` capability, connected with a session (its `initialize` answers an Mcp-Session-Id), that accepts an event stream.",
+        )),
         ToolCall::HelpAsk {
             question,
             session_id,
@@ -107,7 +108,7 @@ pub async fn tool(env: &Env, owner: &Owner, call: &ToolCall) -> AppResult<Value>
                     "stream “{}” has no keywords or focus areas to search",
                     stream.name
                 );
-                return Ok(json!({"content": [{"type": "text", "text": why}], "isError": true}));
+                return Ok(tool_error(&why));
             }
             let search = Search::new(
                 &query,
@@ -122,9 +123,7 @@ pub async fn tool(env: &Env, owner: &Owner, call: &ToolCall) -> AppResult<Value>
                 Ok(found) => found,
                 Err(error) => {
                     let why = format!("PubMed could not be searched: {}", error.message());
-                    return Ok(
-                        json!({"content": [{"type": "text", "text": why}], "isError": true}),
-                    );
+                    return Ok(tool_error(&why));
                 }
             };
             let lines: Vec<String> = found
@@ -246,7 +245,7 @@ fn not_found(what: &str, id: &str) -> Value {
     let why = format!(
         "no {what} `{id}` of yours: check the id (it is 32 hex digits, and only your own are found)"
     );
-    json!({"content": [{"type": "text", "text": why}], "isError": true})
+    tool_error(&why)
 }
 
 fn text(value: &Value) -> String {

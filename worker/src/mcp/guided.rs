@@ -12,7 +12,7 @@ use stepwise_core::mcp::jsonrpc::RequestId;
 use stepwise_core::workflow::{DONE_STEP, WorkflowState};
 use worker::{Env, Response};
 
-use super::person::{Waiting, ask_person, streamed};
+use super::person::{Waiting, ask_person, streamed, tool_error};
 use crate::platform::error::AppResult;
 use crate::platform::kv::Kv;
 use crate::workflows::store as workflows;
@@ -39,7 +39,7 @@ pub fn run_streamed(
         while state.current_step != DONE_STEP {
             let Some(step) = spec.step(&state.current_step).cloned() else {
                 let text = format!("The workflow has no step `{}`.", state.current_step);
-                return Ok(json!({"content": [{"type": "text", "text": text}], "isError": true}));
+                return Ok(tool_error(&text));
             };
             let mut refused: Option<String> = None;
             let mut tries = 0;
@@ -79,15 +79,13 @@ pub fn run_streamed(
                             "Step {} was refused {MAX_TRIES} times ({error}); nothing was saved.",
                             step.id
                         );
-                        return Ok(
-                            json!({"content": [{"type": "text", "text": text}], "isError": true}),
-                        );
+                        return Ok(tool_error(&text));
                     }
                 }
             }
             if state.current_step == step.id && tries >= MAX_TRIES {
                 let text = format!("Step {} got no usable answer; nothing was saved.", step.id);
-                return Ok(json!({"content": [{"type": "text", "text": text}], "isError": true}));
+                return Ok(tool_error(&text));
             }
         }
         let text = format!(

@@ -27,6 +27,7 @@ use stepwise_core::mcp::server::{self, Call};
 use stepwise_core::mcp::tools::ToolCall;
 use worker::{Env, Headers, Method, Request, RequestInit, Response};
 
+use self::person::tool_error;
 use self::session::SessionInfo;
 
 use crate::platform::body::{read_json_text, require_json};
@@ -91,8 +92,7 @@ pub async fn serve(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Resp
         && limits::calls_disabled(env)
     {
         let why = "Not started: model calls are switched off on this server for now.";
-        let result =
-            serde_json::json!({"content": [{"type": "text", "text": why}], "isError": true});
+        let result = tool_error(why);
         return rpc_response(&jsonrpc::result(id, result), 200);
     }
     if let Some(session) = req.headers().get(SESSION_HEADER)? {
@@ -205,9 +205,7 @@ pub(super) async fn perform(env: &Env, owner: &Owner, call: Call) -> Result<Valu
         Call::Ping => Ok(serde_json::json!({})),
         Call::ToolsCall(ToolCall::ResearchStart { .. }, _) => {
             // Only a session's object runs it (it waits for the person's answer).
-            return Ok(
-                serde_json::json!({"content": [{"type": "text", "text": NEEDS_SESSION}], "isError": true}),
-            );
+            return Ok(tool_error(NEEDS_SESSION));
         }
         Call::ToolsCall(call, _progress) => calls::tool(env, owner, &call).await,
         Call::ResourcesList(cursor) => calls::resources(env, owner, cursor).await,
