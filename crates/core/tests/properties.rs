@@ -42,6 +42,12 @@ fn fragment() -> impl Strategy<Value = String> {
         Just("**".to_owned()),
         Just("1. ".to_owned()),
         Just("SUGGEST".to_owned()),
+        // Colons where no marker is: the line start is decided at its first colon.
+        Just("OPTIONS x: y".to_owned()),
+        Just(":OPTIONS:".to_owned()),
+        Just("1: OPTIONS: a".to_owned()),
+        Just(format!("{}OPTIONS: too deep", " ".repeat(70))),
+        Just(format!("{}: past the longest prefix", "A".repeat(260))),
         "[a-zA-Z0-9 ,.:|=*_\\-{}\\[\\]\"\\\\éü😀•\t]{0,24}",
     ]
 }
@@ -53,6 +59,10 @@ fn text() -> impl Strategy<Value = String> {
 /// Whether a display line still reads as a marker line (decoration stripped).
 fn looks_like_marker(line: &str) -> bool {
     let mut rest = line.trim_start_matches([' ', '\t']);
+    // Indented past 64 columns, a line is text (`markers/line.rs`'s MAX_INDENT).
+    if line.len() - rest.len() > 64 {
+        return false;
+    }
     // One list bullet at most, as `markers/line.rs` accepts: "- • NAME:" is a nested list item's
     // text, not a marker line.
     if let Some(after) = ["- ", "* ", "+ ", "• "]
@@ -141,6 +151,39 @@ proptest! {
         let mut want = copies.finish();
         want.message.clear();
         prop_assert_eq!(spans.finish(), want);
+    }
+
+    #[test]
+    fn skipping_the_text_lines_a_caller_finds_gives_the_same_events_and_parse(text in text(), offsets in prop::collection::vec(any::<usize>(), 0..24)) {
+        let names = vec!["SCHEMA_PROPOSAL".to_owned()];
+        let offsets: Vec<usize> = offsets.iter().map(|o| o % (text.len() + 1)).collect();
+        let chunks = split_at_offsets(&text, &offsets);
+        let (want_events, mut want) = parse_chunks(registry(&names), &chunks);
+        let mut parser = stepwise_core::markers::MarkerParser::with_registry(registry(&names));
+        parser.set_text_spans(true);
+        let mut events = Vec::new();
+        for chunk in chunks.iter().copied().chain([""]) {
+            let rest = if chunk.is_empty() { chunk } else { skip_text_lines(&mut parser, chunk) };
+            if chunk.len() > rest.len() {
+                events.push(stepwise_core::markers::Event::Text { text: chunk[..chunk.len() - rest.len()].to_owned() });
+            }
+            if chunk.is_empty() { parser.end_parse() } else if !rest.is_empty() { parser.parse(rest) }
+            let mut got: Vec<_> = parser.take_events().collect();
+            for piece in parser.take_text_pieces() {
+                let stepwise_core::markers::Event::Text { text } = &mut got[piece.event] else {
+                    panic!("a text piece of a non-text event");
+                };
+                match piece.source {
+                    stepwise_core::markers::TextSource::Earlier(held) => text.push_str(&held),
+                    stepwise_core::markers::TextSource::Chunk(range) => text.push_str(&rest[range]),
+                }
+            }
+            events.extend(got);
+        }
+        prop_assert_eq!(parser.fed(), text.len());
+        prop_assert_eq!(common::normalize(events), want_events);
+        want.message.clear();
+        prop_assert_eq!(parser.finish(), want);
     }
 
     #[test]
@@ -310,4 +353,34 @@ proptest! {
             }
         }
     }
+}
+
+/// Takes the run of display text at the start of `chunk` as the browser package's entry finds
+/// it (the rest of a text line, then whole lines whose first byte rules out a marker) through
+/// `skip_text`, counting bytes; returns the rest of the chunk, to feed.
+fn skip_text_lines<'a>(
+    parser: &mut stepwise_core::markers::MarkerParser,
+    chunk: &'a str,
+) -> &'a str {
+    use stepwise_core::markers::TextPosition;
+    let bytes = chunk.as_bytes();
+    let (mut at, mut lines, mut in_line) = (0, 0, false);
+    match parser.text_position() {
+        TextPosition::Elsewhere => return chunk,
+        TextPosition::InTextLine => match bytes.iter().position(|&b| b == b'\n') {
+            Some(end) => (at, lines) = (end + 1, 1),
+            None => (at, in_line) = (bytes.len(), true),
+        },
+        TextPosition::LineStart => {}
+    }
+    while !in_line && at < bytes.len() && !parser.may_begin_marker(bytes[at]) {
+        match bytes[at..].iter().position(|&b| b == b'\n') {
+            Some(end) => (at, lines) = (at + end + 1, lines + 1),
+            None => (at, in_line) = (bytes.len(), true),
+        }
+    }
+    if at > 0 {
+        assert!(parser.skip_text(at, lines, in_line));
+    }
+    &chunk[at..]
 }

@@ -97,14 +97,30 @@ test("marker values with quotes, backslashes, control and non-BMP characters cro
   }
 });
 
-test("a U+FEFF at the start of text copied through the blob is kept, at any split", () => {
+test("a U+FEFF, a U+FFFD and a lone surrogate in text are kept as given, at any split", () => {
   const text = "\uFEFF\uFFFD\nSUGGESTIONS: a\nb\uFEFF\uD800\nOPTIONS: x|y\n";
   const whole = parse([text]);
-  assert.equal(whole.parsed.message, "\uFEFF\uFFFD\nb\uFEFF\uFFFD");
+  assert.equal(whole.parsed.message, "\uFEFF\uFFFD\nb\uFEFF\uD800");
   assert.deepEqual(whole.parsed.suggestions, ["a"]);
   assert.deepEqual(whole.parsed.options, ["x", "y"]);
   for (let at = 0; at <= text.length; at++) {
     assert.deepEqual(parse([text.slice(0, at), text.slice(at)]), whole, `split at ${at}`);
+  }
+});
+
+test("lines the entry takes itself keep the core's line numbers, offsets and held text right", () => {
+  // Prose lines (taken by the entry), a bullet and a marker (parsed by the core), a malformed
+  // marker on line 7 and a payload whose body spans lines after more prose.
+  const text = "Intro line\nmore prose \u00e9\u2014 \ud83d\ude00\n- a bullet\nOPTIONS: A|B\nprose again\n\n" +
+    "TARGET_FIELD: not a field!\nafter\nSCHEMA_PROPOSAL:\n{\"k\": \"v\u00e9\"}\nend";
+  const random = prng(7);
+  for (const chunks of [[text], [...text], randomSplit(text, random, 5), randomSplit(text, random, 40)]) {
+    const { events, parsed } = parse(chunks, ["SCHEMA_PROPOSAL"]);
+    assert.deepEqual(parsed.diagnostics.map((d) => [d.code, d.line]), [["malformed_marker", 7]], `${chunks.length} chunks`);
+    assert.deepEqual(parsed.options, ["A", "B"]);
+    assert.deepEqual(parsed.payloads, [{ type: "schema_proposal", data: { k: "v\u00e9" } }]);
+    assert.equal(events.filter((e) => e.type === "text").map((e) => e.text).join(""),
+      "Intro line\nmore prose \u00e9\u2014 \ud83d\ude00\n- a bullet\nprose again\n\nafter\nend");
   }
 });
 
@@ -131,18 +147,22 @@ test("a surrogate pair split across chunks is reassembled", () => {
   assert.equal(parsed.message, "Hi 😀 there");
 });
 
-test("lone surrogates reach the events as U+FFFD, as the native parser reads them", () => {
+test("text events keep the caller's text, lone surrogates included; marker values read them as U+FFFD", () => {
   const texts = (stream, chunks) => chunks.flatMap((c) => stream.feed(c)).concat(stream.end()).map((e) => e.text).join("");
-  assert.equal(texts(new MarkerStream(), ["a\uDC00b"]), "a\uFFFDb");
-  assert.equal(texts(new MarkerStream(), ["x\uD800", "b"]), "x\uFFFDb");
+  assert.equal(texts(new MarkerStream(), ["a\uDC00b"]), "a\uDC00b");
+  assert.equal(texts(new MarkerStream(), ["x\uD800", "b"]), "x\uD800b");
   assert.equal(texts(new MarkerStream(), ["ok \uFFFD"]), "ok \uFFFD");
+  // The same at a line start the core decides, in a held line start and in a skipped line.
+  assert.equal(texts(new MarkerStream(), ["SUGG\uDC00\n", "Then \uDC00 x"]), "SUGG\uDC00\nThen \uDC00 x");
+  const stream = new MarkerStream();
+  assert.deepEqual(stream.feed("OPTIONS: a\uDC00|b\n").find((e) => e.type === "marker").value, ["a\uFFFD", "b"]);
 });
 
 test("a high surrogate held at the end is released by end() with the text held before it", () => {
   const stream = new MarkerStream();
   assert.deepEqual(stream.feed("Hello\nSUGG"), [{ type: "text", text: "Hello\n" }]);
   assert.deepEqual(stream.feed("\uD83D"), []);
-  assert.deepEqual(stream.end(), [{ type: "text", text: "SUGG\uFFFD" }]);
+  assert.deepEqual(stream.end(), [{ type: "text", text: "SUGG\uD83D" }]);
 });
 
 test("errors are real Error objects carrying a code", () => {

@@ -1,8 +1,12 @@
 //! The package's entry: the wasm-bindgen bindings, with `MarkerStream`'s streaming defined here.
 //!
-//! `feed` runs once per streamed chunk, so it crosses the boundary as little as possible: the
-//! chunk's UTF-8 is written straight into a buffer the stream keeps in wasm memory
-//! (`TextEncoder.encodeInto`, or a loop for an ASCII chunk of up to 256 units), one call parses it and
+//! `feed` runs once per streamed chunk, so it crosses the boundary as little as possible. Most
+//! of a reply is lines of prose, which the core's lead-byte map (which first bytes may begin a
+//! marker line) tells apart from a line that may be a marker by their first character: while
+//! the parser is at a line start or inside a text line, the entry finds such lines itself
+//! (`indexOf` of the line breaks) and only tells the core how much it took (`skipText`). The
+//! rest of the chunk (from a line that may be a marker) has its UTF-8 written straight into a buffer the stream keeps in wasm memory
+//! (`TextEncoder.encodeInto`, or a loop for an ASCII chunk of up to 32 units), one call parses it and
 //! returns a number, and the events are read from a tape of numbers in wasm memory
 //! (crates/wasm/src/tape.rs). Display text is cut from the caller's own strings
 //! (`chunk.slice`, no copy); the strings of markers and diagnostics come in one blob, decoded
@@ -23,16 +27,19 @@ const WINDOW_OPEN = 8;
 const SPANS_READY = 16;
 const BLOB_READY = 32;
 const HOLDING = 64;
+const AT_LINE_START = 128;
+const IN_TEXT_LINE = 256;
+const POSITION = AT_LINE_START | IN_TEXT_LINE;
 // The tape's words (crates/wasm/src/tape.rs).
 const TEXT = 1;
 const SPAN = 3;
-const EARLIER = 4;
 const MARKER = 6;
 const DIAGNOSTIC = 7;
 // Chunks up to this many UTF-16 units are written by a loop while they are ASCII: cheaper than
-// `encodeInto` and its `subarray` up to a few hundred units (in Chromium, 64 B chunks took
-// 0.62-0.75x the time with the loop; 256 B and up, the two are even: bench/README.md).
-const LOOP_MAX = 256;
+// `encodeInto` and its `subarray` for a few dozen units. Node: 50 vs 90 ns at 16 units, 219 vs
+// 94 ns at 64 (encodeInto costs about 100 ns up to a few hundred units); Chromium was even
+// from 256 units and 0.62-0.75x at 64 (bench/README.md).
+const LOOP_MAX = 32;
 
 /** Whether a UTF-16 unit is White_Space, as Rust's `char::is_whitespace` (JS's `trim` also
  * strips U+FEFF and keeps U+0085). */
@@ -69,6 +76,23 @@ function views() {
   }
 }
 
+/** A suggested action read from the tape: `(label), (action), (handler), 0 | 1, (target)`. */
+function action(word, string) {
+  const read = { label: string(), action: string(), handler: string() };
+  if (word() === 1) read.target = string();
+  return read;
+}
+
+/** Appends `more` to `events`, a text event that follows a text event joined to it. */
+function append(events, more) {
+  for (const event of more) {
+    const last = events.length - 1;
+    if (event.type === "text" && last >= 0 && events[last].type === "text") {
+      events[last] = { type: "text", text: events[last].text + event.text };
+    } else events.push(event);
+  }
+}
+
 export class MarkerStream extends Bindings {
   /** Where the shared block is, in words: `[input address, input capacity, tape address, tape
    * length, values address, values length, spans address, spans length]`. */
@@ -84,27 +108,36 @@ export class MarkerStream extends Bindings {
   #message = "";
   /** Every payload given out so far, in order: `finish`'s payloads. */
   #payloads = [];
+  /** `AT_LINE_START`, `IN_TEXT_LINE` or 0: where the parser stands, for `#skip`. */
+  #position = AT_LINE_START;
+  /** The lead-byte map: bit `b` set when a line whose first UTF-8 byte is `b` may be a marker. */
+  #leads;
 
   constructor(payloadMarkers) {
     super(payloadMarkers);
     this.#shared = this.sharedAt() >>> 2;
+    views();
+    this.#leads = words.slice(this.#shared + 8, this.#shared + 16);
   }
 
   feed(chunk) {
     if (typeof chunk !== "string") {
       throw Object.assign(new TypeError(`feed takes a string chunk, not ${typeof chunk}`), { code: "invalid_input" });
     }
-    let text = this.#held + chunk;
+    // Not `"" + chunk`: optimized code may make that a cons string, flattened again by every
+    // `charCodeAt` and `encodeInto` on it (measured: a third of a marker line's time).
+    let text = this.#held ? this.#held + chunk : chunk;
     this.#held = "";
     const last = text.charCodeAt(text.length - 1);
     if (last >= 0xd800 && last < 0xdc00) {
       this.#held = text.slice(-1);
       text = text.slice(0, -1);
     }
-    return this.#parse(text);
+    return this.#position && text.length > 0 ? this.#skip(text) : this.#parse(text);
   }
 
   end() {
+    this.#position = 0;
     // A high surrogate held at the very end is not text: the core reads it as U+FFFD.
     const held = this.#held ? this.#parse(this.#held) : [];
     this.#held = "";
@@ -114,31 +147,115 @@ export class MarkerStream extends Bindings {
 
   finish() {
     this.end();
-    const length = this.finishRest();
-    let rest = {};
-    if (length > 0) {
-      views();
-      const at = words[this.#shared + 4];
-      rest = JSON.parse(decoder.decode(bytes.subarray(at, at + length)));
-    }
-    this.free();
-    return {
-      message: trim(this.#message),
-      suggestions: rest.suggestions ?? [],
-      options: rest.options ?? [],
-      extracted: rest.extracted ?? [],
-      proposed_message: rest.proposed_message ?? null,
-      target_field: rest.target_field ?? null,
-      suggested_values: rest.suggested_values ?? [],
-      suggested_actions: rest.suggested_actions ?? [],
-      payloads: this.#payloads,
-      diagnostics: rest.diagnostics ?? [],
+    this.finishRest();
+    const { word, string } = this.#tape(BLOB_READY);
+    const list = (item) => {
+      const items = [];
+      for (let n = word(); n > 0; n--) items.push(item());
+      return items;
     };
+    const optional = () => (word() === 1 ? string() : null);
+    // The tape's order (crates/wasm/src/tape.rs); properties are read in the order written.
+    const parsed = {
+      message: trim(this.#message),
+      suggestions: list(string),
+      options: list(string),
+      extracted: list(() => ({ field: string(), value: string() })),
+      proposed_message: optional(),
+      target_field: optional(),
+      suggested_values: list(() => ({ label: string(), value: string() })),
+      suggested_actions: list(() => action(word, string)),
+      payloads: this.#payloads,
+      diagnostics: list(() => ({ code: string(), message: string(), line: word() })),
+    };
+    this.free();
+    return parsed;
+  }
+
+  /** Readers of the tape in wasm memory: `word()` and `string()`, a string of its blob (decoded
+   * when `code` has `BLOB_READY`); `done()` once every word is read. */
+  #tape(code) {
+    views();
+    const shared = this.#shared;
+    let blob = "";
+    if (code & BLOB_READY && words[shared + 5] > 0) {
+      const from = words[shared + 4];
+      blob = decoder.decode(bytes.subarray(from, from + words[shared + 5]));
+    }
+    let at = words[shared + 2] >>> 2;
+    const end = at + words[shared + 3];
+    return {
+      word: () => words[at++],
+      string: () => blob.slice(words[at++], words[at++]),
+      done: () => at >= end,
+    };
+  }
+
+  /** Parses `text` in parts: the display text the entry can tell apart itself (the rest of a
+   * text line, then lines whose first character rules out a marker) goes to `skipText`; each run
+   * of lines that may be markers goes to the core; and from where the core is left inside
+   * something else (a JSON body, an undecided line start), the rest of the chunk goes to the
+   * core. Any split gives the core's events (chunk invariance), so the parts' events are the
+   * chunk's, adjacent text joined. */
+  #skip(text) {
+    const length = text.length;
+    const events = [];
+    let at = 0;
+    while (at < length) {
+      const position = this.#position;
+      if (position === 0) {
+        append(events, this.#parse(at === 0 ? text : text.slice(at)));
+        break;
+      }
+      let end = at;
+      let lines = 0;
+      let inLine = false;
+      if (position === IN_TEXT_LINE) {
+        const lineEnd = text.indexOf("\n", at);
+        inLine = lineEnd < 0;
+        end = inLine ? length : lineEnd + 1;
+        lines = inLine ? 0 : 1;
+      }
+      while (!inLine && end < length && !this.#mayBegin(text.charCodeAt(end))) {
+        const lineEnd = text.indexOf("\n", end);
+        inLine = lineEnd < 0;
+        end = inLine ? length : lineEnd + 1;
+        if (!inLine) lines++;
+      }
+      if (end > at) {
+        this.#position = this.skipText(end - at, lines, inLine);
+        const run = end - at === length ? text : text.slice(at, end);
+        this.#message += run;
+        append(events, [{ type: "text", text: run }]);
+        at = end;
+        continue;
+      }
+      // Lines that may be markers, to the core, up to a line the entry can take again.
+      while (end < length && this.#mayBegin(text.charCodeAt(end))) {
+        const lineEnd = text.indexOf("\n", end);
+        end = lineEnd < 0 ? length : lineEnd + 1;
+      }
+      append(events, this.#parse(end - at === length ? text : text.slice(at, end)));
+      at = end;
+    }
+    return events;
+  }
+
+  /** Whether a line starting with the UTF-16 unit `unit` may be a marker line, by the lead
+   * byte of its UTF-8 in the core's map; a surrogate is left to the core. */
+  #mayBegin(unit) {
+    let lead;
+    if (unit < 0x80) lead = unit;
+    else if (unit < 0x800) lead = 0xc0 | (unit >> 6);
+    else if (unit >= 0xd800 && unit < 0xe000) return true;
+    else lead = 0xe0 | (unit >> 12);
+    return ((this.#leads[lead >> 5] >>> (lead & 31)) & 1) === 1;
   }
 
   #parse(text) {
     const code = this.feedInput(this.#write(text), text.length);
-    if (code === CHUNK_AS_TEXT) {
+    this.#position = code & POSITION;
+    if ((code & ~POSITION) === CHUNK_AS_TEXT) {
       this.#message += text;
       return [{ type: "text", text }];
     }
@@ -189,36 +306,23 @@ export class MarkerStream extends Bindings {
   /** The events of the tape: text cut from `text` (and the pending text), strings cut from the
    * blob; payloads whose data is in the window get it from there. */
   #events(text, code) {
-    views();
     const shared = this.#shared;
-    let blob = "";
-    if (code & BLOB_READY) {
-      const from = words[shared + 4];
-      blob = decoder.decode(bytes.subarray(from, from + words[shared + 5]));
-    }
-    let at = words[shared + 2] >>> 2;
-    const end = at + words[shared + 3];
-    const word = () => words[at++];
-    const string = () => blob.slice(words[at++], words[at++]);
+    const { word, string, done } = this.#tape(code);
     const events = [];
-    while (at < end) {
+    while (!done()) {
       const kind = word();
       if (kind === MARKER) events.push(this.#marker(string(), word, string));
       else if (kind === DIAGNOSTIC) events.push({ type: "diagnostic", code: string(), message: string(), line: word() });
       else if (kind === TEXT) {
-        const piece = text.slice(words[at], words[at + 1]);
-        at += 2;
+        const piece = text.slice(word(), word());
         this.#message += piece;
         events.push({ type: "text", text: piece });
       } else {
         let joined = "";
         for (let pieces = word(); pieces > 0; pieces--) {
           const source = word();
-          if (source === SPAN) {
-            joined += text.slice(words[at], words[at + 1]);
-            at += 2;
-          } else if (source === EARLIER) joined += this.#pending.slice(this.#pending.length - word());
-          else joined += string();
+          if (source === SPAN) joined += text.slice(word(), word());
+          else joined += this.#pending.slice(this.#pending.length - word());
         }
         this.#message += joined;
         events.push({ type: "text", text: joined });
@@ -252,11 +356,7 @@ export class MarkerStream extends Bindings {
         break;
       case "suggested_actions":
         value = [];
-        for (let n = word(); n > 0; n--) {
-          const action = { label: string(), action: string(), handler: string() };
-          if (word() === 1) action.target = string();
-          value.push(action);
-        }
+        for (let n = word(); n > 0; n--) value.push(action(word, string));
         break;
       case "payload": {
         const type = string();

@@ -5,9 +5,11 @@
 //! resolution). Plain data crosses the boundary in the wire's snake_case shape through
 //! serde-wasm-bindgen, both ways (`error.rs`). The streaming path is the exception, built for
 //! speed: the package's entry (`js/stepwise.js`) defines `MarkerStream`'s `feed`, `end` and
-//! `finish` around [`MarkerStream::feed_input`], writing each chunk into wasm memory in place
-//! and reading its events from a tape of numbers (`tape.rs`: text as ranges of the caller's
-//! chunk, other strings as ranges of one blob); `finish`'s parse comes as JSON (`events.rs`).
+//! `finish` around [`MarkerStream::feed_input`]: it takes the lines of display text it can tell
+//! apart by their first character itself ([`MarkerStream::skip_text`]), writes the rest of each
+//! chunk into wasm memory in place and reads its events, and `finish`'s parse, from a tape of
+//! numbers (`tape.rs`: text as ranges of the caller's chunk, other strings as ranges of one
+//! blob).
 //! Errors are JS `Error`s with a `code`.
 //!
 //! ```js
@@ -21,7 +23,6 @@
 
 mod assistant_types;
 mod error;
-mod events;
 mod marker_stream;
 mod registry;
 mod tape;
@@ -35,5 +36,5 @@ pub use marker_stream::{
     WINDOW_ADD, WINDOW_OPEN,
 };
 pub use registry::resolve_chat;
-pub use tape::{BLOB, DIAGNOSTIC, EARLIER, MARKER, PIECES, SPAN, TEXT};
+pub use tape::{DIAGNOSTIC, EARLIER, MARKER, PIECES, SPAN, TEXT};
 pub use workflow::Workflow;

@@ -1,11 +1,12 @@
 //! `MarkerStream`: the incremental marker parser for tokens streaming into the browser.
 
-use stepwise_core::markers::{Event, Marker, MarkerParser, MarkerRegistry, TextPiece};
+use stepwise_core::markers::{
+    Event, Marker, MarkerParser, MarkerRegistry, TextPiece, TextPosition,
+};
 use wasm_bindgen::prelude::*;
 
 use crate::error::{coded_error, from_js};
-use crate::events::JsonOut;
-use crate::tape::{Tape, TapeWriter};
+use crate::tape::{Tape, TapeWriter, write_parse};
 use crate::window::{ChunkAt, Window};
 
 /// `feedInput`: the chunk completed no event.
@@ -26,17 +27,28 @@ pub const BLOB_READY: u32 = 32;
 /// `feedInput` flag: a line start is still undecided after this chunk: the entry keeps the
 /// text from here on, for the tape's `EARLIER` pieces.
 pub const HOLDING: u32 = 64;
+/// `feedInput`, `endInput` and `skipText` flag: the parser is at a line start with nothing
+/// held, and no window is open: the entry may find the display text of the next chunk's first
+/// lines itself (those whose first character the lead-byte map rules out) and give it to
+/// `skipText` instead of writing it into wasm memory.
+pub const AT_LINE_START: u32 = 128;
+/// Flag as [`AT_LINE_START`]: the parser is inside a display line: the next chunk up to and
+/// with its first line break is display text.
+pub const IN_TEXT_LINE: u32 = 256;
 
 /// Slots of the shared block the JS entry reads (`MarkerStream::shared`).
 const INPUT_AT: usize = 0;
 const INPUT_CAPACITY: usize = 1;
 const TAPE_AT: usize = 2;
 const TAPE_LEN: usize = 3;
-/// The blob of the tape, or the JSON of `finishRest`.
+/// The blob of the tape.
 const TEXT_AT: usize = 4;
 const TEXT_LEN: usize = 5;
 const SPANS_AT: usize = 6;
 const SPANS_LEN: usize = 7;
+/// Where the lead-byte map starts: 8 words, bit `b` set when a line whose first UTF-8 byte is
+/// `b` may be a marker line (the core's rule; the entry maps a UTF-16 unit to its lead byte).
+const LEAD_MAP: usize = 8;
 
 /// Parses marker lines while model output streams in.
 ///
@@ -64,16 +76,14 @@ pub struct MarkerStream {
     input: Vec<u8>,
     /// The events of the last chunk, as the JS entry reads them (`tape.rs`).
     tape: Tape,
-    /// The parse after `finishRest`, as JSON.
-    values: JsonOut,
     /// The payloads whose data the JS entry reads from its window: `[event index, start,
     /// end]`.
     spans: Vec<u32>,
     /// The text pieces of the last chunk's events (reused).
     pieces: Vec<TextPiece>,
     /// What the JS entry reads from wasm memory: the addresses and lengths of the input, the
-    /// tape, its blob (or `finishRest`'s JSON) and the spans (boxed: its address is stable).
-    shared: Box<[u32; 8]>,
+    /// tape, its blob and the spans, then the lead-byte map (boxed: its address is stable).
+    shared: Box<[u32; 16]>,
 }
 
 #[wasm_bindgen]
@@ -99,6 +109,8 @@ impl MarkerStream {
         }
         let mut parser = MarkerParser::with_registry(registry);
         parser.set_text_spans(true);
+        let mut shared = Box::new([0; 16]);
+        shared[LEAD_MAP..].copy_from_slice(&parser.marker_lead_map());
         Ok(MarkerStream {
             parser,
             fed16: 0,
@@ -106,17 +118,16 @@ impl MarkerStream {
             windowed: Vec::new(),
             input: Vec::new(),
             tape: Tape::default(),
-            values: JsonOut::default(),
             spans: Vec::new(),
             pieces: Vec::new(),
             // The input buffer is made by the first chunk's `reserveInput`.
-            shared: Box::new([0; 8]),
+            shared,
         })
     }
 
     /// The address in wasm memory of the shared block: `[input address, input capacity, tape
     /// address, tape length (words), blob or JSON address, its length (bytes), spans address,
-    /// spans length (words)]`, read by the JS entry.
+    /// spans length (words)]` and the 8 words of the lead-byte map, read by the JS entry.
     #[wasm_bindgen(js_name = sharedAt, skip_typescript)]
     pub fn shared_at(&self) -> u32 {
         self.shared.as_ptr() as usize as u32
@@ -155,26 +166,38 @@ impl MarkerStream {
         code
     }
 
+    /// Takes display text the entry found itself at the start of a chunk instead of writing
+    /// it into wasm memory (`MarkerParser::skip_text`, the stream's position counted in UTF-16
+    /// units for it): `len16` units holding `lines` line breaks, ending inside a line or not.
+    /// Allowed only right after a call that returned [`AT_LINE_START`] or [`IN_TEXT_LINE`];
+    /// returns those flags for what follows, or 0 when nothing was taken.
+    #[wasm_bindgen(js_name = skipText, skip_typescript)]
+    pub fn skip_text(&mut self, len16: u32, lines: u32, ends_in_line: bool) -> u32 {
+        if self.window.open || !self.parser.skip_text(len16 as usize, lines, ends_in_line) {
+            return 0;
+        }
+        self.fed16 += u64::from(len16);
+        self.position()
+    }
+
     /// The half of the entry's `end` in wasm: ends the stream; returns [`NO_EVENTS`] or
     /// [`EVENTS_READY`] for the last events (held text, a final marker), read as
     /// `feedInput`'s are, with an empty chunk.
     #[wasm_bindgen(js_name = endInput, skip_typescript)]
     pub fn end_input(&mut self) -> u32 {
         self.parser.end_parse();
-        self.write_tape("", 0, true)
+        self.write_tape("", 0)
     }
 
     /// The half of the entry's `finish` in wasm: writes the parse without its message and
-    /// payloads (which the entry keeps), and without its empty fields, as JSON to the values;
-    /// returns its length in bytes (0 when every field is empty).
+    /// payloads (which the entry keeps) to the tape and its blob (`tape.rs`); returns the
+    /// tape's length in words.
     #[wasm_bindgen(js_name = finishRest, skip_typescript)]
     pub fn finish_rest(&mut self) -> u32 {
         self.parser.end_parse();
-        self.values.clear();
-        self.values.parsed(self.parser.parsed());
-        self.shared[TEXT_AT] = self.values.0.as_ptr() as usize as u32;
-        self.shared[TEXT_LEN] = self.values.0.len() as u32;
-        self.values.0.len() as u32
+        write_parse(&mut self.tape, self.parser.parsed());
+        self.point_at_tape();
+        self.tape.words().len() as u32
     }
 }
 
@@ -197,26 +220,22 @@ impl MarkerStream {
         self.tape.blob()
     }
 
-    /// The parse's JSON after `finishRest`.
-    pub fn rest(&self) -> &str {
-        &self.values.0
-    }
-
     /// The spans of the last call that set [`SPANS_READY`]: `[event index, start, end]`.
     pub fn spans(&self) -> &[u32] {
         &self.spans
     }
 
     fn feed_str(&mut self, chunk: &str, len16: u32) -> u32 {
-        // A lone surrogate in the JS chunk reads as U+FFFD here, and so must reach the event:
-        // such a chunk's text is copied from here, not cut from the caller's string.
+        // A lone surrogate in the JS chunk reads as U+FFFD here. Text events keep the caller's
+        // text as it is (U+FFFD and a lone surrogate are one UTF-16 unit each), but a JSON body
+        // is then read as the core saw it, not from the window (`Window::track`).
         // (U+FFFD is EF BF BD in UTF-8: a byte search rules it out in one fast pass.)
         let as_is = memchr::memchr(0xEF, chunk.as_bytes()).is_none() || !chunk.contains('\u{FFFD}');
         // The caller's string length: UTF-16 units, counted by the engine for free.
         let start16 = self.fed16;
         self.fed16 += u64::from(len16);
-        if as_is && self.parser.feed_plain(chunk) {
-            return CHUNK_AS_TEXT;
+        if self.parser.feed_plain(chunk) {
+            return CHUNK_AS_TEXT | self.position();
         }
         let start = self.parser.fed();
         self.parser.parse(chunk);
@@ -241,25 +260,43 @@ impl MarkerStream {
         } else {
             0
         };
-        self.write_tape(chunk, len16, as_is) | window_flags | holding
+        self.write_tape(chunk, len16) | window_flags | holding | self.position()
+    }
+
+    /// Writes where the tape and its blob are to the shared block.
+    fn point_at_tape(&mut self) {
+        self.shared[TAPE_AT] = self.tape.words().as_ptr() as usize as u32;
+        self.shared[TAPE_LEN] = self.tape.words().len() as u32;
+        self.shared[TEXT_AT] = self.tape.blob().as_ptr() as usize as u32;
+        self.shared[TEXT_LEN] = self.tape.blob().len() as u32;
+    }
+
+    /// [`AT_LINE_START`] or [`IN_TEXT_LINE`] when the entry may skip text, else 0.
+    fn position(&self) -> u32 {
+        match self.parser.text_position() {
+            _ if self.window.open => 0,
+            TextPosition::LineStart => AT_LINE_START,
+            TextPosition::InTextLine => IN_TEXT_LINE,
+            TextPosition::Elsewhere => 0,
+        }
     }
 
     /// Writes the events the parser completed to the tape (and its blob, and the spans);
     /// returns [`NO_EVENTS`], [`CHUNK_AS_TEXT`] or [`EVENTS_READY`] with [`BLOB_READY`] and
     /// [`SPANS_READY`] as they apply.
-    fn write_tape(&mut self, chunk: &str, len16: u32, as_is: bool) -> u32 {
+    fn write_tape(&mut self, chunk: &str, len16: u32) -> u32 {
         self.pieces.clear();
         self.pieces.extend(self.parser.take_text_pieces());
         let events = self.parser.take_events();
         if events.len() == 0 {
             return NO_EVENTS;
         }
-        if as_is && events.len() == 1 && crate::tape::is_whole(&self.pieces, chunk.len()) {
+        if events.len() == 1 && crate::tape::is_whole(&self.pieces, chunk.len()) {
             return CHUNK_AS_TEXT;
         }
         self.spans.clear();
         let mut windowed = self.windowed.iter();
-        let mut writer = TapeWriter::new(&mut self.tape, chunk, len16, as_is);
+        let mut writer = TapeWriter::new(&mut self.tape, chunk, len16);
         let mut pieces = self.pieces.drain(..).peekable();
         for (index, event) in events.enumerate() {
             if let Event::Text { .. } = event {
@@ -276,10 +313,7 @@ impl MarkerStream {
             }
         }
         drop(pieces);
-        self.shared[TAPE_AT] = self.tape.words().as_ptr() as usize as u32;
-        self.shared[TAPE_LEN] = self.tape.words().len() as u32;
-        self.shared[TEXT_AT] = self.tape.blob().as_ptr() as usize as u32;
-        self.shared[TEXT_LEN] = self.tape.blob().len() as u32;
+        self.point_at_tape();
         self.shared[SPANS_AT] = self.spans.as_ptr() as usize as u32;
         self.shared[SPANS_LEN] = self.spans.len() as u32;
         let mut code = EVENTS_READY;

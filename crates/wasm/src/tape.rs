@@ -10,17 +10,28 @@
 //!
 //! - `TEXT, start, end`: a text event, `chunk.slice(start, end)`;
 //! - `PIECES, n` and `n` pieces: a text event joined from pieces, each `SPAN, start, end`
-//!   (a range of the chunk), `EARLIER, units` (the last `units` UTF-16 units of the text fed
-//!   before this chunk, which the entry keeps while a line start is undecided) or `BLOB, (s)`
-//!   (text the entry cannot cut, see [`TapeWriter::new`]);
+//!   (a range of the chunk) or `EARLIER, units` (the last `units` UTF-16 units of the text fed
+//!   before this chunk, which the entry keeps while a line start is undecided);
+//!
+//! Text is always the caller's own: a lone surrogate, which the core reads as U+FFFD (one
+//! UTF-16 unit either way, so the ranges hold), stays as the caller gave it in text events.
+//! Marker values are the core's strings, with U+FFFD.
 //! - `MARKER, (kind)` and the value, by kind: a list `n, (s)…` (`suggestions`, `options`);
 //!   `(field), (value)` (`extracted_data`); `(s)` (`proposed_message`, `target_field`);
 //!   `n, ((label), (value))…` (`suggested_values`); `n, ((label), (action), (handler), 0 | 1,
 //!   (target) if 1)…` (`suggested_actions`); `(type), 0` with its data from the window, or
 //!   `(type), 1, (json)` (`payload`);
 //! - `DIAGNOSTIC, (code), (message), line`.
+//!
+//! `finishRest` writes the parse's fields besides its message and payloads (which the entry
+//! keeps) to the tape too, in this order ([`write_parse`]): `suggestions` and `options` as
+//! lists, `extracted` as `n, ((field), (value))…`, `proposed_message` and `target_field` as
+//! `0` or `1, (s)`, `suggested_values` and `suggested_actions` as their markers' values, and
+//! `diagnostics` as `n, ((code), (message), line)…`.
 
-use stepwise_core::markers::{Diagnostic, Event, Marker, TextPiece, TextSource};
+use stepwise_core::markers::{
+    Diagnostic, Event, Marker, Parsed, SuggestedAction, SuggestedValue, TextPiece, TextSource,
+};
 
 use crate::utf16::{Utf16Offsets, utf16_len};
 
@@ -32,8 +43,6 @@ pub const PIECES: u32 = 2;
 pub const SPAN: u32 = 3;
 /// Tape word, in a text: the end of the text fed before the chunk.
 pub const EARLIER: u32 = 4;
-/// Tape word, in a text: a string of the blob.
-pub const BLOB: u32 = 5;
 /// Tape word: a marker event.
 pub const MARKER: u32 = 6;
 /// Tape word: a diagnostic event.
@@ -72,31 +81,58 @@ impl Tape {
             self.string(item);
         }
     }
+
+    fn optional(&mut self, text: Option<&str>) {
+        match text {
+            Some(text) => {
+                self.words.push(1);
+                self.string(text);
+            }
+            None => self.words.push(0),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.words.clear();
+        self.blob.clear();
+        self.blob16 = 0;
+    }
+}
+
+/// Writes the parse's fields for `finishRest`, in the order the module's doc gives.
+pub(crate) fn write_parse(tape: &mut Tape, parse: &Parsed) {
+    tape.clear();
+    tape.strings(&parse.suggestions);
+    tape.strings(&parse.options);
+    tape.words.push(parse.extracted.len() as u32);
+    for field in &parse.extracted {
+        tape.string(&field.field);
+        tape.string(&field.value);
+    }
+    tape.optional(parse.proposed_message.as_deref());
+    tape.optional(parse.target_field.as_deref());
+    suggested_values(tape, &parse.suggested_values);
+    suggested_actions(tape, &parse.suggested_actions);
+    tape.words.push(parse.diagnostics.len() as u32);
+    for diagnostic in &parse.diagnostics {
+        tape.string(diagnostic.code.as_str());
+        tape.string(&diagnostic.message);
+        tape.words.push(diagnostic.line);
+    }
 }
 
 /// Writes one chunk's events to the tape.
 pub(crate) struct TapeWriter<'a> {
     tape: &'a mut Tape,
-    chunk: &'a str,
-    /// Cuts text from the caller's string; when false (the chunk held a lone surrogate, read
-    /// here as U+FFFD), text is copied out as the core saw it.
-    as_is: bool,
     offsets: Utf16Offsets<'a>,
 }
 
 impl<'a> TapeWriter<'a> {
-    /// A writer for the events of `chunk` (`len16` UTF-16 units in the caller's string). Text
-    /// is cut from the caller's strings unless `as_is` is false (the chunk held a lone
-    /// surrogate, which the core reads as U+FFFD, and the event must say what the core saw);
-    /// held text that has a U+FFFD is copied for the same reason.
-    pub(crate) fn new(tape: &'a mut Tape, chunk: &'a str, len16: u32, as_is: bool) -> Self {
-        tape.words.clear();
-        tape.blob.clear();
-        tape.blob16 = 0;
+    /// A writer for the events of `chunk` (`len16` UTF-16 units in the caller's string).
+    pub(crate) fn new(tape: &'a mut Tape, chunk: &'a str, len16: u32) -> Self {
+        tape.clear();
         TapeWriter {
             tape,
-            chunk,
-            as_is,
             offsets: Utf16Offsets::new(chunk, len16),
         }
     }
@@ -133,21 +169,13 @@ impl<'a> TapeWriter<'a> {
         for piece in pieces {
             count += 1;
             match piece.source {
-                TextSource::Chunk(range) if self.as_is => {
+                TextSource::Chunk(range) => {
                     let start = self.offsets.at(range.start);
                     let end = self.offsets.at(range.end);
                     self.tape.words.extend([SPAN, start, end]);
                 }
-                TextSource::Earlier(text) if !text.contains('\u{FFFD}') => {
-                    self.tape.words.extend([EARLIER, utf16_len(&text)]);
-                }
-                TextSource::Chunk(range) => {
-                    self.tape.words.push(BLOB);
-                    self.tape.string(&self.chunk[range]);
-                }
                 TextSource::Earlier(text) => {
-                    self.tape.words.push(BLOB);
-                    self.tape.string(&text);
+                    self.tape.words.extend([EARLIER, utf16_len(&text)]);
                 }
             }
         }
@@ -170,28 +198,8 @@ fn marker_value(tape: &mut Tape, marker: &Marker, data_later: bool) {
             tape.string(&f.value);
         }
         Marker::ProposedMessage(text) | Marker::TargetField(text) => tape.string(text),
-        Marker::SuggestedValues(values) => {
-            tape.words.push(values.len() as u32);
-            for value in values {
-                tape.string(&value.label);
-                tape.string(&value.value);
-            }
-        }
-        Marker::SuggestedActions(actions) => {
-            tape.words.push(actions.len() as u32);
-            for action in actions {
-                tape.string(&action.label);
-                tape.string(&action.action);
-                tape.string(action.handler.as_str());
-                match &action.target {
-                    Some(target) => {
-                        tape.words.push(1);
-                        tape.string(target);
-                    }
-                    None => tape.words.push(0),
-                }
-            }
-        }
+        Marker::SuggestedValues(values) => suggested_values(tape, values),
+        Marker::SuggestedActions(actions) => suggested_actions(tape, actions),
         Marker::Payload(payload) => {
             tape.string(&payload.payload_type);
             if data_later {
@@ -201,6 +209,24 @@ fn marker_value(tape: &mut Tape, marker: &Marker, data_later: bool) {
                 tape.string(payload.data.as_str());
             }
         }
+    }
+}
+
+fn suggested_values(tape: &mut Tape, values: &[SuggestedValue]) {
+    tape.words.push(values.len() as u32);
+    for value in values {
+        tape.string(&value.label);
+        tape.string(&value.value);
+    }
+}
+
+fn suggested_actions(tape: &mut Tape, actions: &[SuggestedAction]) {
+    tape.words.push(actions.len() as u32);
+    for action in actions {
+        tape.string(&action.label);
+        tape.string(&action.action);
+        tape.string(action.handler.as_str());
+        tape.optional(action.target.as_deref());
     }
 }
 

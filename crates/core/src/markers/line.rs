@@ -23,17 +23,51 @@ pub(crate) enum LineStart {
     Marker(MarkerId),
 }
 
+/// Whether a line whose first byte is `first` may be a marker line: most lines are decided
+/// text by their first byte alone (indentation, a bullet, bold or a name's initial may begin a
+/// marker; [`classify`] decides the same, later, for every other byte).
+pub(crate) fn may_begin_marker(first: u8, registry: &MarkerRegistry) -> bool {
+    is_decoration_lead(first) || registry.has_initial(first)
+}
+
+/// Whether `first` may begin the decoration before a marker's name: indentation, a bullet
+/// (`•` begins with 0xE2), bold.
+const fn is_decoration_lead(first: u8) -> bool {
+    matches!(
+        first,
+        b' ' | b'\t' | b'-' | b'+' | b'*' | b'_' | b'0'..=b'9' | 0xE2
+    )
+}
+
+/// [`may_begin_marker`] for every byte at once: bit `b % 32` of word `b / 32` is set when a
+/// line beginning with byte `b` may be a marker line.
+pub(crate) fn marker_lead_map(registry: &MarkerRegistry) -> [u32; 8] {
+    const DECORATION: [u32; 8] = {
+        let mut map = [0; 8];
+        let mut byte = 0;
+        while byte < 256 {
+            if is_decoration_lead(byte as u8) {
+                map[byte >> 5] |= 1 << (byte & 31);
+            }
+            byte += 1;
+        }
+        map
+    };
+    let mut map = DECORATION;
+    // The initials' bit `n` is the letter `A + n`; `A` (65) is bit 1 of word 2.
+    map[usize::from(b'A' >> 5)] |= registry.initials() << (b'A' & 31);
+    map
+}
+
 /// Classifies the start of a line (`prefix` holds no line break).
 pub(crate) fn classify(prefix: &str, registry: &MarkerRegistry) -> LineStart {
     if prefix.len() > MAX_PREFIX_LEN {
         return LineStart::Text;
     }
-    // Most lines are decided by their first byte: only these can begin a marker line (the
-    // rest of this function decides the same, later).
-    match prefix.as_bytes().first() {
-        None | Some(b' ' | b'\t' | b'-' | b'+' | b'*' | b'_' | b'0'..=b'9' | 0xE2) => {}
-        Some(&b) if b.is_ascii_uppercase() && registry.has_initial(b) => {}
-        Some(_) => return LineStart::Text,
+    if let Some(&first) = prefix.as_bytes().first()
+        && !may_begin_marker(first, registry)
+    {
+        return LineStart::Text;
     }
     let mut cursor = Cursor {
         rest: prefix.as_bytes(),
@@ -178,6 +212,27 @@ mod tests {
             expect,
             "prefix {prefix:?}"
         );
+    }
+
+    #[test]
+    fn the_lead_map_says_what_classify_decides_from_a_first_byte() {
+        let mut registry = MarkerRegistry::new();
+        registry.register_payload("ZEBRA_PLAN").unwrap();
+        let map = marker_lead_map(&registry);
+        for byte in 0..=u8::MAX {
+            let in_map = map[usize::from(byte >> 5)] >> (byte & 31) & 1 == 1;
+            assert_eq!(
+                in_map,
+                may_begin_marker(byte, &registry),
+                "byte {byte:#04x}"
+            );
+            // A byte the map rules out begins text, whatever follows.
+            if !in_map && byte.is_ascii() {
+                let line = format!("{}SUGGESTIONS: a", byte as char);
+                assert_eq!(classify(&line[..1], &registry), LineStart::Text);
+            }
+        }
+        assert!(map[2] >> (b'Z' & 31) & 1 == 1, "a payload marker's initial");
     }
 
     #[test]

@@ -14,7 +14,7 @@ mod text_pieces;
 mod types;
 mod values;
 
-pub use parser::{MAX_LINE_LEN, MAX_PAYLOAD_LEN, MarkerParser};
+pub use parser::{MAX_LINE_LEN, MAX_PAYLOAD_LEN, MarkerParser, TextPosition};
 pub use registry::{MAX_MARKER_NAME_LEN, MAX_PAYLOAD_MARKERS, MarkerRegistry, RegistryError};
 pub use text_pieces::{TextPiece, TextSource};
 pub use types::{

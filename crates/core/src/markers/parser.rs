@@ -5,6 +5,9 @@ use std::ops::Range;
 use memchr::{memchr, memchr_iter};
 
 mod line_start;
+mod skip;
+
+pub use skip::TextPosition;
 
 use super::bracket_scan::BracketScan;
 use super::registry::{MarkerId, MarkerRegistry};

@@ -73,7 +73,21 @@ impl RegistryError {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MarkerRegistry {
     payloads: Vec<String>,
+    /// The registered payload names' first letters, bit `b - b'A'` each (the built-in ones are
+    /// in [`BUILTIN_INITIALS`]): a line's first byte is tested against every name at once.
+    payload_initials: u32,
 }
+
+/// The built-in names' first letters, as [`MarkerRegistry::payload_initials`] holds the rest.
+const BUILTIN_INITIALS: u32 = {
+    let mut bits = 0;
+    let mut at = 0;
+    while at < BUILTIN.len() {
+        bits |= 1 << (BUILTIN[at].0.as_bytes()[0] - b'A');
+        at += 1;
+    }
+    bits
+};
 
 impl MarkerRegistry {
     /// A registry with the built-in markers only.
@@ -100,6 +114,7 @@ impl MarkerRegistry {
         if self.payloads.len() >= MAX_PAYLOAD_MARKERS {
             return Err(RegistryError::Full);
         }
+        self.payload_initials |= 1 << (name.as_bytes()[0] - b'A');
         self.payloads.push(name.to_owned());
         Ok(())
     }
@@ -127,10 +142,14 @@ impl MarkerRegistry {
             })
     }
 
+    /// The first letters of every name, bit `b - b'A'` each.
+    pub(crate) fn initials(&self) -> u32 {
+        BUILTIN_INITIALS | self.payload_initials
+    }
+
     /// Whether some marker name starts with the byte `first`.
     pub(crate) fn has_initial(&self, first: u8) -> bool {
-        BUILTIN.iter().any(|(n, _)| n.as_bytes()[0] == first)
-            || self.payloads.iter().any(|n| n.as_bytes()[0] == first)
+        first.is_ascii_uppercase() && self.initials() & (1 << (first - b'A')) != 0
     }
 
     /// Whether some marker name starts with `prefix`.

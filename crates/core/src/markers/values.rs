@@ -183,6 +183,10 @@ fn clean(raw: &str) -> &str {
 
 /// Drops one pair of matching quotes around a value.
 fn unquote(value: &str) -> &str {
+    // Most values are not quoted: one byte tells (`“` begins with 0xE2).
+    if !matches!(value.as_bytes().first(), Some(b'"' | b'\'' | b'`' | 0xE2)) {
+        return value;
+    }
     for quote in ['"', '\'', '`', '“'] {
         let close = if quote == '“' { '”' } else { quote };
         if let Some(inner) = value

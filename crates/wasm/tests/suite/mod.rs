@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 use stepwise_core::markers::{MarkerParser, MarkerRegistry};
 use stepwise_wasm::{
-    BLOB, BLOB_READY, CHUNK_AS_TEXT, DIAGNOSTIC, EARLIER, EVENTS_READY, HOLDING, MARKER,
-    MarkerStream, NO_EVENTS, PIECES, SPAN, SPANS_READY, TEXT, WINDOW_ADD, WINDOW_OPEN, Workflow,
+    BLOB_READY, CHUNK_AS_TEXT, DIAGNOSTIC, EARLIER, EVENTS_READY, HOLDING, MARKER, MarkerStream,
+    NO_EVENTS, PIECES, SPAN, SPANS_READY, TEXT, WINDOW_ADD, WINDOW_OPEN, Workflow,
 };
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -312,24 +312,50 @@ fn type_errors_name_what_was_found_and_expected() {
 /// What the entry's `finish` returns (js/stepwise.js): the rest of the parse from
 /// `finishRest`, with the display text it kept (trimmed) and the payloads it gave out.
 fn finish(stream: &mut MarkerStream, display: &str, payloads: &[Value]) -> Value {
-    let length = stream.finish_rest();
-    let rest: Value = if length == 0 {
-        json!({})
-    } else {
-        serde_json::from_str(stream.rest()).unwrap()
+    let length = stream.finish_rest() as usize;
+    assert_eq!(length, stream.tape().len());
+    let mut reader = TapeReader {
+        tape: stream.tape(),
+        at: 0,
+        blob: stream.blob().encode_utf16().collect(),
     };
-    let field = |key: &str, empty: Value| rest.get(key).cloned().unwrap_or(empty);
+    let strings = |reader: &mut TapeReader| {
+        json!(
+            (0..reader.word())
+                .map(|_| reader.string())
+                .collect::<Vec<_>>()
+        )
+    };
+    let optional = |reader: &mut TapeReader| match reader.word() {
+        1 => json!(reader.string()),
+        _ => Value::Null,
+    };
+    let suggestions = strings(&mut reader);
+    let options = strings(&mut reader);
+    let extracted: Vec<Value> = (0..reader.word())
+        .map(|_| json!({"field": reader.string(), "value": reader.string()}))
+        .collect();
+    let proposed_message = optional(&mut reader);
+    let target_field = optional(&mut reader);
+    let suggested_values = reader.marker_value("suggested_values");
+    let suggested_actions = reader.marker_value("suggested_actions");
+    let diagnostics: Vec<Value> = (0..reader.word())
+        .map(
+            |_| json!({"code": reader.string(), "message": reader.string(), "line": reader.word()}),
+        )
+        .collect();
+    assert_eq!(reader.at, length, "the whole tape is read");
     json!({
         "message": display.trim(),
-        "suggestions": field("suggestions", json!([])),
-        "options": field("options", json!([])),
-        "extracted": field("extracted", json!([])),
-        "proposed_message": field("proposed_message", Value::Null),
-        "target_field": field("target_field", Value::Null),
-        "suggested_values": field("suggested_values", json!([])),
-        "suggested_actions": field("suggested_actions", json!([])),
+        "suggestions": suggestions,
+        "options": options,
+        "extracted": extracted,
+        "proposed_message": proposed_message,
+        "target_field": target_field,
+        "suggested_values": suggested_values,
+        "suggested_actions": suggested_actions,
         "payloads": payloads,
-        "diagnostics": field("diagnostics", json!([])),
+        "diagnostics": diagnostics,
     })
 }
 
@@ -396,7 +422,6 @@ fn read_tape(stream: &MarkerStream, entry: &Entry, chunk: &str, code: u32) -> Va
                             let units = &pending[pending.len() - reader.word() as usize..];
                             text += &String::from_utf16(units).unwrap();
                         }
-                        BLOB => text += &reader.string(),
                         other => panic!("unknown piece word {other}"),
                     }
                 }

@@ -3,7 +3,7 @@
 
 use memchr::memchr;
 
-use super::super::line::{LineStart, MAX_PREFIX_LEN, classify};
+use super::super::line::{LineStart, MAX_PREFIX_LEN, classify, may_begin_marker};
 use super::super::registry::MarkerId;
 use super::{MarkerParser, Mode};
 
@@ -50,67 +50,81 @@ impl MarkerParser {
         at + ch.len_utf8()
     }
 
-    /// [`Self::line_start`] for a line that starts in this chunk (nothing held): classifies
-    /// the chunk's own bytes, without copying them, and finds where the start is decided (the
-    /// shortest decided prefix, as the char-by-char path decides it) in few calls: whether a
-    /// prefix is decided only changes once, from undecided to decided, as it grows, so probes
-    /// at doubling lengths bracket that point and a binary search finds it. A start still
-    /// undecided at the chunk's end is held, as the char-by-char path would have held it.
+    /// [`Self::line_start`] for a line that starts in this chunk (nothing held): decides the
+    /// start from the chunk's own bytes, without copying them, as the char-by-char path
+    /// decides it at the line's shortest decided prefix. A marker is decided exactly at a
+    /// colon, and the first colon of the line is the only place one can be (names, bullets
+    /// and bold hold none), so two calls of `classify` decide a line: up to its first colon
+    /// (a marker there, when one character less is still undecided) or up to what the chunk
+    /// holds of it (text or still undecided). A start still undecided at the chunk's end is
+    /// held, as the char-by-char path would have held it.
     pub(super) fn line_start_in_chunk(&mut self, chunk: &str, at: usize) -> usize {
+        let run_end = self.text_run(chunk, at);
+        if run_end > at {
+            return run_end;
+        }
         let bytes = chunk.as_bytes();
         let line_end = memchr(b'\n', &bytes[at..]).map_or(chunk.len(), |offset| at + offset);
-        // A prefix longer than MAX_PREFIX_LEN is decided (text): no probe needs to go further.
+        // A prefix longer than MAX_PREFIX_LEN is decided (text): nothing past it is looked at.
         let mut limit = line_end.min(at + MAX_PREFIX_LEN + 1);
         while !chunk.is_char_boundary(limit) {
             limit += 1;
         }
-        let classify_to = |end: usize| classify(&chunk[at..end], &self.registry);
-        let (mut undecided, mut step) = (at, 1);
-        let mut decided = None;
-        while decided.is_none() && undecided < limit {
-            let mut probe = (at + step).min(limit);
-            while !chunk.is_char_boundary(probe) {
-                probe += 1;
+        let colon = memchr(b':', &bytes[at..limit]).map(|offset| at + offset + 1);
+        let seen = colon.unwrap_or(limit);
+        let decided = match classify(&chunk[at..seen], &self.registry) {
+            LineStart::Marker(id)
+                if classify(&chunk[at..seen - 1], &self.registry) == LineStart::Undecided =>
+            {
+                self.start_marker(id);
+                return seen;
             }
-            match classify_to(probe) {
-                LineStart::Undecided => undecided = probe,
-                start => decided = Some((probe, start)),
-            }
-            step *= 2;
-        }
-        let Some((mut end, mut start)) = decided else {
-            if line_end < chunk.len() {
-                self.emit_text(&chunk[at..=line_end], self.fed + line_end + 1);
-                self.line += 1;
-                return line_end + 1;
-            }
-            self.prefix.push_str(&chunk[at..]);
-            return chunk.len();
+            // Decided before its colon, so as text: no marker ends short of a colon.
+            LineStart::Marker(_) | LineStart::Text => true,
+            LineStart::Undecided => false,
         };
-        loop {
-            let mut mid = undecided + (end - undecided) / 2;
-            while !chunk.is_char_boundary(mid) {
-                mid += 1;
-            }
-            if mid == undecided {
-                mid += chunk[mid..].chars().next().map_or(1, char::len_utf8);
-            }
-            if mid >= end {
-                break;
-            }
-            match classify_to(mid) {
-                LineStart::Undecided => undecided = mid,
-                found => (end, start) = (mid, found),
+        if line_end < chunk.len() {
+            // A whole line, text either way: decided text, or a line ended while undecided.
+            self.emit_text(&chunk[at..=line_end], self.fed + line_end + 1);
+            self.line += 1;
+            return line_end + 1;
+        }
+        if decided {
+            self.emit_text(&chunk[at..], self.fed + chunk.len());
+            self.mode = Mode::Text;
+        } else {
+            self.prefix.push_str(&chunk[at..]);
+        }
+        chunk.len()
+    }
+
+    /// The run of lines from `at` (a line start, nothing held) that their first byte shows to
+    /// be display text, emitted as one piece of text: most of a reply, crossed with one line
+    /// break search and one byte test a line. Returns where the run ends: at the start of a
+    /// line that may be a marker (the mode stays at a line start), or at the chunk's end
+    /// inside a text line (the mode is then text); `at` itself when the first line may be a
+    /// marker.
+    fn text_run(&mut self, chunk: &str, at: usize) -> usize {
+        let bytes = chunk.as_bytes();
+        let mut cursor = at;
+        let mut lines = 0;
+        while cursor < bytes.len() && !may_begin_marker(bytes[cursor], &self.registry) {
+            match memchr(b'\n', &bytes[cursor..]) {
+                Some(offset) => {
+                    cursor += offset + 1;
+                    lines += 1;
+                }
+                None => {
+                    cursor = bytes.len();
+                    self.mode = Mode::Text;
+                }
             }
         }
-        match start {
-            LineStart::Marker(id) => self.start_marker(id),
-            _ => {
-                self.emit_text(&chunk[at..end], self.fed + end);
-                self.mode = Mode::Text;
-            }
+        if cursor > at {
+            self.emit_text(&chunk[at..cursor], self.fed + cursor);
+            self.line += lines;
         }
-        end
+        cursor
     }
 
     pub(super) fn start_marker(&mut self, id: MarkerId) {
