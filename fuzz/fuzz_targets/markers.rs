@@ -1,11 +1,14 @@
 //! Fuzz target: the marker parser never panics, and any split of any input gives the same
-//! events (adjacent text merged) and the same parse as the whole input, in span mode too.
+//! events (adjacent text merged) and the same parse as the whole input, in span mode too, and
+//! with the lines of display text a caller finds itself taken through `skip_text`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use stepwise_core::markers::{Event, MarkerParser, MarkerRegistry, Parsed, TextSource};
+use stepwise_core::markers::{
+    Event, MarkerParser, MarkerRegistry, Parsed, TextPosition, TextSource,
+};
 
-fn parse(chunks: &[&str], spans: bool) -> (Vec<Event>, Parsed) {
+fn parse(chunks: &[&str], spans: bool, skipping: bool) -> (Vec<Event>, Parsed) {
     let mut registry = MarkerRegistry::new();
     registry.register_payload("SCHEMA_PROPOSAL").unwrap();
     let mut parser = MarkerParser::with_registry(registry);
@@ -15,9 +18,16 @@ fn parse(chunks: &[&str], spans: bool) -> (Vec<Event>, Parsed) {
         (Some(Event::Text { text: last }), Event::Text { text }) => last.push_str(&text),
         (_, event) => events.push(event),
     };
-    for chunk in chunks.iter().copied().chain([""]) {
-        let mut fed: Vec<Event> = if chunk.is_empty() {
+    for whole in chunks.iter().copied().chain([""]) {
+        let chunk = if skipping { skip_text_lines(&mut parser, whole) } else { whole };
+        if chunk.len() < whole.len() {
+            let text = whole[..whole.len() - chunk.len()].to_owned();
+            push(Event::Text { text }, &mut events);
+        }
+        let mut fed: Vec<Event> = if whole.is_empty() {
             parser.end().collect()
+        } else if chunk.is_empty() {
+            Vec::new()
         } else {
             parser.feed(chunk).collect()
         };
@@ -36,6 +46,32 @@ fn parse(chunks: &[&str], spans: bool) -> (Vec<Event>, Parsed) {
     (events, parser.finish())
 }
 
+/// Takes the display text at the start of `chunk` that a caller can tell apart by first bytes
+/// (as the browser package's entry does) through `skip_text`; returns the rest, to feed.
+fn skip_text_lines<'a>(parser: &mut MarkerParser, chunk: &'a str) -> &'a str {
+    let bytes = chunk.as_bytes();
+    let line_end = |from: usize| bytes[from..].iter().position(|&b| b == b'\n').map(|at| from + at + 1);
+    let (mut at, mut lines, mut in_line) = (0, 0, false);
+    match parser.text_position() {
+        TextPosition::Elsewhere => return chunk,
+        TextPosition::InTextLine => match line_end(0) {
+            Some(end) => (at, lines) = (end, 1),
+            None => (at, in_line) = (bytes.len(), true),
+        },
+        TextPosition::LineStart => {}
+    }
+    while !in_line && at < bytes.len() && !parser.may_begin_marker(bytes[at]) {
+        match line_end(at) {
+            Some(end) => (at, lines) = (end, lines + 1),
+            None => (at, in_line) = (bytes.len(), true),
+        }
+    }
+    if at > 0 {
+        assert!(parser.skip_text(at, lines, in_line), "skip_text refused at a text position");
+    }
+    &chunk[at..]
+}
+
 fuzz_target!(|data: &[u8]| {
     // The first byte seeds the split points; the rest is the text.
     let Some((&seed, rest)) = data.split_first() else { return };
@@ -52,11 +88,13 @@ fuzz_target!(|data: &[u8]| {
         chunks.push(&text[start..end]);
         start = end;
     }
-    let whole = parse(&[&text], false);
-    assert_eq!(whole, parse(&chunks, false), "chunking changed the parse");
+    let whole = parse(&[&text], false, false);
+    assert_eq!(whole, parse(&chunks, false, false), "chunking changed the parse");
     // In span mode the message is the caller's to build from the text events.
-    let (events, mut parsed) = parse(&chunks, true);
-    assert!(parsed.message.is_empty(), "span mode kept the message");
-    parsed.message.clone_from(&whole.1.message);
-    assert_eq!(whole, (events, parsed), "span mode changed the parse");
+    for skipping in [false, true] {
+        let (events, mut parsed) = parse(&chunks, true, skipping);
+        assert!(parsed.message.is_empty(), "span mode kept the message");
+        parsed.message.clone_from(&whole.1.message);
+        assert_eq!(whole, (events, parsed), "span mode changed the parse (skipping: {skipping})");
+    }
 });

@@ -4,7 +4,8 @@
 //! of a reply is lines of prose, which the core's lead-byte map (which first bytes may begin a
 //! marker line) tells apart from a line that may be a marker by their first character: while
 //! the parser is at a line start or inside a text line, the entry finds such lines itself
-//! (`indexOf` of the line breaks) and only tells the core how much it took (`skipText`). The
+//! (`indexOf` of the line breaks) and only tells the core how much it took (`skipText`, once
+//! before the core's next call, so a delta inside a text line does not call into wasm). The
 //! rest of the chunk (from a line that may be a marker) has its UTF-8 written straight into a buffer the stream keeps in wasm memory
 //! (`TextEncoder.encodeInto`, or a loop for an ASCII chunk of up to 32 units), one call parses it and
 //! returns a number, and the events are read from a tape of numbers in wasm memory
@@ -83,14 +84,17 @@ function action(word, string) {
   return read;
 }
 
-/** Appends `more` to `events`, a text event that follows a text event joined to it. */
+/** Adds `event` to `events`, a text event that follows a text event joined to it. */
+function add(events, event) {
+  const last = events.length - 1;
+  if (event.type === "text" && last >= 0 && events[last].type === "text") {
+    events[last] = { type: "text", text: events[last].text + event.text };
+  } else events.push(event);
+}
+
+/** Adds each of `more` to `events`. */
 function append(events, more) {
-  for (const event of more) {
-    const last = events.length - 1;
-    if (event.type === "text" && last >= 0 && events[last].type === "text") {
-      events[last] = { type: "text", text: events[last].text + event.text };
-    } else events.push(event);
-  }
+  for (const event of more) add(events, event);
 }
 
 export class MarkerStream extends Bindings {
@@ -110,6 +114,11 @@ export class MarkerStream extends Bindings {
   #payloads = [];
   /** `AT_LINE_START`, `IN_TEXT_LINE` or 0: where the parser stands, for `#skip`. */
   #position = AT_LINE_START;
+  /** Text taken since the core was last told (`#flush`): UTF-16 units, line breaks, and whether
+   * it ends inside a line. */
+  #taken = 0;
+  #takenLines = 0;
+  #takenInLine = false;
   /** The lead-byte map: bit `b` set when a line whose first UTF-8 byte is `b` may be a marker. */
   #leads;
 
@@ -133,10 +142,11 @@ export class MarkerStream extends Bindings {
       this.#held = text.slice(-1);
       text = text.slice(0, -1);
     }
-    return this.#position && text.length > 0 ? this.#skip(text) : this.#parse(text);
+    return this.#position === 0 || text.length === 0 ? this.#parse(text) : this.#skip(text);
   }
 
   end() {
+    this.#flush();
     this.#position = 0;
     // A high surrogate held at the very end is not text: the core reads it as U+FFFD.
     const held = this.#held ? this.#parse(this.#held) : [];
@@ -148,7 +158,13 @@ export class MarkerStream extends Bindings {
   finish() {
     this.end();
     this.finishRest();
-    const { word, string } = this.#tape(BLOB_READY);
+    views();
+    const shared = this.#shared;
+    const from = words[shared + 4];
+    const blob = words[shared + 5] > 0 ? decoder.decode(bytes.subarray(from, from + words[shared + 5])) : "";
+    let at = words[shared + 2] >>> 2;
+    const word = () => words[at++];
+    const string = () => blob.slice(words[at++], words[at++]);
     const list = (item) => {
       const items = [];
       for (let n = word(); n > 0; n--) items.push(item());
@@ -172,24 +188,7 @@ export class MarkerStream extends Bindings {
     return parsed;
   }
 
-  /** Readers of the tape in wasm memory: `word()` and `string()`, a string of its blob (decoded
-   * when `code` has `BLOB_READY`); `done()` once every word is read. */
-  #tape(code) {
-    views();
-    const shared = this.#shared;
-    let blob = "";
-    if (code & BLOB_READY && words[shared + 5] > 0) {
-      const from = words[shared + 4];
-      blob = decoder.decode(bytes.subarray(from, from + words[shared + 5]));
-    }
-    let at = words[shared + 2] >>> 2;
-    const end = at + words[shared + 3];
-    return {
-      word: () => words[at++],
-      string: () => blob.slice(words[at++], words[at++]),
-      done: () => at >= end,
-    };
-  }
+
 
   /** Parses `text` in parts: the display text the entry can tell apart itself (the rest of a
    * text line, then lines whose first character rules out a marker) goes to `skipText`; each run
@@ -198,6 +197,12 @@ export class MarkerStream extends Bindings {
    * core. Any split gives the core's events (chunk invariance), so the parts' events are the
    * chunk's, adjacent text joined. */
   #skip(text) {
+    if (this.#position === IN_TEXT_LINE && text.indexOf("\n") < 0) {
+      // The usual delta: more of a text line.
+      this.#take(text.length, 0, true);
+      this.#message += text;
+      return [{ type: "text", text }];
+    }
     const length = text.length;
     const events = [];
     let at = 0;
@@ -223,10 +228,10 @@ export class MarkerStream extends Bindings {
         if (!inLine) lines++;
       }
       if (end > at) {
-        this.#position = this.skipText(end - at, lines, inLine);
+        this.#take(end - at, lines, inLine);
         const run = end - at === length ? text : text.slice(at, end);
         this.#message += run;
-        append(events, [{ type: "text", text: run }]);
+        add(events, { type: "text", text: run });
         at = end;
         continue;
       }
@@ -252,7 +257,25 @@ export class MarkerStream extends Bindings {
     return ((this.#leads[lead >> 5] >>> (lead & 31)) & 1) === 1;
   }
 
+  /** Counts display text the entry took, for the core's next call. */
+  #take(units, lines, inLine) {
+    this.#taken += units;
+    this.#takenLines += lines;
+    this.#takenInLine = inLine;
+    this.#position = inLine ? IN_TEXT_LINE : AT_LINE_START;
+  }
+
+  /** Tells the core the text taken since its last call. */
+  #flush() {
+    if (this.#taken > 0) {
+      this.skipText(this.#taken, this.#takenLines, this.#takenInLine);
+      this.#taken = 0;
+      this.#takenLines = 0;
+    }
+  }
+
   #parse(text) {
+    this.#flush();
     const code = this.feedInput(this.#write(text), text.length);
     this.#position = code & POSITION;
     if ((code & ~POSITION) === CHUNK_AS_TEXT) {
@@ -306,10 +329,19 @@ export class MarkerStream extends Bindings {
   /** The events of the tape: text cut from `text` (and the pending text), strings cut from the
    * blob; payloads whose data is in the window get it from there. */
   #events(text, code) {
+    views();
     const shared = this.#shared;
-    const { word, string, done } = this.#tape(code);
+    let blob = "";
+    if (code & BLOB_READY) {
+      const from = words[shared + 4];
+      blob = decoder.decode(bytes.subarray(from, from + words[shared + 5]));
+    }
+    let at = words[shared + 2] >>> 2;
+    const end = at + words[shared + 3];
+    const word = () => words[at++];
+    const string = () => blob.slice(words[at++], words[at++]);
     const events = [];
-    while (!done()) {
+    while (at < end) {
       const kind = word();
       if (kind === MARKER) events.push(this.#marker(string(), word, string));
       else if (kind === DIAGNOSTIC) events.push({ type: "diagnostic", code: string(), message: string(), line: word() });

@@ -166,11 +166,13 @@ impl MarkerStream {
         code
     }
 
-    /// Takes display text the entry found itself at the start of a chunk instead of writing
-    /// it into wasm memory (`MarkerParser::skip_text`, the stream's position counted in UTF-16
-    /// units for it): `len16` units holding `lines` line breaks, ending inside a line or not.
-    /// Allowed only right after a call that returned [`AT_LINE_START`] or [`IN_TEXT_LINE`];
-    /// returns those flags for what follows, or 0 when nothing was taken.
+    /// Takes display text the entry found itself instead of writing it into wasm memory
+    /// (`MarkerParser::skip_text`, the stream's position counted in UTF-16 units for it):
+    /// `len16` units holding `lines` line breaks, ending inside a line or not. The entry may
+    /// take text only after a call that returned [`AT_LINE_START`] or [`IN_TEXT_LINE`], and
+    /// tells it here, all the text taken since in one call, before its next call of another
+    /// kind. Returns the flags for where the parser then stands (which the entry knows), or 0
+    /// when nothing was taken.
     #[wasm_bindgen(js_name = skipText, skip_typescript)]
     pub fn skip_text(&mut self, len16: u32, lines: u32, ends_in_line: bool) -> u32 {
         if self.window.open || !self.parser.skip_text(len16 as usize, lines, ends_in_line) {
