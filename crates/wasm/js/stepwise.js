@@ -7,7 +7,7 @@
 //! (`indexOf` of the line breaks) and only tells the core how much it took (`skipText`, once
 //! before the core's next call, so a delta inside a text line does not call into wasm). The
 //! rest of the chunk (from a line that may be a marker) has its UTF-8 written straight into a buffer the stream keeps in wasm memory
-//! (`TextEncoder.encodeInto`, or a loop for an ASCII chunk of up to 32 units), one call parses it and
+//! (`TextEncoder.encodeInto`, or a loop for an ASCII chunk of up to 64 units), one call parses it and
 //! returns a number, and the events are read from a tape of numbers in wasm memory
 //! (crates/wasm/src/tape.rs). Display text is cut from the caller's own strings
 //! (`chunk.slice`, no copy); the strings of markers and diagnostics come in one blob, decoded
@@ -36,11 +36,12 @@ const TEXT = 1;
 const SPAN = 3;
 const MARKER = 6;
 const DIAGNOSTIC = 7;
-// Chunks up to this many UTF-16 units are written by a loop while they are ASCII: cheaper than
-// `encodeInto` and its `subarray` for a few dozen units. Node: 50 vs 90 ns at 16 units, 219 vs
-// 94 ns at 64 (encodeInto costs about 100 ns up to a few hundred units); Chromium was even
-// from 256 units and 0.62-0.75x at 64 (bench/README.md).
-const LOOP_MAX = 32;
+// Chunks up to this many UTF-16 units are written by a loop while they are ASCII instead of by
+// `encodeInto` and its `subarray`. In Chromium, where the package lives, the loop took
+// 0.62-0.75x the time at 64 units and was even from 256 (a limit of 32 made the payload at
+// 64 B chunks 0.76x as fast); in node `encodeInto` is about 100 ns flat and wins from about 30
+// units (bench/README.md).
+const LOOP_MAX = 64;
 
 /** Whether a UTF-16 unit is White_Space, as Rust's `char::is_whitespace` (JS's `trim` also
  * strips U+FEFF and keeps U+0085). */
