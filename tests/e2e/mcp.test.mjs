@@ -311,6 +311,15 @@ describe("the MCP endpoint", () => {
     assert.equal(other.status, 404, "another owner cannot use it");
     const made = await post(stack.base, owner, { jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-session-id": "0".repeat(32) });
     assert.equal(made.status, 404, "nor can an id nobody was given");
+    // The session speaks the version its initialize answered: another one, even one this server
+    // speaks, is refused, and the session goes on.
+    const otherVersion = await post(stack.base, owner, { jsonrpc: "2.0", id: 3, method: "ping" }, { "mcp-session-id": id, "mcp-protocol-version": "2025-06-18" });
+    assert.equal(otherVersion.status, 400);
+    assert.deepEqual(otherVersion.json.error.data, { negotiated: "2025-11-25", requested: "2025-06-18" });
+    assert.match(otherVersion.json.error.message, /speaks protocol version `2025-11-25`/);
+    const same = await post(stack.base, owner, { jsonrpc: "2.0", id: 4, method: "ping" }, { "mcp-session-id": id, "mcp-protocol-version": "2025-11-25" });
+    assert.equal(same.status, 200);
+    assert.deepEqual(same.json.result, {});
     await session.transportOf.terminateSession();
     const ended = await post(stack.base, owner, { jsonrpc: "2.0", id: 2, method: "ping" }, { "mcp-session-id": id });
     assert.equal(ended.status, 404, "an ended session is gone");

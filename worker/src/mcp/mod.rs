@@ -37,7 +37,7 @@ use crate::platform::owner::Owner;
 use crate::platform::{cors, ids, limits, objects, settings};
 
 /// The header naming the protocol revision of every request after `initialize`.
-const VERSION_HEADER: &str = "mcp-protocol-version";
+pub(super) const VERSION_HEADER: &str = "mcp-protocol-version";
 /// The header naming the session, answered by `initialize` and sent with every later request.
 const SESSION_HEADER: &str = "mcp-session-id";
 /// What `research_start` answers outside a session.
@@ -97,7 +97,9 @@ pub async fn serve(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Resp
     }
     if let Some(session) = req.headers().get(SESSION_HEADER)? {
         let streams = accepts_events(&req)?;
-        return forward(env, owner, &session, "/message", Some(text), streams).await;
+        let version = req.headers().get(VERSION_HEADER)?;
+        let body = Some(text);
+        return forward(env, owner, &session, "/message", body, streams, version).await;
     }
     let (id, method, params) = match parsed {
         Err((id, error)) => return rpc_response(&jsonrpc::error(id.as_ref(), &error), 400),
@@ -148,7 +150,7 @@ pub async fn end(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response>
     check_origin(req, env)?;
     limits::rate_limit(req, env, owner).await?;
     match req.headers().get(SESSION_HEADER)? {
-        Some(session) => forward(env, owner, &session, "/end", None, false).await,
+        Some(session) => forward(env, owner, &session, "/end", None, false, None).await,
         None => no_sessions(),
     }
 }
@@ -175,6 +177,7 @@ async fn forward(
     path: &str,
     body: Option<String>,
     streams: bool,
+    version: Option<String>,
 ) -> AppResult<Response> {
     if !ids::is_id(session) {
         let why = RpcError::new(INVALID_REQUEST, "no such session: initialize again");
@@ -185,6 +188,9 @@ async fn forward(
     headers.set("content-type", "application/json")?;
     if streams {
         headers.set(session::STREAMS_HEADER, "1")?;
+    }
+    if let Some(version) = version {
+        headers.set(VERSION_HEADER, &version)?;
     }
     let mut init = RequestInit::new();
     init.with_method(Method::Post).with_headers(headers);

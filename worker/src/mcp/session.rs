@@ -100,6 +100,10 @@ impl McpSession {
             storage.delete_all().await?;
             return Ok(Response::empty()?.with_status(204));
         }
+        let requested = req.headers().get(super::VERSION_HEADER)?;
+        if let Some(why) = server::session_version_error(&info.version, requested.as_deref()) {
+            return rpc_response(&jsonrpc::error(None, &why), 400);
+        }
         storage.set_alarm(IDLE_MS).await?;
         let req_streams = req.headers().get(STREAMS_HEADER)?.is_some();
         let text = req.text().await?;

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::jsonrpc::{INVALID_PARAMS, METHOD_NOT_FOUND, RpcError};
+use super::jsonrpc::{INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RpcError};
 use super::resources::{ResourceUri, templates};
 use super::tools::{ToolCall, list, read_call};
 
@@ -51,6 +51,30 @@ pub fn negotiate(requested: &str) -> &'static str {
 /// Whether a request's `MCP-Protocol-Version` header names a revision this server speaks.
 pub fn speaks(version: &str) -> bool {
     PROTOCOL_VERSIONS.contains(&version)
+}
+
+/// Why a request in a session that negotiated `negotiated` is refused for naming another
+/// protocol version in its `MCP-Protocol-Version` header (`None`: it names none, or the same).
+/// Answered with HTTP 400, as an unsupported version is: a session speaks one revision.
+///
+/// ```
+/// use stepwise_core::mcp::server::session_version_error;
+/// assert!(session_version_error("2025-11-25", Some("2025-11-25")).is_none());
+/// assert!(session_version_error("2025-11-25", None).is_none());
+/// let error = session_version_error("2025-11-25", Some("2025-06-18")).unwrap();
+/// assert_eq!(error.data.unwrap()["negotiated"], "2025-11-25");
+/// ```
+pub fn session_version_error(negotiated: &str, requested: Option<&str>) -> Option<RpcError> {
+    let requested = requested.filter(|requested| *requested != negotiated)?;
+    Some(RpcError {
+        data: Some(json!({"negotiated": negotiated, "requested": requested})),
+        ..RpcError::new(
+            INVALID_REQUEST,
+            format!(
+                "this session speaks protocol version `{negotiated}`, not `{requested}`: send the version `initialize` answered"
+            ),
+        )
+    })
 }
 
 /// Reads request `method` with `params` (`version` is the server's own, for `initialize`).
