@@ -136,15 +136,7 @@ proptest! {
         for chunk in chunks.iter().copied().chain([""]) {
             let want: Vec<_> = if chunk.is_empty() { copies.end().collect() } else { copies.feed(chunk).collect() };
             let mut got: Vec<_> = if chunk.is_empty() { spans.end().collect() } else { spans.feed(chunk).collect() };
-            for piece in spans.take_text_pieces() {
-                let stepwise_core::markers::Event::Text { text } = &mut got[piece.event] else {
-                    panic!("a text piece of a non-text event");
-                };
-                match piece.source {
-                    stepwise_core::markers::TextSource::Earlier(held) => text.push_str(&held),
-                    stepwise_core::markers::TextSource::Chunk(range) => text.push_str(&chunk[range]),
-                }
-            }
+            fill_text(&mut got, &mut spans, chunk);
             prop_assert_eq!(got, want);
         }
         // In span mode the message is the caller's to keep: everything else is the same.
@@ -169,15 +161,7 @@ proptest! {
             }
             if chunk.is_empty() { parser.end_parse() } else if !rest.is_empty() { parser.parse(rest) }
             let mut got: Vec<_> = parser.take_events().collect();
-            for piece in parser.take_text_pieces() {
-                let stepwise_core::markers::Event::Text { text } = &mut got[piece.event] else {
-                    panic!("a text piece of a non-text event");
-                };
-                match piece.source {
-                    stepwise_core::markers::TextSource::Earlier(held) => text.push_str(&held),
-                    stepwise_core::markers::TextSource::Chunk(range) => text.push_str(&rest[range]),
-                }
-            }
+            fill_text(&mut got, &mut parser, rest);
             events.extend(got);
         }
         prop_assert_eq!(parser.fed(), text.len());
@@ -383,4 +367,21 @@ fn skip_text_lines<'a>(
         assert!(parser.skip_text(at, lines, in_line));
     }
     &chunk[at..]
+}
+
+/// Puts the text of span mode's pieces into the (empty) text events of the feed of `chunk`.
+fn fill_text(
+    events: &mut [stepwise_core::markers::Event],
+    parser: &mut stepwise_core::markers::MarkerParser,
+    chunk: &str,
+) {
+    for piece in parser.take_text_pieces() {
+        let stepwise_core::markers::Event::Text { text } = &mut events[piece.event] else {
+            panic!("a text piece of a non-text event");
+        };
+        match piece.source {
+            stepwise_core::markers::TextSource::Earlier(held) => text.push_str(&held),
+            stepwise_core::markers::TextSource::Chunk(range) => text.push_str(&chunk[range]),
+        }
+    }
 }
