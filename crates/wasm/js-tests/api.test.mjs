@@ -165,6 +165,28 @@ test("a high surrogate held at the end is released by end() with the text held b
   assert.deepEqual(stream.end(), [{ type: "text", text: "SUGG\uD83D" }]);
 });
 
+test("a feed after end() is a diagnostic, even after a held high surrogate; after finish() or free() it throws", () => {
+  for (const last of ["Hi ", "Hi \uD83D"]) {
+    const stream = new MarkerStream();
+    stream.feed(last);
+    stream.end();
+    assert.deepEqual(stream.feed("more text\nOPTIONS: A|B\n").map((e) => e.type === "diagnostic" ? e.code : e.type), ["feed_after_end"], JSON.stringify(last));
+    assert.equal(stream.finish().message, last.trim());
+  }
+  const finished = new MarkerStream();
+  finished.feed("Hi \uD83D");
+  finished.finish();
+  assert.throws(() => finished.feed("more\nHello"), (e) => e.code === "stream_freed");
+  const freed = new MarkerStream();
+  freed.feed("Hi");
+  freed.free();
+  assert.throws(() => freed.feed(" there\nand more\n"), (e) => e.code === "stream_freed");
+  assert.throws(() => freed.end(), (e) => e.code === "stream_freed");
+  const disposed = new MarkerStream();
+  disposed[Symbol.dispose]();
+  assert.throws(() => disposed.feed("prose"), (e) => e.code === "stream_freed");
+});
+
 test("errors are real Error objects carrying a code", () => {
   assert.throws(() => Workflow.builtin("nope"), (e) => e instanceof Error && e.code === "unknown_workflow");
   assert.throws(() => new Workflow({ id: "x", title: "X", steps: [] }), (e) => e instanceof Error && e.code === "invalid_spec");

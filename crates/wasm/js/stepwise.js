@@ -100,7 +100,8 @@ function append(events, more) {
 
 export class MarkerStream extends Bindings {
   /** Where the shared block is, in words: `[input address, input capacity, tape address, tape
-   * length, values address, values length, spans address, spans length]`. */
+   * length, blob address, blob length, spans address, spans length]`, then the 8 words of the
+   * lead-byte map. */
   #shared;
   /** A high surrogate that ended the last chunk, waiting for its low half. */
   #held = "";
@@ -120,6 +121,8 @@ export class MarkerStream extends Bindings {
   #taken = 0;
   #takenLines = 0;
   #takenInLine = false;
+  /** Set by `free` (and so by `finish`). */
+  #freed = false;
   /** The lead-byte map: bit `b` set when a line whose first UTF-8 byte is `b` may be a marker. */
   #leads;
 
@@ -134,6 +137,7 @@ export class MarkerStream extends Bindings {
     if (typeof chunk !== "string") {
       throw Object.assign(new TypeError(`feed takes a string chunk, not ${typeof chunk}`), { code: "invalid_input" });
     }
+    this.#live();
     // Not `"" + chunk`: optimized code may make that a cons string, flattened again by every
     // `charCodeAt` and `encodeInto` on it (measured: a third of a marker line's time).
     let text = this.#held ? this.#held + chunk : chunk;
@@ -147,13 +151,29 @@ export class MarkerStream extends Bindings {
   }
 
   end() {
-    this.#flush();
-    this.#position = 0;
-    // A high surrogate held at the very end is not text: the core reads it as U+FFFD.
+    this.#live();
+    // A high surrogate held at the very end is released as it is (the core reads it as
+    // U+FFFD): parsed before the end, and so before the position is cleared for good.
     const held = this.#held ? this.#parse(this.#held) : [];
     this.#held = "";
+    this.#flush();
+    this.#position = 0;
     const code = this.endInput();
     return code === NO_EVENTS ? held : held.concat(this.#events("", code));
+  }
+
+  /** Frees the stream's wasm memory; a later `feed`, `end` or `finish` throws `stream_freed`
+   * (without writing into the freed memory). */
+  free() {
+    this.#position = 0;
+    this.#freed = true;
+    super.free();
+  }
+
+  #live() {
+    if (this.#freed) {
+      throw Object.assign(new Error("this stream was freed (by finish or free): make a new one"), { code: "stream_freed" });
+    }
   }
 
   finish() {
@@ -403,3 +423,6 @@ export class MarkerStream extends Bindings {
     return { type: "marker", kind, value };
   }
 }
+
+// `using` frees the stream through the entry's `free`, as the bindings do for theirs.
+if (Symbol.dispose) MarkerStream.prototype[Symbol.dispose] = MarkerStream.prototype.free;

@@ -27,7 +27,7 @@ pub const BLOB_READY: u32 = 32;
 /// `feedInput` flag: a line start is still undecided after this chunk: the entry keeps the
 /// text from here on, for the tape's `EARLIER` pieces.
 pub const HOLDING: u32 = 64;
-/// `feedInput`, `endInput` and `skipText` flag: the parser is at a line start with nothing
+/// `feedInput` and `skipText` flag: the parser is at a line start with nothing
 /// held, and no window is open: the entry may find the display text of the next chunk's first
 /// lines itself (those whose first character the lead-byte map rules out) and give it to
 /// `skipText` instead of writing it into wasm memory.
@@ -126,7 +126,7 @@ impl MarkerStream {
     }
 
     /// The address in wasm memory of the shared block: `[input address, input capacity, tape
-    /// address, tape length (words), blob or JSON address, its length (bytes), spans address,
+    /// address, tape length (words), blob address, its length (bytes), spans address,
     /// spans length (words)]` and the 8 words of the lead-byte map, read by the JS entry.
     #[wasm_bindgen(js_name = sharedAt, skip_typescript)]
     pub fn shared_at(&self) -> u32 {
@@ -151,7 +151,7 @@ impl MarkerStream {
     /// [`CHUNK_AS_TEXT`] (one text event that is the chunk itself, reused as the caller's
     /// string) or [`EVENTS_READY`] (the tape: text as ranges of the caller's chunk, strings as
     /// ranges of its blob when [`BLOB_READY`] is set); and flags above them: [`WINDOW_ADD`],
-    /// [`WINDOW_OPEN`], [`SPANS_READY`], [`HOLDING`]. Numbers cross the boundary much faster
+    /// [`WINDOW_OPEN`], [`SPANS_READY`], [`HOLDING`], [`AT_LINE_START`], [`IN_TEXT_LINE`]. Numbers cross the boundary much faster
     /// than fresh objects and strings, and the engine already holds the chunk's text.
     #[wasm_bindgen(js_name = feedInput, skip_typescript)]
     pub fn feed_input(&mut self, len: u32, len16: u32) -> u32 {

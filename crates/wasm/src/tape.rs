@@ -12,16 +12,16 @@
 //! - `PIECES, n` and `n` pieces: a text event joined from pieces, each `SPAN, start, end`
 //!   (a range of the chunk) or `EARLIER, units` (the last `units` UTF-16 units of the text fed
 //!   before this chunk, which the entry keeps while a line start is undecided);
-//!
-//! Text is always the caller's own: a lone surrogate, which the core reads as U+FFFD (one
-//! UTF-16 unit either way, so the ranges hold), stays as the caller gave it in text events.
-//! Marker values are the core's strings, with U+FFFD.
 //! - `MARKER, (kind)` and the value, by kind: a list `n, (s)…` (`suggestions`, `options`);
 //!   `(field), (value)` (`extracted_data`); `(s)` (`proposed_message`, `target_field`);
 //!   `n, ((label), (value))…` (`suggested_values`); `n, ((label), (action), (handler), 0 | 1,
 //!   (target) if 1)…` (`suggested_actions`); `(type), 0` with its data from the window, or
 //!   `(type), 1, (json)` (`payload`);
 //! - `DIAGNOSTIC, (code), (message), line`.
+//!
+//! Text is always the caller's own: a lone surrogate, which the core reads as U+FFFD (one
+//! UTF-16 unit either way, so the ranges hold), stays as the caller gave it in text events.
+//! Marker values are the core's strings, with U+FFFD.
 //!
 //! `finishRest` writes the parse's fields besides its message and payloads (which the entry
 //! keeps) to the tape too, in this order ([`write_parse`]): `suggestions` and `options` as

@@ -23,7 +23,9 @@ export interface StepwiseError extends Error { code: string }
 export interface MarkerStream {
   /**
    * Parses the next chunk; returns the events it completed (display text, markers,
-   * diagnostics). Chunks may be split anywhere, even inside a surrogate pair.
+   * diagnostics). Chunks may be split anywhere, even inside a surrogate pair. Text events are
+   * the chunks' own text. Throws `invalid_input` for a chunk that is not a string, and
+   * `stream_freed` once `finish` or `free` ended the stream.
    *
    * ```js
    * stream.feed("Hello\nSUGG"); // [{ type: "text", text: "Hello\n" }]

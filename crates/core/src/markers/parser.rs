@@ -88,7 +88,8 @@ pub struct MarkerParser {
     events: Vec<Event>,
     parsed: Parsed,
     ended: bool,
-    /// Bytes fed before the current chunk.
+    /// The stream's position before the current chunk: bytes fed, plus what
+    /// [`Self::skip_text`] counted.
     fed: usize,
     /// Where the JSON body being collected starts, in bytes from the start of the stream.
     body_start: usize,
@@ -220,13 +221,13 @@ impl MarkerParser {
         self.events.drain(..)
     }
 
-    /// Bytes fed so far.
+    /// Bytes fed so far (plus the lengths given to [`Self::skip_text`], in the caller's unit).
     pub fn fed(&self) -> usize {
         self.fed
     }
 
-    /// Where the JSON body being collected starts, in bytes from the start of the stream; `None`
-    /// when no body is open.
+    /// Where the JSON body being collected starts, in bytes from the start of the stream (text
+    /// taken by [`Self::skip_text`] counted as it gave it); `None` when no body is open.
     pub fn open_body_start(&self) -> Option<usize> {
         matches!(
             self.mode,
@@ -239,7 +240,8 @@ impl MarkerParser {
     }
 
     /// Where the JSON bodies of the payload events returned since the last call lie in the
-    /// stream (byte offsets from its start), one range a payload, in order: a caller that kept
+    /// stream (byte offsets from its start, text taken by [`Self::skip_text`] counted as it
+    /// gave it), one range a payload, in order: a caller that kept
     /// the text it fed can take a body from there instead of from the event.
     ///
     /// ```
