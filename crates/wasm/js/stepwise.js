@@ -116,11 +116,10 @@ export class MarkerStream extends Bindings {
   #payloads = [];
   /** `AT_LINE_START`, `IN_TEXT_LINE` or 0: where the parser stands, for `#skip`. */
   #position = AT_LINE_START;
-  /** Text taken since the core was last told (`#flush`): UTF-16 units, line breaks, and whether
-   * it ends inside a line. */
+  /** Text taken since the core was last told (`#flush`): UTF-16 units and line breaks (whether
+   * it ends inside a line is `#position`). */
   #taken = 0;
   #takenLines = 0;
-  #takenInLine = false;
   /** Set by `free` (and so by `finish`). */
   #freed = false;
   /** The lead-byte map: bit `b` set when a line whose first UTF-8 byte is `b` may be a marker. */
@@ -209,8 +208,6 @@ export class MarkerStream extends Bindings {
     return parsed;
   }
 
-
-
   /** Parses `text` in parts: the display text the entry can tell apart itself (the rest of a
    * text line, then lines whose first character rules out a marker) goes to `skipText`; each run
    * of lines that may be markers goes to the core; and from where the core is left inside
@@ -236,13 +233,10 @@ export class MarkerStream extends Bindings {
       let end = at;
       let lines = 0;
       let inLine = false;
-      if (position === IN_TEXT_LINE) {
-        const lineEnd = text.indexOf("\n", at);
-        inLine = lineEnd < 0;
-        end = inLine ? length : lineEnd + 1;
-        lines = inLine ? 0 : 1;
-      }
-      while (!inLine && end < length && !this.#mayBegin(text.charCodeAt(end))) {
+      // Inside a text line its rest is text; at a line start, the first character decides.
+      let inText = position === IN_TEXT_LINE;
+      while (!inLine && end < length && (inText || !this.#mayBegin(text.charCodeAt(end)))) {
+        inText = false;
         const lineEnd = text.indexOf("\n", end);
         inLine = lineEnd < 0;
         end = inLine ? length : lineEnd + 1;
@@ -282,14 +276,13 @@ export class MarkerStream extends Bindings {
   #take(units, lines, inLine) {
     this.#taken += units;
     this.#takenLines += lines;
-    this.#takenInLine = inLine;
     this.#position = inLine ? IN_TEXT_LINE : AT_LINE_START;
   }
 
   /** Tells the core the text taken since its last call. */
   #flush() {
     if (this.#taken > 0) {
-      this.skipText(this.#taken, this.#takenLines, this.#takenInLine);
+      this.skipText(this.#taken, this.#takenLines, this.#position === IN_TEXT_LINE);
       this.#taken = 0;
       this.#takenLines = 0;
     }

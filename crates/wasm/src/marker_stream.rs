@@ -27,7 +27,7 @@ pub const BLOB_READY: u32 = 32;
 /// `feedInput` flag: a line start is still undecided after this chunk: the entry keeps the
 /// text from here on, for the tape's `EARLIER` pieces.
 pub const HOLDING: u32 = 64;
-/// `feedInput` and `skipText` flag: the parser is at a line start with nothing
+/// `feedInput` flag: the parser is at a line start with nothing
 /// held, and no window is open: the entry may find the display text of the next chunk's first
 /// lines itself (those whose first character the lead-byte map rules out) and give it to
 /// `skipText` instead of writing it into wasm memory.
@@ -171,15 +171,12 @@ impl MarkerStream {
     /// `len16` units holding `lines` line breaks, ending inside a line or not. The entry may
     /// take text only after a call that returned [`AT_LINE_START`] or [`IN_TEXT_LINE`], and
     /// tells it here, all the text taken since in one call, before its next call of another
-    /// kind. Returns the flags for where the parser then stands (which the entry knows), or 0
-    /// when nothing was taken.
+    /// kind. Text given at any other position is not taken.
     #[wasm_bindgen(js_name = skipText, skip_typescript)]
-    pub fn skip_text(&mut self, len16: u32, lines: u32, ends_in_line: bool) -> u32 {
-        if self.window.open || !self.parser.skip_text(len16 as usize, lines, ends_in_line) {
-            return 0;
+    pub fn skip_text(&mut self, len16: u32, lines: u32, ends_in_line: bool) {
+        if !self.window.open && self.parser.skip_text(len16 as usize, lines, ends_in_line) {
+            self.fed16 += u64::from(len16);
         }
-        self.fed16 += u64::from(len16);
-        self.position()
     }
 
     /// The half of the entry's `end` in wasm: ends the stream; returns [`NO_EVENTS`] or
@@ -236,9 +233,6 @@ impl MarkerStream {
         // The caller's string length: UTF-16 units, counted by the engine for free.
         let start16 = self.fed16;
         self.fed16 += u64::from(len16);
-        if self.parser.feed_plain(chunk) {
-            return CHUNK_AS_TEXT | self.position();
-        }
         let start = self.parser.fed();
         self.parser.parse(chunk);
         let body_open = self.parser.open_body_start();
