@@ -3,7 +3,7 @@
 //! committed with its messages (and the owner's list entry rewritten), deferred with its
 //! context request, or given up. A turn an approval begins runs the approved call first.
 
-use stepwise_core::conversation::{Command, Conversation, Entry, Reply, Waiting, model_history};
+use stepwise_core::conversation::{Command, Conversation, Entry, Reply, Waiting};
 use stepwise_core::handshake::ContextRequest;
 use stepwise_core::protocol::ChatMessage;
 use worker::Env;
@@ -150,18 +150,19 @@ impl Session {
         }
     }
 
-    /// The conversation so far as the model reads it (within `budget` characters).
+    /// The conversation so far as the model reads it (within `budget` characters, a long
+    /// conversation's earlier messages in a digest).
     pub fn history(&self, budget: usize) -> Vec<ChatMessage> {
-        model_history(&self.before.entries, budget)
+        self.before.model_history(budget)
     }
 
     /// Whether nobody can be watching yet (a conversation's first turn: its id is not known).
     pub fn is_new(&self) -> bool {
-        self.before.entries.is_empty()
+        self.before.message_count() == 0
     }
 
-    /// Commits the turn's messages, then rewrites the owner's list entry.
-    /// Commits the turn's entries; the stored answer's index among the conversation's messages.
+    /// Commits the turn's messages, then rewrites the owner's list entry; the stored answer's
+    /// index among the conversation's messages.
     pub async fn commit(&self, env: &Env, entries: Vec<Entry>, extras: Extras) -> AppResult<usize> {
         let command = Command::CommitAssistant {
             lease: self.lease,
@@ -172,7 +173,7 @@ impl Session {
         };
         let reply = client::send(env, &self.id, &self.owner, &command).await?;
         let answer = match &reply {
-            Reply::Conversation(record) => record.entries.len().saturating_sub(1),
+            Reply::Conversation(record) => record.message_count().saturating_sub(1),
             _ => return Err(other_reply()),
         };
         self.list(env, reply).await;

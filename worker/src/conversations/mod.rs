@@ -5,3 +5,4 @@
 pub mod client;
 pub mod index;
 pub mod object;
+mod rows;

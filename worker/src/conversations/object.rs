@@ -23,6 +23,7 @@ use worker::{
 
 use super::client::{ID_HEADER, OWNER_HEADER, retention_ms};
 use super::index;
+use super::rows::Rows;
 use crate::assistant::host::{Host, TurnOrder, interrupted_entries};
 use crate::platform::deadline::{alarm_delay, now_ms};
 use crate::platform::error::{AppError, AppResult};
@@ -32,8 +33,6 @@ use crate::platform::negotiate::stream_wire;
 use crate::platform::owner::WS_PROTOCOL;
 use crate::platform::queues;
 
-/// Storage key of the record.
-const RECORD: &str = "conversation";
 /// Most browsers watching one conversation.
 const MAX_WATCHERS: usize = 16;
 /// The message kind of a fallback turn on the `LLM_CALL` queue.
@@ -46,6 +45,8 @@ pub struct Conversation {
     env: Env,
     /// The assistant turns this instance runs.
     host: Host,
+    /// The record, kept in memory once read; a message or request a row of its own.
+    rows: Rows,
     /// When this instance last set the alarm for (ms since the epoch), until it fires; `None`
     /// when unknown (a fresh instance, a fired alarm, an erased record).
     armed: Cell<Option<u64>>,
@@ -57,6 +58,7 @@ impl DurableObject for Conversation {
             state,
             env,
             host: Host::default(),
+            rows: Rows::default(),
             armed: Cell::new(None),
         }
     }
@@ -205,7 +207,7 @@ impl Conversation {
     /// that turn died with an earlier instance; what it generated is kept, marked
     /// `interrupted`, and the conversation takes new messages.
     async fn load_current(&self, storage: &Storage) -> AppResult<Option<Record>> {
-        let record = load(storage).await?;
+        let record = self.rows.load(storage).await?;
         let Some(lost) = record.as_ref().and_then(|r| {
             r.running
                 .filter(|_| r.kind == ConversationKind::Assistant && self.host.idle())
@@ -263,7 +265,7 @@ impl Conversation {
             // A streamed turn still running stops at its next event (its commit then finds
             // nothing to commit to).
             self.host.stop();
-            storage.delete_all().await?;
+            self.rows.erase(storage).await?;
             self.armed.set(None);
             for ws in self.state.get_websockets() {
                 let _ = ws.close(Some(1000), Some("conversation deleted"));
@@ -274,7 +276,7 @@ impl Conversation {
                 let _ = index::delete(&kv, &gone).await;
             }
         } else if let Some(next) = &handled.record {
-            storage.put(RECORD, serde_json::to_string(next)?).await?;
+            self.rows.save(storage, next).await?;
             self.arm(storage, next.next_wake(retention_ms(&self.env)))
                 .await?;
             // Guided conversations are listed only for their owner's export and erase: when
@@ -373,7 +375,7 @@ impl Conversation {
         if let Some(record) = current {
             let retention = retention_ms(&self.env);
             if record.waiting.is_none() && now_ms() >= record.updated_at.saturating_add(retention) {
-                storage.delete_all().await?;
+                self.rows.erase(&storage).await?;
                 if let Ok(kv) = Kv::new(&self.env) {
                     let _ = index::delete(&kv, &record).await;
                 }
@@ -390,11 +392,4 @@ fn header(req: &Request, name: &str) -> AppResult<String> {
         .get(name)?
         .filter(|v| !v.is_empty())
         .ok_or_else(AppError::conversation_not_found)
-}
-
-async fn load(storage: &Storage) -> Result<Option<Record>> {
-    match storage.get::<String>(RECORD).await? {
-        Some(json) => Ok(Some(serde_json::from_str(&json)?)),
-        None => Ok(None),
-    }
 }

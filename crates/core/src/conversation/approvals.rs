@@ -85,10 +85,9 @@ pub(super) fn begin_approved(
         .map_err(ConversationError::Approval)?;
     let events = vec![event(&id, message, approval)];
     next.updated_at = now;
+    // Set before the turn begins, so the turn's view of the conversation holds the approval.
+    next.approving = Some(approval_id.to_owned());
     let mut handled = begin(&mut next, now, lease_ms)?;
-    if let Some(record) = handled.record.as_mut() {
-        record.approving = Some(approval_id.to_owned());
-    }
     handled.events = events;
     Ok(handled)
 }

@@ -503,7 +503,8 @@ fn abort(record: &Conversation, lease: u32) -> Result<Handled, ConversationError
     })
 }
 
-/// `next` with `entries` added (tool outputs clipped), the assistant's told to the watchers.
+/// `next` with `entries` added (tool outputs clipped), the assistant's told to the watchers;
+/// the reply is a view of the added messages ([`Conversation::newest_from`]).
 fn append(mut next: Conversation, entries: &[Entry]) -> Result<Handled, ConversationError> {
     let id = next.id.clone();
     let first = next.entries.len();
@@ -519,9 +520,13 @@ fn append(mut next: Conversation, entries: &[Entry]) -> Result<Handled, Conversa
         .collect();
     next.entries
         .extend(entries.iter().cloned().map(clip_tool_outputs));
-    let mut handled = saved(next)?;
-    handled.events = events;
-    Ok(handled)
+    // The answer holds the new messages only (with their index), not the whole record.
+    Ok(Handled {
+        reply: Reply::Conversation(Box::new(next.newest_from(first))),
+        record: Some(next),
+        erase: false,
+        events,
+    })
 }
 
 /// A conversation with nothing in it yet, created at `now`.
@@ -545,6 +550,7 @@ fn empty(
         token_hash,
         guided: None,
         entries: Vec::new(),
+        entries_from: 0,
         requests: Vec::new(),
         waiting: None,
         writing_style: None,

@@ -70,10 +70,17 @@ pub(super) fn defer(
             request: request.clone(),
         },
     ];
+    let at = next.entries.len();
     next.entries.push(entry);
     next.requests.push(request);
     next.waiting = Some(waiting);
-    Ok(changed(next, events))
+    // The answer holds the waiting message only, not the whole record.
+    Ok(Handled {
+        reply: Reply::Conversation(Box::new(next.newest_from(at))),
+        record: Some(next),
+        erase: false,
+        events,
+    })
 }
 
 /// Applies supplies and skips to the waiting request (all or nothing).

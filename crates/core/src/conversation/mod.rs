@@ -12,12 +12,14 @@ mod context;
 mod events;
 mod history;
 mod turn;
+mod view;
 
 pub use command::{Command, handle};
 pub use context::SlotSupply;
 pub use events::ConversationEvent;
-pub use history::{MAX_HISTORY_CHARS, model_history};
+pub use history::{MAX_DIGEST_CHARS, MAX_HISTORY_CHARS, model_history};
 pub use turn::{ConversationError, Handled, Reply};
+pub use view::{DIGEST_WINDOW, MAX_TURN_HISTORY_CHARS};
 
 use std::collections::BTreeMap;
 
@@ -30,11 +32,10 @@ use crate::markers::{Payload, SuggestedAction, SuggestedValue};
 use crate::protocol::{ChatMessage, Role};
 use crate::workflow::Config;
 
-/// Most turns an assistant conversation holds; past them, a new conversation is needed.
-pub const MAX_TURNS: u32 = 100;
-/// Largest conversation, as stored JSON, that may begin another turn (half the edge's 2 MB a
-/// stored value, so one more turn always fits).
-pub const MAX_STORED_BYTES: usize = 1_000_000;
+/// Most turns an assistant conversation holds; past them, a new conversation is needed. Each
+/// message is a row of its own at the edge, so this bounds storage, not the cost of a turn
+/// (the model reads the newest messages and a digest of the ones before: [`model_history`]).
+pub const MAX_TURNS: u32 = 10_000;
 /// Longest tool output kept in a stored conversation, in characters.
 pub const MAX_STORED_TOOL_OUTPUT: usize = 4_000;
 /// Longest conversation title, in characters.
@@ -242,9 +243,14 @@ pub struct Conversation {
     /// The guided workflow's last state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guided: Option<GuidedState>,
-    /// The assistant's messages, oldest first.
+    /// The assistant's messages, oldest first (in a view, the newest only: from
+    /// `entries_from`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub entries: Vec<Entry>,
+    /// The index of `entries[0]` among all the conversation's messages: 0 for the whole record,
+    /// more in a view that holds only the newest ([`Conversation::for_turn`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub entries_from: u32,
     /// Context requests made, oldest first, with their supplies.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<ContextRequest>,
@@ -258,6 +264,10 @@ pub struct Conversation {
     /// call's result leaves the approval saying so, never "running" forever.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approving: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Conversation {

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::events::ConversationEvent;
-use super::{Conversation, MAX_STORED_BYTES, MAX_TURNS, RunningTurn, Waiting};
+use super::{Conversation, MAX_TURNS, RunningTurn, Waiting};
 use crate::approval::ApprovalError;
 use crate::handshake::{ContextRequest, SupplyError};
 
@@ -59,9 +59,7 @@ pub enum ConversationError {
     #[error(transparent)]
     Approval(ApprovalError),
     /// The conversation holds the most turns, or the most bytes, it may.
-    #[error(
-        "this conversation is full ({MAX_TURNS} turns or {MAX_STORED_BYTES} bytes); start a new one"
-    )]
+    #[error("this conversation is full ({MAX_TURNS} turns); start a new one")]
     Full,
 }
 
@@ -90,7 +88,8 @@ impl ConversationError {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reply {
-    /// A turn began: its number and lease, and the conversation as it was before it.
+    /// A turn began: its number and lease, and the conversation as it was before it (a view
+    /// holding what the turn reads: [`Conversation::for_turn`]).
     Begun {
         /// The turn's number.
         turn: u32,
@@ -144,19 +143,16 @@ pub(super) fn idle(record: &Conversation, now: u64) -> Result<(), ConversationEr
     }
 }
 
-/// Begins a turn on `next`: a new lease, the conversation as it was in the reply.
+/// Begins a turn on `next`: a new lease, the conversation as it was in the reply (the turn's
+/// view of it).
 pub(super) fn begin(
     next: &mut Conversation,
     now: u64,
     lease_ms: u64,
 ) -> Result<Handled, ConversationError> {
-    // A stored value has a size limit at the edge (2 MB a key in a Durable Object): a
-    // conversation past half of it takes no more turns, so the next commit always fits.
-    if serde_json::to_vec(&*next).map_or(usize::MAX, |bytes| bytes.len()) > MAX_STORED_BYTES {
-        return Err(ConversationError::Full);
-    }
     let turn = next.turns + 1;
-    let before = Box::new(next.clone());
+    // What the turn reads, not the whole record: its size does not grow with the conversation.
+    let before = Box::new(next.for_turn());
     next.leases += 1;
     let lease = next.leases;
     next.running = Some(RunningTurn {

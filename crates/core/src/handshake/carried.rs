@@ -48,13 +48,7 @@ pub fn carried(earlier: &[ContextRequest], current: Option<&str>) -> Carried {
         if Some(request.request_id.as_str()) == current {
             continue;
         }
-        let mut by_user = request.clone();
-        for slot in &mut by_user.slots {
-            if slot.supply.as_ref().is_some_and(|s| s.by != Supplier::User) {
-                slot.supply = None;
-            }
-        }
-        let block = attachments(&by_user);
+        let (by_user, block) = by_user(request);
         if block.is_empty() {
             continue;
         }
@@ -72,4 +66,41 @@ pub fn carried(earlier: &[ContextRequest], current: Option<&str>) -> Carried {
         text: blocks.join("\n"),
         held,
     }
+}
+
+/// The index of the oldest of `earlier` that [`carried`] reads, with `current` left out or
+/// not: a turn that resumes `current`, or any other, needs only the requests from there on.
+///
+/// ```
+/// use stepwise_core::handshake::carried_window;
+/// assert_eq!(carried_window(&[], None), 0);
+/// ```
+pub fn carried_window(earlier: &[ContextRequest], current: Option<&str>) -> usize {
+    let window = |current: Option<&str>| {
+        let mut used = 0;
+        for (at, request) in earlier.iter().enumerate().rev() {
+            if Some(request.request_id.as_str()) == current {
+                continue;
+            }
+            let block_len = by_user(request).1.len();
+            if block_len > 0 && used + block_len > MAX_CARRIED_PROMPT_CHARS {
+                return at;
+            }
+            used += block_len;
+        }
+        0
+    };
+    window(None).min(window(current))
+}
+
+/// `request` with the user's supplies only, and their attachment block.
+fn by_user(request: &ContextRequest) -> (ContextRequest, String) {
+    let mut by_user = request.clone();
+    for slot in &mut by_user.slots {
+        if slot.supply.as_ref().is_some_and(|s| s.by != Supplier::User) {
+            slot.supply = None;
+        }
+    }
+    let block = attachments(&by_user);
+    (by_user, block)
 }

@@ -19,7 +19,7 @@ pub use artifacts::{
     kind_of, list, phase_of, slice,
 };
 pub use baseline::{BASELINE_ORDER, Baseline, MAX_ATTACHMENT_PROMPT_CHARS, attachments};
-pub use carried::{Carried, MAX_CARRIED_PROMPT_CHARS, carried, held_key};
+pub use carried::{Carried, MAX_CARRIED_PROMPT_CHARS, carried, carried_window, held_key};
 pub use fill::{SUGGESTION_CHARS, build_request, wanted_from_marker};
 pub use needs::{
     BUILTIN_POLICY, ContextNeedsAnalyzer, MessageClass, Need, NeedsInput, Policy, Rule, Wanted,

@@ -1,0 +1,131 @@
+//! A conversation's record in its object's SQLite storage: the header (the record without its
+//! messages and requests) under one key, and each message and each context request a row of
+//! its table, so a command writes what it changed and nothing else, however long the
+//! conversation. Read whole once per object instance, then kept in memory (the object is the
+//! record's only writer).
+
+use std::cell::RefCell;
+
+use serde::{Deserialize, Serialize};
+use stepwise_core::conversation::Conversation as Record;
+use worker::{Result, SqlStorage, SqlStorageValue, Storage};
+
+/// Storage key of the header (before rows, of the whole record).
+const HEADER: &str = "conversation";
+/// The two tables, made when missing.
+const TABLES: &str = "CREATE TABLE IF NOT EXISTS messages (at INTEGER PRIMARY KEY, body TEXT NOT NULL); \
+    CREATE TABLE IF NOT EXISTS requests (at INTEGER PRIMARY KEY, body TEXT NOT NULL)";
+
+/// The record of one conversation object: loaded once, then kept.
+#[derive(Default)]
+pub struct Rows {
+    /// `None` until loaded; then the record, or `None` when there is no conversation.
+    kept: RefCell<Option<Option<Record>>>,
+}
+
+#[derive(Deserialize)]
+struct Row {
+    body: String,
+}
+
+impl Rows {
+    /// The record as stored, if any.
+    pub async fn load(&self, storage: &Storage) -> Result<Option<Record>> {
+        if let Some(kept) = &*self.kept.borrow() {
+            return Ok(kept.clone());
+        }
+        let record = read(storage).await?;
+        *self.kept.borrow_mut() = Some(record.clone());
+        Ok(record)
+    }
+
+    /// Stores `next`: its header, and the rows of the messages and requests that differ from
+    /// the kept record's (all of them when nothing is kept), in one write the runtime commits
+    /// at once.
+    pub async fn save(&self, storage: &Storage, next: &Record) -> Result<()> {
+        // Taken out: a failed write leaves nothing kept, and the next load reads storage.
+        let before = self.kept.borrow_mut().take().flatten();
+        let sql = storage.sql();
+        sql.exec(TABLES, None)?;
+        let (messages, requests) = match &before {
+            Some(before) => (&before.entries[..], &before.requests[..]),
+            None => (&[][..], &[][..]),
+        };
+        write_changed(&sql, "messages", messages, &next.entries)?;
+        write_changed(&sql, "requests", requests, &next.requests)?;
+        let header = next.newest_from(next.entries.len());
+        storage.put(HEADER, serde_json::to_string(&header)?).await?;
+        *self.kept.borrow_mut() = Some(Some(next.clone()));
+        Ok(())
+    }
+
+    /// Erases the conversation, rows and every other key of the object.
+    pub async fn erase(&self, storage: &Storage) -> Result<()> {
+        self.kept.borrow_mut().take();
+        storage.sql().exec(
+            "DROP TABLE IF EXISTS messages; DROP TABLE IF EXISTS requests",
+            None,
+        )?;
+        storage.delete_all().await?;
+        *self.kept.borrow_mut() = Some(None);
+        Ok(())
+    }
+}
+
+/// The stored record: the header and its rows. A record an earlier release stored whole (its
+/// messages in the header) is moved into rows at once.
+async fn read(storage: &Storage) -> Result<Option<Record>> {
+    let Some(json) = storage.get::<String>(HEADER).await? else {
+        return Ok(None);
+    };
+    let mut record: Record = serde_json::from_str(&json)?;
+    let sql = storage.sql();
+    sql.exec(TABLES, None)?;
+    if !record.entries.is_empty() || !record.requests.is_empty() {
+        write_changed(&sql, "messages", &[], &record.entries)?;
+        write_changed(&sql, "requests", &[], &record.requests)?;
+        let header = record.newest_from(record.entries.len());
+        storage.put(HEADER, serde_json::to_string(&header)?).await?;
+        return Ok(Some(record));
+    }
+    record.entries = read_table(&sql, "messages")?;
+    record.requests = read_table(&sql, "requests")?;
+    record.entries_from = 0;
+    Ok(Some(record))
+}
+
+fn read_table<T: for<'de> Deserialize<'de>>(sql: &SqlStorage, table: &str) -> Result<Vec<T>> {
+    let rows: Vec<Row> = sql
+        .exec(&format!("SELECT body FROM {table} ORDER BY at"), None)?
+        .to_array()?;
+    rows.iter()
+        .map(|row| serde_json::from_str(&row.body).map_err(Into::into))
+        .collect()
+}
+
+/// Writes the rows of `next` that differ from `before` (by position), and deletes those past
+/// its end.
+fn write_changed<T: PartialEq + Serialize>(
+    sql: &SqlStorage,
+    table: &str,
+    before: &[T],
+    next: &[T],
+) -> Result<()> {
+    let upsert = format!("INSERT OR REPLACE INTO {table} (at, body) VALUES (?, ?)");
+    for (at, item) in next.iter().enumerate() {
+        if before.get(at) != Some(item) {
+            let body = serde_json::to_string(item)?;
+            sql.exec(
+                &upsert,
+                vec![SqlStorageValue::Integer(at as i64), body.into()],
+            )?;
+        }
+    }
+    if next.len() < before.len() {
+        sql.exec(
+            &format!("DELETE FROM {table} WHERE at >= ?"),
+            vec![SqlStorageValue::Integer(next.len() as i64)],
+        )?;
+    }
+    Ok(())
+}
