@@ -4,8 +4,8 @@
 
 use proptest::prelude::*;
 use stepwise_core::conversation::{
-    Command, Conversation, DIGEST_WINDOW, Entry, EntryStatus, MAX_HISTORY_CHARS,
-    MAX_TURN_HISTORY_CHARS, Reply, handle, model_history,
+    Command, Conversation, ConversationError, DIGEST_WINDOW, Entry, EntryStatus, MAX_HISTORY_CHARS,
+    MAX_STORED_BYTES, MAX_TURN_HISTORY_CHARS, MAX_TURNS, Reply, handle, model_history,
 };
 use stepwise_core::protocol::Role;
 
@@ -126,7 +126,9 @@ fn a_turn_running_an_approval_is_handed_the_message_that_holds_it() {
 }
 
 fn entry_strategy() -> impl Strategy<Value = Entry> {
-    (any::<bool>(), 0usize..3_000, any::<bool>(), 0u8..10).prop_map(
+    // Short messages too, so that the digest's window holds many lines.
+    let len = prop_oneof![0usize..60, 0usize..3_000];
+    (any::<bool>(), len, any::<bool>(), 0u8..10).prop_map(
         |(user, len, action, status)| {
             let text = "word ".repeat(len / 5) + &"x".repeat(len % 5);
             let mut entry = if user {
@@ -146,7 +148,7 @@ fn entry_strategy() -> impl Strategy<Value = Entry> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig::with_cases(256))]
 
     /// A turn's view gives the model the same history as the whole record, within the budget,
     /// never starting with an answer.
@@ -169,4 +171,29 @@ proptest! {
         // The plain function reads whole records the same way.
         prop_assert_eq!(model_history(&record.entries, budget.min(MAX_TURN_HISTORY_CHARS)), whole);
     }
+}
+
+#[test]
+fn a_conversation_past_its_stored_bytes_takes_no_more_turns() {
+    let (mut record, _) = one_turn(None, 1);
+    // The bytes stored are counted as messages are added.
+    let counted = record.stored_bytes;
+    let whole: usize = record
+        .entries
+        .iter()
+        .map(|e| serde_json::to_vec(e).unwrap().len())
+        .sum();
+    assert_eq!(counted, whole as u64);
+    record.stored_bytes = MAX_STORED_BYTES + 1;
+    let next = Command::BeginAssistant {
+        message: "More".into(),
+        start: false,
+        lease_ms: LEASE,
+    };
+    assert_eq!(
+        handle(Some(&record), "c1", "o1", &next, 100).unwrap_err(),
+        ConversationError::Full
+    );
+    // Refused for its size alone, far below the turns it may hold.
+    assert!(record.turns < MAX_TURNS);
 }

@@ -10,11 +10,24 @@ use serde::{Deserialize, Serialize};
 use stepwise_core::conversation::Conversation as Record;
 use worker::{Result, SqlStorage, SqlStorageValue, Storage};
 
-/// Storage key of the header (before rows, of the whole record).
-const HEADER: &str = "conversation";
+/// Storage key of the header. A new key, not the one the whole record was stored under before
+/// rows: a build from before rows finds no conversation here rather than an empty one it would
+/// write over.
+const HEADER: &str = "conversation.rows";
+/// Storage key of the whole record, as builds before rows stored it; moved into rows when read.
+const WHOLE: &str = "conversation";
 /// The two tables, made when missing.
 const TABLES: &str = "CREATE TABLE IF NOT EXISTS messages (at INTEGER PRIMARY KEY, body TEXT NOT NULL); \
     CREATE TABLE IF NOT EXISTS requests (at INTEGER PRIMARY KEY, body TEXT NOT NULL)";
+
+/// What the header key holds: the record without its rows, and how many rows of each table are
+/// its own (a row past them, left by a write that failed half way, is not read, and is erased).
+#[derive(Serialize, Deserialize)]
+struct Header {
+    record: Record,
+    messages: usize,
+    requests: usize,
+}
 
 /// The record of one conversation object: loaded once, then kept.
 #[derive(Default)]
@@ -53,8 +66,7 @@ impl Rows {
         };
         write_changed(&sql, "messages", messages, &next.entries)?;
         write_changed(&sql, "requests", requests, &next.requests)?;
-        let header = next.newest_from(next.entries.len());
-        storage.put(HEADER, serde_json::to_string(&header)?).await?;
+        storage.put(HEADER, header_of(next)?).await?;
         *self.kept.borrow_mut() = Some(Some(next.clone()));
         Ok(())
     }
@@ -72,29 +84,57 @@ impl Rows {
     }
 }
 
-/// The stored record: the header and its rows. A record an earlier release stored whole (its
-/// messages in the header) is moved into rows at once.
+/// The stored record: the header and its rows. A record an earlier release stored whole is
+/// moved into rows at once.
 async fn read(storage: &Storage) -> Result<Option<Record>> {
-    let Some(json) = storage.get::<String>(HEADER).await? else {
-        return Ok(None);
-    };
-    let mut record: Record = serde_json::from_str(&json)?;
     let sql = storage.sql();
     sql.exec(TABLES, None)?;
-    if !record.entries.is_empty() || !record.requests.is_empty() {
-        write_changed(&sql, "messages", &[], &record.entries)?;
-        write_changed(&sql, "requests", &[], &record.requests)?;
-        let header = record.newest_from(record.entries.len());
-        storage.put(HEADER, serde_json::to_string(&header)?).await?;
-        return Ok(Some(record));
-    }
-    record.entries = read_table(&sql, "messages")?;
-    record.requests = read_table(&sql, "requests")?;
+    let Some(json) = storage.get::<String>(HEADER).await? else {
+        return migrate(storage, &sql).await;
+    };
+    let Header {
+        mut record,
+        messages,
+        requests,
+    } = serde_json::from_str(&json)?;
+    record.entries = read_table(&sql, "messages", messages)?;
+    record.requests = read_table(&sql, "requests", requests)?;
     record.entries_from = 0;
     Ok(Some(record))
 }
 
-fn read_table<T: for<'de> Deserialize<'de>>(sql: &SqlStorage, table: &str) -> Result<Vec<T>> {
+/// The whole record an earlier release stored under [`WHOLE`], written as rows and a header.
+async fn migrate(storage: &Storage, sql: &SqlStorage) -> Result<Option<Record>> {
+    let Some(json) = storage.get::<String>(WHOLE).await? else {
+        return Ok(None);
+    };
+    let record: Record = serde_json::from_str(&json)?;
+    sql.exec("DELETE FROM messages; DELETE FROM requests", None)?;
+    write_changed(sql, "messages", &[], &record.entries)?;
+    write_changed(sql, "requests", &[], &record.requests)?;
+    storage.put(HEADER, header_of(&record)?).await?;
+    storage.delete(WHOLE).await?;
+    Ok(Some(record))
+}
+
+/// The header of `record`, as stored.
+fn header_of(record: &Record) -> Result<String> {
+    let header = Header {
+        record: record.newest_from(record.entries.len()),
+        messages: record.entries.len(),
+        requests: record.requests.len(),
+    };
+    Ok(serde_json::to_string(&header)?)
+}
+
+/// The first `count` rows of `table`, in order; rows past them are erased.
+fn read_table<T: for<'de> Deserialize<'de>>(
+    sql: &SqlStorage,
+    table: &str,
+    count: usize,
+) -> Result<Vec<T>> {
+    let count = SqlStorageValue::Integer(count as i64);
+    sql.exec(&format!("DELETE FROM {table} WHERE at >= ?"), vec![count])?;
     let rows: Vec<Row> = sql
         .exec(&format!("SELECT body FROM {table} ORDER BY at"), None)?
         .to_array()?;

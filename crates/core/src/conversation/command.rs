@@ -312,7 +312,10 @@ pub fn handle(
             if let Some(request_id) = resumed {
                 context::answered(&mut next, request_id)?;
             }
-            next.requests.extend(requests.iter().cloned());
+            for request in requests {
+                next.count_stored(request);
+                next.requests.push(request.clone());
+            }
             if writing_style.is_some() {
                 next.writing_style.clone_from(writing_style);
             }
@@ -518,8 +521,10 @@ fn append(mut next: Conversation, entries: &[Entry]) -> Result<Handled, Conversa
             index: first + i,
         })
         .collect();
-    next.entries
-        .extend(entries.iter().cloned().map(clip_tool_outputs));
+    for entry in entries.iter().cloned().map(clip_tool_outputs) {
+        next.count_stored(&entry);
+        next.entries.push(entry);
+    }
     // The answer holds the new messages only (with their index), not the whole record.
     Ok(Handled {
         reply: Reply::Conversation(Box::new(next.newest_from(first))),
@@ -551,6 +556,7 @@ fn empty(
         guided: None,
         entries: Vec::new(),
         entries_from: 0,
+        stored_bytes: 0,
         requests: Vec::new(),
         waiting: None,
         writing_style: None,

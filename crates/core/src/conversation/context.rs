@@ -71,6 +71,8 @@ pub(super) fn defer(
         },
     ];
     let at = next.entries.len();
+    next.count_stored(&entry);
+    next.count_stored(&request);
     next.entries.push(entry);
     next.requests.push(request);
     next.waiting = Some(waiting);

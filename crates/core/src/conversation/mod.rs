@@ -36,6 +36,13 @@ use crate::workflow::Config;
 /// message is a row of its own at the edge, so this bounds storage, not the cost of a turn
 /// (the model reads the newest messages and a digest of the ones before: [`model_history`]).
 pub const MAX_TURNS: u32 = 10_000;
+/// Most bytes of stored messages and requests an assistant conversation may hold and still
+/// begin a turn: its object keeps the record in memory, a few copies at once while a command
+/// runs, within the object's 128 MB.
+pub const MAX_STORED_BYTES: u64 = 8_000_000;
+/// Largest guided conversation, as stored JSON, that may begin another turn: its record is one
+/// stored value (at most 2 MB at the edge), so one more turn always fits.
+pub const MAX_GUIDED_BYTES: usize = 1_000_000;
 /// Longest tool output kept in a stored conversation, in characters.
 pub const MAX_STORED_TOOL_OUTPUT: usize = 4_000;
 /// Longest conversation title, in characters.
@@ -251,6 +258,10 @@ pub struct Conversation {
     /// more in a view that holds only the newest ([`Conversation::for_turn`]).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub entries_from: u32,
+    /// Bytes of the messages and requests stored, as JSON (counted as they are added; what a
+    /// later change to a stored message adds is not counted).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub stored_bytes: u64,
     /// Context requests made, oldest first, with their supplies.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<ContextRequest>,
@@ -267,6 +278,10 @@ pub struct Conversation {
 }
 
 fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_zero_u64(n: &u64) -> bool {
     *n == 0
 }
 
@@ -290,6 +305,23 @@ impl Conversation {
             Some(request) => request.deadline().min(retention),
             None => retention,
         }
+    }
+
+    /// Whether the conversation may begin no more turns: an assistant conversation past
+    /// [`MAX_STORED_BYTES`], a guided one whose record is past [`MAX_GUIDED_BYTES`].
+    pub fn is_full(&self) -> bool {
+        match self.kind {
+            ConversationKind::Assistant => self.stored_bytes > MAX_STORED_BYTES,
+            ConversationKind::Guided => {
+                serde_json::to_vec(self).map_or(usize::MAX, |bytes| bytes.len()) > MAX_GUIDED_BYTES
+            }
+        }
+    }
+
+    /// Counts `item`, added to the stored messages or requests, in `stored_bytes`.
+    pub(crate) fn count_stored<T: Serialize>(&mut self, item: &T) {
+        let bytes = serde_json::to_vec(item).map_or(0, |bytes| bytes.len());
+        self.stored_bytes = self.stored_bytes.saturating_add(bytes as u64);
     }
 
     /// The conversation's entry in its owner's list.

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::events::ConversationEvent;
-use super::{Conversation, MAX_TURNS, RunningTurn, Waiting};
+use super::{Conversation, MAX_STORED_BYTES, MAX_TURNS, RunningTurn, Waiting};
 use crate::approval::ApprovalError;
 use crate::handshake::{ContextRequest, SupplyError};
 
@@ -59,7 +59,9 @@ pub enum ConversationError {
     #[error(transparent)]
     Approval(ApprovalError),
     /// The conversation holds the most turns, or the most bytes, it may.
-    #[error("this conversation is full ({MAX_TURNS} turns); start a new one")]
+    #[error(
+        "this conversation is full ({MAX_TURNS} turns or {MAX_STORED_BYTES} bytes); start a new one"
+    )]
     Full,
 }
 
@@ -150,6 +152,9 @@ pub(super) fn begin(
     now: u64,
     lease_ms: u64,
 ) -> Result<Handled, ConversationError> {
+    if next.is_full() {
+        return Err(ConversationError::Full);
+    }
     let turn = next.turns + 1;
     // What the turn reads, not the whole record: its size does not grow with the conversation.
     let before = Box::new(next.for_turn());

@@ -2,8 +2,8 @@
 //! a turn can read, so what a turn is handed stays the same size however long the conversation
 //! grows. The model's history read from a view equals the one read from the whole record.
 
-use super::Conversation;
 use super::history::{history_after, tail};
+use super::{Conversation, EntryStatus};
 use crate::handshake::carried_window;
 
 /// Most characters of earlier messages an assistant turn may give the model (a larger
@@ -38,7 +38,14 @@ impl Conversation {
     /// ```
     pub fn for_turn(&self) -> Conversation {
         let (read_from, _) = tail(&self.entries, MAX_TURN_HISTORY_CHARS);
-        let mut from = read_from.saturating_sub(DIGEST_WINDOW);
+        // The digest's window: 40 messages before, not counting waiting ones (it skips them).
+        let mut from = self.entries[..read_from]
+            .iter()
+            .enumerate()
+            .rev()
+            .filter(|(_, e)| e.status != Some(EntryStatus::WaitingContext))
+            .nth(DIGEST_WINDOW - 1)
+            .map_or(0, |(at, _)| at);
         if let Some(approving) = &self.approving
             && let Some(at) = self.entries.iter().position(|e| {
                 e.approval
@@ -85,6 +92,7 @@ impl Conversation {
             guided: self.guided.clone(),
             entries: self.entries[from..].to_vec(),
             entries_from: self.entries_from + from as u32,
+            stored_bytes: self.stored_bytes,
             requests: self.requests[requests_from.min(self.requests.len())..].to_vec(),
             waiting: self.waiting.clone(),
             writing_style: self.writing_style.clone(),
