@@ -41,6 +41,14 @@ async function post(base, owner, body, headers = {}) {
   return { status: response.status, headers: response.headers, json: text ? JSON.parse(text) : null };
 }
 
+/** The fake provider's answers for this suite: a title, reports, and the synthesis. */
+function defaultScript(request) {
+  const text = JSON.stringify(request.body);
+  if (request.system?.startsWith("You name")) return { reply: "EGFR review" };
+  if (text.includes("=== Source")) return { reply: "Synthesis: the reports agree on 80 mg.\n" };
+  return { reply: "Provider report: EGFR inhibitors at 80 mg." };
+}
+
 describe("the MCP endpoint", () => {
   let stack;
   const owner = newOwner();
@@ -51,12 +59,7 @@ describe("the MCP endpoint", () => {
     stack = await startStack({
       providers: (url) => [fakeProvider(url, "fake-openai", "openai"), fakeProvider(url, "fake-anthropic", "anthropic"), { name: "offline", kind: "offline" }],
     });
-    stack.fake.script((request) => {
-      const text = JSON.stringify(request.body);
-      if (request.system?.startsWith("You name")) return { reply: "EGFR review" };
-      if (text.includes("=== Source")) return { reply: "Synthesis: the reports agree on 80 mg.\n" };
-      return { reply: "Provider report: EGFR inhibitors at 80 mg." };
-    });
+    stack.fake.script(defaultScript);
     const call = apiCaller(() => stack.base);
     job = await completedJob(call, owner, { prompt: "Compare EGFR inhibitors", selected_llms: ["fake-openai", "fake-anthropic"], synthesis_llm: "fake-openai" });
     stream = await savedStream(call, owner);
@@ -147,6 +150,89 @@ describe("the MCP endpoint", () => {
       assert.match(quick.structuredContent.research_id, /^[0-9a-f]{32}$/);
     } finally {
       await starter.close();
+    }
+  });
+
+  test("a dropped connection resumes with Last-Event-ID: the rest of the call once, in order, and the job started once", async () => {
+    // Providers answer slowly, so that the call has progress left to send after the drop.
+    stack.fake.script((request) => {
+      const text = JSON.stringify(request.body);
+      if (request.system?.startsWith("You name")) return { reply: "EGFR review" };
+      if (text.includes("=== Source")) return { reply: "Synthesis: the reports agree on 80 mg.\n" };
+      const latencyMs = request.kind === "anthropic" ? 1000 : 100;
+      return { reply: "Provider report: EGFR inhibitors at 80 mg.", latencyMs };
+    });
+    const resumed = [];
+    let dropped = false;
+    // The first research_start stream is cut after the chunk that carries its first progress
+    // notification, as a network would: the client then resumes on its own.
+    const cutting = async (url, init = {}) => {
+      const response = await fetch(url, init);
+      const lastEventId = new Headers(init.headers).get("last-event-id");
+      if ((init.method ?? "GET") === "GET" && lastEventId) resumed.push({ status: response.status, lastEventId });
+      const isStart = typeof init.body === "string" && init.body.includes('"research_start"');
+      if (!isStart || dropped || !response.headers.get("content-type")?.startsWith("text/event-stream")) return response;
+      dropped = true;
+      const reader = response.body.getReader();
+      const body = new ReadableStream({
+        async pull(controller) {
+          const { value, done } = await reader.read();
+          if (done) return controller.close();
+          controller.enqueue(value);
+          if (new TextDecoder().decode(value).includes("notifications/progress")) {
+            await reader.cancel();
+            controller.error(new TypeError("network connection lost"));
+          }
+        },
+      });
+      return new Response(body, { status: response.status, headers: response.headers });
+    };
+    const transport = new StreamableHTTPClientTransport(new URL(`${stack.base}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${owner}` } },
+      fetch: cutting,
+      reconnectionOptions: { initialReconnectionDelay: 300, maxReconnectionDelay: 2000, reconnectionDelayGrowFactor: 1.5, maxRetries: 3 },
+    });
+    const starter = new Client({ name: "stepwise-e2e", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+    starter.setRequestHandler(ElicitRequestSchema, () => ({ action: "accept", content: { approve: true } }));
+    starter.onerror = () => {};
+    await starter.connect(transport);
+    try {
+      const prompt = `Resumed EGFR question ${Date.now()}`;
+      const progress = [];
+      const result = await starter.callTool(
+        { name: "research_start", arguments: { prompt, providers: ["fake-openai", "fake-anthropic"] } },
+        undefined,
+        { onprogress: (p) => progress.push(p.progress), timeout: 60000 },
+      );
+      assert.ok(dropped, "the stream was cut");
+      assert.equal(resumed.length, 1, JSON.stringify(resumed));
+      assert.equal(resumed[0].status, 200);
+      assert.match(resumed[0].lastEventId, /^[0-9a-f]{32}-[1-9]\d*$/);
+      assert.equal(result.isError, undefined, JSON.stringify(result));
+      assert.equal(result.structuredContent.status, "completed");
+      assert.deepEqual(progress, [...new Set(progress)].sort((a, b) => a - b), `each notification once, in order: ${progress}`);
+      assert.equal(progress.at(-1), 3);
+      const asked = stack.fake.requests.filter((r) => r.kind === "anthropic" && JSON.stringify(r.body).includes(prompt));
+      assert.equal(asked.length, 1, "the job started once: one call to each provider");
+
+      // The same stream again from its start: every event once more, ending with the result.
+      const session = transport.sessionId;
+      const headers = { authorization: `Bearer ${owner}`, accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" };
+      const stream = resumed[0].lastEventId.split("-")[0];
+      const again = await fetch(`${stack.base}/mcp`, { headers: { ...headers, "last-event-id": `${stream}-0` } });
+      assert.equal(again.status, 200);
+      const text = await again.text();
+      assert.ok(text.includes("elicitation/create") && text.endsWith("\n\n") && text.includes(`"id":`), text.slice(0, 200));
+      assert.match(text.trim().split("\n\n").at(-1), /"structuredContent"/, "ends with the result");
+      const unknown = await fetch(`${stack.base}/mcp`, { headers: { ...headers, "last-event-id": `${"0".repeat(32)}-1` } });
+      assert.equal(unknown.status, 404);
+      const plain = await fetch(`${stack.base}/mcp`, { headers });
+      assert.equal(plain.status, 405, "no stream of the server's own");
+      const stranger = await fetch(`${stack.base}/mcp`, { headers: { ...headers, authorization: `Bearer ${newOwner()}`, "last-event-id": `${stream}-0` } });
+      assert.equal(stranger.status, 404, "another owner's session is not found");
+    } finally {
+      await starter.close();
+      stack.fake.script(defaultScript);
     }
   });
 

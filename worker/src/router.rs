@@ -89,6 +89,10 @@ pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response>
             let owner = owner::require(&req, &env).await?;
             mcp::serve(req, &env, &owner).await
         }
+        (Method::Get, ["mcp"]) if mcp::resumes(&req) => {
+            let owner = owner::require(&req, &env).await?;
+            mcp::resume(&req, &env, &owner).await
+        }
         (Method::Delete, ["mcp"]) => {
             let owner = owner::require(&req, &env).await?;
             mcp::end(&req, &env, &owner).await

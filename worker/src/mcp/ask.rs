@@ -78,7 +78,7 @@ pub fn run_streamed(
     session_id: Option<String>,
 ) -> AppResult<Response> {
     let call = id.clone();
-    streamed(id, move |sink| async move {
+    streamed(&Rc::clone(&waiting), id, move |sink| async move {
         let mut answer = match checked_turn(&env, &owner, session_id.clone(), &question).await {
             Ok(answer) => answer,
             Err(error) => return Ok(failed(&error, session_id.as_deref())),

@@ -29,7 +29,7 @@ pub fn run_streamed(
     workflow: String,
 ) -> AppResult<Response> {
     let call = id.clone();
-    streamed(id, move |sink| async move {
+    streamed(&Rc::clone(&waiting), id, move |sink| async move {
         let spec = workflows::load(&Kv::new(&env)?, &workflow).await?;
         let mut state = WorkflowState {
             current_step: spec.infer_step(&Default::default(), &[], false).to_owned(),

@@ -5,8 +5,10 @@
 //! result); a notification or a response is accepted with 202. `initialize` answers an
 //! `Mcp-Session-Id`: the session's object (`session.rs`) then takes every message naming it, so
 //! that a question asked through elicitation and the client's answer, POSTed separately, meet.
-//! A request without a session is answered on its own (every read-only tool works so). `GET`
-//! (a server-initiated stream) answers 405; `DELETE` with the session ends it. The rules
+//! A request without a session is answered on its own (every read-only tool works so). A long
+//! call's events have ids: `GET` with the session and `Last-Event-ID` resumes its stream after a
+//! dropped connection (`resume.rs`); any other `GET` (a server-initiated stream) answers 405;
+//! `DELETE` with the session ends it. The rules
 //! (messages, negotiation, tools and their schemas, resource URIs, elicitation forms) are
 //! `core::mcp`; the calls are performed in [`calls`] and `start.rs`, as the owner, rate
 //! limited like the rest of the API.
@@ -15,6 +17,7 @@ mod ask;
 mod calls;
 mod guided;
 mod person;
+mod resume;
 pub mod session;
 mod start;
 
@@ -40,11 +43,13 @@ use crate::platform::{cors, ids, limits, objects, settings};
 pub(super) const VERSION_HEADER: &str = "mcp-protocol-version";
 /// The header naming the session, answered by `initialize` and sent with every later request.
 const SESSION_HEADER: &str = "mcp-session-id";
+/// The header naming the last event a resuming client saw.
+pub(super) const LAST_EVENT_HEADER: &str = "last-event-id";
 /// What `research_start` answers outside a session.
 const NEEDS_SESSION: &str = "research_start asks you to approve the job before it starts, through elicitation: use a client that declares the `elicitation` capability, connected with a session (its `initialize` answers an Mcp-Session-Id).";
 
 /// `GET /mcp` (a server-initiated stream), and `DELETE` without a session: 405; every message
-/// of this server's is sent on the response of the request it belongs to.
+/// of this server's is sent on the response of the request it belongs to (or its resumption).
 pub fn no_sessions() -> AppResult<Response> {
     let why = RpcError::new(
         INVALID_REQUEST,
@@ -96,10 +101,11 @@ pub async fn serve(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Resp
         return rpc_response(&jsonrpc::result(id, result), 200);
     }
     if let Some(session) = req.headers().get(SESSION_HEADER)? {
-        let streams = accepts_events(&req)?;
-        let version = req.headers().get(VERSION_HEADER)?;
-        let body = Some(text);
-        return forward(env, owner, &session, "/message", body, streams, version).await;
+        let mut headers = passed_on(&req, VERSION_HEADER)?;
+        if accepts_events(&req)? {
+            headers.push((session::STREAMS_HEADER, "1".to_owned()));
+        }
+        return forward(env, owner, &session, "/message", Some(text), &headers).await;
     }
     let (id, method, params) = match parsed {
         Err((id, error)) => return rpc_response(&jsonrpc::error(id.as_ref(), &error), 400),
@@ -150,9 +156,40 @@ pub async fn end(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response>
     check_origin(req, env)?;
     limits::rate_limit(req, env, owner).await?;
     match req.headers().get(SESSION_HEADER)? {
-        Some(session) => forward(env, owner, &session, "/end", None, false, None).await,
+        Some(session) => forward(env, owner, &session, "/end", None, &[]).await,
         None => no_sessions(),
     }
+}
+
+/// Whether a request resumes a call's stream: `GET /mcp` with `Mcp-Session-Id` and
+/// `Last-Event-ID`.
+pub fn resumes(req: &Request) -> bool {
+    let has = |name| req.headers().get(name).ok().flatten().is_some();
+    req.method() == Method::Get && has(SESSION_HEADER) && has(LAST_EVENT_HEADER)
+}
+
+/// `GET /mcp` with `Mcp-Session-Id` and `Last-Event-ID`: the client's connection to a call's
+/// stream dropped, and it resumes after the last event it saw: every later event once, in
+/// order, then the live ones (`resume.rs`). 404 for a stream the session does not hold.
+pub async fn resume(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response> {
+    check_origin(req, env)?;
+    limits::rate_limit(req, env, owner).await?;
+    let Some(session) = req.headers().get(SESSION_HEADER)? else {
+        return no_sessions();
+    };
+    let mut headers = passed_on(req, VERSION_HEADER)?;
+    headers.extend(passed_on(req, LAST_EVENT_HEADER)?);
+    forward(env, owner, &session, "/resume", None, &headers).await
+}
+
+/// The request's header `name`, to pass on to the session's object, if it has one.
+fn passed_on(req: &Request, name: &'static str) -> AppResult<Vec<(&'static str, String)>> {
+    Ok(req
+        .headers()
+        .get(name)?
+        .map(|v| (name, v))
+        .into_iter()
+        .collect())
 }
 
 /// Refuses a browser page of an origin that is neither the Worker's nor in `ALLOWED_ORIGINS`
@@ -176,8 +213,7 @@ async fn forward(
     session: &str,
     path: &str,
     body: Option<String>,
-    streams: bool,
-    version: Option<String>,
+    passed: &[(&str, String)],
 ) -> AppResult<Response> {
     if !ids::is_id(session) {
         let why = RpcError::new(INVALID_REQUEST, "no such session: initialize again");
@@ -186,11 +222,8 @@ async fn forward(
     let headers = Headers::new();
     headers.set(session::OWNER_HEADER, &serde_json::to_string(owner)?)?;
     headers.set("content-type", "application/json")?;
-    if streams {
-        headers.set(session::STREAMS_HEADER, "1")?;
-    }
-    if let Some(version) = version {
-        headers.set(VERSION_HEADER, &version)?;
+    for (name, value) in passed {
+        headers.set(name, value)?;
     }
     let mut init = RequestInit::new();
     init.with_method(Method::Post).with_headers(headers);

@@ -1,7 +1,8 @@
 //! Asking the person through the client mid-call, for every tool that does (`start.rs`,
-//! `ask.rs`, `guided.rs`): a call answered as an SSE stream ([`streamed`]), an
-//! `elicitation/create` request written to it and its answer waited for ([`ask_person`]), the
-//! answer handed over by the session's object when the client POSTs it ([`Waiting`]).
+//! `ask.rs`, `guided.rs`): a call answered as a resumable SSE stream ([`streamed`],
+//! `resume.rs`), an `elicitation/create` request written to it and its answer waited for
+//! ([`ask_person`]), the answer handed over by the session's object when the client POSTs it
+//! ([`Waiting`]).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -13,10 +14,11 @@ use serde_json::{Value, json};
 use stepwise_core::mcp::jsonrpc::{self, RequestId};
 use worker::Response;
 
+use super::resume::{CallStream, GONE_AT_MOST_MS, Streams};
 use crate::platform::deadline::{now_ms, within};
 use crate::platform::error::AppResult;
 use crate::platform::ids;
-use crate::platform::sse::{EventSink, stream_response};
+use crate::platform::sse::stream_response;
 
 /// How long the person has to answer a question.
 const ANSWER_WITHIN_MS: u64 = 600_000;
@@ -27,10 +29,12 @@ const KEEPALIVE_EVERY: Duration = Duration::from_secs(15);
 pub(super) type Answer = Result<Value, Value>;
 
 /// The session's questions waiting for the client's answer, by the id they were sent under,
-/// each with the id of the call that asked it.
+/// each with the id of the call that asked it; and the streams of the calls that asked them.
 #[derive(Default)]
 pub struct Waiting {
     answers: RefCell<HashMap<String, (String, oneshot::Sender<Answer>)>>,
+    /// The session's call streams, which a client resumes with `Last-Event-ID`.
+    pub streams: Streams,
 }
 
 impl Waiting {
@@ -74,40 +78,43 @@ impl Waiting {
     }
 }
 
-/// An SSE answer to call `id`: `task` writes the call's questions and progress to the sink it
-/// is given, and its outcome ends the stream as the call's response (a failure as the tool's
-/// error).
-pub(super) fn streamed<T, F>(id: RequestId, task: T) -> AppResult<Response>
+/// An SSE answer to call `id`: `task` writes the call's questions and progress to the stream
+/// it is given, and its outcome ends the stream as the call's response (a failure as the tool's
+/// error). The stream's events can be resumed ([`Streams::resume`]); the call runs on when the
+/// client goes away.
+pub(super) fn streamed<T, F>(waiting: &Rc<Waiting>, id: RequestId, task: T) -> AppResult<Response>
 where
-    T: FnOnce(Rc<EventSink>) -> F + 'static,
+    T: FnOnce(Rc<CallStream>) -> F + 'static,
     F: std::future::Future<Output = AppResult<Value>> + 'static,
 {
     let (response, sink) = stream_response()?;
-    let sink = Rc::new(sink);
+    let stream = waiting.streams.open(sink)?;
+    let waiting = Rc::clone(waiting);
     worker::wasm_bindgen_futures::spawn_local(async move {
-        let message = match task(Rc::clone(&sink)).await {
+        let message = match task(Rc::clone(&stream)).await {
             Ok(result) => jsonrpc::result(&id, result),
             Err(error) => jsonrpc::result(&id, tool_error(error.message())),
         };
-        write(&sink, &message);
+        stream.send(&message);
+        waiting.streams.end(&stream);
     });
     Ok(response)
 }
 
 /// Asks the person through the client (`elicitation/create` with `params`, on the call's
 /// stream) and waits for the answer, a comment on the stream every [`KEEPALIVE_EVERY`]: the
-/// client's result, or `Err` when it answered with an error, the call was cancelled, the
-/// client went away or no answer came within [`ANSWER_WITHIN_MS`].
+/// client's result, or `Err` when it answered with an error, the call was cancelled, no client
+/// read the stream for [`GONE_AT_MOST_MS`] or no answer came within [`ANSWER_WITHIN_MS`].
 pub(super) async fn ask_person(
     waiting: &Waiting,
-    sink: &EventSink,
+    stream: &CallStream,
     call: &RequestId,
     params: Value,
 ) -> AppResult<Answer> {
     let question = RequestId::Text(format!("elicit-{}", ids::random_id()?));
     let mut answer = waiting.ask(&question, call);
     let ask = json!({"jsonrpc": "2.0", "id": question.to_json(), "method": "elicitation/create", "params": params});
-    write(sink, &ask);
+    stream.send(&ask);
     let until = now_ms() + ANSWER_WITHIN_MS;
     let gone = || Err(json!({"code": 0, "message": "no answer"}));
     loop {
@@ -116,7 +123,8 @@ pub(super) async fn ask_person(
             // The session went away.
             Some(Err(_)) => return Ok(gone()),
             None => {
-                if !sink.write(b": waiting for your answer\n\n") || now_ms() > until {
+                stream.comment("waiting for your answer");
+                if stream.gone_for_ms() > GONE_AT_MOST_MS || now_ms() > until {
                     waiting.forget(&question);
                     return Ok(gone());
                 }
@@ -130,7 +138,7 @@ pub(super) fn tool_error(why: &str) -> Value {
     json!({"content": [{"type": "text", "text": why}], "isError": true})
 }
 
-/// One SSE event carrying a JSON-RPC message.
-pub(super) fn write(sink: &EventSink, message: &Value) {
-    sink.write(format!("data: {message}\n\n").as_bytes());
+/// One SSE event carrying a JSON-RPC message, kept for a client that resumes.
+pub(super) fn write(stream: &CallStream, message: &Value) {
+    stream.send(message);
 }

@@ -1,9 +1,11 @@
 //! An MCP session's Durable Object (`McpSession`, named by the `Mcp-Session-Id` its
 //! `initialize` answered): it keeps whose session it is, the negotiated protocol version and
 //! whether the client answers elicitation, and routes every later message of the session. A
-//! request is answered as the stateless route would, except `research_start`, which it runs for
-//! the length of the call (`start.rs`) so that the client's answer to its question, POSTed
-//! separately, reaches the call waiting for it. A session unused for a day is erased.
+//! request is answered as the stateless route would, except the calls that ask the person
+//! (`research_start`, `help_ask`, `guided_configure`), which it runs for the length of the call
+//! so that the client's answer to a question, POSTed separately, reaches the call waiting for
+//! it, and whose streams a client resumes after a dropped connection (`resume.rs`). A session
+//! unused for a day is erased.
 // `#[durable_object]` generates wasm-bindgen glue without docs; everything written here has them.
 #![allow(missing_docs)]
 
@@ -105,6 +107,22 @@ impl McpSession {
             return rpc_response(&jsonrpc::error(None, &why), 400);
         }
         storage.set_alarm(IDLE_MS).await?;
+        if path == "/resume" {
+            let last = req
+                .headers()
+                .get(super::LAST_EVENT_HEADER)?
+                .unwrap_or_default();
+            return match self.waiting.streams.resume(&last)? {
+                Some(stream) => Ok(stream),
+                None => {
+                    let why = RpcError::new(
+                        INVALID_REQUEST,
+                        "no such stream in this session: its call ended long ago, or never was",
+                    );
+                    rpc_response(&jsonrpc::error(None, &why), 404)
+                }
+            };
+        }
         let req_streams = req.headers().get(STREAMS_HEADER)?.is_some();
         let text = req.text().await?;
         let (id, method, params) = match jsonrpc::read(&text) {

@@ -17,12 +17,12 @@ use worker::{Delay, Env, Response};
 
 use super::calls;
 use super::person::{Waiting, ask_person, streamed, tool_error, write};
+use super::resume::{CallStream, GONE_AT_MOST_MS};
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::limits;
 use crate::platform::owner::Owner;
 use crate::platform::settings::Settings;
-use crate::platform::sse::EventSink;
 use crate::research::{make_draft, start_job};
 
 /// How long a waiting call follows its job before it returns what it has.
@@ -73,7 +73,7 @@ pub fn run(
         };
         return Ok(Response::from_json(&jsonrpc::result(&id, tool_error(why)))?);
     }
-    streamed(id, move |sink| async move {
+    streamed(&Rc::clone(&waiting), id, move |sink| async move {
         flow(&env, &owner, &waiting, &sink, &call).await
     })
 }
@@ -82,7 +82,7 @@ async fn flow(
     env: &Env,
     owner: &Owner,
     waiting: &Waiting,
-    sink: &EventSink,
+    sink: &CallStream,
     call: &StartCall,
 ) -> AppResult<Value> {
     let settings = Settings::from_env(env)?;
@@ -178,7 +178,7 @@ async fn flow(
 async fn follow(
     env: &Env,
     owner: &Owner,
-    sink: &EventSink,
+    sink: &CallStream,
     research_id: &str,
     providers: usize,
     progress: Option<Value>,
@@ -218,7 +218,8 @@ async fn follow(
                 "params": {"progressToken": token, "progress": count, "total": total, "message": message}}),
             );
         }
-        if done || !sink.is_open() || now_ms() > until {
+        // A client gone for good no longer follows the job (it runs on).
+        if done || sink.gone_for_ms() > GONE_AT_MOST_MS || now_ms() > until {
             let mut result = calls::tool(
                 env,
                 owner,
