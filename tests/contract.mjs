@@ -27,11 +27,12 @@ export function assertSchema(name, value) {
   }
 }
 
-/** The routes the Worker answers, as `METHOD /path/{param}`, read from the router's match arms. */
+/** The routes the Worker answers, as `METHOD /path/{param}`, read from the router's match arms
+ * (a guarded arm counts). */
 export function routerRoutes() {
   const source = readFileSync(`${ROOT}worker/src/router.rs`, "utf8").replace(/\s+/g, " ");
   const routes = new Set();
-  for (const [, method, segments] of source.matchAll(/\( ?Method::(\w+), ?\[ ?([^\]]*)\],? ?\) =>/g)) {
+  for (const [, method, segments] of source.matchAll(/\( ?Method::(\w+), ?\[ ?([^\]]*)\],? ?\)(?: if [^=]*)? =>/g)) {
     const path = segments.split(",").map((s) => s.trim()).filter(Boolean)
       .map((s) => (s.startsWith('"') ? s.slice(1, -1) : `{${s}}`));
     routes.add(`${method.toUpperCase()} /${path.join("/")}`);
