@@ -41,6 +41,66 @@ async function post(base, owner, body, headers = {}) {
   return { status: response.status, headers: response.headers, json: text ? JSON.parse(text) : null };
 }
 
+/** A client like `connect`'s whose first stream answering a `tools/call` of `tool` is cut
+ * after the chunk that carries `marker`, as a network would: the client then resumes on its own,
+ * and `resumed` lists the GETs that resumed a stream. */
+async function connectCutting(base, owner, tool, marker, answer) {
+  const resumed = [];
+  let dropped = false;
+  const cutting = async (url, init = {}) => {
+    const response = await fetch(url, init);
+    const lastEventId = new Headers(init.headers).get("last-event-id");
+    if ((init.method ?? "GET") === "GET" && lastEventId) resumed.push({ status: response.status, lastEventId });
+    const isCall = typeof init.body === "string" && init.body.includes(`"${tool}"`);
+    if (!isCall || dropped || !response.headers.get("content-type")?.startsWith("text/event-stream")) return response;
+    dropped = true;
+    const reader = response.body.getReader();
+    const body = new ReadableStream({
+      async pull(controller) {
+        const { value, done } = await reader.read();
+        if (done) return controller.close();
+        controller.enqueue(value);
+        if (new TextDecoder().decode(value).includes(marker)) {
+          await reader.cancel();
+          controller.error(new TypeError("network connection lost"));
+        }
+      },
+    });
+    return new Response(body, { status: response.status, headers: response.headers });
+  };
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${owner}` } },
+    fetch: cutting,
+    reconnectionOptions: { initialReconnectionDelay: 300, maxReconnectionDelay: 2000, reconnectionDelayGrowFactor: 1.5, maxRetries: 3 },
+  });
+  const client = new Client({ name: "stepwise-e2e", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+  client.setRequestHandler(ElicitRequestSchema, answer);
+  // The cut is reported to the client's error handler; the call goes on.
+  client.onerror = () => {};
+  await client.connect(transport);
+  return { client, transport, resumed, cut: () => dropped };
+}
+
+/** Answers guided_configure's forms as a person filling the built-in workflow would, noting
+ * each form in `forms` (the first business goals over the step's limit of 10). */
+function fillForms(forms) {
+  return (request, extra) => {
+    const { message, requestedSchema } = request.params;
+    forms.push({ message, properties: requestedSchema.properties, id: extra?.requestId });
+    const properties = requestedSchema.properties;
+    if (properties.confirm) return { action: "accept", content: { confirm: true } };
+    if (properties.skip) return { action: "accept", content: { skip: true } };
+    const value = properties.value;
+    if (value.enum) return { action: "accept", content: { value: value.enum[0] } };
+    if (value.type === "array") return { action: "accept", content: { value: [value.items.enum[0]] } };
+    if (/goals/i.test(value.title) && !/refused/.test(message)) {
+      return { action: "accept", content: { value: Array.from({ length: 11 }, (_, i) => `goal ${i}`).join(", ") } };
+    }
+    if (/several values/i.test(value.description ?? "")) return { action: "accept", content: { value: "EGFR, osimertinib" } };
+    return { action: "accept", content: { value: "Track EGFR resistance research" } };
+  };
+}
+
 /** The fake provider's answers for this suite: a title, reports, and the synthesis. */
 function defaultScript(request) {
   const text = JSON.stringify(request.body);
@@ -162,40 +222,10 @@ describe("the MCP endpoint", () => {
       const latencyMs = request.kind === "anthropic" ? 1000 : 100;
       return { reply: "Provider report: EGFR inhibitors at 80 mg.", latencyMs };
     });
-    const resumed = [];
-    let dropped = false;
-    // The first research_start stream is cut after the chunk that carries its first progress
-    // notification, as a network would: the client then resumes on its own.
-    const cutting = async (url, init = {}) => {
-      const response = await fetch(url, init);
-      const lastEventId = new Headers(init.headers).get("last-event-id");
-      if ((init.method ?? "GET") === "GET" && lastEventId) resumed.push({ status: response.status, lastEventId });
-      const isStart = typeof init.body === "string" && init.body.includes('"research_start"');
-      if (!isStart || dropped || !response.headers.get("content-type")?.startsWith("text/event-stream")) return response;
-      dropped = true;
-      const reader = response.body.getReader();
-      const body = new ReadableStream({
-        async pull(controller) {
-          const { value, done } = await reader.read();
-          if (done) return controller.close();
-          controller.enqueue(value);
-          if (new TextDecoder().decode(value).includes("notifications/progress")) {
-            await reader.cancel();
-            controller.error(new TypeError("network connection lost"));
-          }
-        },
-      });
-      return new Response(body, { status: response.status, headers: response.headers });
-    };
-    const transport = new StreamableHTTPClientTransport(new URL(`${stack.base}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${owner}` } },
-      fetch: cutting,
-      reconnectionOptions: { initialReconnectionDelay: 300, maxReconnectionDelay: 2000, reconnectionDelayGrowFactor: 1.5, maxRetries: 3 },
-    });
-    const starter = new Client({ name: "stepwise-e2e", version: "1.0.0" }, { capabilities: { elicitation: {} } });
-    starter.setRequestHandler(ElicitRequestSchema, () => ({ action: "accept", content: { approve: true } }));
-    starter.onerror = () => {};
-    await starter.connect(transport);
+    const { client: starter, transport, resumed, cut } = await connectCutting(stack.base, owner, "research_start", "notifications/progress", () => ({
+      action: "accept",
+      content: { approve: true },
+    }));
     try {
       const prompt = `Resumed EGFR question ${Date.now()}`;
       const progress = [];
@@ -204,7 +234,7 @@ describe("the MCP endpoint", () => {
         undefined,
         { onprogress: (p) => progress.push(p.progress), timeout: 60000 },
       );
-      assert.ok(dropped, "the stream was cut");
+      assert.ok(cut(), "the stream was cut");
       assert.equal(resumed.length, 1, JSON.stringify(resumed));
       assert.equal(resumed[0].status, 200);
       assert.match(resumed[0].lastEventId, /^[0-9a-f]{32}-[1-9]\d*$/);
@@ -340,22 +370,7 @@ describe("the MCP endpoint", () => {
 
   test("guided_configure walks the workflow one form per step, validated as the app validates", async () => {
     const forms = [];
-    const walker = await connect(stack.base, owner, (request) => {
-      const { message, requestedSchema } = request.params;
-      forms.push({ message, properties: requestedSchema.properties });
-      const properties = requestedSchema.properties;
-      if (properties.confirm) return { action: "accept", content: { confirm: true } };
-      if (properties.skip) return { action: "accept", content: { skip: true } };
-      const value = properties.value;
-      if (value.enum) return { action: "accept", content: { value: value.enum[0] } };
-      if (value.type === "array") return { action: "accept", content: { value: [value.items.enum[0]] } };
-      // Business goals: first 11 of them, over the step's 10, which the core refuses.
-      if (/goals/i.test(value.title) && !/refused/.test(message)) {
-        return { action: "accept", content: { value: Array.from({ length: 11 }, (_, i) => `goal ${i}`).join(", ") } };
-      }
-      if (/several values/i.test(value.description ?? "")) return { action: "accept", content: { value: "EGFR, osimertinib" } };
-      return { action: "accept", content: { value: "Track EGFR resistance research" } };
-    });
+    const walker = await connect(stack.base, owner, fillForms(forms));
     try {
       const result = await walker.callTool({ name: "guided_configure", arguments: {} });
       assert.equal(result.isError, undefined, JSON.stringify(result));
@@ -388,6 +403,24 @@ describe("the MCP endpoint", () => {
     const plain = await client.callTool({ name: "guided_configure", arguments: {} });
     assert.equal(plain.isError, true);
     assert.match(plain.content[0].text, /`elicitation` capability/);
+  });
+
+  test("a guided walk whose stream drops while a question waits resumes, and each form is asked once", async () => {
+    const forms = [];
+    const { client: walker, resumed, cut } = await connectCutting(stack.base, owner, "guided_configure", "elicitation/create", fillForms(forms));
+    try {
+      const result = await walker.callTool({ name: "guided_configure", arguments: {} }, undefined, { timeout: 60000 });
+      assert.ok(cut(), "the stream was cut");
+      assert.equal(resumed.length, 1, JSON.stringify(resumed));
+      assert.equal(result.isError, undefined, JSON.stringify(result));
+      assert.equal(result.structuredContent.completed, true);
+      assert.equal(result.structuredContent.config.purpose, "Track EGFR resistance research");
+      const ids = forms.map((f) => f.id);
+      assert.equal(new Set(ids).size, ids.length, `each form once: ${ids}`);
+      assert.match(forms.at(-1).message, /Purpose: Track EGFR resistance research/);
+    } finally {
+      await walker.close();
+    }
   });
 
   test("a session is the owner's alone, and ends with DELETE", async () => {
