@@ -128,23 +128,21 @@ fn a_turn_running_an_approval_is_handed_the_message_that_holds_it() {
 fn entry_strategy() -> impl Strategy<Value = Entry> {
     // Short messages too, so that the digest's window holds many lines.
     let len = prop_oneof![0usize..60, 0usize..3_000];
-    (any::<bool>(), len, any::<bool>(), 0u8..10).prop_map(
-        |(user, len, action, status)| {
-            let text = "word ".repeat(len / 5) + &"x".repeat(len % 5);
-            let mut entry = if user {
-                Entry::user(&text, 1, None)
-            } else {
-                answer(&text, 1)
-            };
-            if user && action {
-                entry.action = Some("open_job".into());
-            }
-            if status == 0 {
-                entry.status = Some(EntryStatus::WaitingContext);
-            }
-            entry
-        },
-    )
+    (any::<bool>(), len, any::<bool>(), 0u8..10).prop_map(|(user, len, action, status)| {
+        let text = "word ".repeat(len / 5) + &"x".repeat(len % 5);
+        let mut entry = if user {
+            Entry::user(&text, 1, None)
+        } else {
+            answer(&text, 1)
+        };
+        if user && action {
+            entry.action = Some("open_job".into());
+        }
+        if status == 0 {
+            entry.status = Some(EntryStatus::WaitingContext);
+        }
+        entry
+    })
 }
 
 proptest! {

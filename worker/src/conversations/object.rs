@@ -12,6 +12,7 @@
 #![allow(missing_docs)]
 
 use std::cell::Cell;
+use std::rc::Rc;
 
 use stepwise_core::conversation::{
     self, Command, Conversation as Record, ConversationEvent, ConversationKind, Handled, Reply,
@@ -144,9 +145,9 @@ impl Conversation {
         let command: Command = serde_json::from_str(&req.text().await?)?;
         let storage = self.state.storage();
         let record = self.load_current(&storage).await?;
-        let handled = conversation::handle(record.as_ref(), &id, &owner, &command, now_ms())?;
-        self.settle(&storage, record, &handled).await?;
-        Ok(Response::from_json(&handled.reply)?)
+        let handled = conversation::handle(record.as_deref(), &id, &owner, &command, now_ms())?;
+        let settled = self.settle(&storage, record, handled).await?;
+        Ok(Response::from_json(&settled.reply)?)
     }
 
     /// `POST /turn`: runs an assistant turn the edge ordered ([`Host::run`]).
@@ -195,7 +196,7 @@ impl Conversation {
 
     /// The record, when it is an assistant conversation of the owner in the request (404 for
     /// anyone else).
-    async fn owned_assistant(&self, req: &Request) -> AppResult<Record> {
+    async fn owned_assistant(&self, req: &Request) -> AppResult<Rc<Record>> {
         let owner = header(req, OWNER_HEADER)?;
         let record = self.load_current(&self.state.storage()).await?;
         record
@@ -206,19 +207,18 @@ impl Conversation {
     /// The record as stored, after settling a turn it says runs while this instance runs none:
     /// that turn died with an earlier instance; what it generated is kept, marked
     /// `interrupted`, and the conversation takes new messages.
-    async fn load_current(&self, storage: &Storage) -> AppResult<Option<Record>> {
+    async fn load_current(&self, storage: &Storage) -> AppResult<Option<Rc<Record>>> {
         let record = self.rows.load(storage).await?;
-        let Some(lost) = record.as_ref().and_then(|r| {
-            r.running
-                .filter(|_| r.kind == ConversationKind::Assistant && self.host.idle())
-        }) else {
-            return Ok(record);
-        };
-        let entries = interrupted_entries(storage, lost.lease).await?;
-        let stored = record.clone();
-        let Some(before) = stored else {
+        let Some(before) = record else {
             return Ok(None);
         };
+        let Some(lost) = before
+            .running
+            .filter(|_| before.kind == ConversationKind::Assistant && self.host.idle())
+        else {
+            return Ok(Some(before));
+        };
+        let entries = interrupted_entries(storage, lost.lease).await?;
         let command = Command::Interrupt {
             lease: lost.lease,
             entries,
@@ -226,19 +226,16 @@ impl Conversation {
         let handled =
             conversation::handle(Some(&before), &before.id, &before.owner, &command, now_ms())?;
         worker::console_log!("conversation {}: turn {} interrupted", before.id, lost.turn);
-        self.settle(storage, Some(before.clone()), &handled).await?;
+        let saved = handled.record.is_some();
+        let settled = self.settle(storage, Some(before), handled).await?;
         live::clear_stored(storage).await?;
-        if let (Some(after), Ok(kv)) = (&handled.record, Kv::new(&self.env)) {
+        if let (true, Some(after), Ok(kv)) = (saved, &settled.record, Kv::new(&self.env)) {
             let ttl_seconds = retention_ms(&self.env) / 1000;
             if let Err(error) = index::write(&kv, after, ttl_seconds).await {
                 worker::console_warn!("conversation {}: list entry not written: {error}", after.id);
             }
         }
-        Ok(if handled.erase {
-            None
-        } else {
-            handled.record.or(Some(before))
-        })
+        Ok(settled.record)
     }
 
     /// Sets the alarm for `at`, unless this instance already set it for `at` or earlier: an
@@ -254,14 +251,21 @@ impl Conversation {
         Ok(())
     }
 
-    /// Saves or erases what a command left, tells the watchers, and arms the alarm.
+    /// Saves or erases what a command left, tells the watchers, and arms the alarm: the reply,
+    /// and the record now.
     async fn settle(
         &self,
         storage: &Storage,
-        before: Option<Record>,
-        handled: &Handled,
-    ) -> AppResult<()> {
-        if handled.erase {
+        before: Option<Rc<Record>>,
+        handled: Handled,
+    ) -> AppResult<Settled> {
+        let Handled {
+            record,
+            erase,
+            reply,
+            events,
+        } = handled;
+        let now = if erase {
             // A streamed turn still running stops at its next event (its commit then finds
             // nothing to commit to).
             self.host.stop();
@@ -275,26 +279,30 @@ impl Conversation {
             {
                 let _ = index::delete(&kv, &gone).await;
             }
-        } else if let Some(next) = &handled.record {
-            self.rows.save(storage, next).await?;
+            None
+        } else if let Some(next) = record {
+            let before_change = before.as_ref().map(|r| r.updated_at);
+            let next = self.rows.save(storage, next).await?;
             self.arm(storage, next.next_wake(retention_ms(&self.env)))
                 .await?;
             // Guided conversations are listed only for their owner's export and erase: when
             // created, and again on the first change of a day (the entry outlives that day).
-            let before_change = before.as_ref().map(|r| r.updated_at);
             if next.kind == ConversationKind::Guided && relist_due(before_change, next.updated_at) {
                 let ttl_seconds = retention_ms(&self.env) / 1000;
                 let listed = match Kv::new(&self.env) {
-                    Ok(kv) => index::write(&kv, next, ttl_seconds).await,
+                    Ok(kv) => index::write(&kv, &next, ttl_seconds).await,
                     Err(error) => Err(error),
                 };
                 if let Err(error) = listed {
                     worker::console_warn!("conversation {}: not listed: {error}", next.id);
                 }
             }
-        }
-        self.broadcast(&handled.events);
-        Ok(())
+            Some(next)
+        } else {
+            before
+        };
+        self.broadcast(&events);
+        Ok(Settled { reply, record: now })
     }
 
     /// `GET /ws`: a browser of the owner watches the conversation (404 for anyone else).
@@ -364,14 +372,7 @@ impl Conversation {
                 "owner": record.owner, "request_id": request_id});
             queues::send_all(&self.env, "LLM_CALL", &[message.to_string()], 1).await?;
         }
-        let changed = handled.record.is_some();
-        self.settle(&storage, Some(record.clone()), &handled)
-            .await?;
-        let current = if changed {
-            handled.record.clone()
-        } else {
-            Some(record)
-        };
+        let current = self.settle(&storage, Some(record), handled).await?.record;
         if let Some(record) = current {
             let retention = retention_ms(&self.env);
             if record.waiting.is_none() && now_ms() >= record.updated_at.saturating_add(retention) {
@@ -392,4 +393,10 @@ fn header(req: &Request, name: &str) -> AppResult<String> {
         .get(name)?
         .filter(|v| !v.is_empty())
         .ok_or_else(AppError::conversation_not_found)
+}
+
+/// What a command left: its reply, and the record now (`None` when there is none).
+struct Settled {
+    reply: Reply,
+    record: Option<Rc<Record>>,
 }

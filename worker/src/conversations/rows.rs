@@ -5,6 +5,7 @@
 //! record's only writer).
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 use stepwise_core::conversation::Conversation as Record;
@@ -33,7 +34,7 @@ struct Header {
 #[derive(Default)]
 pub struct Rows {
     /// `None` until loaded; then the record, or `None` when there is no conversation.
-    kept: RefCell<Option<Option<Record>>>,
+    kept: RefCell<Option<Option<Rc<Record>>>>,
 }
 
 #[derive(Deserialize)]
@@ -42,20 +43,21 @@ struct Row {
 }
 
 impl Rows {
-    /// The record as stored, if any.
-    pub async fn load(&self, storage: &Storage) -> Result<Option<Record>> {
+    /// The record as stored, if any (shared with the kept copy: a command reads it, and what
+    /// it changes is a new record).
+    pub async fn load(&self, storage: &Storage) -> Result<Option<Rc<Record>>> {
         if let Some(kept) = &*self.kept.borrow() {
             return Ok(kept.clone());
         }
-        let record = read(storage).await?;
+        let record = read(storage).await?.map(Rc::new);
         *self.kept.borrow_mut() = Some(record.clone());
         Ok(record)
     }
 
     /// Stores `next`: its header, and the rows of the messages and requests that differ from
     /// the kept record's (all of them when nothing is kept), in one write the runtime commits
-    /// at once.
-    pub async fn save(&self, storage: &Storage, next: &Record) -> Result<()> {
+    /// at once; `next` is then the kept record.
+    pub async fn save(&self, storage: &Storage, next: Record) -> Result<Rc<Record>> {
         // Taken out: a failed write leaves nothing kept, and the next load reads storage.
         let before = self.kept.borrow_mut().take().flatten();
         let sql = storage.sql();
@@ -66,9 +68,10 @@ impl Rows {
         };
         write_changed(&sql, "messages", messages, &next.entries)?;
         write_changed(&sql, "requests", requests, &next.requests)?;
-        storage.put(HEADER, header_of(next)?).await?;
-        *self.kept.borrow_mut() = Some(Some(next.clone()));
-        Ok(())
+        storage.put(HEADER, header_of(&next)?).await?;
+        let next = Rc::new(next);
+        *self.kept.borrow_mut() = Some(Some(Rc::clone(&next)));
+        Ok(next)
     }
 
     /// Erases the conversation, rows and every other key of the object.

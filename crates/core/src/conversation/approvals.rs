@@ -87,7 +87,7 @@ pub(super) fn begin_approved(
     next.updated_at = now;
     // Set before the turn begins, so the turn's view of the conversation holds the approval.
     next.approving = Some(approval_id.to_owned());
-    let mut handled = begin(&mut next, now, lease_ms)?;
+    let mut handled = begin(next, now, lease_ms)?;
     handled.events = events;
     Ok(handled)
 }

@@ -227,7 +227,7 @@ pub fn handle(
             turns,
             lease_ms,
         } => {
-            let mut next = match (record, turns) {
+            let next = match (record, turns) {
                 (None, None) => empty(
                     id,
                     owner,
@@ -249,7 +249,7 @@ pub fn handle(
                     record.clone()
                 }
             };
-            begin(&mut next, now, *lease_ms)
+            begin(next, now, *lease_ms)
         }
         Command::CreateGuided { token_hash, state } => {
             if record.is_some() {
@@ -274,7 +274,7 @@ pub fn handle(
             start,
             lease_ms,
         } => {
-            let mut next = match (record, start) {
+            let next = match (record, start) {
                 (None, true) => Conversation {
                     title: title_from(message),
                     ..empty(id, owner, ConversationKind::Assistant, now, None)
@@ -292,7 +292,7 @@ pub fn handle(
                 }
                 _ => return Err(ConversationError::NotFound),
             };
-            begin(&mut next, now, *lease_ms)
+            begin(next, now, *lease_ms)
         }
         Command::CommitGuided { lease, state } => {
             let mut next = guided(found(record)?, None)?.clone();

@@ -193,7 +193,7 @@ pub(super) fn begin_resume(
         .waiting
         .clone()
         .ok_or(ConversationError::NoSuchRequest)?;
-    let mut handled = begin(&mut next, now, lease_ms)?;
+    let mut handled = begin(next, now, lease_ms)?;
     if let Some(running) = handled.record.as_mut().and_then(|r| r.running.as_mut()) {
         running.reopens = reopens;
     }

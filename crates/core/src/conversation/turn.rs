@@ -148,7 +148,7 @@ pub(super) fn idle(record: &Conversation, now: u64) -> Result<(), ConversationEr
 /// Begins a turn on `next`: a new lease, the conversation as it was in the reply (the turn's
 /// view of it).
 pub(super) fn begin(
-    next: &mut Conversation,
+    mut next: Conversation,
     now: u64,
     lease_ms: u64,
 ) -> Result<Handled, ConversationError> {
@@ -168,7 +168,7 @@ pub(super) fn begin(
         reopens: false,
     });
     Ok(Handled {
-        record: Some(next.clone()),
+        record: Some(next),
         erase: false,
         reply: Reply::Begun {
             turn,
