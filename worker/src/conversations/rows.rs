@@ -4,7 +4,7 @@
 //! conversation. Read whole once per object instance, then kept in memory (the object is the
 //! record's only writer).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
@@ -35,6 +35,8 @@ struct Header {
 pub struct Rows {
     /// `None` until loaded; then the record, or `None` when there is no conversation.
     kept: RefCell<Option<Option<Rc<Record>>>>,
+    /// This instance made the tables (a write makes them first, once).
+    tables: Cell<bool>,
 }
 
 #[derive(Deserialize)]
@@ -49,7 +51,7 @@ impl Rows {
         if let Some(kept) = &*self.kept.borrow() {
             return Ok(kept.clone());
         }
-        let record = read(storage).await?.map(Rc::new);
+        let record = read(storage, &self.tables).await?.map(Rc::new);
         *self.kept.borrow_mut() = Some(record.clone());
         Ok(record)
     }
@@ -61,13 +63,17 @@ impl Rows {
         // Taken out: a failed write leaves nothing kept, and the next load reads storage.
         let before = self.kept.borrow_mut().take().flatten();
         let sql = storage.sql();
-        sql.exec(TABLES, None)?;
         let (messages, requests) = match &before {
             Some(before) => (&before.entries[..], &before.requests[..]),
             None => (&[][..], &[][..]),
         };
-        write_changed(&sql, "messages", messages, &next.entries)?;
-        write_changed(&sql, "requests", requests, &next.requests)?;
+        // The tables are made by the first write that has rows to write (a conversation's
+        // first command has none, and its turn waits on nothing more than the header).
+        if messages != next.entries.as_slice() || requests != next.requests.as_slice() {
+            make_tables(&sql, &self.tables)?;
+            write_changed(&sql, "messages", messages, &next.entries)?;
+            write_changed(&sql, "requests", requests, &next.requests)?;
+        }
         storage.put(HEADER, header_of(&next)?).await?;
         let next = Rc::new(next);
         *self.kept.borrow_mut() = Some(Some(Rc::clone(&next)));
@@ -77,6 +83,7 @@ impl Rows {
     /// Erases the conversation, rows and every other key of the object.
     pub async fn erase(&self, storage: &Storage) -> Result<()> {
         self.kept.borrow_mut().take();
+        self.tables.set(false);
         storage.sql().exec(
             "DROP TABLE IF EXISTS messages; DROP TABLE IF EXISTS requests",
             None,
@@ -89,29 +96,50 @@ impl Rows {
 
 /// The stored record: the header and its rows. A record an earlier release stored whole is
 /// moved into rows at once.
-async fn read(storage: &Storage) -> Result<Option<Record>> {
+async fn read(storage: &Storage, tables: &Cell<bool>) -> Result<Option<Record>> {
+    // Both keys in one call: a new conversation's object finds neither.
+    let found = storage.get_multiple(vec![HEADER, WHOLE]).await?;
+    let text = |key: &str| found.get(&key.into()).as_string();
     let sql = storage.sql();
-    sql.exec(TABLES, None)?;
-    let Some(json) = storage.get::<String>(HEADER).await? else {
-        return migrate(storage, &sql).await;
+    let Some(json) = text(HEADER) else {
+        return match text(WHOLE) {
+            Some(whole) => migrate(storage, &sql, tables, &whole).await,
+            None => Ok(None),
+        };
     };
     let Header {
         mut record,
         messages,
         requests,
     } = serde_json::from_str(&json)?;
-    record.entries = read_table(&sql, "messages", messages)?;
-    record.requests = read_table(&sql, "requests", requests)?;
+    if messages + requests > 0 {
+        make_tables(&sql, tables)?;
+        record.entries = read_table(&sql, "messages", messages)?;
+        record.requests = read_table(&sql, "requests", requests)?;
+    }
     record.entries_from = 0;
     Ok(Some(record))
 }
 
-/// The whole record an earlier release stored under [`WHOLE`], written as rows and a header.
-async fn migrate(storage: &Storage, sql: &SqlStorage) -> Result<Option<Record>> {
-    let Some(json) = storage.get::<String>(WHOLE).await? else {
-        return Ok(None);
-    };
-    let record: Record = serde_json::from_str(&json)?;
+/// Makes the tables, unless this instance made them already.
+fn make_tables(sql: &SqlStorage, tables: &Cell<bool>) -> Result<()> {
+    if !tables.get() {
+        sql.exec(TABLES, None)?;
+        tables.set(true);
+    }
+    Ok(())
+}
+
+/// The whole record an earlier release stored under [`WHOLE`] (`json`), written as rows and a
+/// header.
+async fn migrate(
+    storage: &Storage,
+    sql: &SqlStorage,
+    tables: &Cell<bool>,
+    json: &str,
+) -> Result<Option<Record>> {
+    let record: Record = serde_json::from_str(json)?;
+    make_tables(sql, tables)?;
     sql.exec("DELETE FROM messages; DELETE FROM requests", None)?;
     write_changed(sql, "messages", &[], &record.entries)?;
     write_changed(sql, "requests", &[], &record.requests)?;
