@@ -46,14 +46,15 @@ async function post(base, owner, body, headers = {}) {
  * and `resumed` lists the GETs that resumed a stream. */
 async function connectCutting(base, owner, tool, marker, answer) {
   const resumed = [];
+  let wrapped = false;
   let dropped = false;
   const cutting = async (url, init = {}) => {
     const response = await fetch(url, init);
     const lastEventId = new Headers(init.headers).get("last-event-id");
     if ((init.method ?? "GET") === "GET" && lastEventId) resumed.push({ status: response.status, lastEventId });
     const isCall = typeof init.body === "string" && init.body.includes(`"${tool}"`);
-    if (!isCall || dropped || !response.headers.get("content-type")?.startsWith("text/event-stream")) return response;
-    dropped = true;
+    if (!isCall || wrapped || !response.headers.get("content-type")?.startsWith("text/event-stream")) return response;
+    wrapped = true;
     const reader = response.body.getReader();
     const body = new ReadableStream({
       async pull(controller) {
@@ -61,6 +62,7 @@ async function connectCutting(base, owner, tool, marker, answer) {
         if (done) return controller.close();
         controller.enqueue(value);
         if (new TextDecoder().decode(value).includes(marker)) {
+          dropped = true;
           await reader.cancel();
           controller.error(new TypeError("network connection lost"));
         }
@@ -254,8 +256,12 @@ describe("the MCP endpoint", () => {
       const text = await again.text();
       assert.ok(text.includes("elicitation/create") && text.endsWith("\n\n") && text.includes(`"id":`), text.slice(0, 200));
       assert.match(text.trim().split("\n\n").at(-1), /"structuredContent"/, "ends with the result");
+      // An unknown stream in a live session is 400: a 404 would tell the client its session ended.
       const unknown = await fetch(`${stack.base}/mcp`, { headers: { ...headers, "last-event-id": `${"0".repeat(32)}-1` } });
-      assert.equal(unknown.status, 404);
+      assert.equal(unknown.status, 400);
+      assert.match((await unknown.json()).error.message, /no such stream/);
+      const garbled = await fetch(`${stack.base}/mcp`, { headers: { ...headers, "last-event-id": "not-an-id" } });
+      assert.equal(garbled.status, 400);
       const plain = await fetch(`${stack.base}/mcp`, { headers });
       assert.equal(plain.status, 405, "no stream of the server's own");
       const stranger = await fetch(`${stack.base}/mcp`, { headers: { ...headers, authorization: `Bearer ${newOwner()}`, "last-event-id": `${stream}-0` } });
@@ -412,6 +418,7 @@ describe("the MCP endpoint", () => {
       const result = await walker.callTool({ name: "guided_configure", arguments: {} }, undefined, { timeout: 60000 });
       assert.ok(cut(), "the stream was cut");
       assert.equal(resumed.length, 1, JSON.stringify(resumed));
+      assert.equal(resumed[0].status, 200);
       assert.equal(result.isError, undefined, JSON.stringify(result));
       assert.equal(result.structuredContent.completed, true);
       assert.equal(result.structuredContent.config.purpose, "Track EGFR resistance research");
@@ -421,6 +428,26 @@ describe("the MCP endpoint", () => {
     } finally {
       await walker.close();
     }
+  });
+
+  test("a client of protocol 2025-06-18 gets no event without data; its events still have ids", async () => {
+    const headers = { "mcp-protocol-version": "2025-06-18" };
+    const init = await post(stack.base, owner, { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: { elicitation: {} }, clientInfo: { name: "old", version: "1" } } });
+    assert.equal(init.json.result.protocolVersion, "2025-06-18");
+    const session = init.headers.get("mcp-session-id");
+    const controller = new AbortController();
+    const response = await fetch(`${stack.base}/mcp`, {
+      method: "POST",
+      signal: controller.signal,
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${owner}`, "mcp-session-id": session, ...headers },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "guided_configure", arguments: {} } }),
+    });
+    const reader = response.body.getReader();
+    let text = "";
+    while (!text.includes("\n\n")) text += new TextDecoder().decode((await reader.read()).value);
+    controller.abort();
+    const first = text.slice(0, text.indexOf("\n\n"));
+    assert.match(first, /^id: [0-9a-f]{32}-1\ndata: \{.*"elicitation\/create"/s, first);
   });
 
   test("a session is the owner's alone, and ends with DELETE", async () => {

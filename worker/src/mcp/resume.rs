@@ -2,9 +2,11 @@
 //! questions, progress and result) are events with ids, `<stream>-<n>`, kept in the session's
 //! object while the call runs and for a while after. A client whose connection drops opens
 //! `GET /mcp` with the last id it saw and gets every later event once, in order, then the live
-//! ones; the call runs on meanwhile, and waits for the client at most [`GONE_AT_MOST_MS`]. The
-//! stream opens with an event that has an id and no data, so that a client can resume even
-//! before the first message.
+//! ones; the call runs on meanwhile, and waits for the client at most [`GONE_AT_MOST_MS`]. For
+//! clients of protocol 2025-11-25 the stream opens with an event that has an id and no data, so
+//! that a client can resume even before the first message (older clients may not take an event
+//! without data). The events live in the object's memory: a call keeps its object running, but
+//! an ended call's events last only as long as the idle object does, five minutes at most.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -26,6 +28,8 @@ const KEPT_AFTER_END_MS: u64 = 300_000;
 /// Most events one call's stream keeps (a call writes a question per step and a notification
 /// per provider, far fewer).
 const MAX_EVENTS: usize = 1_000;
+/// How long a reader cut off by a newer one is told to wait before it reconnects.
+const SUPERSEDED_RETRY_MS: u64 = 10_000;
 
 /// One call's stream: its events, and the client reading it now, if any.
 pub struct CallStream {
@@ -42,9 +46,10 @@ pub struct CallStream {
 impl CallStream {
     /// Writes `message` as the stream's next event, to the client reading it if any; the event
     /// is kept for a client that resumes.
+    /// Past [`MAX_EVENTS`], notifications are dropped (never a request or the response).
     pub fn send(&self, message: &Value) {
         let mut frames = self.frames.borrow_mut();
-        if frames.len() >= MAX_EVENTS {
+        if frames.len() >= MAX_EVENTS && message.get("id").is_none() {
             worker::console_warn!("mcp: stream {} past {MAX_EVENTS} events", self.id);
             return;
         }
@@ -91,17 +96,26 @@ impl CallStream {
     }
 
     /// A client's new connection, from event `after` on: the later events, then (while the call
-    /// runs) the live ones. A client reading before is cut off.
+    /// runs) the live ones. A client reading before is cut off, told to wait before it tries
+    /// again (two readers of one stream would otherwise take it from each other at once).
     fn attach(&self, after: usize) -> AppResult<Response> {
         let (response, sink) = stream_response()?;
         for frame in self.frames.borrow().iter().skip(after) {
             sink.write(frame.as_bytes());
         }
         if self.ended_at.get().is_none() {
-            *self.sink.borrow_mut() = Some(sink);
+            if let Some(before) = self.sink.borrow_mut().replace(sink) {
+                before.write(format!("retry: {SUPERSEDED_RETRY_MS}\n\n").as_bytes());
+            }
             self.gone_since.set(None);
         }
         Ok(response)
+    }
+
+    fn expired(&self, now: u64) -> bool {
+        self.ended_at
+            .get()
+            .is_some_and(|at| now.saturating_sub(at) >= KEPT_AFTER_END_MS)
     }
 }
 
@@ -109,20 +123,24 @@ impl CallStream {
 #[derive(Default)]
 pub struct Streams {
     open: RefCell<HashMap<String, Rc<CallStream>>>,
+    /// The session's client takes an opening event without data (protocol 2025-11-25 on).
+    priming: Cell<bool>,
 }
 
 impl Streams {
+    /// Whether the session's client takes an opening event without data: it negotiated
+    /// protocol `version`, 2025-11-25 or later.
+    pub fn set_version(&self, version: &str) {
+        self.priming.set(version >= "2025-11-25");
+    }
+
     /// A new call's stream, read by the client of `sink`: its opening event is written.
     pub fn open(&self, sink: EventSink) -> AppResult<Rc<CallStream>> {
-        let now = now_ms();
-        self.open.borrow_mut().retain(|_, stream| {
-            stream
-                .ended_at
-                .get()
-                .is_none_or(|at| now.saturating_sub(at) < KEPT_AFTER_END_MS)
-        });
+        self.prune();
         let id = ids::random_id()?;
-        sink.write(format!("id: {id}-0\ndata: \n\n").as_bytes());
+        if self.priming.get() {
+            sink.write(format!("id: {id}-0\ndata: \n\n").as_bytes());
+        }
         let stream = Rc::new(CallStream {
             id: id.clone(),
             frames: RefCell::new(Vec::new()),
@@ -137,11 +155,21 @@ impl Streams {
     /// The call of `stream` ended.
     pub fn end(&self, stream: &CallStream) {
         stream.end();
+        self.prune();
+    }
+
+    /// Forgets the streams whose call ended more than [`KEPT_AFTER_END_MS`] ago.
+    fn prune(&self) {
+        let now = now_ms();
+        self.open
+            .borrow_mut()
+            .retain(|_, stream| !stream.expired(now));
     }
 
     /// A client resumes after `last_event_id` (`<stream>-<n>`): its stream, or `None` when the
     /// session holds no such stream (never, or no longer).
     pub fn resume(&self, last_event_id: &str) -> AppResult<Option<Response>> {
+        self.prune();
         let Some((id, seen)) = last_event_id.trim().rsplit_once('-') else {
             return Ok(None);
         };

@@ -107,6 +107,7 @@ impl McpSession {
             return rpc_response(&jsonrpc::error(None, &why), 400);
         }
         storage.set_alarm(IDLE_MS).await?;
+        self.waiting.streams.set_version(&info.version);
         if path == "/resume" {
             let last = req
                 .headers()
@@ -114,12 +115,13 @@ impl McpSession {
                 .unwrap_or_default();
             return match self.waiting.streams.resume(&last)? {
                 Some(stream) => Ok(stream),
+                // 400, not 404: a 404 tells the client its session has ended.
                 None => {
                     let why = RpcError::new(
                         INVALID_REQUEST,
-                        "no such stream in this session: its call ended long ago, or never was",
+                        "no such stream in this session (its call ended some minutes ago, or never was): call the tool again, or follow a research job with research_status",
                     );
-                    rpc_response(&jsonrpc::error(None, &why), 404)
+                    rpc_response(&jsonrpc::error(None, &why), 400)
                 }
             };
         }
