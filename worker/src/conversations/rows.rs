@@ -56,9 +56,9 @@ impl Rows {
         Ok(record)
     }
 
-    /// Stores `next`: its header, and the rows of the messages and requests that differ from
-    /// the kept record's (all of them when nothing is kept), in one write the runtime commits
-    /// at once; `next` is then the kept record.
+    /// Stores `next`: the rows of the messages and requests that differ from the kept record's
+    /// (all of them when nothing is kept), then its header, with no await between them (the
+    /// runtime commits them together); `next` is then the kept record.
     pub async fn save(&self, storage: &Storage, next: Record) -> Result<Rc<Record>> {
         // Taken out: a failed write leaves nothing kept, and the next load reads storage.
         let before = self.kept.borrow_mut().take().flatten();
@@ -67,13 +67,8 @@ impl Rows {
             Some(before) => (&before.entries[..], &before.requests[..]),
             None => (&[][..], &[][..]),
         };
-        // The tables are made by the first write that has rows to write (a conversation's
-        // first command has none, and its turn waits on nothing more than the header).
-        if messages != next.entries.as_slice() || requests != next.requests.as_slice() {
-            make_tables(&sql, &self.tables)?;
-            write_changed(&sql, "messages", messages, &next.entries)?;
-            write_changed(&sql, "requests", requests, &next.requests)?;
-        }
+        write_changed(&sql, &self.tables, "messages", messages, &next.entries)?;
+        write_changed(&sql, &self.tables, "requests", requests, &next.requests)?;
         storage.put(HEADER, header_of(&next)?).await?;
         let next = Rc::new(next);
         *self.kept.borrow_mut() = Some(Some(Rc::clone(&next)));
@@ -141,8 +136,8 @@ async fn migrate(
     let record: Record = serde_json::from_str(json)?;
     make_tables(sql, tables)?;
     sql.exec("DELETE FROM messages; DELETE FROM requests", None)?;
-    write_changed(sql, "messages", &[], &record.entries)?;
-    write_changed(sql, "requests", &[], &record.requests)?;
+    write_changed(sql, tables, "messages", &[], &record.entries)?;
+    write_changed(sql, tables, "requests", &[], &record.requests)?;
     storage.put(HEADER, header_of(&record)?).await?;
     storage.delete(WHOLE).await?;
     Ok(Some(record))
@@ -175,9 +170,11 @@ fn read_table<T: for<'de> Deserialize<'de>>(
 }
 
 /// Writes the rows of `next` that differ from `before` (by position), and deletes those past
-/// its end.
+/// its end. The tables are made by the first write (a conversation's first command writes no
+/// row, and its turn waits on nothing more than the header).
 fn write_changed<T: PartialEq + Serialize>(
     sql: &SqlStorage,
+    tables: &Cell<bool>,
     table: &str,
     before: &[T],
     next: &[T],
@@ -185,6 +182,7 @@ fn write_changed<T: PartialEq + Serialize>(
     let upsert = format!("INSERT OR REPLACE INTO {table} (at, body) VALUES (?, ?)");
     for (at, item) in next.iter().enumerate() {
         if before.get(at) != Some(item) {
+            make_tables(sql, tables)?;
             let body = serde_json::to_string(item)?;
             sql.exec(
                 &upsert,
@@ -193,6 +191,7 @@ fn write_changed<T: PartialEq + Serialize>(
         }
     }
     if next.len() < before.len() {
+        make_tables(sql, tables)?;
         sql.exec(
             &format!("DELETE FROM {table} WHERE at >= ?"),
             vec![SqlStorageValue::Integer(next.len() as i64)],

@@ -137,8 +137,3 @@ pub(super) async fn ask_person(
 pub(super) fn tool_error(why: &str) -> Value {
     json!({"content": [{"type": "text", "text": why}], "isError": true})
 }
-
-/// One SSE event carrying a JSON-RPC message, kept for a client that resumes.
-pub(super) fn write(stream: &CallStream, message: &Value) {
-    stream.send(message);
-}

@@ -16,7 +16,7 @@ use stepwise_core::research::{DraftFields, fallback_title};
 use worker::{Delay, Env, Response};
 
 use super::calls;
-use super::person::{Waiting, ask_person, streamed, tool_error, write};
+use super::person::{Waiting, ask_person, streamed, tool_error};
 use super::resume::{CallStream, GONE_AT_MOST_MS};
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
@@ -212,8 +212,7 @@ async fn follow(
             } else {
                 format!("{finished} of {providers} providers answered")
             };
-            write(
-                sink,
+            sink.send(
                 &json!({"jsonrpc": "2.0", "method": "notifications/progress",
                 "params": {"progressToken": token, "progress": count, "total": total, "message": message}}),
             );
