@@ -105,6 +105,12 @@ describe("a call that needs approval is held", () => {
       assert.deepEqual(await jobs(owner), [], "no research job was made");
       const conversation = await stored(owner, answer.conversation_id);
       assert.deepEqual(conversation.messages[1].approval, approval, "kept with the answer");
+      // The same wait in the one shape every interrupt has.
+      assert.deepEqual(conversation.interrupts, [{
+        id: approval.id, kind: "approval", state: "open", summary: approval.summary,
+        opened_at: approval.requested_at, deadline: approval.expires_at,
+        remind_at: approval.requested_at + TTL_MS / 2, reminded: false,
+      }]);
     });
   }
 });
@@ -135,6 +141,13 @@ describe("approving runs the call once", () => {
     const ran = await socket.until((e) => e.type === "conversation:approval" && e.approval.result);
     assert.equal(ran.message, 1);
     assert.equal(ran.approval.state, "approved");
+    // Each approval event is followed by the same change as an interrupt.
+    const approvedAt = socket.events.findIndex((e) => e.type === "conversation:approval" && e.approval.state === "approved");
+    const asInterrupt = socket.events[approvedAt + 1];
+    assert.equal(asInterrupt.type, "conversation:interrupt", JSON.stringify(socket.events.map((e) => e.type)));
+    assert.equal(asInterrupt.interrupt.id, approval.id);
+    assert.equal(asInterrupt.interrupt.resolution, "approved");
+    assert.equal(asInterrupt.interrupt.resolved_by, "owner");
     socket.ws.close();
     // A second click, a retry: settled, never run again.
     for (const body of [{ decision: "approve" }, { decision: "deny", reason: "late" }]) {
@@ -219,6 +232,11 @@ describe("denials, expiry and refusals", () => {
     assert.equal(denied.status, 200, denied.text);
     assert.equal(denied.json.approval.state, "denied");
     assert.equal(denied.json.approval.reason, "Too costly this week");
+    const [interrupt] = (await stored(owner, id)).interrupts;
+    assert.equal(interrupt.state, "resolved");
+    assert.equal(interrupt.resolution, "denied");
+    assert.equal(interrupt.reason, "Too costly this week");
+    assert.equal(interrupt.resolved_at, denied.json.approval.decided_at);
     const late = await decide(owner, id, approval.id, { decision: "approve" });
     assert.equal(late.json.error.code, "approval_settled");
     stack.fake.script({ reply: "Understood." });
@@ -240,6 +258,9 @@ describe("denials, expiry and refusals", () => {
     assert.ok(reminded >= 0 && reminded < socket.events.indexOf(expired), JSON.stringify(socket.events.map((e) => e.type)));
     assert.equal(expired.approval.reason, "expired");
     assert.equal(expired.approval.decided_by, "system");
+    const lapsed = socket.events.filter((e) => e.type === "conversation:interrupt").map((e) => e.interrupt);
+    assert.deepEqual(lapsed.map((i) => [i.state, i.reminded, i.resolution ?? null]), [["open", true, null], ["resolved", true, "expired"]]);
+    assert.equal(lapsed[1].resolved_by, "system");
     assert.equal((await stored(owner, id)).messages[1].approval.state, "expired");
     const late = await decide(owner, id, approval.id, { decision: "approve" });
     assert.equal(late.status, 409);

@@ -239,6 +239,9 @@ describe("deferred turns", () => {
     assert.equal(answered.status, 200, answered.text);
     assert.equal(answered.json.status, "answered");
     assert.match(answered.json.answer.message, /^⚠ Answered without what you skipped: Your notes[^\n]*\n\nPlain answer\.$/);
+    // The request as an interrupt: skipped by the user.
+    const [interrupt] = (await call("GET", `/api/assistant/conversations/${id}`, { owner })).json.interrupts;
+    assert.deepEqual([interrupt.id, interrupt.kind, interrupt.state, interrupt.resolution, interrupt.resolved_by], [request_id, "context_request", "resolved", "skipped", "user"]);
     const figures = await stats(owner);
     assert.deepEqual([figures.issued, figures.fulfilled_automatically, figures.fulfilled_by_user, figures.skipped, figures.open], [1, 0, 0, 1, 0]);
   });
@@ -272,6 +275,11 @@ describe("waiting, reminders and overrides", () => {
     assert.equal(reminder.request_id, deferred.json.request_id);
     const resolved = await seen((e) => e.type === "conversation:context_resolved");
     assert.equal(resolved.request.status, "fell_back");
+    // The same life as an interrupt: reminded, then expired by the system at its deadline.
+    const lived = events.filter((e) => e.type === "conversation:interrupt").map((e) => e.interrupt);
+    assert.deepEqual(lived.map((i) => [i.kind, i.state, i.reminded, i.resolution ?? null]).slice(-2), [["context_request", "open", true, null], ["context_request", "resolved", true, "expired"]]);
+    assert.equal(lived.at(-1).resolved_by, "system");
+    assert.equal(lived.at(-1).deadline, lived.at(-1).opened_at + resolved.request.sla_ms);
     const message = await seen((e) => e.type === "conversation:message" && e.message.role === "assistant", 20000);
     assert.match(message.message.content, /^⚠ Answered without the context asked for: it was not supplied in time\.\n\nPlain answer\./);
     assert.ok(events.some((e) => e.type === "conversation:delta" && e.text.startsWith("⚠")));
@@ -298,6 +306,7 @@ describe("waiting, reminders and overrides", () => {
     assert.match(forced.json.answer.message, /^⚠ Answered without the context asked for: you chose to run without it\./);
     for (const client of [a, b]) {
       await client.until((e) => e.type === "conversation:context_resolved" && e.request.status === "forced");
+      await client.until((e) => e.type === "conversation:interrupt" && e.interrupt.resolution === "forced" && e.interrupt.id === deferred.json.request_id);
       await client.until((e) => e.type === "conversation:message" && e.message.role === "assistant");
       client.ws.close();
     }

@@ -12,6 +12,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { assertSchema } from "../contract.mjs";
 import { ADMIN_TOKEN, apiCaller, generousLimits, newOwner, startStack, wranglerConfig } from "./harness.mjs";
 
 const WEBHOOK_SECRET = "help-webhook-secret";
@@ -103,6 +104,7 @@ describe("relevance and routing on the starter knowledge base", () => {
       assert.equal(handed.dialog_state, "ESCALATED");
       assert.equal(handed.footer, "Connecting you to an agent…");
       assert.equal(handed.search_calls, 1, "no search for the request");
+      assert.deepEqual([handed.interrupt.resolution, handed.interrupt.reason], ["skipped", "the user asked for a person"], "the question waited on is skipped");
       const session = (await call("GET", `/api/help/sessions/${first.session_id}`, { owner })).json;
       assert.equal(session.escalation.reason, "requested");
       assert.equal(session.state.clarification_context.active, false, "the loop stopped");
@@ -202,10 +204,19 @@ describe("the clarification loop", () => {
     assert.deepEqual(first.question, { number: 1, total: 2, text: "What does the job's badge say: awaiting confirmation or failed?" });
     assert.equal(first.search_calls, 1);
     assert.equal(modelCalls().length, before, "asking a question calls no model");
+    // The question is an interrupt, the shape approvals and context requests have: open, no deadline.
+    assertSchema("HelpTurn", first);
+    assert.deepEqual(first.interrupt, {
+      id: `${first.session_id}-q1`, kind: "question", state: "open", reminded: false,
+      summary: "Question 1 of 2: What does the job's badge say: awaiting confirmation or failed?",
+      opened_at: first.interrupt.opened_at,
+    });
     const second = await ask(owner, "awaiting confirmation", first.session_id);
     assert.deepEqual(second.trace, ["guardrails", "router", "clarification"]);
     assert.equal(second.question.number, 2);
+    assert.deepEqual([second.interrupt.id, second.interrupt.state], [`${first.session_id}-q2`, "open"]);
     const third = await ask(owner, "12", first.session_id);
+    assert.deepEqual([third.interrupt.id, third.interrupt.state, third.interrupt.resolution, third.interrupt.resolved_by], [`${first.session_id}-q2`, "resolved", "answered", "user"]);
     assert.deepEqual(third.trace, ["guardrails", "router", "clarification", "prompt_routing", "generation"]);
     assert.equal(third.search_calls, 1, "the loop never searched: \"12\" is an answer, not a query");
     assert.equal(third.dialog_state, "ANSWER_PROVIDED");
@@ -220,6 +231,8 @@ describe("the clarification loop", () => {
     });
     assert.equal(session.state.clarification_context.active, false);
     assert.equal(session.messages.length, 6);
+    assertSchema("HelpSession", session);
+    assert.deepEqual(session.interrupt, third.interrupt, "the session keeps the last question's interrupt");
   });
 
   test("three questions, resumed after a reload; a failed generation changes nothing", async () => {
@@ -242,6 +255,7 @@ describe("the clarification loop", () => {
     assert.equal(failed.status, 502);
     const unchanged = (await call("GET", `/api/help/sessions/${first.session_id}`, { owner })).json;
     assert.equal(unchanged.turns, 3);
+    assert.deepEqual([unchanged.interrupt.id, unchanged.interrupt.state], [`${first.session_id}-q3`, "open"], "the failed turn resolved nothing");
     assert.equal(unchanged.state.clarification_context.current_index, 2, "still waiting for the third answer");
     scriptModel();
     const done = await ask(owner, "500", first.session_id);

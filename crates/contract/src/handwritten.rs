@@ -1,6 +1,6 @@
 //! The schemas of what the Worker answers as JSON it assembles itself, with no wire type of its
 //! own: the error envelope, list pages (entries kept in KV metadata), an assistant
-//! conversation's view, an Articles search, the answer data both stream dialects carry, and
+//! conversation's view, a help-desk turn and session, an Articles search, the answer data both stream dialects carry, and
 //! AG-UI's events. The e2e suites validate real answers against them.
 
 use serde_json::{Map, Value, json};
@@ -110,6 +110,10 @@ pub fn schemas() -> Map<String, Value> {
         json!({"type": "array", "items": reference("ContextRequest"), "description": "Every context request of the conversation, with its slots and supplies."}),
     );
     conversation.insert(
+        "interrupts".into(),
+        json!({"type": "array", "items": reference("Interrupt"), "description": "Everything the conversation's turns waited on or wait on (approvals, context requests), oldest first, in the one shape of an interrupt."}),
+    );
+    conversation.insert(
         "waiting".into(),
         json!({"type": ["string", "null"], "description": "The request a deferred message waits for."}),
     );
@@ -126,6 +130,7 @@ pub fn schemas() -> Map<String, Value> {
             "properties": conversation,
         }),
     );
+    help(&mut add);
     add(
         "ArticleSearch",
         json!({
@@ -148,6 +153,55 @@ pub fn schemas() -> Map<String, Value> {
     add("AnswerData", answer_data());
     add("AgUiEvent", agui_event());
     schemas
+}
+
+/// A help-desk turn's answer and a help-desk session: the fields clients read, among them the
+/// clarifying question as an interrupt (the shape approvals and context requests have too).
+fn help(add: &mut impl FnMut(&str, Value)) {
+    let interrupt = json!({"oneOf": [reference("Interrupt"), {"type": "null"}], "description": "The last clarifying question the desk asked, open until the next turn answers it (resolved `answered`) or does not (`skipped`)."});
+    let status = json!({"enum": ["open", "escalated", "resolved"]});
+    add(
+        "HelpTurn",
+        json!({
+            "description": "`POST /api/help`: one turn of the help desk.",
+            "type": "object",
+            "required": ["session_id", "reply", "dialog_state", "status", "turns"],
+            "properties": {
+                "session_id": {"type": "string"},
+                "reply": {"type": "string"},
+                "footer": {"type": ["string", "null"]},
+                "question": {"type": ["object", "null"], "description": "The clarifying question asked: `{number, total, text}`."},
+                "dialog_state": {"enum": ["NEEDS_CLARIFICATION", "ANSWER_PROVIDED", "ESCALATED"]},
+                "status": status,
+                "no_answer": {"type": "boolean"},
+                "handoff_offered": {"type": "boolean"},
+                "search_calls": {"type": "integer"},
+                "turns": {"type": "integer"},
+                "interrupt": interrupt,
+            },
+        }),
+    );
+    add(
+        "HelpSession",
+        json!({
+            "description": "`GET /api/help/sessions/:id` and the handoff's answer: the owner's session.",
+            "type": "object",
+            "required": ["id", "created_at", "updated_at", "status", "messages", "turns"],
+            "properties": {
+                "id": {"type": "string"},
+                "created_at": {"type": "integer"},
+                "updated_at": {"type": "integer"},
+                "status": status,
+                "state": {"type": "object", "description": "The pipeline's state, `clarification_context` among it."},
+                "messages": {"type": "array", "items": {"type": "object"}},
+                "escalation": {"type": ["object", "null"]},
+                "handoff_offered": {"type": "boolean"},
+                "search_calls": {"type": "integer"},
+                "turns": {"type": "integer"},
+                "interrupt": interrupt,
+            },
+        }),
+    );
 }
 
 /// `interop::answer_data`: the `data-stepwise` part of a UI message stream and the `result` of an

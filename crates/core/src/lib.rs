@@ -48,6 +48,7 @@ pub mod dates;
 pub mod handshake;
 pub mod help;
 pub mod interop;
+pub mod interrupt;
 pub mod json;
 pub mod llm;
 pub mod markers;

@@ -13,6 +13,7 @@ use stepwise_core::help::{
     Caller, ClarificationContext, DialogState, Effect, HelpCommand, HelpSession, HelpState, Input,
     Node, Pipeline, SessionStatus, Step, handle,
 };
+use stepwise_core::interrupt::{InterruptKind, InterruptState, Resolution};
 
 #[test]
 fn spec_trace_stores_12_for_version_and_asks_the_next_question_without_searching() {
@@ -336,6 +337,41 @@ fn turn_on(
 }
 
 #[test]
+fn each_clarifying_question_is_an_interrupt_the_next_turn_resolves() {
+    let article = doc("crash", &["Which device?", "Version?"], false, "en");
+    let mut world = World::new(Some(article));
+    let session = begun("o1");
+    let asked = turn_on(&session, &mut world, "t1", "My app crashes on start", 2000);
+    let first = asked.view().interrupt.unwrap();
+    assert_eq!(first.id, "s1-q1");
+    assert_eq!(first.kind, InterruptKind::Question);
+    assert_eq!(first.state, InterruptState::Open);
+    assert_eq!(first.summary, "Question 1 of 2: Which device?");
+    assert_eq!((first.opened_at, first.deadline), (2001, None));
+    let answered = turn_on(&asked, &mut world, "t2", "Pixel 7", 3000);
+    let second = answered.view().interrupt.unwrap();
+    assert_eq!(
+        (second.id.as_str(), second.state),
+        ("s1-q2", InterruptState::Open)
+    );
+    let done = turn_on(&answered, &mut world, "t3", "12", 4000);
+    let last = done.view().interrupt.unwrap();
+    assert_eq!(last.id, "s1-q2");
+    assert_eq!(last.resolution, Some(Resolution::Answered));
+    assert_eq!(
+        (last.resolved_at, last.resolved_by.as_deref()),
+        (Some(4001), Some("user"))
+    );
+    // A new question starts the loop again: the turn that asks opens its own interrupt.
+    let again = turn_on(&done, &mut world, "t4", "It crashes again", 5000);
+    let reopened = again.view().interrupt.unwrap();
+    assert_eq!(
+        (reopened.id.as_str(), reopened.state),
+        ("s1-q4", InterruptState::Open)
+    );
+}
+
+#[test]
 fn sessions_commit_turns_under_a_lease_and_hand_over_when_the_offer_is_accepted() {
     let owner = Caller::Owner("o1".into());
     let mut world = World::new(Some(doc("billing", &["Invoice?"], true, "en")));
@@ -403,7 +439,7 @@ fn sessions_commit_turns_under_a_lease_and_hand_over_when_the_offer_is_accepted(
     assert_eq!(session.messages[4].text, "yes");
     assert!(session.state.handed_over && !session.handoff_offered);
     // The user keeps asking while a person has the session; asking for one again changes nothing.
-    let more = turn_on(&session, &mut world, "t4", "How do I share a report?", 50);
+    let more = turn_on(&session, &mut world, "t4", "How do I share a report?", 5000);
     assert_eq!(more.status, SessionStatus::Escalated);
     assert_eq!((more.turns, more.search_calls), (4, 2));
     // What the person takes over stays as it was handed over.

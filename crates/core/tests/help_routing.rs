@@ -13,6 +13,7 @@ use stepwise_core::help::{
     Caller, DialogState, Effect, HelpCommand, HelpSession, HelpState, Node, Outcome, Pipeline,
     SessionStatus, Step, handle,
 };
+use stepwise_core::interrupt::Resolution;
 
 #[derive(Deserialize)]
 struct Vectors {
@@ -242,6 +243,14 @@ fn a_typed_request_and_the_button_leave_the_same_session() {
     }
     assert_eq!(typed.state, button.state);
     assert_eq!(typed.escalation, button.escalation);
+    // The question the desk was waiting on is skipped, the same either way.
+    assert_eq!(typed.question, button.question);
+    let waited = button.view().interrupt.unwrap();
+    assert_eq!(waited.resolution, Some(Resolution::Skipped));
+    assert_eq!(
+        waited.reason.as_deref(),
+        Some("the user asked for a person")
+    );
     let desk = |s: &HelpSession| -> HelpMessage { s.messages.last().unwrap().clone() };
     assert_eq!(desk(&typed).role, Speaker::Desk);
     assert_eq!(

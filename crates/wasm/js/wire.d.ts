@@ -162,6 +162,8 @@ export interface AssistantConversation {
   /** Milliseconds since the epoch. */
   created_at: number;
   id: string;
+  /** Everything the conversation's turns waited on or wait on (approvals, context requests), oldest first, in the one shape of an interrupt. */
+  interrupts?: Interrupt[];
   messages: ConversationMessage[];
   /** A turn is being answered. */
   running: boolean;
@@ -479,6 +481,12 @@ export type ConversationEvent = {
 } | {
   /** The conversation. */
   conversation_id: string;
+  /** The interrupt now. */
+  interrupt: Interrupt;
+  type: "conversation:interrupt";
+} | {
+  /** The conversation. */
+  conversation_id: string;
   /** When the turn runs without it (ms since the epoch). */
   deadline: number;
   /** The request. */
@@ -615,6 +623,72 @@ export interface Health {
   /** Always `ok` when the server answers. */
   status: string;
 }
+/** `GET /api/help/sessions/:id` and the handoff's answer: the owner's session. */
+export interface HelpSession {
+  created_at: number;
+  escalation?: Record<string, unknown> | null;
+  handoff_offered?: boolean;
+  id: string;
+  /** The last clarifying question the desk asked, open until the next turn answers it (resolved `answered`) or does not (`skipped`). */
+  interrupt?: Interrupt | null;
+  messages: (Record<string, unknown>)[];
+  search_calls?: number;
+  /** The pipeline's state, `clarification_context` among it. */
+  state?: Record<string, unknown>;
+  status: "open" | "escalated" | "resolved";
+  turns: number;
+  updated_at: number;
+}
+/** `POST /api/help`: one turn of the help desk. */
+export interface HelpTurn {
+  dialog_state: "NEEDS_CLARIFICATION" | "ANSWER_PROVIDED" | "ESCALATED";
+  footer?: string | null;
+  handoff_offered?: boolean;
+  /** The last clarifying question the desk asked, open until the next turn answers it (resolved `answered`) or does not (`skipped`). */
+  interrupt?: Interrupt | null;
+  no_answer?: boolean;
+  /** The clarifying question asked: `{number, total, text}`. */
+  question?: Record<string, unknown> | null;
+  reply: string;
+  search_calls?: number;
+  session_id: string;
+  status: "open" | "escalated" | "resolved";
+  turns: number;
+}
+/**
+ * What a turn waits on, in the same shape whatever it is: an approval, a context request or a
+ * clarifying question. The record it stands for (`id`, and the kind's own fields) says more.
+ */
+export interface Interrupt {
+  /** When it expires unresolved (`None`: never). */
+  deadline?: number | null;
+  /** The id of the record it stands for (the approval's, the request's, the question's). */
+  id: string;
+  /** What it waits on. */
+  kind: InterruptKind;
+  /** When it opened (ms since the epoch). */
+  opened_at: number;
+  /** Why (a denial's reason). */
+  reason?: string | null;
+  /** When the owner is reminded, half way to the deadline. */
+  remind_at?: number | null;
+  /** The reminder was sent. */
+  reminded: boolean;
+  /** How it was resolved. */
+  resolution?: Resolution | null;
+  /** When it was resolved. */
+  resolved_at?: number | null;
+  /** Who resolved it (`system` at a deadline). */
+  resolved_by?: string | null;
+  /** Open or resolved. */
+  state: InterruptState;
+  /** What it waits on, in a sentence for people. */
+  summary: string;
+}
+/** What a turn waits on. */
+export type InterruptKind = "approval" | "context_request" | "question";
+/** Whether an interrupt still waits. */
+export type InterruptState = "open" | "resolved";
 /** One provider's result. */
 export interface LlmResult {
   /** The current attempt, from 1; results of other attempts are ignored. */
@@ -938,6 +1012,8 @@ export interface ResearchStart {
 }
 /** Where a research job stands. */
 export type ResearchStatus = "draft" | "processing" | "synthesizing" | "awaiting_confirmation" | "retrying" | "completed" | "failed";
+/** How an interrupt was resolved. */
+export type Resolution = "approved" | "denied" | "supplied" | "skipped" | "answered" | "forced" | "expired";
 /**
  * An answer to one interrupt (AG-UI's `ResumeEntry`): `resolved` with a payload
  * `{approved, reason?, editedArgs?}`, or `cancelled` (a denial).

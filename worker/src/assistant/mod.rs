@@ -384,7 +384,7 @@ pub async fn list(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response
 }
 
 /// `GET /api/assistant/conversations/:id`: the messages, with their tools, payloads and
-/// suggestions, oldest first.
+/// suggestions, oldest first, and everything its turns waited on as interrupts.
 pub async fn get(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
     let Reply::Conversation(record) =
         client::send(env, id, &owner.id, &Command::Read { token_hash: None }).await?
@@ -397,6 +397,7 @@ pub async fn get(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
     view["messages"] = serde_json::to_value(&record.entries)?;
     view["running"] = record.running.is_some().into();
     view["context_requests"] = serde_json::to_value(&record.requests)?;
+    view["interrupts"] = serde_json::to_value(record.interrupts())?;
     view["waiting"] = record
         .waiting
         .as_ref()

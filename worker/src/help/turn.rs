@@ -138,6 +138,7 @@ pub async fn turn(
         "doc": outcome.source,
         "search_calls": session.search_calls,
         "turns": session.turns,
+        "interrupt": session.interrupt,
     }))
 }
 

@@ -14,6 +14,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use thiserror::Error;
 
+use crate::interrupt::{
+    InterruptError, InterruptKind, Interruptible, Lifecycle, Resolution, Resolved, SYSTEM,
+};
 use crate::json::check_schema;
 
 /// Longest reason of a denial, in characters.
@@ -188,6 +191,69 @@ impl ApprovalError {
     }
 }
 
+impl From<InterruptError> for ApprovalError {
+    fn from(error: InterruptError) -> Self {
+        match error {
+            InterruptError::Expired => ApprovalError::Expired,
+            InterruptError::Settled(how) => ApprovalError::Settled(how.as_str()),
+            // An approval is only ever approved or denied here, and never reopened.
+            InterruptError::NotAllowed { .. } | InterruptError::NotReopenable => {
+                ApprovalError::Settled("not open")
+            }
+        }
+    }
+}
+
+/// An approval reads its stored fields as the shared lifecycle: pending is open; approved,
+/// denied and expired are its resolutions.
+impl Interruptible for Approval {
+    fn interrupt_id(&self) -> &str {
+        &self.id
+    }
+
+    fn summary(&self) -> String {
+        self.summary.clone()
+    }
+
+    fn lifecycle(&self) -> Lifecycle {
+        let resolution = match self.state {
+            ApprovalState::Pending => None,
+            ApprovalState::Approved => Some(Resolution::Approved),
+            ApprovalState::Denied => Some(Resolution::Denied),
+            ApprovalState::Expired => Some(Resolution::Expired),
+        };
+        Lifecycle {
+            kind: InterruptKind::Approval,
+            opened_at: self.requested_at,
+            deadline: Some(self.expires_at),
+            reminded: self.reminded,
+            resolved: resolution.map(|resolution| Resolved {
+                resolution,
+                at: self.decided_at.unwrap_or(self.requested_at),
+                by: self.decided_by.clone().unwrap_or_else(|| SYSTEM.to_owned()),
+                reason: self.reason.clone(),
+            }),
+        }
+    }
+
+    fn keep(&mut self, lifecycle: &Lifecycle) {
+        self.requested_at = lifecycle.opened_at;
+        self.expires_at = lifecycle.deadline.unwrap_or(u64::MAX);
+        self.reminded = lifecycle.reminded;
+        let resolved = lifecycle.resolved.as_ref();
+        self.state = match resolved.map(|r| r.resolution) {
+            None => ApprovalState::Pending,
+            Some(Resolution::Approved) => ApprovalState::Approved,
+            Some(Resolution::Expired) => ApprovalState::Expired,
+            // The lifecycle allows an approval no other resolution.
+            Some(_) => ApprovalState::Denied,
+        };
+        self.decided_at = resolved.map(|r| r.at);
+        self.decided_by = resolved.map(|r| r.by.clone());
+        self.reason = resolved.and_then(|r| r.reason.clone());
+    }
+}
+
 impl Approval {
     /// A held call, not yet issued (no id, no times).
     pub fn proposed(tool: &str, call_id: &str, arguments: Value, estimated_calls: u32) -> Self {
@@ -210,11 +276,10 @@ impl Approval {
         }
     }
 
-    /// Gives the held call its id and deadline (`ttl_ms` from `now`).
+    /// Gives the held call its id and deadline (`ttl_ms` from `now`): its interrupt opens.
     pub fn issue(&mut self, id: &str, now: u64, ttl_ms: u64) {
         self.id = id.to_owned();
-        self.requested_at = now;
-        self.expires_at = now.saturating_add(ttl_ms);
+        self.keep(&Lifecycle::open(InterruptKind::Approval, now, Some(ttl_ms)));
     }
 
     /// The arguments the call runs with: the edited ones, else those proposed.
@@ -229,41 +294,27 @@ impl Approval {
 
     /// When the owner is reminded: half way to its deadline.
     pub fn reminder_at(&self) -> u64 {
-        self.requested_at + (self.expires_at.saturating_sub(self.requested_at)) / 2
+        self.lifecycle().reminder_at().unwrap_or(self.expires_at)
     }
 
     /// When it next needs the alarm while pending: its reminder, then its deadline.
     pub fn next_wake(&self) -> Option<u64> {
-        match (self.is_pending(), self.reminded) {
-            (false, _) => None,
-            (true, false) => Some(self.reminder_at()),
-            (true, true) => Some(self.expires_at),
-        }
+        self.lifecycle().next_wake()
     }
 
     /// Marks it reminded when half its time has passed and it still waits; whether it did.
     pub fn remind_if_due(&mut self, now: u64) -> bool {
-        if !self.is_pending() || self.reminded || now < self.reminder_at() {
-            return false;
-        }
-        self.reminded = true;
-        true
+        self.through(|l| l.remind_if_due(now))
     }
 
     /// Expires it when its deadline has passed unanswered; whether it did.
     pub fn expire_if_due(&mut self, now: u64) -> bool {
-        if !self.is_pending() || now < self.expires_at {
-            return false;
-        }
-        self.state = ApprovalState::Expired;
-        self.decided_at = Some(now);
-        self.decided_by = Some("system".into());
-        self.reason = Some("expired".into());
-        true
+        self.through(|l| l.expire_if_due(now))
     }
 
     /// Approves it, with `edited` arguments when the owner changed them (checked against the
-    /// tool's `schema`). Refused unless pending and before its deadline.
+    /// tool's `schema`). Refused unless pending and before its deadline (past it, the approval
+    /// is left expired).
     pub fn approve(
         &mut self,
         edited: Option<&Value>,
@@ -271,16 +322,14 @@ impl Approval {
         by: &str,
         now: u64,
     ) -> Result<(), ApprovalError> {
-        self.decidable(now)?;
+        self.through(|l| l.resolvable(now))?;
         let edited = edited.filter(|args| *args != &self.arguments);
         if let Some(args) = edited {
             check_schema(args, schema)
                 .map_err(|why| ApprovalError::InvalidArguments(why.to_string()))?;
         }
+        self.through(|l| l.resolve(Resolution::Approved, by, None, now))?;
         self.edited_arguments = edited.cloned();
-        self.state = ApprovalState::Approved;
-        self.decided_at = Some(now);
-        self.decided_by = Some(by.to_owned());
         Ok(())
     }
 
@@ -290,15 +339,12 @@ impl Approval {
         if reason.chars().count() > MAX_REASON_CHARS {
             return Err(ApprovalError::ReasonTooLong);
         }
-        self.decidable(now)?;
-        self.state = ApprovalState::Denied;
-        self.decided_at = Some(now);
-        self.decided_by = Some(by.to_owned());
-        self.reason = Some(if reason.is_empty() {
-            "no reason given".into()
+        let reason = if reason.is_empty() {
+            "no reason given"
         } else {
-            reason.to_owned()
-        });
+            reason
+        };
+        self.through(|l| l.resolve(Resolution::Denied, by, Some(reason), now))?;
         Ok(())
     }
 
@@ -336,16 +382,5 @@ impl Approval {
             ApprovalState::Expired => "nobody approved it in time; it did not run".to_owned(),
         };
         format!("{what} {outcome}")
-    }
-
-    fn decidable(&mut self, now: u64) -> Result<(), ApprovalError> {
-        if self.expire_if_due(now) {
-            return Err(ApprovalError::Expired);
-        }
-        match self.state {
-            ApprovalState::Pending => Ok(()),
-            ApprovalState::Expired => Err(ApprovalError::Expired),
-            other => Err(ApprovalError::Settled(other.as_str())),
-        }
     }
 }

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::context::{self, SlotSupply};
-use super::events::ConversationEvent;
+use super::events::{ConversationEvent, announce_interrupts};
 use super::turn::{ConversationError, Handled, Reply, begin, commit, idle};
 use super::{
     CardOutcome, Conversation, ConversationKind, Entry, GuidedState, MAX_STORED_TOOL_OUTPUT,
@@ -211,6 +211,19 @@ pub enum Command {
 /// assert_eq!(handle(Some(&record), "c1", "o2", &next, 20).unwrap_err(), ConversationError::NotFound);
 /// ```
 pub fn handle(
+    record: Option<&Conversation>,
+    id: &str,
+    owner: &str,
+    command: &Command,
+    now: u64,
+) -> Result<Handled, ConversationError> {
+    let mut handled = apply(record, id, owner, command, now)?;
+    announce_interrupts(&mut handled);
+    Ok(handled)
+}
+
+/// [`handle`]'s work, before the interrupts it changed are announced.
+fn apply(
     record: Option<&Conversation>,
     id: &str,
     owner: &str,

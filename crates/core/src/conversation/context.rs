@@ -141,16 +141,15 @@ pub(super) fn tick(record: &Conversation, now: u64) -> Result<Handled, Conversat
     let request = waiting_request(&mut next, &request_id)?;
     let mut events = Vec::new();
     let mut fallback = None;
-    if request.is_open() && !request.reminded && now >= request.reminder_at() {
-        request.reminded = true;
+    if request.remind_if_due(now) {
         events.push(ConversationEvent::ContextReminder {
             conversation_id: id.clone(),
             request_id: request_id.clone(),
             deadline: request.deadline(),
         });
     }
-    if request.is_open() && now >= request.deadline() && !running {
-        request.close(RequestStatus::FellBack, now);
+    // The fallback waits for a running turn to end.
+    if !running && request.expire_if_due(now) {
         events.push(ConversationEvent::ContextResolved {
             conversation_id: id,
             request: request.clone(),

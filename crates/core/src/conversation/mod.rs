@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::agent::ToolUse;
 use crate::approval::Approval;
 use crate::handshake::ContextRequest;
+use crate::interrupt::{Interrupt, Interruptible};
 use crate::markers::{Payload, SuggestedAction, SuggestedValue};
 use crate::protocol::{ChatMessage, Role};
 use crate::workflow::Config;
@@ -300,11 +301,25 @@ impl Conversation {
                 .iter()
                 .find(|r| r.request_id == w.request_id && r.is_open())
         });
-        match waiting {
-            Some(request) if !request.reminded => request.reminder_at().min(retention),
-            Some(request) => request.deadline().min(retention),
-            None => retention,
-        }
+        waiting
+            .and_then(|request| request.lifecycle().next_wake())
+            .map_or(retention, |wake| wake.min(retention))
+    }
+
+    /// Everything its turns waited on or wait on, oldest first, in the one shape of an
+    /// interrupt: the approvals its answers asked for and its context requests.
+    pub fn interrupts(&self) -> Vec<Interrupt> {
+        let approvals = self
+            .entries
+            .iter()
+            .filter_map(|e| e.approval.as_ref())
+            .filter(|a| !a.id.is_empty())
+            .map(Interruptible::interrupt);
+        let mut all: Vec<Interrupt> = approvals
+            .chain(self.requests.iter().map(Interruptible::interrupt))
+            .collect();
+        all.sort_by_key(|i| i.opened_at);
+        all
     }
 
     /// Whether the conversation may begin no more turns: an assistant conversation past

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::artifacts::{DEFAULT_SLICE_CHARS, MAX_SLICE_CHARS};
+use crate::interrupt::{InterruptKind, Interruptible, Lifecycle, Resolution, Resolved, SYSTEM};
 
 /// Most slots one request may have.
 pub const MAX_SLOTS: usize = 8;
@@ -260,12 +261,24 @@ impl SupplyError {
 impl ContextRequest {
     /// When the reminder is due (half the SLA).
     pub fn reminder_at(&self) -> u64 {
-        self.created_at.saturating_add(self.sla_ms / 2)
+        self.lifecycle()
+            .reminder_at()
+            .unwrap_or_else(|| self.deadline())
     }
 
     /// When the turn runs without what is missing.
     pub fn deadline(&self) -> u64 {
         self.created_at.saturating_add(self.sla_ms)
+    }
+
+    /// Marks it reminded when half its SLA has passed and it is still open; whether it did.
+    pub fn remind_if_due(&mut self, now: u64) -> bool {
+        self.through(|l| l.remind_if_due(now))
+    }
+
+    /// Ends it as fallen back when its SLA has passed and it is still open; whether it did.
+    pub fn expire_if_due(&mut self, now: u64) -> bool {
+        self.through(|l| l.expire_if_due(now))
     }
 
     /// Whether every required slot is met.
@@ -325,17 +338,38 @@ impl ContextRequest {
         })
     }
 
-    /// Ends the request with `status` at `now`.
-    pub fn close(&mut self, status: RequestStatus, now: u64) {
-        self.status = status;
-        self.resolved_at = Some(now);
+    /// Ends the request with `status` at `now`, through the shared lifecycle: a request that
+    /// ended already stays as it ended (it is resolved once), and `Open` changes nothing.
+    /// Whether it ended now.
+    pub fn close(&mut self, status: RequestStatus, now: u64) -> bool {
+        let (resolution, by) = match status {
+            RequestStatus::Open => return false,
+            RequestStatus::FellBack => return self.through(|l| l.expire(now)),
+            RequestStatus::Forced => (Resolution::Forced, "user"),
+            RequestStatus::Resolved => self.met_as(),
+        };
+        self.through(|l| l.resolve(resolution, by, None, now))
+            .is_ok()
     }
 
     /// Opens an ended request again (its resumed turn failed before it answered): its supplies
     /// can be sent again, and its deadline's fallback applies once more.
     pub fn reopen(&mut self) {
-        self.status = RequestStatus::Open;
-        self.resolved_at = None;
+        // An open request stays as it is.
+        let _ = self.through(|l| l.reopen());
+    }
+
+    /// How a request whose required slots are met resolves, and by whom: supplied (by the user
+    /// when any supply is the user's, else by the system), or skipped when the user skipped
+    /// slots and supplied nothing (as [`ContextRequest::outcome`] counts it).
+    fn met_as(&self) -> (Resolution, &'static str) {
+        if self.attachments().any(|(_, s)| s.by == Supplier::User) {
+            (Resolution::Supplied, "user")
+        } else if self.slots.iter().any(|s| s.state == SlotState::Skipped) {
+            (Resolution::Skipped, "user")
+        } else {
+            (Resolution::Supplied, SYSTEM)
+        }
     }
 
     /// The supplied slots, as the prompt's attachments.
@@ -362,5 +396,63 @@ impl ContextRequest {
             .iter_mut()
             .find(|s| s.slot == slot)
             .ok_or_else(|| SupplyError::UnknownSlot(slot.to_owned()))
+    }
+}
+
+/// A context request reads its stored fields as the shared lifecycle: its deadline is its SLA
+/// (soft: supplies are taken until the fallback has run); resolved is supplied or skipped,
+/// forced is forced, fallen back is expired.
+impl Interruptible for ContextRequest {
+    fn interrupt_id(&self) -> &str {
+        &self.request_id
+    }
+
+    fn summary(&self) -> String {
+        let wanted: Vec<&str> = self.slots.iter().map(|s| s.description.as_str()).collect();
+        let summary = format!("Context for the answer: {}", wanted.join("; "));
+        if summary.chars().count() <= MAX_DESCRIPTION_CHARS {
+            return summary;
+        }
+        let mut cut: String = summary.chars().take(MAX_DESCRIPTION_CHARS - 1).collect();
+        cut.push('…');
+        cut
+    }
+
+    fn lifecycle(&self) -> Lifecycle {
+        let at = self.resolved_at.unwrap_or(self.created_at);
+        let resolved = match self.status {
+            RequestStatus::Open => None,
+            RequestStatus::Resolved => {
+                let (resolution, by) = self.met_as();
+                Some((resolution, by, None))
+            }
+            RequestStatus::Forced => Some((Resolution::Forced, "user", None)),
+            RequestStatus::FellBack => Some((Resolution::Expired, SYSTEM, Some("expired"))),
+        };
+        Lifecycle {
+            kind: InterruptKind::ContextRequest,
+            opened_at: self.created_at,
+            deadline: Some(self.deadline()),
+            reminded: self.reminded,
+            resolved: resolved.map(|(resolution, by, reason)| Resolved {
+                resolution,
+                at,
+                by: by.to_owned(),
+                reason: reason.map(str::to_owned),
+            }),
+        }
+    }
+
+    fn keep(&mut self, lifecycle: &Lifecycle) {
+        self.reminded = lifecycle.reminded;
+        let resolved = lifecycle.resolved.as_ref();
+        self.resolved_at = resolved.map(|r| r.at);
+        self.status = match resolved.map(|r| r.resolution) {
+            None => RequestStatus::Open,
+            Some(Resolution::Forced) => RequestStatus::Forced,
+            Some(Resolution::Expired) => RequestStatus::FellBack,
+            // Supplied or skipped: the lifecycle allows a request no other resolution.
+            Some(_) => RequestStatus::Resolved,
+        };
     }
 }

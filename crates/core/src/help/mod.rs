@@ -9,12 +9,14 @@
 //! words of a question, its search query, its language and what it asks of the desk itself
 //! ([`text`]), ranking and fusion of
 //! search results ([`search`]), the prompts and the offline provider's answers ([`prompt`]),
-//! the turn's pipeline as a machine of nodes that ask for effects ([`pipeline`]) and the session
-//! record its Durable Object keeps ([`session`]).
+//! the turn's pipeline as a machine of nodes that ask for effects ([`pipeline`]), the session
+//! record its Durable Object keeps ([`session`]) and its clarifying question as an interrupt
+//! ([`question`]).
 
 pub mod doc;
 pub mod pipeline;
 pub mod prompt;
+pub mod question;
 pub mod search;
 pub mod session;
 pub mod text;

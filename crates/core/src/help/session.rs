@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use super::HelpError;
 pub use super::pipeline::EscalationReason;
 use super::pipeline::{self, Answers, DialogState, DocRef, HelpState, Node, Outcome, QuestionView};
+use super::question::{QuestionWait, interrupt_of};
+use crate::interrupt::Interrupt;
 
 /// Most turns of one session.
 pub const MAX_TURNS: u32 = 40;
@@ -131,6 +133,9 @@ pub struct HelpSession {
     pub turns: u32,
     /// The running turn's hold.
     pub lease: Option<Lease>,
+    /// The last clarifying question the desk asked, open until the next turn resolves it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<QuestionWait>,
 }
 
 /// A committed turn: the user's message and the pipeline's outcome.
@@ -242,6 +247,9 @@ pub struct SessionView {
     pub search_calls: u32,
     /// Turns committed.
     pub turns: u32,
+    /// The last clarifying question, in the shape every interrupt has (open while it waits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupt: Option<Interrupt>,
 }
 
 impl HelpSession {
@@ -259,6 +267,7 @@ impl HelpSession {
             handoff_offered: self.handoff_offered,
             search_calls: self.search_calls,
             turns: self.turns,
+            interrupt: interrupt_of(self.question.as_ref()),
         }
     }
 }
@@ -334,6 +343,7 @@ pub fn handle(
                     id: lease_id.clone(),
                     until: now.saturating_add(*lease_ms),
                 }),
+                question: None,
             };
             Ok(changed(fresh, false))
         }
@@ -396,6 +406,9 @@ fn on_session(
             SessionStatus::Open if held => Err(HelpError::TurnInProgress),
             SessionStatus::Open => {
                 let outcome = pipeline::handoff(&session.state);
+                if let Some(question) = next.question.as_mut() {
+                    question.settle(&session.state, &outcome.state, HANDED_OVER, now);
+                }
                 next.messages.push(desk_line(&outcome, now));
                 next.state = outcome.state;
                 next.handoff_offered = false;
@@ -466,9 +479,24 @@ fn commit(next: &mut HelpSession, turn: &TurnRecord, now: u64) -> bool {
         doc: turn.source.clone(),
         trace: turn.trace.clone(),
     });
+    if let Some(question) = next.question.as_mut() {
+        let reason = match turn.escalate {
+            Some(_) => HANDED_OVER,
+            None => NOT_ANSWERED,
+        };
+        question.settle(&next.state, &turn.state, reason, now);
+    }
+    next.turns += 1;
+    if let Some(question) = &turn.question {
+        next.question = Some(QuestionWait::asked(
+            &next.id,
+            next.turns,
+            question.clone(),
+            now,
+        ));
+    }
     next.state = turn.state.clone();
     next.search_calls += u32::from(turn.searched);
-    next.turns += 1;
     next.handoff_offered = turn.offer_handoff;
     next.lease = None;
     next.updated_at = now;
@@ -480,6 +508,11 @@ fn commit(next: &mut HelpSession, turn: &TurnRecord, now: u64) -> bool {
         _ => false,
     }
 }
+
+/// Why an open question was skipped by a handoff (the button, or a typed request).
+const HANDED_OVER: &str = "the user asked for a person";
+/// Why an open question was skipped by a turn that did not answer it.
+const NOT_ANSWERED: &str = "the next message did not answer it";
 
 /// The desk's line of a reply that is not a turn's (the handoff button's).
 fn desk_line(outcome: &Outcome, now: u64) -> HelpMessage {
