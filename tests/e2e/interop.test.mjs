@@ -336,6 +336,75 @@ describe("tool approval over AG-UI", () => {
   });
 });
 
+describe("context requests over AG-UI", () => {
+  const context = { current_page: "chat" };
+
+  /** A run deferred by a context request: the client, its conversation, the interrupt. */
+  async function deferred(owner, thread) {
+    stack.fake.script((request) => ({ reply: JSON.stringify(request.body).includes("dosing matters") ? "With your note: dosing." : "Plain answer." }));
+    const client = new HttpAgent({ url: `${stack.base}/api/agui`, headers: asOwner(owner), threadId: thread });
+    client.addMessage({ id: "u1", role: "user", content: "Compare this with my notes" });
+    let finished;
+    await client.runAgent(
+      { runId: "run-1", forwardedProps: { agent: "assistant", provider: "fake-openai", context } },
+      { onRunFinishedEvent: (params) => void (finished = params) },
+    );
+    const [interrupt] = finished.interrupts;
+    return { client, finished, interrupt, conversation: finished.event.result.conversation_id };
+  }
+
+  const resumeWith = (client, conversation, entry, runId, events = []) => client.runAgent(
+    { runId, forwardedProps: { agent: "assistant", conversation_id: conversation, context }, resume: [entry] },
+    { onEvent: ({ event }) => events.push(event) },
+  );
+
+  test("the run ends with the request as an interrupt; a resume supplying its slot streams the answer", async () => {
+    const owner = newOwner();
+    const { client, finished, interrupt, conversation } = await deferred(owner, "thread-cx");
+    assert.equal(finished.outcome, "interrupt");
+    assert.equal(interrupt.reason, "context_request");
+    const requestId = finished.event.result.request_id;
+    assert.equal(interrupt.id, `context:${requestId}`);
+    assert.match(interrupt.message, /^Context for the answer: Your notes/);
+    assert.ok(Date.parse(interrupt.expiresAt) > Date.now());
+    const slot = finished.event.result.required[0].slot;
+    assert.deepEqual(interrupt.responseSchema.properties.skip.items.enum, [slot]);
+    assert.deepEqual(client.pendingInterrupts.map((i) => i.id), [interrupt.id]);
+    // Supplying nothing the request needs is refused, and nothing is kept.
+    await assert.rejects(resumeWith(client, conversation, { interruptId: interrupt.id, status: "resolved", payload: { payloads: [{ slot: "s9", text: "x" }] } }, "run-x"), /unknown_slot|422/);
+    const events = [];
+    const since = stack.fake.requests.length;
+    const resumed = await resumeWith(client, conversation, { interruptId: interrupt.id, status: "resolved", payload: { payloads: [{ slot, text: "My note: dosing matters most." }] } }, "run-2", events);
+    assert.equal(resumed.result.conversation_id, conversation);
+    const text = events.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => e.delta).join("");
+    assert.equal(text, "With your note: dosing.", "the answer streamed to the run that resumed it");
+    assert.equal(stack.fake.requests.length - since, 1, "one model call");
+    assert.deepEqual(client.pendingInterrupts, []);
+    const stored = (await call("GET", `/api/assistant/conversations/${conversation}`, { owner })).json;
+    assert.deepEqual(stored.messages.map((m) => [m.role, m.status ?? null]), [["user", "answered"], ["assistant", null]]);
+    const [asInterrupt] = stored.interrupts;
+    assert.deepEqual([asInterrupt.id, asInterrupt.state, asInterrupt.resolution, asInterrupt.resolved_by], [requestId, "resolved", "supplied", "user"]);
+    // Answered once: the same resume again is refused before anything runs.
+    await assert.rejects(resumeWith(client, conversation, { interruptId: interrupt.id, status: "resolved", payload: { payloads: [{ slot, text: "again" }] } }, "run-3"), /context_request_not_found|404/);
+    assert.equal(stack.fake.requests.length - since, 1);
+  });
+
+  test("a cancelled resume entry runs without the context, warned; malformed ones are refused", async () => {
+    const owner = newOwner();
+    const { client, interrupt, conversation } = await deferred(owner, "thread-cy");
+    for (const payload of [{}, { payloads: "x" }, { skip: [3] }, { payloads: [{ slot: "s1", text: "a", key_path: "b" }] }]) {
+      const response = await call("POST", "/api/agui", { owner, headers: { accept: "text/event-stream" }, body: { threadId: "t", runId: "r", messages: [], state: {}, tools: [], context: [], forwardedProps: { agent: "assistant", conversation_id: conversation, context }, resume: [{ interruptId: interrupt.id, status: "resolved", payload }] } });
+      assert.ok([400, 422].includes(response.status), `${JSON.stringify(payload)}: ${response.status} ${response.text}`);
+    }
+    const events = [];
+    await resumeWith(client, conversation, { interruptId: interrupt.id, status: "cancelled" }, "run-2", events);
+    const text = events.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => e.delta).join("");
+    assert.match(text, /^⚠ Answered without the context asked for: you chose to run without it\./);
+    const [asInterrupt] = (await call("GET", `/api/assistant/conversations/${conversation}`, { owner })).json.interrupts;
+    assert.equal(asInterrupt.resolution, "forced");
+  });
+});
+
 describe("AG-UI", () => {
   /** An HttpAgent at /api/agui as `owner`, with the guided state and thread given. */
   const agent = (owner, state = {}) => new HttpAgent({

@@ -4,9 +4,12 @@
 
 use serde_json::{Value, json};
 use stepwise_core::agent::{AssistantResponse, ToolUse};
-use stepwise_core::interop::agui::{AgUiEncoder, RunAgentInput, RunRequest, run_input};
+use stepwise_core::handshake::{ContextRequest, Origin, RequestStatus, Slot, Urgency};
+use stepwise_core::interop::agui::{
+    AgUiEncoder, ResumeAnswer, RunAgentInput, RunRequest, run_input,
+};
 use stepwise_core::interop::ui_message::UiMessageEncoder;
-use stepwise_core::protocol::{ChatResponse, StreamEvent, TurnAnswer};
+use stepwise_core::protocol::{ChatResponse, ContextRequired, StreamEvent, TurnAnswer};
 
 /// The JSON values of a run of `data:` frames (`[DONE]` kept as a string).
 fn frames(text: &str) -> Vec<Value> {
@@ -477,4 +480,98 @@ fn a_held_call_is_a_tool_part_awaiting_approval_and_its_approved_run_answers_tha
         .unwrap();
     assert_eq!(output["toolCallId"], "call_9");
     assert_eq!(output["output"], "Started job j1.");
+}
+
+#[test]
+fn a_deferred_assistant_run_ends_with_the_request_as_an_interrupt_a_resume_answers() {
+    let slot = Slot::open(
+        "s1".into(),
+        0,
+        "note",
+        None,
+        0,
+        Urgency::Required,
+        "Your notes",
+    );
+    let request = ContextRequest {
+        request_id: "r1".into(),
+        user_message_id: "m1".into(),
+        origin: Origin::Analyzer,
+        created_at: 0,
+        sla_ms: 300_000,
+        reminded: false,
+        status: RequestStatus::Open,
+        resolved_at: None,
+        slots: vec![slot],
+    };
+    let waiting = StreamEvent::ContextRequired {
+        payload: Box::new(ContextRequired::of("c1", &request)),
+    };
+    let mut agui = AgUiEncoder::new("t", "r", "m", None);
+    let values = frames(&agui.encode(&waiting));
+    let finished = values.last().unwrap();
+    assert_eq!(finished["type"], "RUN_FINISHED");
+    let interrupt = &finished["outcome"]["interrupts"][0];
+    assert_eq!(finished["outcome"]["type"], "interrupt");
+    assert_eq!(interrupt["id"], "context:r1");
+    assert_eq!(interrupt["reason"], "context_request");
+    assert_eq!(interrupt["message"], "Context for the answer: Your notes");
+    assert_eq!(interrupt["expiresAt"], "1970-01-01T00:05:00Z");
+    assert_eq!(
+        interrupt["responseSchema"]["properties"]["skip"]["items"]["enum"],
+        json!(["s1"])
+    );
+
+    let resume = |id: &str, status: &str, payload: Value| {
+        let input: RunAgentInput = serde_json::from_value(json!({"threadId": "t", "runId": "r2",
+            "messages": [], "resume": [{"interruptId": id, "status": status, "payload": payload}],
+            "forwardedProps": {"agent": "assistant", "conversation_id": "c1"}}))
+        .unwrap();
+        run_input(&input)
+    };
+    let supplied = resume(
+        "context:r1",
+        "resolved",
+        json!({"payloads": [{"slot": "s1", "text": "My note"}], "skip": []}),
+    );
+    let Ok(RunRequest::Resume(run)) = supplied else {
+        panic!("a resume: {supplied:?}")
+    };
+    assert_eq!(run.conversation_id, "c1");
+    assert_eq!(
+        run.answer,
+        ResumeAnswer::Context {
+            request_id: "r1".into(),
+            payloads: vec![json!({"slot": "s1", "text": "My note"})],
+            skip: vec![],
+            run_without: false,
+        }
+    );
+    let Ok(RunRequest::Resume(run)) = resume("context:r1", "cancelled", Value::Null) else {
+        panic!("a cancelled resume")
+    };
+    assert!(matches!(
+        run.answer,
+        ResumeAnswer::Context {
+            run_without: true,
+            ..
+        }
+    ));
+    // An approval's id has no prefix: the same entry shape decides an approval.
+    let Ok(RunRequest::Resume(run)) = resume("a1", "resolved", json!({"approved": true})) else {
+        panic!("an approval")
+    };
+    assert!(matches!(
+        run.answer,
+        ResumeAnswer::Approval { approved: true, .. }
+    ));
+    for (status, payload) in [
+        ("resolved", json!({})),
+        ("resolved", json!({"payloads": "x"})),
+        ("resolved", json!({"skip": [1]})),
+        ("maybe", json!({"skip": ["s1"]})),
+    ] {
+        let refused = resume("context:r1", status, payload.clone());
+        assert!(refused.is_err(), "{status} {payload}");
+    }
 }

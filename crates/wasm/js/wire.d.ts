@@ -1015,11 +1015,13 @@ export type ResearchStatus = "draft" | "processing" | "synthesizing" | "awaiting
 /** How an interrupt was resolved. */
 export type Resolution = "approved" | "denied" | "supplied" | "skipped" | "answered" | "forced" | "expired";
 /**
- * An answer to one interrupt (AG-UI's `ResumeEntry`): `resolved` with a payload
- * `{approved, reason?, editedArgs?}`, or `cancelled` (a denial).
+ * An answer to one interrupt (AG-UI's `ResumeEntry`). An approval: `resolved` with a payload
+ * `{approved, reason?, editedArgs?}`, or `cancelled` (a denial). A context request (its
+ * interrupt's id is `context:<request id>`): `resolved` with `{payloads?: [{slot, text |
+ * key_path}], skip?: [slot]}`, or `cancelled` (run without it).
  */
 export interface ResumeEntry {
-  /** The interrupt answered: the approval's id. */
+  /** The interrupt answered: the approval's id, or `context:` and the request's id. */
   interruptId: string;
   /** The answer. */
   payload?: unknown;

@@ -1,11 +1,12 @@
 //! Deferred assistant turns (context-handshake.md §4.1): supplies that resume one (`POST
 //! /api/assistant/context-supply`), "Run without context" (`POST
 //! /api/assistant/conversations/:id/requests/:rid/force`) and the fallback turn the
-//! conversation's alarm queues at the SLA. Each ends in [`super::resume`].
+//! conversation's alarm queues at the SLA. Each has the conversation's object run the deferred
+//! turn, answered as JSON, or streamed to an AG-UI run that resumes the request.
 
 use serde::Deserialize;
 use serde_json::json;
-use stepwise_core::conversation::{Command, Reply, SlotSupply};
+use stepwise_core::conversation::{Command, ConversationError, Reply, SlotSupply};
 use stepwise_core::handshake::{
     self, ContextRequest, MAX_SUPPLY_CHARS, RequestStatus, Supplier, Supply,
 };
@@ -26,7 +27,7 @@ const MAX_PAYLOADS: usize = 8;
 /// One payload of a supply: a slot and either an artifact's key path or typed text.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Payload {
+pub struct Payload {
     slot: String,
     #[serde(default)]
     key_path: Option<String>,
@@ -37,13 +38,17 @@ struct Payload {
 /// The body of `POST /api/assistant/context-supply`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct SupplyBody {
-    conversation_id: String,
-    request_id: String,
+pub struct SupplyBody {
+    /// The conversation.
+    pub conversation_id: String,
+    /// Its waiting request.
+    pub request_id: String,
+    /// The slots supplied.
     #[serde(default)]
-    payloads: Vec<Payload>,
+    pub payloads: Vec<Payload>,
+    /// The slots skipped.
     #[serde(default)]
-    skip: Vec<String>,
+    pub skip: Vec<String>,
 }
 
 /// `POST /api/assistant/context-supply`: supplies (and skips) slots of the waiting request,
@@ -51,6 +56,18 @@ struct SupplyBody {
 /// returned (`status: "answered"`), else `status: "waiting_context"` with the request.
 pub async fn supply(mut req: Request, env: Env, owner: &Owner) -> AppResult<Response> {
     let body: SupplyBody = read_json(&mut req).await?;
+    supply_as(&env, owner, body, DeliveryOrder::Json).await
+}
+
+/// Supplies and skips slots as `body` says, answered as `delivery` asks. A streamed answer (an
+/// AG-UI run resuming the request) needs every required slot met by this supply: otherwise it
+/// is refused with 409 `context_missing` and nothing is stored.
+pub async fn supply_as(
+    env: &Env,
+    owner: &Owner,
+    body: SupplyBody,
+    delivery: DeliveryOrder,
+) -> AppResult<Response> {
     if body.payloads.is_empty() && body.skip.is_empty() {
         return Err(AppError::invalid_request(
             "send `payloads`, `skip`, or both",
@@ -61,7 +78,7 @@ pub async fn supply(mut req: Request, env: Env, owner: &Owner) -> AppResult<Resp
             "at most {MAX_PAYLOADS} payloads and skips together"
         )));
     }
-    let request = waiting(&env, owner, &body.conversation_id, &body.request_id).await?;
+    let request = waiting(env, owner, &body.conversation_id, &body.request_id).await?;
     let now = now_ms();
     let mut supplies = Vec::new();
     for payload in &body.payloads {
@@ -76,7 +93,7 @@ pub async fn supply(mut req: Request, env: Env, owner: &Owner) -> AppResult<Resp
             })?;
         let supply = match (&payload.key_path, &payload.text) {
             (Some(path), None) => {
-                let excerpt = slice_owned(&env, owner, path, slot.size_limit).await?;
+                let excerpt = slice_owned(env, owner, path, slot.size_limit).await?;
                 Supply {
                     by: Supplier::User,
                     at: now,
@@ -109,13 +126,28 @@ pub async fn supply(mut req: Request, env: Env, owner: &Owner) -> AppResult<Resp
             supply,
         });
     }
+    if !matches!(delivery, DeliveryOrder::Json) {
+        // Judged on a copy first: a streamed answer needs the request ready, or nothing is kept.
+        let mut tried = request.clone();
+        for given in &supplies {
+            tried
+                .supply(&given.slot, given.supply.clone())
+                .map_err(ConversationError::Supply)?;
+        }
+        for slot in &body.skip {
+            tried.skip(slot).map_err(ConversationError::Supply)?;
+        }
+        if !tried.ready() {
+            return Err(ConversationError::ContextMissing.into());
+        }
+    }
     let command = Command::Supply {
         request_id: body.request_id.clone(),
         supplies,
         skips: body.skip.clone(),
     };
     let Reply::Conversation(record) =
-        client::send(&env, &body.conversation_id, &owner.id, &command).await?
+        client::send(env, &body.conversation_id, &owner.id, &command).await?
     else {
         return Err(AppError::internal(
             &"the conversation answered another kind of reply",
@@ -132,17 +164,30 @@ pub async fn supply(mut req: Request, env: Env, owner: &Owner) -> AppResult<Resp
             &json!({"status": "waiting_context", "request": request}),
         )?);
     }
-    answer(&env, owner, &body.conversation_id, &body.request_id, None).await
+    let (id, request_id) = (&body.conversation_id, &body.request_id);
+    answer(env, owner, id, request_id, None, delivery).await
 }
 
 /// `POST /api/assistant/conversations/:id/requests/:rid/force`: "Run without context".
 pub async fn force(env: Env, owner: &Owner, id: &str, request_id: &str) -> AppResult<Response> {
+    force_as(&env, owner, id, request_id, DeliveryOrder::Json).await
+}
+
+/// "Run without context" for request `request_id` of conversation `id`, answered as `delivery`
+/// asks.
+pub async fn force_as(
+    env: &Env,
+    owner: &Owner,
+    id: &str,
+    request_id: &str,
+    delivery: DeliveryOrder,
+) -> AppResult<Response> {
     let command = Command::Force {
         request_id: request_id.to_owned(),
     };
-    client::send(&env, id, &owner.id, &command).await?;
+    client::send(env, id, &owner.id, &command).await?;
     let warning = "Answered without the context asked for: you chose to run without it.";
-    answer(&env, owner, id, request_id, Some(warning)).await
+    answer(env, owner, id, request_id, Some(warning), delivery).await
 }
 
 /// The fallback turn queued by the conversation's alarm at the SLA (`context_fallback`).
@@ -162,6 +207,7 @@ pub async fn fallback(env: &Env, message: &serde_json::Value) -> AppResult<()> {
         &text("conversation_id"),
         &text("request_id"),
         Some(warning),
+        DeliveryOrder::Json,
     )
     .await?;
     let status = response.status_code();
@@ -185,13 +231,14 @@ pub async fn fallback(env: &Env, message: &serde_json::Value) -> AppResult<()> {
 }
 
 /// Has the conversation's object run the deferred turn; answers `{status: "answered",
-/// request, answer}`.
+/// request, answer}`, or the turn's stream when `delivery` is one.
 async fn answer(
     env: &Env,
     owner: &Owner,
     id: &str,
     request_id: &str,
     warning: Option<&str>,
+    delivery: DeliveryOrder,
 ) -> AppResult<Response> {
     let order = TurnOrder {
         owner: owner.clone(),
@@ -201,7 +248,7 @@ async fn answer(
             request_id: request_id.to_owned(),
             warning: warning.map(str::to_owned),
         },
-        delivery: DeliveryOrder::Json,
+        delivery,
     };
     host::send(env, &order).await
 }

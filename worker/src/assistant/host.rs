@@ -250,9 +250,19 @@ impl Host {
                 let (turn, request) =
                     prepare_resume(env.clone(), &owner, &id, &request_id, warning.as_deref())
                         .await?;
-                let mut out = Output::json();
-                let stored = turn.run(&mut out).await;
-                return answered(out, request, stored);
+                let Some(wire) = delivery.wire(false)? else {
+                    let mut out = Output::json();
+                    let stored = turn.run(&mut out).await;
+                    return answered(out, request, stored);
+                };
+                // Streamed to the run that resumed it (AG-UI), not logged: its answer reaches
+                // the other tabs whole, as a JSON resume's does.
+                let (mut out, response) = Output::sse(wire)?;
+                state.wait_until(async move {
+                    let _running = running;
+                    turn.run(&mut out).await;
+                });
+                return Ok(response);
             }
         };
         let wire = delivery.wire(asked.continues())?;

@@ -4,10 +4,12 @@
 //! `POST /api/assistant` speak it when asked (`x-stepwise-format: ui-message-stream`,
 //! platform/negotiate.rs), and the contract `/openapi.yaml` is a static asset (www/dist).
 
-use stepwise_core::interop::agui::{RunAgentInput, RunRequest, run_input};
+use stepwise_core::interop::agui::{ResumeAnswer, ResumeRun, RunAgentInput, RunRequest, run_input};
 use worker::{Context, Env, Request, Response};
 
 use crate::assistant::approvals::{Decided, decide_as};
+use crate::assistant::deferred;
+use crate::assistant::host::DeliveryOrder;
 use crate::assistant::{AssistantMessage, post_message};
 use crate::chat::conversation::TOKEN_HEADER;
 use crate::chat::run_turn;
@@ -21,9 +23,11 @@ use crate::platform::owner::Owner;
 /// own fields in `forwardedProps`; a continued conversation sends `X-Conversation-Token`), or,
 /// with `forwardedProps.agent` = `"assistant"`, an assistant turn on the page in
 /// `forwardedProps.context`, its tool calls as `TOOL_CALL_*`. A run that ends with a tool call
-/// held for approval finishes with an interrupt outcome; the next run's `resume` entry decides it
-/// (`{approved, reason?, editedArgs?}`; `cancelled` denies). Input that is not a turn is
-/// refused (422) before anything runs.
+/// held for approval, or deferred by a context request, finishes with an interrupt outcome; the
+/// next run's `resume` entry answers it: an approval `{approved, reason?, editedArgs?}`
+/// (`cancelled` denies), a context request (interrupt id `context:<request id>`) `{payloads?,
+/// skip?}` (`cancelled` runs without it). Input that is not a turn is refused (422) before
+/// anything runs.
 pub async fn post_agui(
     mut req: Request,
     env: Env,
@@ -49,15 +53,54 @@ pub async fn post_agui(
             };
             post_message(message, reply, env, owner).await
         }
-        RunRequest::Resume(run) => {
+        RunRequest::Resume(run) => resume(run, reply, env, owner).await,
+    }
+}
+
+/// Answers the interrupt a run resumes: decides an approval, or supplies, skips or runs without
+/// a context request; the turn that follows streams to the run.
+async fn resume(run: ResumeRun, reply: Delivery, env: Env, owner: &Owner) -> AppResult<Response> {
+    let id = run.conversation_id;
+    match run.answer {
+        ResumeAnswer::Approval {
+            approval_id,
+            approved,
+            arguments,
+            reason,
+        } => {
             let decided = Decided {
-                approve: run.approved,
-                arguments: run.arguments,
-                reason: run.reason,
+                approve: approved,
+                arguments,
+                reason,
                 context: run.context,
             };
-            let (id, approval) = (run.conversation_id, run.approval_id);
-            decide_as(env, owner, &id, &approval, decided, reply).await
+            decide_as(env, owner, &id, &approval_id, decided, reply).await
+        }
+        ResumeAnswer::Context {
+            request_id,
+            run_without: true,
+            ..
+        } => deferred::force_as(&env, owner, &id, &request_id, DeliveryOrder::of(reply)).await,
+        ResumeAnswer::Context {
+            request_id,
+            payloads,
+            skip,
+            ..
+        } => {
+            let payloads = payloads
+                .into_iter()
+                .map(serde_json::from_value)
+                .collect::<Result<Vec<deferred::Payload>, _>>()
+                .map_err(|error| {
+                    AppError::invalid_request(format!("a payload of `resume`: {error}"))
+                })?;
+            let body = deferred::SupplyBody {
+                conversation_id: id,
+                request_id,
+                payloads,
+                skip,
+            };
+            deferred::supply_as(&env, owner, body, DeliveryOrder::of(reply)).await
         }
     }
 }

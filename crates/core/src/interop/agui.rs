@@ -41,13 +41,15 @@ pub struct RunAgentInput {
     pub resume: Vec<ResumeEntry>,
 }
 
-/// An answer to one interrupt (AG-UI's `ResumeEntry`): `resolved` with a payload
-/// `{approved, reason?, editedArgs?}`, or `cancelled` (a denial).
+/// An answer to one interrupt (AG-UI's `ResumeEntry`). An approval: `resolved` with a payload
+/// `{approved, reason?, editedArgs?}`, or `cancelled` (a denial). A context request (its
+/// interrupt's id is `context:<request id>`): `resolved` with `{payloads?: [{slot, text |
+/// key_path}], skip?: [slot]}`, or `cancelled` (run without it).
 #[derive(Debug, Clone, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ResumeEntry {
-    /// The interrupt answered: the approval's id.
+    /// The interrupt answered: the approval's id, or `context:` and the request's id.
     pub interrupt_id: String,
     /// `resolved` or `cancelled`.
     pub status: String,
@@ -120,25 +122,63 @@ pub enum RunRequest {
     /// A turn of the page-aware assistant, whose conversation the server holds (the run's
     /// earlier messages are not read: the stored conversation is).
     Assistant(AssistantRun),
-    /// The owner's decision on an approval that ended the previous run (its interrupt).
+    /// The owner's answer to the interrupt that ended the previous run.
     Resume(ResumeRun),
 }
 
-/// An approval decided by a run's resume entry.
+/// The prefix of a context request's interrupt id in AG-UI (an approval's is its bare id).
+pub const CONTEXT_INTERRUPT_PREFIX: &str = "context:";
+
+/// An interrupt answered by a run's resume entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResumeRun {
-    /// The conversation whose answer holds the approval.
+    /// The conversation the interrupt is in.
     pub conversation_id: String,
-    /// The approval (the interrupt's id).
-    pub approval_id: String,
-    /// Approved, or denied.
-    pub approved: bool,
-    /// The arguments as the owner edited them (approvals).
-    pub arguments: Option<Value>,
-    /// Why it was denied.
-    pub reason: Option<String>,
-    /// The page context of the run that approves.
+    /// The page context of the run that answers.
     pub context: Option<Value>,
+    /// What was answered.
+    pub answer: ResumeAnswer,
+}
+
+/// What a resume entry answers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResumeAnswer {
+    /// An approval decided.
+    Approval {
+        /// The approval.
+        approval_id: String,
+        /// Approved, or denied.
+        approved: bool,
+        /// The arguments as the owner edited them.
+        arguments: Option<Value>,
+        /// Why it was denied.
+        reason: Option<String>,
+    },
+    /// A context request supplied, skipped, or run without (`run_without`).
+    Context {
+        /// The request.
+        request_id: String,
+        /// The slots supplied: `{slot, text}` or `{slot, key_path}` each.
+        payloads: Vec<Value>,
+        /// The slots skipped.
+        skip: Vec<String>,
+        /// "Run without context" (a `cancelled` entry).
+        run_without: bool,
+    },
+}
+
+/// A context request as an AG-UI interrupt: its slots to supply, skip, or run without.
+fn context_interrupt(request: &crate::handshake::ContextRequest) -> Value {
+    use crate::interrupt::Interruptible;
+    let slots: Vec<&str> = request.slots.iter().map(|s| s.slot.as_str()).collect();
+    let payload = json!({"type": "object", "required": ["slot"], "properties": {
+        "slot": {"enum": slots}, "text": {"type": "string"}, "key_path": {"type": "string"}}});
+    let schema = json!({"type": "object", "properties": {
+        "payloads": {"type": "array", "items": payload},
+        "skip": {"type": "array", "items": {"enum": slots}}}});
+    json!({"id": format!("{CONTEXT_INTERRUPT_PREFIX}{}", request.request_id),
+           "reason": "context_request", "message": request.summary(),
+           "responseSchema": schema, "expiresAt": crate::dates::iso(request.deadline())})
 }
 
 /// An assistant turn asked for by a run.
@@ -216,11 +256,12 @@ pub fn run_input(input: &RunAgentInput) -> Result<RunRequest, InputError> {
     }
 }
 
-/// A run that answers the interrupt of the run before it: one approval of an assistant run.
+/// A run that answers the interrupt of the run before it: an approval or a context request of
+/// an assistant run.
 fn resume_run(input: &RunAgentInput) -> Result<ResumeRun, InputError> {
     let [entry] = input.resume.as_slice() else {
         return Err(InputError(
-            "`resume` answers one interrupt: a run ends with at most one approval".into(),
+            "`resume` answers one interrupt: a run ends with at most one".into(),
         ));
     };
     let props = input.forwarded_props.clone().unwrap_or_default();
@@ -235,8 +276,20 @@ fn resume_run(input: &RunAgentInput) -> Result<ResumeRun, InputError> {
         )
     })?;
     let payload = entry.payload.clone().unwrap_or_default();
+    let answer = match entry.interrupt_id.strip_prefix(CONTEXT_INTERRUPT_PREFIX) {
+        Some(request_id) => context_answer(request_id, &entry.status, &payload)?,
+        None => approval_answer(&entry.interrupt_id, &entry.status, &payload)?,
+    };
+    Ok(ResumeRun {
+        conversation_id,
+        context: props.context,
+        answer,
+    })
+}
+
+fn approval_answer(id: &str, status: &str, payload: &Value) -> Result<ResumeAnswer, InputError> {
     let text = |key: &str| payload[key].as_str().map(str::to_owned);
-    let (approved, reason) = match entry.status.as_str() {
+    let (approved, reason) = match status {
         "cancelled" => (
             false,
             Some(text("reason").unwrap_or_else(|| "cancelled".into())),
@@ -249,11 +302,7 @@ fn resume_run(input: &RunAgentInput) -> Result<ResumeRun, InputError> {
                 ));
             }
         },
-        other => {
-            return Err(InputError(format!(
-                "a resume entry's status is `resolved` or `cancelled`, not `{other:.32}`"
-            )));
-        }
+        other => return Err(status_error(other)),
     };
     let arguments = match payload.get("editedArgs") {
         None | Some(Value::Null) => None,
@@ -264,14 +313,54 @@ fn resume_run(input: &RunAgentInput) -> Result<ResumeRun, InputError> {
             ));
         }
     };
-    Ok(ResumeRun {
-        conversation_id,
-        approval_id: entry.interrupt_id.clone(),
+    Ok(ResumeAnswer::Approval {
+        approval_id: id.to_owned(),
         approved,
         arguments,
         reason,
-        context: props.context,
     })
+}
+
+fn context_answer(
+    request_id: &str,
+    status: &str,
+    payload: &Value,
+) -> Result<ResumeAnswer, InputError> {
+    let run_without = match status {
+        "cancelled" => true,
+        "resolved" => false,
+        other => return Err(status_error(other)),
+    };
+    let list = |key: &str| match payload.get(key) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => Ok(items.clone()),
+        Some(_) => Err(InputError(format!("`{key}` is a list"))),
+    };
+    let payloads = list("payloads")?;
+    let skip = list("skip")?
+        .into_iter()
+        .map(|slot| match slot {
+            Value::String(slot) => Ok(slot),
+            _ => Err(InputError("`skip` lists slot names".into())),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if !run_without && payloads.is_empty() && skip.is_empty() {
+        return Err(InputError(
+            "a resolved context request's payload has `payloads`, `skip`, or both".into(),
+        ));
+    }
+    Ok(ResumeAnswer::Context {
+        request_id: request_id.to_owned(),
+        payloads,
+        skip,
+        run_without,
+    })
+}
+
+fn status_error(status: &str) -> InputError {
+    InputError(format!(
+        "a resume entry's status is `resolved` or `cancelled`, not `{status:.32}`"
+    ))
 }
 
 fn guided_run(
@@ -460,7 +549,10 @@ impl AgUiEncoder {
                     "responseSchema": schema, "expiresAt": crate::dates::iso(approval.expires_at)}));
             }
             StreamEvent::ContextRequired { payload } => {
+                // The run ends with the request as an interrupt; the next run's `resume` entry
+                // supplies or skips its slots, or runs without them (`cancelled`).
                 self.close_text(&mut out);
+                self.interrupt = Some(context_interrupt(&payload.request));
                 let value = json!(payload);
                 let custom =
                     json!({"type": "CUSTOM", "name": "stepwise.context_required", "value": value});
