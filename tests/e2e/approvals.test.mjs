@@ -334,9 +334,17 @@ describe("the kill switch", () => {
       assert.equal(approve.json.error.code, "model_calls_disabled");
       const kept = (await offCall("GET", `/api/assistant/conversations/${id}`, { owner })).json.messages[1].approval;
       assert.equal(kept.state, "pending", "nothing changed");
-      const deny = await offCall("POST", path, { owner, body: { decision: "deny", reason: "Not while paused" } });
+      // The same over AG-UI: a resume that approves is refused, one that denies is taken.
+      const run = (payload) => offCall("POST", "/api/agui", { owner, headers: { accept: "text/event-stream" }, body: { threadId: "t", runId: "r", messages: [], state: {}, tools: [], context: [], forwardedProps: { agent: "assistant", conversation_id: id }, resume: [{ interruptId: approval.id, status: "resolved", payload }] } });
+      const approveRun = await run({ approved: true });
+      assert.deepEqual([approveRun.status, approveRun.json?.error?.code], [503, "model_calls_disabled"], approveRun.text);
+      const deny = await run({ approved: false, reason: "Not while paused" });
       assert.equal(deny.status, 200, deny.text);
-      assert.equal(deny.json.approval.state, "denied");
+      assert.match(deny.text, /"type":"RUN_FINISHED"/);
+      const denied = (await offCall("GET", `/api/assistant/conversations/${id}`, { owner })).json.messages[1].approval;
+      assert.deepEqual([denied.state, denied.reason], ["denied", "Not while paused"]);
+      const late = await offCall("POST", path, { owner, body: { decision: "deny", reason: "again" } });
+      assert.deepEqual([late.status, late.json.error.code], [409, "approval_settled"]);
       assert.deepEqual(off.fake.requests, [], "no provider was called");
       assert.equal((await offCall("GET", "/api/research?limit=5", { owner })).json.items.length, 0);
     } finally {

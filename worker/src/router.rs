@@ -1,6 +1,7 @@
 //! The route table: method and path segments to each feature's handler. Routes of owned data
 //! resolve the caller's owner here, once (401 without one), and routes that can call a model
-//! pass the kill switch and the rate limits here too, so no handler can forget either.
+//! pass the kill switch and the rate limits here too, so no handler can forget either (but
+//! `POST /api/agui`, which admits each run once it has read it: a denial calls no model).
 
 use worker::{Context, Env, Method, Request, Response};
 
@@ -305,12 +306,12 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
 }
 
 /// Whether a route can call a model: chat turns, drafts (titled by a model), starts,
-/// confirmations and retries.
+/// confirmations and retries. `POST /api/agui` admits its runs itself once it has read them (a
+/// denial calls no model).
 fn calls_a_model(route: &(Method, &[&str])) -> bool {
     matches!(
         route,
         (Method::Post, ["api", "chat"])
-            | (Method::Post, ["api", "agui"])
             | (Method::Post, ["api", "assistant"])
             | (Method::Post, ["api", "assistant", "actions"])
             | (Method::Post, ["api", "assistant", "context-supply"])

@@ -164,11 +164,11 @@ fn an_approval_is_decided_once_edits_are_checked_and_the_deadline_expires_it() {
     let args = json!({"prompt": "EGFR", "providers": ["a"]});
     // Approved as proposed.
     let mut approval = issued(args.clone(), 0);
-    approval.approve(None, &schema, "owner", 10).unwrap();
+    approval.approve(None, "owner", 10).unwrap();
     assert_eq!(approval.state, ApprovalState::Approved);
     assert_eq!(approval.arguments_to_run(), &args);
     assert_eq!(
-        approval.approve(None, &schema, "owner", 11),
+        approval.approve(None, "owner", 11),
         Err(ApprovalError::Settled("approved"))
     );
     assert_eq!(
@@ -183,19 +183,17 @@ fn an_approval_is_decided_once_edits_are_checked_and_the_deadline_expires_it() {
     // Edited: checked against the schema; the same arguments are no edit.
     let mut approval = issued(args.clone(), 0);
     let bad = json!({"prompt": "", "providers": ["a"]});
-    let refused = approval
-        .approve(Some(&bad), &schema, "owner", 10)
-        .unwrap_err();
+    let refused = approval.check_edit(Some(&bad), &schema).unwrap_err();
     assert_eq!(refused.code(), "invalid_arguments");
     assert!(refused.to_string().contains("$.prompt"), "{refused}");
     assert_eq!(approval.state, ApprovalState::Pending, "nothing changed");
-    approval.approve(Some(&args), &schema, "owner", 10).unwrap();
+    approval.check_edit(Some(&args), &schema).unwrap();
+    approval.approve(Some(&args), "owner", 10).unwrap();
     assert_eq!(approval.edited_arguments, None);
     let mut approval = issued(args.clone(), 0);
     let edited = json!({"prompt": "EGFR in NSCLC", "providers": ["a"]});
-    approval
-        .approve(Some(&edited), &schema, "owner", 10)
-        .unwrap();
+    approval.check_edit(Some(&edited), &schema).unwrap();
+    approval.approve(Some(&edited), "owner", 10).unwrap();
     assert_eq!(approval.arguments_to_run(), &edited);
     // Denied with a reason (trimmed; a blank one says so; a long one refused).
     let mut approval = issued(args.clone(), 0);
@@ -217,7 +215,7 @@ fn an_approval_is_decided_once_edits_are_checked_and_the_deadline_expires_it() {
     let mut approval = issued(args, 0);
     assert!(!approval.expire_if_due(TTL - 1));
     assert_eq!(
-        approval.approve(None, &schema, "owner", TTL),
+        approval.approve(None, "owner", TTL),
         Err(ApprovalError::Expired)
     );
     assert_eq!(approval.state, ApprovalState::Expired);

@@ -139,7 +139,10 @@ pub async fn decide_as(
     // turn begins.
     let mut trial = approval.clone();
     trial
-        .approve(edited.as_ref(), &tool.input_schema, "owner", now_ms())
+        .approve(edited.as_ref(), "owner", now_ms())
+        .map_err(refused)?;
+    approval
+        .check_edit(edited.as_ref(), &tool.input_schema)
         .map_err(refused)?;
     // Providers that are not configured would fail the run: refused now, the approval kept.
     if trial.tool == "start_research" {

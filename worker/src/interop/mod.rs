@@ -15,6 +15,7 @@ use crate::chat::conversation::TOKEN_HEADER;
 use crate::chat::run_turn;
 use crate::platform::body::read_json;
 use crate::platform::error::{AppError, AppResult};
+use crate::platform::limits;
 use crate::platform::negotiate::Delivery;
 use crate::platform::owner::Owner;
 
@@ -37,6 +38,18 @@ pub async fn post_agui(
     let token = req.headers().get(TOKEN_HEADER)?;
     let input: RunAgentInput = read_json(&mut req).await?;
     let request = run_input(&input).map_err(|error| AppError::invalid_request(error.0))?;
+    // Admitted here, once the run is read (the router leaves this route to it): a run that
+    // denies an approval calls no model, so it passes while model calls are off and is limited
+    // as a stored write, as the HTTP route's denial is; every other run is a model route.
+    match &request {
+        RunRequest::Resume(ResumeRun {
+            answer: ResumeAnswer::Approval {
+                approved: false, ..
+            },
+            ..
+        }) => limits::rate_limit(&req, &env, owner).await?,
+        _ => limits::admit(&req, &env, owner).await?,
+    }
     let reply = Delivery::AgUi {
         thread_id: input.thread_id,
         run_id: input.run_id,

@@ -312,24 +312,28 @@ impl Approval {
         self.through(|l| l.expire_if_due(now))
     }
 
-    /// Approves it, with `edited` arguments when the owner changed them (checked against the
-    /// tool's `schema`). Refused unless pending and before its deadline (past it, the approval
-    /// is left expired).
+    /// Checks arguments the owner `edited` against the tool's `schema` (the same arguments as
+    /// proposed are no edit, and pass). Changes nothing.
+    pub fn check_edit(&self, edited: Option<&Value>, schema: &Value) -> Result<(), ApprovalError> {
+        match edited.filter(|args| *args != &self.arguments) {
+            Some(args) => check_schema(args, schema)
+                .map_err(|why| ApprovalError::InvalidArguments(why.to_string())),
+            None => Ok(()),
+        }
+    }
+
+    /// Approves it, with `edited` arguments when the owner changed them (checked by the caller
+    /// with [`Approval::check_edit`]). Refused unless pending and before its deadline (past it,
+    /// the approval is left expired).
     pub fn approve(
         &mut self,
         edited: Option<&Value>,
-        schema: &Value,
         by: &str,
         now: u64,
     ) -> Result<(), ApprovalError> {
-        self.through(|l| l.resolvable(now))?;
-        let edited = edited.filter(|args| *args != &self.arguments);
-        if let Some(args) = edited {
-            check_schema(args, schema)
-                .map_err(|why| ApprovalError::InvalidArguments(why.to_string()))?;
-        }
+        let edited = edited.filter(|args| *args != &self.arguments).cloned();
         self.through(|l| l.resolve(Resolution::Approved, by, None, now))?;
-        self.edited_arguments = edited.cloned();
+        self.edited_arguments = edited;
         Ok(())
     }
 

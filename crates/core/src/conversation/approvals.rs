@@ -79,9 +79,9 @@ pub(super) fn begin_approved(
     let mut next = record.clone();
     let id = next.id.clone();
     let (message, approval) = find(&mut next, approval_id)?;
-    // The schema was checked at the edge; the state machine checks the rest.
+    // The edit was checked against the tool's schema at the edge (`Approval::check_edit`).
     approval
-        .approve(edited, &serde_json::json!({}), by, now)
+        .approve(edited, by, now)
         .map_err(ConversationError::Approval)?;
     let events = vec![event(&id, message, approval)];
     next.updated_at = now;
