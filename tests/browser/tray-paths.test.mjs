@@ -3,7 +3,8 @@
 // its value and is answered; an action button opens another page; a filter card's Accept sets
 // the dates and searches again; on a context card, a suggested excerpt is attached with one click
 // and the other slot skipped, and the answer names what was attached; the Context panel lists
-// what the assistant can read, and attaches an artifact to a waiting card.
+// what the assistant can read (and shows an artifact's text), and attaches an artifact to a
+// waiting card.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
@@ -95,7 +96,16 @@ describe("the tray's paths", () => {
     await panel.locator("h4", { hasText: "Phase 3" }).waitFor();
     const summary = panel.locator(`li[data-key-path="research/${job.id}/synthesis/summary"]`);
     assert.match(await summary.innerText(), /summary, [\d,]+ characters/);
-    assert.equal(await summary.locator("button").count(), 0, "nothing to attach to while no card waits");
+    assert.equal(await summary.locator("[data-action=attach-artifact]").count(), 0, "nothing to attach to while no card waits");
+    // Show reads its text as the model would; Hide puts it away.
+    const points = panel.locator(`li[data-key-path="research/${job.id}/synthesis/points_of_interest"]`);
+    await points.locator("[data-action=show-artifact]").click();
+    await points.locator("pre.artifact-text").waitFor();
+    const shownText = await points.locator("pre.artifact-text").innerText();
+    assert.ok(job.points_of_interest.length && job.points_of_interest.every((p) => shownText.includes(p)), shownText);
+    assert.equal(await points.locator("[data-action=show-artifact]").innerText(), "Hide");
+    await points.locator("[data-action=show-artifact]").click();
+    assert.equal(await points.locator(".artifact-text").count(), 0);
     await page.click(".tray-head button:has-text('Context')");
 
     await page.fill("#assistant-input", "Compare this with my notes");

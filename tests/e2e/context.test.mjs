@@ -382,6 +382,22 @@ describe("prompt sheets and artifacts", () => {
       "research/ID/publication": [4, "publication"],
     });
     assert.equal((await call("GET", "/api/assistant/artifacts", { owner })).status, 422);
+    // One artifact's text, as the model reads it, cut to `limit`.
+    const path = `research/${job.id}/synthesis/points_of_interest`;
+    const read = await call("GET", `/api/assistant/artifacts?key_path=${encodeURIComponent(path)}&limit=12`, { owner });
+    assert.equal(read.status, 200, read.text);
+    assert.equal(read.json.key_path, path);
+    assert.equal(read.json.text.length, 12);
+    assert.ok(read.json.total_chars > 12 && read.json.end === 12, read.text);
+    const whole = await call("GET", `/api/assistant/artifacts?key_path=${encodeURIComponent(path)}`, { owner });
+    assert.match(whole.json.text, /Dose escalation/);
+    const refusals = await Promise.all([
+      call("GET", `/api/assistant/artifacts?key_path=${encodeURIComponent(path)}`, { owner: newOwner() }),
+      call("GET", "/api/assistant/artifacts?key_path=research%2F..%2Fetc", { owner }),
+      call("GET", `/api/assistant/artifacts?key_path=${encodeURIComponent(path)}&limit=0`, { owner }),
+      call("GET", `/api/assistant/artifacts?key_path=${encodeURIComponent(path)}&limit=20001`, { owner }),
+    ]);
+    assert.deepEqual(refusals.map((r) => [r.status, r.json.error.code]), [[404, "research_not_found"], [422, "invalid_key_path"], [422, "invalid_request"], [422, "invalid_request"]]);
   });
 });
 

@@ -389,6 +389,31 @@ describe("context requests over AG-UI", () => {
     assert.equal(stack.fake.requests.length - since, 1);
   });
 
+  test("a resume that leaves a required slot open is refused with context_missing, and nothing is kept", async () => {
+    const owner = newOwner();
+    stack.fake.script((request) => JSON.stringify(request.body).includes("Supplied Context Attachments")
+      ? { reply: "Reviewed with both." }
+      : { reply: 'Please share your draft and your notes.\nCONTEXT_REQUEST: {"slots": [{"phase": 0, "artifact_type": "note", "description": "Your draft"}, {"phase": 0, "artifact_type": "note", "description": "Your notes"}]}\n' });
+    const client = new HttpAgent({ url: `${stack.base}/api/agui`, headers: asOwner(owner), threadId: "thread-cz" });
+    client.addMessage({ id: "u1", role: "user", content: "Review the text I am writing" });
+    let finished;
+    await client.runAgent({ runId: "run-1", forwardedProps: { agent: "assistant", provider: "fake-openai", context } }, { onRunFinishedEvent: (params) => void (finished = params) });
+    const [interrupt] = finished.interrupts;
+    const conversation = finished.event.result.conversation_id;
+    const [first, second] = finished.event.result.required.map((s) => s.slot);
+    assert.ok(first && second, JSON.stringify(finished.event.result.required));
+    await assert.rejects(resumeWith(client, conversation, { interruptId: interrupt.id, status: "resolved", payload: { payloads: [{ slot: first, text: "My draft." }] } }, "run-2"), /context_missing|409/);
+    const kept = (await call("GET", `/api/assistant/conversations/${conversation}`, { owner })).json;
+    assert.deepEqual(kept.context_requests[0].slots.map((s) => s.state), ["open", "open"], "nothing was kept");
+    assert.equal(kept.interrupts[0].state, "open");
+    const events = [];
+    await resumeWith(client, conversation, { interruptId: interrupt.id, status: "resolved", payload: { payloads: [{ slot: first, text: "My draft." }], skip: [second] } }, "run-3", events);
+    const text = events.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => e.delta).join("");
+    assert.match(text, /Reviewed with both\./);
+    const [done] = (await call("GET", `/api/assistant/conversations/${conversation}`, { owner })).json.interrupts;
+    assert.deepEqual([done.state, done.resolution], ["resolved", "supplied"]);
+  });
+
   test("a cancelled resume entry runs without the context, warned; malformed ones are refused", async () => {
     const owner = newOwner();
     const { client, interrupt, conversation } = await deferred(owner, "thread-cy");

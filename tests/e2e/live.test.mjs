@@ -297,6 +297,7 @@ describe("turns that outlive their Worker, and requests that do not stick", () =
       const waiting = await api.conversation(owner, id);
       assert.equal(waiting.waiting, requestId, "the message still waits");
       assert.equal(waiting.context_requests[0].status, "open", "and so does its request");
+      assert.equal(waiting.interrupts[0].state, "open", "an interrupt open again");
       failing = false;
       const answered = await api.call("POST", "/api/assistant/context-supply", { owner, body: supply });
       assert.equal(answered.status, 200, answered.text);

@@ -372,6 +372,56 @@ fn each_clarifying_question_is_an_interrupt_the_next_turn_resolves() {
 }
 
 #[test]
+fn a_question_is_skipped_by_a_request_for_a_person_and_by_the_operator_closing_the_session() {
+    let article = doc("crash", &["Which device?", "Version?"], false, "en");
+    let mut world = World::new(Some(article));
+    let owner = Caller::Owner("o1".into());
+    let asked = turn_on(&begun("o1"), &mut world, "t1", "My app crashes", 2000);
+    let handed = handle(
+        Some(&asked),
+        "s1",
+        &owner,
+        &HelpCommand::RequestHandoff,
+        2100,
+    )
+    .unwrap()
+    .record
+    .unwrap();
+    let skipped = handed.view().interrupt.unwrap();
+    assert_eq!(skipped.resolution, Some(Resolution::Skipped));
+    assert_eq!(
+        skipped.reason.as_deref(),
+        Some("the user asked for a person")
+    );
+    // With a person on the session the desk still asks; a typed request skips the same way.
+    let again = turn_on(&handed, &mut world, "t2", "It crashes again", 3000);
+    assert_eq!(again.view().interrupt.unwrap().state, InterruptState::Open);
+    let typed = turn_on(&again, &mut world, "t3", "I want to talk to a person", 4000);
+    let waited = typed.view().interrupt.unwrap();
+    assert_eq!(
+        (waited.id.as_str(), waited.reason.as_deref()),
+        ("s1-q2", Some("the user asked for a person"))
+    );
+    // A question still waiting when an operator closes the session is skipped by the system.
+    let asking = turn_on(&typed, &mut world, "t4", "My app crashes on start", 5000);
+    assert_eq!(asking.view().interrupt.unwrap().state, InterruptState::Open);
+    let closed = handle(
+        Some(&asking),
+        "s1",
+        &Caller::Operator,
+        &HelpCommand::Resolve,
+        6000,
+    )
+    .unwrap()
+    .record
+    .unwrap();
+    let never = closed.view().interrupt.unwrap();
+    assert_eq!(never.resolution, Some(Resolution::Skipped));
+    assert_eq!(never.resolved_by.as_deref(), Some("system"));
+    assert_eq!(never.reason.as_deref(), Some("the session was closed"));
+}
+
+#[test]
 fn sessions_commit_turns_under_a_lease_and_hand_over_when_the_offer_is_accepted() {
     let owner = Caller::Owner("o1".into());
     let mut world = World::new(Some(doc("billing", &["Invoice?"], true, "en")));

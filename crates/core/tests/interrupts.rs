@@ -101,14 +101,24 @@ fn state_of(interrupt: &Interrupt) -> String {
     }
 }
 
-/// A context request derives supplied or skipped from its slots (none here), so the two are
-/// one "met" when its record is compared with the bare lifecycle.
-fn comparable(kind: InterruptKind, interrupt: &Interrupt) -> (InterruptState, Option<String>) {
-    let resolution = interrupt.resolution.map(|r| match (kind, r) {
-        (InterruptKind::ContextRequest, Resolution::Supplied | Resolution::Skipped) => "met",
-        (_, r) => r.as_str(),
-    });
-    (interrupt.state, resolution.map(str::to_owned))
+/// What a record must keep of the lifecycle: everything but its id and summary. A context
+/// request derives supplied or skipped, and who met it, from its slots (none here), so for it
+/// the two are one "met", and a resolver other than the system is compared only when it forced
+/// the request.
+fn comparable(kind: InterruptKind, interrupt: &Interrupt) -> Interrupt {
+    let mut kept = interrupt.clone();
+    kept.id = String::new();
+    kept.summary = String::new();
+    if kind == InterruptKind::ContextRequest
+        && matches!(
+            kept.resolution,
+            Some(Resolution::Supplied | Resolution::Skipped)
+        )
+    {
+        kept.resolution = Some(Resolution::Supplied);
+        kept.resolved_by = None;
+    }
+    kept
 }
 
 #[test]
@@ -158,9 +168,6 @@ fn every_kind_follows_the_one_lifecycle() {
                 comparable(kind, &view),
                 "{here}: the record keeps what the lifecycle says"
             );
-            assert_eq!(kept.deadline, view.deadline, "{here}: deadline");
-            assert_eq!(kept.reminded, view.reminded, "{here}: reminded");
-            assert_eq!(kept.resolved_at, view.resolved_at, "{here}: resolved at");
             assert_eq!(kept.kind, kind);
             steps += 1;
         }

@@ -6,7 +6,7 @@
 
 use serde::Deserialize;
 use serde_json::json;
-use stepwise_core::conversation::{Command, ConversationError, Reply, SlotSupply};
+use stepwise_core::conversation::{Command, Conversation, ConversationError, Reply, SlotSupply};
 use stepwise_core::handshake::{
     self, ContextRequest, MAX_SUPPLY_CHARS, RequestStatus, Supplier, Supply,
 };
@@ -60,8 +60,10 @@ pub async fn supply(mut req: Request, env: Env, owner: &Owner) -> AppResult<Resp
 }
 
 /// Supplies and skips slots as `body` says, answered as `delivery` asks. A streamed answer (an
-/// AG-UI run resuming the request) needs every required slot met by this supply: otherwise it
-/// is refused with 409 `context_missing` and nothing is stored.
+/// AG-UI run resuming the request) needs every required slot met by this supply, and the
+/// conversation free to run the turn: otherwise it is refused (409 `context_missing`,
+/// `turn_in_progress`, `conversation_full`) and nothing is stored. A turn that fails once begun
+/// leaves the supply stored and the request open again, as the JSON route does.
 pub async fn supply_as(
     env: &Env,
     owner: &Owner,
@@ -78,7 +80,7 @@ pub async fn supply_as(
             "at most {MAX_PAYLOADS} payloads and skips together"
         )));
     }
-    let request = waiting(env, owner, &body.conversation_id, &body.request_id).await?;
+    let (record, request) = waiting(env, owner, &body.conversation_id, &body.request_id).await?;
     let now = now_ms();
     let mut supplies = Vec::new();
     for payload in &body.payloads {
@@ -127,7 +129,13 @@ pub async fn supply_as(
         });
     }
     if !matches!(delivery, DeliveryOrder::Json) {
-        // Judged on a copy first: a streamed answer needs the request ready, or nothing is kept.
+        // Judged first, on a copy: a streamed answer runs the turn now, or nothing is kept.
+        if record.running.is_some_and(|r| r.expires_at > now) {
+            return Err(ConversationError::TurnInProgress.into());
+        }
+        if record.is_full() {
+            return Err(ConversationError::Full.into());
+        }
         let mut tried = request.clone();
         for given in &supplies {
             tried
@@ -253,13 +261,13 @@ async fn answer(
     host::send(env, &order).await
 }
 
-/// The waiting request `request_id` of the caller's conversation `id`.
+/// The caller's conversation `id` and its waiting request `request_id`.
 async fn waiting(
     env: &Env,
     owner: &Owner,
     id: &str,
     request_id: &str,
-) -> AppResult<ContextRequest> {
+) -> AppResult<(Conversation, ContextRequest)> {
     let Reply::Conversation(record) =
         client::send(env, id, &owner.id, &Command::Read { token_hash: None }).await?
     else {
@@ -271,9 +279,11 @@ async fn waiting(
         .waiting
         .as_ref()
         .is_some_and(|w| w.request_id == request_id);
-    record
+    let request = record
         .requests
-        .into_iter()
+        .iter()
         .find(|r| r.request_id == request_id && waiting && r.status == RequestStatus::Open)
-        .ok_or_else(|| stepwise_core::conversation::ConversationError::NoSuchRequest.into())
+        .cloned()
+        .ok_or(ConversationError::NoSuchRequest)?;
+    Ok((*record, request))
 }

@@ -247,17 +247,24 @@ impl Host {
                 request_id,
                 warning,
             } => {
+                let wire = delivery.wire(false)?;
                 let (turn, request) =
                     prepare_resume(env.clone(), &owner, &id, &request_id, warning.as_deref())
                         .await?;
-                let Some(wire) = delivery.wire(false)? else {
+                let Some(wire) = wire else {
                     let mut out = Output::json();
                     let stored = turn.run(&mut out).await;
                     return answered(out, request, stored);
                 };
                 // Streamed to the run that resumed it (AG-UI), not logged: its answer reaches
                 // the other tabs whole, as a JSON resume's does.
-                let (mut out, response) = Output::sse(wire)?;
+                let (mut out, response) = match Output::sse(wire) {
+                    Ok(opened) => opened,
+                    Err(error) => {
+                        turn.session.abort(env).await;
+                        return Err(error);
+                    }
+                };
                 state.wait_until(async move {
                     let _running = running;
                     turn.run(&mut out).await;

@@ -24,9 +24,28 @@ use crate::platform::url_parts::query_param;
 use crate::streams;
 
 /// `GET /api/assistant/artifacts?stream_id=&research_id=`: what the caller owns there, by
-/// phase, with sizes (404 for a stream or job that is not the caller's).
+/// phase, with sizes (404 for a stream or job that is not the caller's). With `?key_path=`
+/// (and `limit`, at most `MAX_SLICE_CHARS`), one artifact's text instead: its excerpt from the
+/// top, redacted as the model would read it.
 pub async fn artifacts(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response> {
     let url = req.inner().url();
+    if let Some(key_path) = query_param(&url, "key_path") {
+        let limit = match query_param(&url, "limit") {
+            None => handshake::artifacts::DEFAULT_SLICE_CHARS,
+            Some(text) => text
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=handshake::artifacts::MAX_SLICE_CHARS).contains(n))
+                .ok_or_else(|| {
+                    AppError::invalid_request(format!(
+                        "`limit` is a count of characters from 1 to {}",
+                        handshake::artifacts::MAX_SLICE_CHARS
+                    ))
+                })?,
+        };
+        let excerpt = slice_owned(env, owner, &key_path, limit).await?;
+        return Ok(Response::from_json(&excerpt)?);
+    }
     let stream_id = query_param(&url, "stream_id").filter(|v| !v.is_empty());
     let research_id = query_param(&url, "research_id").filter(|v| !v.is_empty());
     if stream_id.is_none() && research_id.is_none() {

@@ -35,20 +35,25 @@ pub async fn post_agui(
     ctx: &Context,
     owner: &Owner,
 ) -> AppResult<Response> {
+    // Admitted here (the router leaves this route to it): every run is rate limited before it
+    // is read; the kill switch is judged once it is, since a run that denies an approval calls
+    // no model and must pass while model calls are off, as the HTTP route's denial does.
+    limits::rate_limit(&req, &env, owner).await?;
     let token = req.headers().get(TOKEN_HEADER)?;
     let input: RunAgentInput = read_json(&mut req).await?;
     let request = run_input(&input).map_err(|error| AppError::invalid_request(error.0))?;
-    // Admitted here, once the run is read (the router leaves this route to it): a run that
-    // denies an approval calls no model, so it passes while model calls are off and is limited
-    // as a stored write, as the HTTP route's denial is; every other run is a model route.
-    match &request {
+    let denies = matches!(
+        &request,
         RunRequest::Resume(ResumeRun {
             answer: ResumeAnswer::Approval {
-                approved: false, ..
+                approved: false,
+                ..
             },
             ..
-        }) => limits::rate_limit(&req, &env, owner).await?,
-        _ => limits::admit(&req, &env, owner).await?,
+        })
+    );
+    if !denies && limits::calls_disabled(&env) {
+        return Err(AppError::model_calls_disabled());
     }
     let reply = Delivery::AgUi {
         thread_id: input.thread_id,

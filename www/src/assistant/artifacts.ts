@@ -1,6 +1,7 @@
 //! The artifact browser in the tray ("Context"): what the assistant can read of the stream and
-//! the job in view, by phase, with sizes (`GET /api/assistant/artifacts`). While a context card
-//! waits, each artifact can be attached to it with one click.
+//! the job in view, by phase, with sizes (`GET /api/assistant/artifacts`); "Show" reads one's
+//! text as the model would (`?key_path=`, redacted, its first 4,000 characters). While a context
+//! card waits, each artifact can be attached to it with one click.
 
 import { api } from "../api.js";
 import { h, replace } from "../dom.js";
@@ -12,6 +13,34 @@ interface Artifact {
   artifact_type: string;
   title: string;
   chars: number;
+}
+
+/** An artifact's text as the server slices it. */
+interface Excerpt {
+  text: string;
+  end: number;
+  total_chars: number;
+}
+
+/** Shows (or hides again) the text of the artifact at `keyPath` under its row `item`. */
+async function toggleText(item: HTMLElement, keyPath: string, button: HTMLButtonElement): Promise<void> {
+  const shown = item.querySelector<HTMLElement>(".artifact-text");
+  if (shown) {
+    shown.remove();
+    button.textContent = "Show";
+    return;
+  }
+  button.disabled = true;
+  try {
+    const excerpt = await api<Excerpt>("GET", `/api/assistant/artifacts?${new URLSearchParams({ key_path: keyPath })}`);
+    const more = excerpt.end < excerpt.total_chars ? `\n… (the first ${excerpt.end.toLocaleString("en")} of ${excerpt.total_chars.toLocaleString("en")} characters)` : "";
+    item.append(h("pre", { class: "artifact-text" }, excerpt.text + more));
+    button.textContent = "Hide";
+  } catch (error) {
+    item.append(h("p", { class: "error artifact-text", role: "alert" }, (error as Error).message));
+  } finally {
+    button.disabled = false;
+  }
 }
 
 /** Where an artifact can go: the waiting card's open slots, if any. */
@@ -36,9 +65,15 @@ export async function showArtifacts(panel: HTMLElement, ids: { streamId?: string
     replace(panel, h("h3", {}, "What the assistant can read"),
       ...(artifacts.length ? phases.map((phase) => h("section", { "aria-label": `Phase ${phase}` },
         h("h4", {}, `Phase ${phase}`),
-        h("ul", {}, ...artifacts.filter((a) => a.phase === phase).map((a) => h("li", { "data-key-path": a.key_path },
-          h("span", {}, a.title), h("span", { class: "muted" }, ` ${a.artifact_type.replace(/_/g, " ")}, ${a.chars.toLocaleString("en")} characters `),
-          target() ? h("button", { class: "btn link", type: "button", "data-action": "attach-artifact", onclick: () => target()?.attach(a.key_path, a.artifact_type) }, "Attach") : ""))))) : [h("p", { class: "muted" }, "Nothing yet.")]));
+        h("ul", {}, ...artifacts.filter((a) => a.phase === phase).map((a) => {
+          const item = h("li", { "data-key-path": a.key_path },
+            h("span", {}, a.title), h("span", { class: "muted" }, ` ${a.artifact_type.replace(/_/g, " ")}, ${a.chars.toLocaleString("en")} characters `));
+          const show = h("button", { class: "btn link", type: "button", "data-action": "show-artifact" }, "Show");
+          show.onclick = () => void toggleText(item, a.key_path, show);
+          item.append(show);
+          if (target()) item.append(h("button", { class: "btn link", type: "button", "data-action": "attach-artifact", onclick: () => target()?.attach(a.key_path, a.artifact_type) }, "Attach"));
+          return item;
+        })))) : [h("p", { class: "muted" }, "Nothing yet.")]));
   } catch (error) {
     replace(panel, h("p", { class: "error", role: "alert" }, (error as Error).message));
   }

@@ -500,8 +500,9 @@ fn abort(record: &Conversation, lease: u32) -> Result<Handled, ConversationError
         return Err(ConversationError::TurnExpired);
     }
     let mut next = record.clone();
-    context::reopen_waiting(&mut next);
-    let settled = approvals::settle_unfinished(&mut next);
+    let reopened = context::reopen_waiting(&mut next);
+    let mut settled = approvals::settle_unfinished(&mut next);
+    settled.extend(reopened);
     next.running = None;
     if next.turns == 0 && next.entries.is_empty() {
         return Ok(Handled {

@@ -215,17 +215,22 @@ pub(super) fn begin_resume(
 }
 
 /// Opens the waiting request again when the running turn ended it (`reopens`): its resumed turn
-/// was given up before it answered.
-pub(super) fn reopen_waiting(next: &mut Conversation) {
+/// was given up before it answered. The event that tells the watching tabs, if it opened.
+pub(super) fn reopen_waiting(next: &mut Conversation) -> Option<ConversationEvent> {
     if next.running.is_none_or(|r| !r.reopens) {
-        return;
+        return None;
     }
-    let Some(request_id) = next.waiting.as_ref().map(|w| w.request_id.clone()) else {
-        return;
-    };
-    if let Ok(request) = waiting_request(next, &request_id) {
-        request.reopen();
+    let request_id = next.waiting.as_ref().map(|w| w.request_id.clone())?;
+    let conversation_id = next.id.clone();
+    let request = waiting_request(next, &request_id).ok()?;
+    if request.is_open() {
+        return None;
     }
+    request.reopen();
+    Some(ConversationEvent::ContextUpdate {
+        conversation_id,
+        request: request.clone(),
+    })
 }
 
 /// Marks the waiting message answered and the request's wait over (a resumed commit).

@@ -439,6 +439,10 @@ fn on_session(
             if let Some(escalation) = next.escalation.as_mut() {
                 escalation.resolved_at = Some(now);
             }
+            // The session takes no more turns: a question still waiting is never answered.
+            if let Some(question) = next.question.as_mut() {
+                question.close(SESSION_CLOSED, now);
+            }
             next.updated_at = now;
             Ok(changed(next, false))
         }
@@ -480,20 +484,22 @@ fn commit(next: &mut HelpSession, turn: &TurnRecord, now: u64) -> bool {
         trace: turn.trace.clone(),
     });
     if let Some(question) = next.question.as_mut() {
-        let reason = match turn.escalate {
-            Some(_) => HANDED_OVER,
-            None => NOT_ANSWERED,
+        // A request for a person goes through the router's handoff, whether or not a person
+        // already has the session.
+        let reason = match turn.trace.contains(&Node::Handoff) {
+            true => HANDED_OVER,
+            false => NOT_ANSWERED,
         };
         question.settle(&next.state, &turn.state, reason, now);
     }
     next.turns += 1;
     if let Some(question) = &turn.question {
-        next.question = Some(QuestionWait::asked(
-            &next.id,
-            next.turns,
-            question.clone(),
-            now,
-        ));
+        let mut asked = QuestionWait::asked(&next.id, next.turns, question.clone(), now);
+        if next.turns >= MAX_TURNS {
+            // No turn can answer it: the session takes no more.
+            asked.close(SESSION_FULL, now);
+        }
+        next.question = Some(asked);
     }
     next.state = turn.state.clone();
     next.search_calls += u32::from(turn.searched);
@@ -511,6 +517,10 @@ fn commit(next: &mut HelpSession, turn: &TurnRecord, now: u64) -> bool {
 
 /// Why an open question was skipped by a handoff (the button, or a typed request).
 const HANDED_OVER: &str = "the user asked for a person";
+/// Why an open question was skipped when an operator closed the session.
+const SESSION_CLOSED: &str = "the session was closed";
+/// Why a question asked by a session's last turn was skipped at once.
+const SESSION_FULL: &str = "the session reached its limit of turns";
 /// Why an open question was skipped by a turn that did not answer it.
 const NOT_ANSWERED: &str = "the next message did not answer it";
 

@@ -8,6 +8,7 @@ use stepwise_core::conversation::{
     handle,
 };
 use stepwise_core::handshake::{Outcome, RequestStatus, SlotState, Urgency};
+use stepwise_core::interrupt::InterruptState;
 
 use super::fixtures::*;
 
@@ -303,11 +304,31 @@ fn a_supplied_request_whose_resumed_turn_fails_waits_again_with_its_fallback() {
     let Reply::Resumed { lease, .. } = resumed.reply else {
         panic!()
     };
-    // The model call fails: the request is open again, the message still waits.
-    let failed = handle(Some(&running), "c1", "o1", &Command::Abort { lease }, 2_200)
-        .unwrap()
-        .record
-        .unwrap();
+    // The model call fails: the request is open again, the message still waits, and the
+    // watching tabs are told, as an update and as an interrupt open again.
+    let aborted = handle(Some(&running), "c1", "o1", &Command::Abort { lease }, 2_200).unwrap();
+    let told: Vec<String> = aborted
+        .events
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        told,
+        ["conversation:context_update", "conversation:interrupt"]
+    );
+    let ConversationEvent::Interrupt { interrupt, .. } = &aborted.events[1] else {
+        panic!("an interrupt event")
+    };
+    assert_eq!(
+        (interrupt.id.as_str(), interrupt.state),
+        ("q1", InterruptState::Open)
+    );
+    let failed = aborted.record.unwrap();
     assert_eq!(failed.requests[0].status, RequestStatus::Open);
     assert_eq!(failed.requests[0].resolved_at, None);
     assert!(failed.waiting.is_some());
