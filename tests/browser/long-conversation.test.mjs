@@ -1,7 +1,8 @@
 // Browser end-to-end test of a long assistant conversation in the tray: playwright-core drives
 // /usr/bin/chromium against `wrangler dev` with the offline provider. A conversation of 150
-// turns, past the old wall of 100, made over the API, opens whole in the tray, answers a new
-// message there, and is whole again after a reload.
+// turns, past the old wall of 100, made over the API, opens in the tray with its newest 200
+// messages, shows the rest on "Show earlier messages", answers a new message there, and opens
+// the same way after a reload.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
@@ -23,7 +24,7 @@ after(async () => {
 
 const count = (page, role) => page.locator(`.tray-log .msg.${role}`).count();
 
-test(`a conversation of ${TURNS} turns opens whole in the tray, answers there, and is whole after a reload`, async () => {
+test(`a conversation of ${TURNS} turns opens a page at a time in the tray, answers there, and again after a reload`, async () => {
   const owner = newOwner();
   const call = apiCaller(() => stack.base);
   let id;
@@ -38,9 +39,18 @@ test(`a conversation of ${TURNS} turns opens whole in the tray, answers there, a
     // The tray opens the conversation this browser last had.
     await page.evaluate((id) => localStorage.setItem("stepwise.assistant.v1", id), id);
     await page.reload();
+    // The newest 200 messages, then the 100 before them on "Show earlier messages".
+    await page.waitForFunction(() => document.querySelectorAll(".tray-log .msg.user").length === 100, null, { timeout: 20000 });
+    assert.equal(await count(page, "assistant"), 100);
+    assert.match(await page.locator(".tray-log .msg.user").first().textContent(), /Question 51 about heat pumps/);
+    const earlier = page.locator(".tray-log [data-action=show-earlier]");
+    assert.equal(await earlier.textContent(), "Show earlier messages (100)");
+    await earlier.click();
     await page.waitForFunction((n) => document.querySelectorAll(".tray-log .msg.user").length === n, TURNS, { timeout: 20000 });
     assert.equal(await count(page, "assistant"), TURNS);
-    assert.match(await page.locator(".tray-log .msg.user").first().textContent(), /Question 1 about heat pumps/);
+    assert.equal(await earlier.count(), 0, "nothing earlier");
+    const users = await page.locator(".tray-log .msg.user").allTextContents();
+    assert.deepEqual(users.map((t) => Number(t.match(/Question (\d+)/)[1])), Array.from({ length: TURNS }, (_, i) => i + 1), "every message once, in order");
     await page.fill("#assistant-input", "One more question, past the old wall");
     await page.press("#assistant-input", "Enter");
     await page.waitForFunction((n) => {
@@ -48,10 +58,21 @@ test(`a conversation of ${TURNS} turns opens whole in the tray, answers there, a
       return answers.length === n && answers[n - 1].getAttribute("aria-busy") === null;
     }, TURNS + 1, { timeout: 20000 });
     await page.reload();
-    await page.waitForFunction((n) => document.querySelectorAll(".tray-log .msg.user").length === n, TURNS + 1, { timeout: 20000 });
+    await page.waitForFunction(() => document.querySelectorAll(".tray-log .msg.user").length === 100, null, { timeout: 20000 });
     assert.match(await page.locator(".tray-log .msg.user").last().textContent(), /past the old wall/);
+    assert.equal(await page.locator(".tray-log [data-action=show-earlier]").textContent(), "Show earlier messages (102)");
     const stored = (await call("GET", `/api/assistant/conversations/${id}`, { owner })).json;
     assert.equal(stored.messages.length, 2 * (TURNS + 1));
+    assert.deepEqual([stored.messages_from, stored.message_count], [0, 2 * (TURNS + 1)]);
+    // Over the API: a page, and the refusals of a bad one.
+    const page2 = (await call("GET", `/api/assistant/conversations/${id}?limit=10&before=100`, { owner })).json;
+    assert.deepEqual([page2.messages_from, page2.messages.length, page2.message_count], [90, 10, 2 * (TURNS + 1)]);
+    assert.deepEqual(page2.messages, stored.messages.slice(90, 100));
+    for (const query of ["limit=0", "limit=1001", "before=3", "limit=x"]) {
+      const refused = await call("GET", `/api/assistant/conversations/${id}?${query}`, { owner });
+      assert.deepEqual([refused.status, refused.json.error.code], [422, "invalid_request"], query);
+    }
+    assert.equal((await call("GET", `/api/assistant/conversations/${id}?limit=10`, { owner: newOwner() })).status, 404);
     assert.deepEqual(errors, []);
   } finally {
     await context.close();

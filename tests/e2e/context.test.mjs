@@ -397,7 +397,7 @@ describe("prompt sheets and artifacts", () => {
       call("GET", `/api/assistant/artifacts?key_path=${encodeURIComponent(path)}&limit=0`, { owner }),
       call("GET", `/api/assistant/artifacts?key_path=${encodeURIComponent(path)}&limit=20001`, { owner }),
     ]);
-    assert.deepEqual(refusals.map((r) => [r.status, r.json.error.code]), [[404, "research_not_found"], [422, "invalid_key_path"], [422, "invalid_request"], [422, "invalid_request"]]);
+    assert.deepEqual(refusals.map((r) => [r.status, r.json.error.code]), [[404, "not_found"], [422, "invalid_key_path"], [422, "invalid_request"], [422, "invalid_request"]]);
   });
 });
 

@@ -182,7 +182,7 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
             assistant::list(&req, &env, owner).await
         }
         (Method::Get, ["api", "assistant", "conversations", id]) => {
-            assistant::get(&env, owner, id).await
+            assistant::get(&req, &env, owner, id).await
         }
         (Method::Delete, ["api", "assistant", "conversations", id]) => {
             assistant::delete(&env, owner, id).await

@@ -102,6 +102,14 @@ pub fn schemas() -> Map<String, Value> {
     let mut conversation = summary.as_object().cloned().unwrap_or_default();
     conversation.insert("messages".into(), list_of("ConversationMessage"));
     conversation.insert(
+        "messages_from".into(),
+        json!({"type": "integer", "description": "The index of `messages[0]` in the whole conversation (0 unless a page was asked for)."}),
+    );
+    conversation.insert(
+        "message_count".into(),
+        json!({"type": "integer", "description": "Messages in the whole conversation."}),
+    );
+    conversation.insert(
         "running".into(),
         json!({"type": "boolean", "description": "A turn is being answered."}),
     );
@@ -124,9 +132,9 @@ pub fn schemas() -> Map<String, Value> {
     add(
         "AssistantConversation",
         json!({
-            "description": "`GET /api/assistant/conversations/:id`: the messages, oldest first.",
+            "description": "`GET /api/assistant/conversations/:id`: the messages, oldest first (all of them, or a page with `?limit=&before=`).",
             "type": "object",
-            "required": ["id", "title", "created_at", "updated_at", "turns", "messages", "running"],
+            "required": ["id", "title", "created_at", "updated_at", "turns", "messages", "messages_from", "message_count", "running"],
             "properties": conversation,
         }),
     );

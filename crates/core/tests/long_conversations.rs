@@ -195,3 +195,62 @@ fn a_conversation_past_its_stored_bytes_takes_no_more_turns() {
     // Refused for its size alone, far below the turns it may hold.
     assert!(record.turns < MAX_TURNS);
 }
+
+#[test]
+fn a_long_conversation_is_read_a_page_at_a_time_newest_first_every_message_once() {
+    let mut record = None;
+    for n in 1..=120 {
+        record = Some(one_turn(record, n).0);
+    }
+    let record = record.unwrap();
+    let page = |before: Option<u32>, limit: u32| {
+        let read = Command::ReadPage { before, limit };
+        match handle(Some(&record), "c1", "o1", &read, 5_000)
+            .unwrap()
+            .reply
+        {
+            Reply::Page {
+                conversation,
+                message_count,
+                interrupts,
+            } => {
+                assert_eq!(message_count, 240);
+                assert!(interrupts.is_empty());
+                *conversation
+            }
+            other => panic!("not a page: {other:?}"),
+        }
+    };
+    // Newest first, then back to the start: every message once, in order.
+    let mut seen: Vec<Entry> = Vec::new();
+    let mut before = None;
+    loop {
+        let got = page(before, 100);
+        assert!(got.entries.len() <= 100);
+        let from = got.entries_from;
+        seen.splice(0..0, got.entries);
+        if from == 0 {
+            break;
+        }
+        before = Some(from);
+    }
+    assert_eq!(seen, record.entries);
+    assert_eq!(page(None, 100).entries_from, 140);
+    assert_eq!(
+        page(Some(30), 100).entries_from,
+        0,
+        "a page never starts before 0"
+    );
+    assert_eq!(page(Some(30), 100).entries.len(), 30);
+    assert_eq!(page(Some(9_999), 1).entries, record.entries[239..]);
+    assert_eq!(page(None, 0).entries.len(), 1, "at least one message");
+    // Another owner sees nothing.
+    let read = Command::ReadPage {
+        before: None,
+        limit: 10,
+    };
+    assert_eq!(
+        handle(Some(&record), "c1", "o2", &read, 5_000).unwrap_err(),
+        ConversationError::NotFound
+    );
+}

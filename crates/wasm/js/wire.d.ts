@@ -155,7 +155,7 @@ export interface AssistantActionRequest {
   /** What it acts on (an id, a page, a question). */
   target?: string | null;
 }
-/** `GET /api/assistant/conversations/:id`: the messages, oldest first. */
+/** `GET /api/assistant/conversations/:id`: the messages, oldest first (all of them, or a page with `?limit=&before=`). */
 export interface AssistantConversation {
   /** Every context request of the conversation, with its slots and supplies. */
   context_requests?: ContextRequest[];
@@ -164,7 +164,11 @@ export interface AssistantConversation {
   id: string;
   /** Everything the conversation's turns waited on or wait on (approvals, context requests), oldest first, in the one shape of an interrupt. */
   interrupts?: Interrupt[];
+  /** Messages in the whole conversation. */
+  message_count: number;
   messages: ConversationMessage[];
+  /** The index of `messages[0]` in the whole conversation (0 unless a page was asked for). */
+  messages_from: number;
   /** A turn is being answered. */
   running: boolean;
   title: string;

@@ -21,7 +21,7 @@ mod turn;
 use std::time::Duration;
 
 use stepwise_core::agent::AgentLimits;
-use stepwise_core::conversation::{Command, Reply};
+use stepwise_core::conversation::{Command, MAX_PAGE_MESSAGES, Reply};
 use stepwise_core::handshake::{RequestStatus, SlotState, Urgency, carried, classify, mode_of};
 use stepwise_core::protocol::{AssistantActionRequest, AssistantRequest};
 use stepwise_core::registry::ChatContext;
@@ -384,20 +384,61 @@ pub async fn list(req: &Request, env: &Env, owner: &Owner) -> AppResult<Response
 }
 
 /// `GET /api/assistant/conversations/:id`: the messages, with their tools, payloads and
-/// suggestions, oldest first, and everything its turns waited on as interrupts.
-pub async fn get(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
-    let Reply::Conversation(record) =
-        client::send(env, id, &owner.id, &Command::Read { token_hash: None }).await?
-    else {
-        return Err(AppError::internal(
-            &"the conversation answered another kind of reply",
-        ));
+/// suggestions, oldest first, and everything its turns waited on as interrupts. With `limit`
+/// (1 to `MAX_PAGE_MESSAGES`) and optionally `before`, a page: the newest `limit` messages
+/// before index `before` (the end without it); `messages_from` is the page's first index and
+/// `message_count` the whole conversation's.
+pub async fn get(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    let url = req.url()?;
+    let number = |name: &str| -> AppResult<Option<u32>> {
+        let Some((_, text)) = url.query_pairs().find(|(k, _)| k == name) else {
+            return Ok(None);
+        };
+        text.parse::<u32>().map(Some).map_err(|_| {
+            AppError::invalid_request(format!("`{name}` is a count of messages, not `{text:.32}`"))
+        })
     };
+    let (limit, before) = (number("limit")?, number("before")?);
+    let command = match (limit, before) {
+        (None, None) => Command::Read { token_hash: None },
+        (Some(limit), before) if (1..=MAX_PAGE_MESSAGES as u32).contains(&limit) => {
+            Command::ReadPage { before, limit }
+        }
+        (Some(_), _) => {
+            return Err(AppError::invalid_request(format!(
+                "`limit` is from 1 to {MAX_PAGE_MESSAGES} messages"
+            )));
+        }
+        (None, Some(_)) => {
+            return Err(AppError::invalid_request(
+                "`before` pages back: send it with `limit`",
+            ));
+        }
+    };
+    let (record, message_count, interrupts) =
+        match client::send(env, id, &owner.id, &command).await? {
+            Reply::Conversation(record) => {
+                let (count, interrupts) = (record.message_count(), record.interrupts());
+                (record, count, interrupts)
+            }
+            Reply::Page {
+                conversation,
+                message_count,
+                interrupts,
+            } => (conversation, message_count, interrupts),
+            _ => {
+                return Err(AppError::internal(
+                    &"the conversation answered another kind of reply",
+                ));
+            }
+        };
     let mut view = record.summary();
     view["messages"] = serde_json::to_value(&record.entries)?;
+    view["messages_from"] = record.entries_from.into();
+    view["message_count"] = message_count.into();
     view["running"] = record.running.is_some().into();
     view["context_requests"] = serde_json::to_value(&record.requests)?;
-    view["interrupts"] = serde_json::to_value(record.interrupts())?;
+    view["interrupts"] = serde_json::to_value(interrupts)?;
     view["waiting"] = record
         .waiting
         .as_ref()

@@ -30,6 +30,8 @@ import { type ContextRequestJson, RequestCard, requestSummary } from "./request.
 const STORAGE_KEY = "stepwise.assistant.v1";
 /** Screens on which the tray is a column beside the page, not a drawer over it (style.css). */
 const WIDE = "(min-width: 1101px)";
+/** Messages a page of a stored conversation shows at a time (the newest page first). */
+const PAGE_MESSAGES = 200;
 
 /** What the tray needs from the app. */
 export interface TrayHost extends PayloadHost {
@@ -364,29 +366,16 @@ export class Tray {
    * still running streams on. */
   private async load(id: string): Promise<void> {
     try {
-      const conversation = await api<AssistantConversation>("GET", `/api/assistant/conversations/${id}`);
+      // The newest page; earlier ones on "Show earlier messages".
+      const conversation = await api<AssistantConversation>("GET", `/api/assistant/conversations/${id}?limit=${PAGE_MESSAGES}`);
       this.remember(id);
       replace(this.log);
       this.views.clear();
-      const last = conversation.messages.length - 1;
       const requests = (conversation.context_requests ?? []) as unknown as ContextRequestJson[];
       this.showStyle(conversation.writing_style);
       this.styleChosen = false;
-      conversation.messages.forEach((m, i) => {
-        if (m.role === "user") {
-          this.log.append(h("div", { class: `msg user${m.action ? " action" : ""}` }, m.content));
-          // What an earlier request of this message got (an open one shows as its card).
-          const asked = requests.find((r) => r.request_id === m.request_id && r.status !== "open");
-          if (asked) this.log.append(h("p", { class: "muted request-note" }, requestSummary(asked)));
-          return;
-        }
-        const view = this.view();
-        for (const use of m.tool_history ?? []) (view.toolStart(use.tool_name), view.toolComplete(use.tool_name));
-        view.complete({ message: m.content, payloads: m.payloads, tool_history: m.tool_history ?? [], suggested_values: i === last ? m.suggested_values ?? [] : [], suggested_actions: i === last ? m.suggested_actions ?? [] : [], message_index: i, approval: m.approval }, (m.cards ?? {}) as CardStates);
-        this.stored(view);
-        if (m.status === "stopped" || m.status === "interrupted") view.cutShort(m.status);
-        this.log.append(view.root);
-      });
+      if (conversation.messages_from > 0) this.log.append(this.earlier(id, conversation.messages_from, requests));
+      this.log.append(...this.rendered(conversation.messages, conversation.messages_from, conversation.message_count - 1, requests));
       const waiting = conversation as unknown as { waiting: string | null; running: boolean; context_requests?: ContextRequestJson[] };
       const request = waiting.context_requests?.find((r) => r.request_id === waiting.waiting && r.status === "open");
       if (request) this.showRequest(id, request);
@@ -401,6 +390,48 @@ export class Tray {
       if ((error as Error).message.endsWith("(conversation_not_found)")) this.forget();
       else this.log.append(h("p", { class: "error", role: "alert" }, (error as Error).message));
     }
+  }
+
+  /** The nodes of stored `messages`, the first at index `from`; `last` is the conversation's
+   * newest (only it offers its suggestions). */
+  private rendered(messages: AssistantConversation["messages"], from: number, last: number, requests: ContextRequestJson[]): HTMLElement[] {
+    return messages.flatMap((m, offset) => {
+      const i = from + offset;
+      if (m.role === "user") {
+        const nodes = [h("div", { class: `msg user${m.action ? " action" : ""}` }, m.content)];
+        // What an earlier request of this message got (an open one shows as its card).
+        const asked = requests.find((r) => r.request_id === m.request_id && r.status !== "open");
+        if (asked) nodes.push(h("p", { class: "muted request-note" }, requestSummary(asked)));
+        return nodes;
+      }
+      const view = this.view();
+      for (const use of m.tool_history ?? []) (view.toolStart(use.tool_name), view.toolComplete(use.tool_name));
+      view.complete({ message: m.content, payloads: m.payloads, tool_history: m.tool_history ?? [], suggested_values: i === last ? m.suggested_values ?? [] : [], suggested_actions: i === last ? m.suggested_actions ?? [] : [], message_index: i, approval: m.approval }, (m.cards ?? {}) as CardStates);
+      this.stored(view);
+      if (m.status === "stopped" || m.status === "interrupted") view.cutShort(m.status);
+      return [view.root];
+    });
+  }
+
+  /** The button that shows the page of messages before index `before` of conversation `id`
+   * above the ones shown, keeping what is in view where it is. */
+  private earlier(id: string, before: number, requests: ContextRequestJson[]): HTMLElement {
+    const button = h("button", { class: "btn link earlier", type: "button", "data-action": "show-earlier" }, `Show earlier messages (${before.toLocaleString("en")})`);
+    button.onclick = async () => {
+      button.disabled = true;
+      try {
+        const page = await api<AssistantConversation>("GET", `/api/assistant/conversations/${id}?limit=${PAGE_MESSAGES}&before=${before}`);
+        if (this.conversationId !== id || !button.isConnected) return;
+        const height = this.log.scrollHeight;
+        const nodes = this.rendered(page.messages, page.messages_from, page.message_count - 1, requests);
+        button.replaceWith(...(page.messages_from > 0 ? [this.earlier(id, page.messages_from, requests)] : []), ...nodes);
+        this.log.scrollTop += this.log.scrollHeight - height;
+      } catch (error) {
+        button.disabled = false;
+        button.after(h("p", { class: "error", role: "alert" }, (error as Error).message));
+      }
+    };
+    return button;
   }
 
   /** A request card for the waiting turn. */

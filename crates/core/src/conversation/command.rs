@@ -126,6 +126,15 @@ pub enum Command {
         /// The user's message (a fresh turn) and the partial answer, as far as they got.
         entries: Vec<Entry>,
     },
+    /// Read a page of an assistant conversation's messages, the newest `limit` before index
+    /// `before` (the end when `None`), for its owner's reader ([`Conversation::page`]).
+    ReadPage {
+        /// The first message not on the page (`None`: the page ends with the newest).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        before: Option<u32>,
+        /// Most messages on the page (1 to [`super::MAX_PAGE_MESSAGES`]).
+        limit: u32,
+    },
     /// Read the conversation: a guided one with its token, an assistant one without (a
     /// conversation of the other kind is not found).
     Read {
@@ -405,6 +414,21 @@ fn apply(
             Ok(handled)
         }
         Command::Abort { lease } => abort(found(record)?, *lease),
+        Command::ReadPage { before, limit } => {
+            let record = assistant(found(record)?)?;
+            Ok(Handled {
+                record: None,
+                erase: false,
+                reply: Reply::Page {
+                    conversation: Box::new(
+                        record.page(before.map(|b| b as usize), *limit as usize),
+                    ),
+                    message_count: record.message_count(),
+                    interrupts: record.interrupts(),
+                },
+                events: Vec::new(),
+            })
+        }
         Command::Read { token_hash } => {
             let record = found(record)?;
             let record = match token_hash {

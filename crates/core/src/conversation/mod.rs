@@ -41,6 +41,8 @@ pub const MAX_TURNS: u32 = 10_000;
 /// begin a turn: its object keeps the record in memory, a few copies at once while a command
 /// runs, within the object's 128 MB.
 pub const MAX_STORED_BYTES: u64 = 8_000_000;
+/// Most messages one page of a conversation holds ([`Conversation::page`]).
+pub const MAX_PAGE_MESSAGES: usize = 1_000;
 /// Largest guided conversation, as stored JSON, that may begin another turn: its record is one
 /// stored value (at most 2 MB at the edge), so one more turn always fits.
 pub const MAX_GUIDED_BYTES: usize = 1_000_000;

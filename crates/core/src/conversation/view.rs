@@ -65,6 +65,19 @@ impl Conversation {
         self.view(from, self.requests.len())
     }
 
+    /// A page for the owner's reader: the newest `limit` messages (at least one, at most
+    /// [`super::MAX_PAGE_MESSAGES`]) before index `before` (the end when `None` or past it), its
+    /// first message's index in `entries_from`, and every request (the page's messages may
+    /// name any of them).
+    pub fn page(&self, before: Option<usize>, limit: usize) -> Conversation {
+        let end = before.map_or(self.entries.len(), |b| b.min(self.entries.len()));
+        let start = end.saturating_sub(limit.clamp(1, super::MAX_PAGE_MESSAGES));
+        let mut page = self.view(self.entries.len(), 0);
+        page.entries = self.entries[start..end].to_vec();
+        page.entries_from = self.entries_from + start as u32;
+        page
+    }
+
     /// The model's history within `budget` characters (at most [`MAX_TURN_HISTORY_CHARS`]):
     /// [`super::model_history`] of the messages, a long conversation's earlier messages summed
     /// up in a digest before the newest.
