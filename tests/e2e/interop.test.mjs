@@ -391,7 +391,7 @@ describe("context requests over AG-UI", () => {
 
   test("a resume that leaves a required slot open is refused with context_missing, and nothing is kept", async () => {
     const owner = newOwner();
-    stack.fake.script((request) => JSON.stringify(request.body).includes("Supplied Context Attachments")
+    stack.fake.script((request) => JSON.stringify(request.body).includes("## Supplied Context Attachments")
       ? { reply: "Reviewed with both." }
       : { reply: 'Please share your draft and your notes.\nCONTEXT_REQUEST: {"slots": [{"phase": 0, "artifact_type": "note", "description": "Your draft"}, {"phase": 0, "artifact_type": "note", "description": "Your notes"}]}\n' });
     const client = new HttpAgent({ url: `${stack.base}/api/agui`, headers: asOwner(owner), threadId: "thread-cz" });
