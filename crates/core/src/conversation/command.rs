@@ -6,8 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::announce::announce_interrupts;
 use super::context::{self, SlotSupply};
-use super::events::{ConversationEvent, announce_interrupts};
+use super::events::ConversationEvent;
 use super::turn::{ConversationError, Handled, Reply, begin, commit, idle};
 use super::{
     CardOutcome, Conversation, ConversationKind, Entry, GuidedState, MAX_STORED_TOOL_OUTPUT,

@@ -5,6 +5,7 @@
 //! begins (refused while another runs, or when it builds on a stale count of turns), commits,
 //! or is abandoned; the driver (a Durable Object at the edge) loads, hands over and saves.
 
+mod announce;
 mod approvals;
 mod cards;
 mod command;

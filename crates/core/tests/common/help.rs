@@ -1,9 +1,12 @@
 //! Helpers of the help desk's tests: an article, a small in-memory world that answers the
-//! pipeline's effects and records them, and a session inside a clarification loop.
+//! pipeline's effects and records them, a session inside a clarification loop, and sessions
+//! begun and turned through `handle`.
 
 use stepwise_core::help::pipeline::{Answers, CachedAnswer, DocRef};
+use stepwise_core::help::session::TurnRecord;
 use stepwise_core::help::{
-    ClarificationContext, DialogState, Effect, HelpDoc, HelpState, Input, Outcome, Pipeline, Step,
+    Caller, ClarificationContext, DialogState, Effect, HelpCommand, HelpDoc, HelpSession,
+    HelpState, Input, Outcome, Pipeline, Step, handle,
 };
 
 /// An article with its clarifying questions.
@@ -92,4 +95,50 @@ pub fn looping(questions: &[&str], index: usize, answers: &[(&str, &str)]) -> He
         dialog_state: Some(DialogState::NeedsClarification),
         ..HelpState::default()
     }
+}
+
+/// Session `s1` of `owner`, created with a first turn's lease (`t1`, held until 1010).
+pub fn begun(owner: &str) -> HelpSession {
+    let begin = HelpCommand::Begin {
+        lease_id: "t1".into(),
+        lease_ms: 1000,
+        create: true,
+    };
+    handle(None, "s1", &Caller::Owner(owner.into()), &begin, 10)
+        .unwrap()
+        .record
+        .unwrap()
+}
+
+/// What `world` makes of `message` on `state`, as a turn's record.
+pub fn outcome_of(world: &mut World, state: &HelpState, message: &str) -> TurnRecord {
+    TurnRecord::new(message, &world.turn(state, message))
+}
+
+/// One turn of `session`'s owner: begun under `lease` at `at`, committed a ms later.
+pub fn turn_on(
+    session: &HelpSession,
+    world: &mut World,
+    lease: &str,
+    message: &str,
+    at: u64,
+) -> HelpSession {
+    let owner = Caller::Owner(session.owner.clone());
+    let begin = HelpCommand::Begin {
+        lease_id: lease.into(),
+        lease_ms: 1000,
+        create: false,
+    };
+    let session = handle(Some(session), "s1", &owner, &begin, at)
+        .unwrap()
+        .record
+        .unwrap();
+    let commit = HelpCommand::Commit {
+        lease_id: lease.into(),
+        turn: Box::new(outcome_of(world, &session.state, message)),
+    };
+    handle(Some(&session), "s1", &owner, &commit, at + 1)
+        .unwrap()
+        .record
+        .unwrap()
 }
