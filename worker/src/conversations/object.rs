@@ -11,7 +11,6 @@
 // `#[durable_object]` generates wasm-bindgen glue without docs; everything written here has them.
 #![allow(missing_docs)]
 
-use std::cell::Cell;
 use std::rc::Rc;
 
 use stepwise_core::conversation::{
@@ -26,7 +25,7 @@ use super::client::{ID_HEADER, OWNER_HEADER, retention_ms};
 use super::index;
 use super::rows::Rows;
 use crate::assistant::host::{Host, TurnOrder, interrupted_entries};
-use crate::platform::deadline::{alarm_delay, now_ms};
+use crate::platform::deadline::{Alarm, now_ms};
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::{Kv, relist_due};
 use crate::platform::live;
@@ -50,7 +49,7 @@ pub struct Conversation {
     rows: Rows,
     /// When this instance last set the alarm for (ms since the epoch), until it fires; `None`
     /// when unknown (a fresh instance, a fired alarm, an erased record).
-    armed: Cell<Option<u64>>,
+    armed: Alarm,
 }
 
 impl DurableObject for Conversation {
@@ -60,7 +59,7 @@ impl DurableObject for Conversation {
             env,
             host: Host::default(),
             rows: Rows::default(),
-            armed: Cell::new(None),
+            armed: Alarm::default(),
         }
     }
 
@@ -81,10 +80,12 @@ impl DurableObject for Conversation {
 
     async fn alarm(&self) -> Result<Response> {
         // The alarm that fired is gone.
-        self.armed.set(None);
+        self.armed.forget();
         if let Err(error) = self.wake().await {
             worker::console_error!("conversation alarm: {error}; tried again in 30 s");
-            self.arm(&self.state.storage(), now_ms() + 30_000).await?;
+            self.armed
+                .at(&self.state.storage(), now_ms() + 30_000)
+                .await?;
         }
         Response::ok("")
     }
@@ -238,19 +239,6 @@ impl Conversation {
         Ok(settled.record)
     }
 
-    /// Sets the alarm for `at`, unless this instance already set it for `at` or earlier: an
-    /// alarm that fires before anything is due sets itself again for the next wake (`wake`),
-    /// so most turns, which only push the retention deadline later, make no storage call for
-    /// it (measured: `setAlarm` was 0.2-0.4 ms of a turn's CPU, bench/README.md).
-    async fn arm(&self, storage: &Storage, at: u64) -> Result<()> {
-        if self.armed.get().is_some_and(|armed| armed <= at) {
-            return Ok(());
-        }
-        storage.set_alarm(alarm_delay(at)).await?;
-        self.armed.set(Some(at));
-        Ok(())
-    }
-
     /// Saves or erases what a command left, tells the watchers, and arms the alarm: the reply,
     /// and the record now.
     async fn settle(
@@ -270,7 +258,7 @@ impl Conversation {
             // nothing to commit to).
             self.host.stop();
             self.rows.erase(storage).await?;
-            self.armed.set(None);
+            self.armed.forget();
             for ws in self.state.get_websockets() {
                 let _ = ws.close(Some(1000), Some("conversation deleted"));
             }
@@ -283,7 +271,8 @@ impl Conversation {
         } else if let Some(next) = record {
             let before_change = before.as_ref().map(|r| r.updated_at);
             let next = self.rows.save(storage, next).await?;
-            self.arm(storage, next.next_wake(retention_ms(&self.env)))
+            self.armed
+                .at(storage, next.next_wake(retention_ms(&self.env)))
                 .await?;
             // Guided conversations are listed only for their owner's export and erase: when
             // created, and again on the first change of a day (the entry outlives that day).
@@ -381,7 +370,7 @@ impl Conversation {
                     let _ = index::delete(&kv, &record).await;
                 }
             } else {
-                self.arm(&storage, record.next_wake(retention)).await?;
+                self.armed.at(&storage, record.next_wake(retention)).await?;
             }
         }
         Ok(())

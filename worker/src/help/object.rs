@@ -16,7 +16,7 @@ use worker::{
 use super::client::{Envelope, ID_HEADER};
 use super::{escalations, index};
 use crate::conversations::client::retention_ms;
-use crate::platform::deadline::{alarm_delay, now_ms};
+use crate::platform::deadline::{Alarm, now_ms};
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
 
@@ -30,11 +30,17 @@ const ANNOUNCE_RETRY_MS: u64 = 30_000;
 pub struct HelpDesk {
     state: State,
     env: Env,
+    /// The alarm this instance set, until it fires.
+    armed: Alarm,
 }
 
 impl DurableObject for HelpDesk {
     fn new(state: State, env: Env) -> Self {
-        HelpDesk { state, env }
+        HelpDesk {
+            state,
+            env,
+            armed: Alarm::default(),
+        }
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
@@ -45,6 +51,8 @@ impl DurableObject for HelpDesk {
     }
 
     async fn alarm(&self) -> Result<Response> {
+        // The alarm that fired is gone.
+        self.armed.forget();
         let storage = self.state.storage();
         let Some(mut record) = load(&storage).await? else {
             return Response::ok("");
@@ -65,7 +73,8 @@ impl DurableObject for HelpDesk {
                     "help: escalation of {} not announced yet: {error:?}",
                     record.id
                 );
-                storage.set_alarm(ANNOUNCE_RETRY_MS as i64).await?;
+                let retry = now.saturating_add(ANNOUNCE_RETRY_MS);
+                self.armed.at(&storage, retry).await?;
                 return Response::ok("");
             }
             // Read again: other commands may have changed the session while it was announced.
@@ -89,7 +98,7 @@ impl DurableObject for HelpDesk {
             }
         }
         let expires = record.updated_at.saturating_add(retention_ms(&self.env));
-        storage.set_alarm(alarm_delay(expires)).await?;
+        self.armed.at(&storage, expires).await?;
         Response::ok("")
     }
 }
@@ -114,6 +123,7 @@ impl HelpDesk {
         )?;
         if handled.erase {
             storage.delete_all().await?;
+            self.armed.forget();
             if let Some(gone) = &record
                 && let Ok(kv) = Kv::new(&self.env)
             {
@@ -136,7 +146,7 @@ impl HelpDesk {
             } else {
                 next.updated_at.saturating_add(retention_ms(&self.env))
             };
-            storage.set_alarm(alarm_delay(at)).await?;
+            self.armed.at(&storage, at).await?;
         }
         Ok(Response::from_json(&handled.reply)?)
     }

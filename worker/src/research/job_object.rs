@@ -14,7 +14,7 @@ use worker::{
 use super::client::{CALLER_HEADER, parse_caller};
 use super::effects;
 use super::listeners::{Listeners, StreamTimes};
-use crate::platform::deadline::{alarm_delay, now_ms};
+use crate::platform::deadline::{Alarm, now_ms};
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::settings::{lifetimes, number};
 
@@ -30,6 +30,8 @@ pub struct ResearchJob {
     state: State,
     env: Env,
     listeners: Listeners,
+    /// The alarm this instance set (ms since the epoch), until it fires; `None` when unknown.
+    armed: Alarm,
 }
 
 impl DurableObject for ResearchJob {
@@ -38,6 +40,7 @@ impl DurableObject for ResearchJob {
             state,
             env,
             listeners: Listeners::default(),
+            armed: Alarm::default(),
         }
     }
 
@@ -49,6 +52,8 @@ impl DurableObject for ResearchJob {
     }
 
     async fn alarm(&self) -> Result<Response> {
+        // The alarm that fired is gone.
+        self.armed.forget();
         match self.ring().await {
             Ok(()) => Response::ok(""),
             Err(error) => Err(worker::Error::RustError(error.to_string())),
@@ -124,7 +129,7 @@ impl ResearchJob {
             Some(_) => {}
             None => {
                 // Erased: nothing of the job stays in the object.
-                storage.delete_alarm().await?;
+                self.armed.clear(storage).await?;
                 storage.delete_all().await?;
             }
         }
@@ -143,7 +148,7 @@ impl ResearchJob {
                 .as_ref()
                 .and_then(|job| job.next_deadline(&lifetimes))
                 .map_or(retry_at, |at| at.min(retry_at));
-            storage.set_alarm(alarm_delay(next)).await?;
+            self.armed.at(storage, next).await?;
         }
         Ok(handled.effects)
     }
@@ -171,7 +176,7 @@ impl ResearchJob {
             if follow_up.index_pending {
                 storage.put(INDEX_PENDING, true).await?;
                 let retry = now_ms().saturating_add(INDEX_RETRY_MS);
-                storage.set_alarm(alarm_delay(retry)).await?;
+                self.armed.at(&storage, retry).await?;
                 return Ok(());
             }
         }
@@ -188,11 +193,12 @@ impl ResearchJob {
     }
 
     /// Keeps the alarm on the job's next deadline (an open call, a share's or draft's expiry,
-    /// the end of its retention), or removes it.
+    /// the end of its retention), or removes it. An alarm already set for that time or earlier
+    /// stays: one that fires before anything is due sets itself again (`ring`).
     async fn arm(&self, storage: &Storage, research: &Research) -> Result<()> {
         match research.next_deadline(&lifetimes(&self.env)) {
-            Some(at) => storage.set_alarm(alarm_delay(at)).await,
-            None => storage.delete_alarm().await,
+            Some(at) => self.armed.at(storage, at).await,
+            None => self.armed.clear(storage).await,
         }
     }
 }
