@@ -113,6 +113,7 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
     } else if matches!(
         route,
         (Method::Get, ["api", "articles", _])
+            | (Method::Get, ["api", "assistant", "artifacts"])
             | (Method::Get, ["api", "me"])
             | (Method::Get, ["api", "me", "export"])
             | (Method::Delete, ["api", "me"])
@@ -129,7 +130,8 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
             | (Method::Post, ["api", "help", "sessions", _, "handoff"])
     ) {
         // Not a model call, but an upstream (PubMed), the day's spending object every model
-        // call needs, many reads or deletions at once (the owner's export and erase), a stored
+        // call needs, many reads or deletions at once (an owner's artifacts, their export and
+        // erase), a stored
         // write (streams, card outcomes, approvals: an approval's run
         // checks the kill switch itself, so a denial still works when model calls are off) or
         // the operators' list and webhook (handoffs):

@@ -5,6 +5,7 @@
 mod common;
 
 use common::help::{World, begun, doc, turn_on};
+use stepwise_core::help::session::MAX_TURNS;
 use stepwise_core::help::{Caller, HelpCommand, handle};
 use stepwise_core::interrupt::{InterruptKind, InterruptState, Resolution};
 
@@ -91,4 +92,69 @@ fn a_question_is_skipped_by_a_request_for_a_person_and_by_the_operator_closing_t
     assert_eq!(never.resolution, Some(Resolution::Skipped));
     assert_eq!(never.resolved_by.as_deref(), Some("system"));
     assert_eq!(never.reason.as_deref(), Some("the session was closed"));
+}
+
+#[test]
+fn the_button_skips_a_question_asked_after_a_person_has_the_session_and_a_last_turn_asks_none() {
+    let article = doc("crash", &["Which device?", "Version?"], false, "en");
+    let mut world = World::new(Some(article));
+    let owner = Caller::Owner("o1".into());
+    let asked = turn_on(&begun("o1"), &mut world, "t1", "My app crashes", 2000);
+    let handed = handle(
+        Some(&asked),
+        "s1",
+        &owner,
+        &HelpCommand::RequestHandoff,
+        2100,
+    )
+    .unwrap()
+    .record
+    .unwrap();
+    let again = turn_on(&handed, &mut world, "t2", "It crashes again", 3000);
+    let pressed = handle(
+        Some(&again),
+        "s1",
+        &owner,
+        &HelpCommand::RequestHandoff,
+        3100,
+    )
+    .unwrap()
+    .record
+    .expect("the waiting question changed");
+    let skipped = pressed.view().interrupt.unwrap();
+    assert_eq!(
+        (skipped.id.as_str(), skipped.resolution),
+        ("s1-q2", Some(Resolution::Skipped))
+    );
+    assert_eq!(skipped.resolved_by.as_deref(), Some("user"));
+    // Pressed again: nothing waits, nothing changes.
+    let twice = handle(
+        Some(&pressed),
+        "s1",
+        &owner,
+        &HelpCommand::RequestHandoff,
+        3200,
+    )
+    .unwrap();
+    assert!(twice.record.is_none());
+
+    // A question asked by the session's last turn can never be answered: skipped at once.
+    let mut session = begun("o2");
+    // An article of more questions than turns: every turn asks, the 40th too.
+    let questions: Vec<String> = (1..=50).map(|n| format!("Question {n}?")).collect();
+    let questions: Vec<&str> = questions.iter().map(String::as_str).collect();
+    let mut world = World::new(Some(doc("long", &questions, false, "en")));
+    for n in 0..MAX_TURNS {
+        let message = if n == 0 { "My app crashes" } else { "yes" };
+        let at = 2000 + 1000 * u64::from(n);
+        session = turn_on(&session, &mut world, &format!("t{n}"), message, at);
+    }
+    assert_eq!(session.turns, MAX_TURNS);
+    let last = session.view().interrupt.unwrap();
+    assert_eq!(last.id, format!("s1-q{MAX_TURNS}"));
+    assert_eq!(last.resolution, Some(Resolution::Skipped));
+    assert_eq!(
+        last.reason.as_deref(),
+        Some("the session reached its limit of turns")
+    );
 }

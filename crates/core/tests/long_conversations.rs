@@ -215,7 +215,7 @@ fn a_long_conversation_is_read_a_page_at_a_time_newest_first_every_message_once(
                 interrupts,
             } => {
                 assert_eq!(message_count, 240);
-                assert!(interrupts.is_empty());
+                assert_eq!(interrupts, conversation.interrupts(), "the page's own");
                 *conversation
             }
             other => panic!("not a page: {other:?}"),
@@ -251,6 +251,20 @@ fn a_long_conversation_is_read_a_page_at_a_time_newest_first_every_message_once(
     };
     assert_eq!(
         handle(Some(&record), "c1", "o2", &read, 5_000).unwrap_err(),
+        ConversationError::NotFound
+    );
+    // A guided conversation is not read this way (its reader holds its token).
+    let guided = Command::BeginGuided {
+        token_hash: "h".into(),
+        turns: None,
+        lease_ms: LEASE,
+    };
+    let guided = handle(None, "g1", "o1", &guided, 10)
+        .unwrap()
+        .record
+        .unwrap();
+    assert_eq!(
+        handle(Some(&guided), "g1", "o1", &read, 20).unwrap_err(),
         ConversationError::NotFound
     );
 }

@@ -24,6 +24,7 @@ interface Excerpt {
 
 /** Shows (or hides again) the text of the artifact at `keyPath` under its row `item`. */
 async function toggleText(item: HTMLElement, keyPath: string, button: HTMLButtonElement): Promise<void> {
+  item.querySelector(".artifact-error")?.remove();
   const shown = item.querySelector<HTMLElement>(".artifact-text");
   if (shown) {
     shown.remove();
@@ -37,7 +38,7 @@ async function toggleText(item: HTMLElement, keyPath: string, button: HTMLButton
     item.append(h("pre", { class: "artifact-text" }, excerpt.text + more));
     button.textContent = "Hide";
   } catch (error) {
-    item.append(h("p", { class: "error artifact-text", role: "alert" }, (error as Error).message));
+    item.append(h("p", { class: "error artifact-error", role: "alert" }, (error as Error).message));
   } finally {
     button.disabled = false;
   }

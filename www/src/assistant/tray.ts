@@ -32,6 +32,8 @@ const STORAGE_KEY = "stepwise.assistant.v1";
 const WIDE = "(min-width: 1101px)";
 /** Messages a page of a stored conversation shows at a time (the newest page first). */
 const PAGE_MESSAGES = 200;
+/** Most messages one page may hold (the server's `MAX_PAGE_MESSAGES`). */
+const MAX_PAGE_MESSAGES = 1000;
 
 /** What the tray needs from the app. */
 export interface TrayHost extends PayloadHost {
@@ -53,6 +55,9 @@ export class Tray {
   private readonly stopButton = h("button", { class: "btn secondary", type: "button", hidden: true, onclick: () => void this.stop() }, "Stop");
   private readonly toggle = h("button", { class: "btn tray-toggle", type: "button", "aria-controls": "assistant", "aria-expanded": "false" }, "Assistant");
   private conversationId: string | null = localStorage.getItem(STORAGE_KEY);
+  /** How far back this tab shows a conversation: the first message's index, and how many
+   * messages it had when read. */
+  private shownBack: { id: string; from: number; count: number } | null = null;
   /** This tab streams a turn of its own. */
   private busy = false;
   /** The answer of a turn streamed over the live connection (started elsewhere, or rejoined),
@@ -366,8 +371,12 @@ export class Tray {
    * still running streams on. */
   private async load(id: string): Promise<void> {
     try {
-      // The newest page; earlier ones on "Show earlier messages".
-      const conversation = await api<AssistantConversation>("GET", `/api/assistant/conversations/${id}?limit=${PAGE_MESSAGES}`);
+      // The newest page, or as far back as this tab had paged this conversation (a reload while
+      // reading keeps the earlier pages shown); earlier ones on "Show earlier messages".
+      const back = this.shownBack?.id === id ? this.shownBack : null;
+      const limit = back ? Math.min(MAX_PAGE_MESSAGES, Math.max(PAGE_MESSAGES, back.count - back.from + PAGE_MESSAGES / 10)) : PAGE_MESSAGES;
+      const conversation = await api<AssistantConversation>("GET", `/api/assistant/conversations/${id}?limit=${limit}`);
+      this.shownBack = { id, from: conversation.messages_from, count: conversation.message_count };
       this.remember(id);
       replace(this.log);
       this.views.clear();
@@ -417,18 +426,27 @@ export class Tray {
    * above the ones shown, keeping what is in view where it is. */
   private earlier(id: string, before: number, requests: ContextRequestJson[]): HTMLElement {
     const button = h("button", { class: "btn link earlier", type: "button", "data-action": "show-earlier" }, `Show earlier messages (${before.toLocaleString("en")})`);
+    const failure = h("p", { class: "error", role: "alert", hidden: true });
     button.onclick = async () => {
       button.disabled = true;
+      failure.hidden = true;
       try {
         const page = await api<AssistantConversation>("GET", `/api/assistant/conversations/${id}?limit=${PAGE_MESSAGES}&before=${before}`);
         if (this.conversationId !== id || !button.isConnected) return;
         const height = this.log.scrollHeight;
-        const nodes = this.rendered(page.messages, page.messages_from, page.message_count - 1, requests);
-        button.replaceWith(...(page.messages_from > 0 ? [this.earlier(id, page.messages_from, requests)] : []), ...nodes);
+        // A page carries the requests its own messages name.
+        const known = [...requests, ...((page.context_requests ?? []) as unknown as ContextRequestJson[])];
+        const nodes = this.rendered(page.messages, page.messages_from, page.message_count - 1, known);
+        failure.remove();
+        button.replaceWith(...(page.messages_from > 0 ? [this.earlier(id, page.messages_from, known)] : []), ...nodes);
+        if (this.shownBack?.id === id) this.shownBack.from = page.messages_from;
         this.log.scrollTop += this.log.scrollHeight - height;
       } catch (error) {
+        failure.textContent = (error as Error).message;
+        failure.hidden = false;
+        if (!failure.isConnected) button.after(failure);
+      } finally {
         button.disabled = false;
-        button.after(h("p", { class: "error", role: "alert" }, (error as Error).message));
       }
     };
     return button;

@@ -417,15 +417,14 @@ fn apply(
         Command::Abort { lease } => abort(found(record)?, *lease),
         Command::ReadPage { before, limit } => {
             let record = assistant(found(record)?)?;
+            let page = record.page(before.map(|b| b as usize), *limit as usize);
             Ok(Handled {
                 record: None,
                 erase: false,
                 reply: Reply::Page {
-                    conversation: Box::new(
-                        record.page(before.map(|b| b as usize), *limit as usize),
-                    ),
                     message_count: record.message_count(),
-                    interrupts: record.interrupts(),
+                    interrupts: page.interrupts(),
+                    conversation: Box::new(page),
                 },
                 events: Vec::new(),
             })

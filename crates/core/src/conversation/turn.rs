@@ -103,13 +103,13 @@ pub enum Reply {
     /// The conversation (after a commit, an edit, or for a read).
     Conversation(Box<Conversation>),
     /// A page of an assistant conversation's messages ([`Conversation::page`]), with how many
-    /// messages it has in all and everything its turns waited on.
+    /// messages it has in all and what the page's turns waited on.
     Page {
-        /// The page: its messages from index `entries_from` on, every request.
+        /// The page: its messages from index `entries_from` on, the requests they name.
         conversation: Box<Conversation>,
         /// Messages in the whole conversation.
         message_count: usize,
-        /// Every approval and context request, as interrupts.
+        /// The page's approvals and requests, as interrupts.
         interrupts: Vec<crate::interrupt::Interrupt>,
     },
     /// A deferred turn began: its lease, the conversation before it, the request and the ask.

@@ -66,15 +66,31 @@ impl Conversation {
     }
 
     /// A page for the owner's reader: the newest `limit` messages (at least one, at most
-    /// [`super::MAX_PAGE_MESSAGES`]) before index `before` (the end when `None` or past it), its
-    /// first message's index in `entries_from`, and every request (the page's messages may
-    /// name any of them).
+    /// [`super::MAX_PAGE_MESSAGES`]) before index `before` of the conversation (the end when
+    /// `None` or past it), its first message's index in `entries_from`, and the requests its
+    /// messages name, with the one waiting.
     pub fn page(&self, before: Option<usize>, limit: usize) -> Conversation {
-        let end = before.map_or(self.entries.len(), |b| b.min(self.entries.len()));
+        let len = self.entries.len();
+        let from = self.entries_from as usize;
+        let end = before.map_or(len, |b| b.saturating_sub(from).min(len));
         let start = end.saturating_sub(limit.clamp(1, super::MAX_PAGE_MESSAGES));
-        let mut page = self.view(self.entries.len(), 0);
+        let mut page = self.view(len, self.requests.len());
         page.entries = self.entries[start..end].to_vec();
         page.entries_from = self.entries_from + start as u32;
+        let waiting = self.waiting.as_ref().map(|w| w.request_id.as_str());
+        let named = |id: &str| {
+            waiting == Some(id)
+                || page
+                    .entries
+                    .iter()
+                    .any(|e| e.request_id.as_deref() == Some(id))
+        };
+        page.requests = self
+            .requests
+            .iter()
+            .filter(|r| named(&r.request_id))
+            .cloned()
+            .collect();
         page
     }
 

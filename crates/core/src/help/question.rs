@@ -58,6 +58,13 @@ impl QuestionWait {
             .lifecycle
             .resolve(Resolution::Skipped, SYSTEM, Some(reason), now);
     }
+
+    /// Skips it, if it is open, because the user did something else (asked for a person).
+    pub fn close_by_user(&mut self, reason: &str, now: u64) {
+        let _ = self
+            .lifecycle
+            .resolve(Resolution::Skipped, "user", Some(reason), now);
+    }
 }
 
 impl Interruptible for QuestionWait {

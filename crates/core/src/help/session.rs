@@ -401,7 +401,16 @@ fn on_session(
             Ok(handled)
         }
         HelpCommand::RequestHandoff if owner => match session.status {
-            SessionStatus::Escalated => Ok(unchanged(session)),
+            // A person has it already: nothing changes but a question waiting, which is skipped
+            // as a typed request would skip it.
+            SessionStatus::Escalated => match next.question.as_mut() {
+                Some(question) if question.lifecycle.is_open() => {
+                    question.close_by_user(HANDED_OVER, now);
+                    next.updated_at = now;
+                    Ok(changed(next, false))
+                }
+                _ => Ok(unchanged(session)),
+            },
             SessionStatus::Resolved => Err(HelpError::Closed),
             SessionStatus::Open if held => Err(HelpError::TurnInProgress),
             SessionStatus::Open => {
