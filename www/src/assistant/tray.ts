@@ -371,8 +371,9 @@ export class Tray {
    * still running streams on. */
   private async load(id: string): Promise<void> {
     try {
-      // The newest page, or as far back as this tab had paged this conversation (a reload while
-      // reading keeps the earlier pages shown); earlier ones on "Show earlier messages".
+      // The newest page, or as far back as this tab had paged this conversation (reading it
+      // again, after another tab's turn or a catch-up, keeps the earlier pages shown); earlier
+      // ones on "Show earlier messages".
       const back = this.shownBack?.id === id ? this.shownBack : null;
       const limit = back ? Math.min(MAX_PAGE_MESSAGES, Math.max(PAGE_MESSAGES, back.count - back.from + PAGE_MESSAGES / 10)) : PAGE_MESSAGES;
       const conversation = await api<AssistantConversation>("GET", `/api/assistant/conversations/${id}?limit=${limit}`);
