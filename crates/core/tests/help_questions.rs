@@ -6,7 +6,7 @@ mod common;
 
 use common::help::{World, begun, doc, turn_on};
 use stepwise_core::help::session::MAX_TURNS;
-use stepwise_core::help::{Caller, HelpCommand, handle};
+use stepwise_core::help::{Caller, HelpCommand, HelpSession, handle};
 use stepwise_core::interrupt::{InterruptKind, InterruptState, Resolution};
 
 #[test]
@@ -44,22 +44,36 @@ fn each_clarifying_question_is_an_interrupt_the_next_turn_resolves() {
     );
 }
 
-#[test]
-fn a_question_is_skipped_by_a_request_for_a_person_and_by_the_operator_closing_the_session() {
+/// The owner of the sessions here.
+fn owner() -> Caller {
+    Caller::Owner("o1".into())
+}
+
+/// The session after `command` of `caller` at `at`, when the command changed it.
+fn changed(
+    session: &HelpSession,
+    caller: &Caller,
+    command: HelpCommand,
+    at: u64,
+) -> Option<HelpSession> {
+    handle(Some(session), "s1", caller, &command, at)
+        .unwrap()
+        .record
+}
+
+/// A world of one two-question article, and a session whose first question the owner left
+/// with the "Talk to a person" button.
+fn handed_over() -> (World, HelpSession) {
     let article = doc("crash", &["Which device?", "Version?"], false, "en");
     let mut world = World::new(Some(article));
-    let owner = Caller::Owner("o1".into());
     let asked = turn_on(&begun("o1"), &mut world, "t1", "My app crashes", 2000);
-    let handed = handle(
-        Some(&asked),
-        "s1",
-        &owner,
-        &HelpCommand::RequestHandoff,
-        2100,
-    )
-    .unwrap()
-    .record
-    .unwrap();
+    let handed = changed(&asked, &owner(), HelpCommand::RequestHandoff, 2100).unwrap();
+    (world, handed)
+}
+
+#[test]
+fn a_question_is_skipped_by_a_request_for_a_person_and_by_the_operator_closing_the_session() {
+    let (mut world, handed) = handed_over();
     let skipped = handed.view().interrupt.unwrap();
     assert_eq!(skipped.resolution, Some(Resolution::Skipped));
     assert_eq!(
@@ -78,16 +92,7 @@ fn a_question_is_skipped_by_a_request_for_a_person_and_by_the_operator_closing_t
     // A question still waiting when an operator closes the session is skipped by the system.
     let asking = turn_on(&typed, &mut world, "t4", "My app crashes on start", 5000);
     assert_eq!(asking.view().interrupt.unwrap().state, InterruptState::Open);
-    let closed = handle(
-        Some(&asking),
-        "s1",
-        &Caller::Operator,
-        &HelpCommand::Resolve,
-        6000,
-    )
-    .unwrap()
-    .record
-    .unwrap();
+    let closed = changed(&asking, &Caller::Operator, HelpCommand::Resolve, 6000).unwrap();
     let never = closed.view().interrupt.unwrap();
     assert_eq!(never.resolution, Some(Resolution::Skipped));
     assert_eq!(never.resolved_by.as_deref(), Some("system"));
@@ -96,31 +101,10 @@ fn a_question_is_skipped_by_a_request_for_a_person_and_by_the_operator_closing_t
 
 #[test]
 fn the_button_skips_a_question_asked_after_a_person_has_the_session_and_a_last_turn_asks_none() {
-    let article = doc("crash", &["Which device?", "Version?"], false, "en");
-    let mut world = World::new(Some(article));
-    let owner = Caller::Owner("o1".into());
-    let asked = turn_on(&begun("o1"), &mut world, "t1", "My app crashes", 2000);
-    let handed = handle(
-        Some(&asked),
-        "s1",
-        &owner,
-        &HelpCommand::RequestHandoff,
-        2100,
-    )
-    .unwrap()
-    .record
-    .unwrap();
+    let (mut world, handed) = handed_over();
     let again = turn_on(&handed, &mut world, "t2", "It crashes again", 3000);
-    let pressed = handle(
-        Some(&again),
-        "s1",
-        &owner,
-        &HelpCommand::RequestHandoff,
-        3100,
-    )
-    .unwrap()
-    .record
-    .expect("the waiting question changed");
+    let pressed = changed(&again, &owner(), HelpCommand::RequestHandoff, 3100)
+        .expect("the waiting question changed");
     let skipped = pressed.view().interrupt.unwrap();
     assert_eq!(
         (skipped.id.as_str(), skipped.resolution),
@@ -128,15 +112,8 @@ fn the_button_skips_a_question_asked_after_a_person_has_the_session_and_a_last_t
     );
     assert_eq!(skipped.resolved_by.as_deref(), Some("user"));
     // Pressed again: nothing waits, nothing changes.
-    let twice = handle(
-        Some(&pressed),
-        "s1",
-        &owner,
-        &HelpCommand::RequestHandoff,
-        3200,
-    )
-    .unwrap();
-    assert!(twice.record.is_none());
+    let twice = changed(&pressed, &owner(), HelpCommand::RequestHandoff, 3200);
+    assert!(twice.is_none());
 
     // A question asked by the session's last turn can never be answered: skipped at once.
     let mut session = begun("o2");
