@@ -130,12 +130,7 @@ pub async fn supply_as(
     }
     if !matches!(delivery, DeliveryOrder::Json) {
         // Judged first, on a copy: a streamed answer runs the turn now, or nothing is kept.
-        if record.running.is_some_and(|r| r.expires_at > now) {
-            return Err(ConversationError::TurnInProgress.into());
-        }
-        if record.is_full() {
-            return Err(ConversationError::Full.into());
-        }
+        record.may_begin(now)?;
         let mut tried = request.clone();
         for given in &supplies {
             tried

@@ -155,6 +155,18 @@ pub(super) fn idle(record: &Conversation, now: u64) -> Result<(), ConversationEr
     }
 }
 
+impl Conversation {
+    /// Whether a turn could begin at `now`: none runs, and the conversation is not full (what
+    /// [`begin`] refuses, for a caller that must know before it stores anything).
+    pub fn may_begin(&self, now: u64) -> Result<(), ConversationError> {
+        idle(self, now)?;
+        if self.is_full() {
+            return Err(ConversationError::Full);
+        }
+        Ok(())
+    }
+}
+
 /// Begins a turn on `next`: a new lease, the conversation as it was in the reply (the turn's
 /// view of it).
 pub(super) fn begin(

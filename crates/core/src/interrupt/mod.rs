@@ -288,7 +288,7 @@ impl Lifecycle {
 
     /// Whether it can be resolved at `now`: open, and before its deadline when that is hard
     /// (past it, it is expired now and the answer is [`InterruptError::Expired`]).
-    pub fn resolvable(&mut self, now: u64) -> Result<(), InterruptError> {
+    fn resolvable(&mut self, now: u64) -> Result<(), InterruptError> {
         if self.kind.hard_deadline() && self.expire_if_due(now) {
             return Err(InterruptError::Expired);
         }
