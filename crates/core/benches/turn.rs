@@ -187,14 +187,8 @@ fn committed_state(
     answer: &str,
 ) -> GuidedState {
     let mut history = request.conversation_history.clone();
-    history.push(ChatMessage {
-        role: Role::User,
-        content: request.message.clone(),
-    });
-    history.push(ChatMessage {
-        role: Role::Assistant,
-        content: answer.to_owned(),
-    });
+    history.push(ChatMessage::new(Role::User, request.message.clone()));
+    history.push(ChatMessage::new(Role::Assistant, answer.to_owned()));
     GuidedState {
         workflow: "research_stream".into(),
         current_step: response.next_step.clone(),
@@ -249,14 +243,11 @@ fn assistant(c: &mut Criterion) {
     let stream = upstream_stream(&offline.text);
     let chunks = network_chunks(&stream);
     let history = vec![
-        ChatMessage {
-            role: Role::User,
-            content: "EGFR resistance articles".into(),
-        },
-        ChatMessage {
-            role: Role::Assistant,
-            content: "Here are 20 of 120 articles on EGFR resistance.".into(),
-        },
+        ChatMessage::new(Role::User, "EGFR resistance articles"),
+        ChatMessage::new(
+            Role::Assistant,
+            "Here are 20 of 120 articles on EGFR resistance.",
+        ),
     ];
 
     let mut group = c.benchmark_group("turn/assistant");
@@ -318,10 +309,7 @@ fn assistant_prompt(
     let mode = mode_of(classify(message));
     system.push_str(&baseline.render(sheet, &context.current_page, mode, None, None));
     let mut messages = history.to_vec();
-    messages.push(ChatMessage {
-        role: Role::User,
-        content: message.to_owned(),
-    });
+    messages.push(ChatMessage::new(Role::User, message.to_owned()));
     let agent = Agent::new(&resolution, AgentLimits::default());
     let tools = agent.tool_specs();
     let call = ModelCall {

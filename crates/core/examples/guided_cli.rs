@@ -83,14 +83,8 @@ fn main() -> io::Result<()> {
             response.next_step,
             serde_json::to_string(&response.updated_config).unwrap_or_default()
         )?;
-        history.push(ChatMessage {
-            role: Role::User,
-            content: input.to_owned(),
-        });
-        history.push(ChatMessage {
-            role: Role::Assistant,
-            content: response.message.clone(),
-        });
+        history.push(ChatMessage::new(Role::User, input.to_owned()));
+        history.push(ChatMessage::new(Role::Assistant, response.message.clone()));
         last = response;
         if last.next_step == "done" {
             break;

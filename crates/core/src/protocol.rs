@@ -27,6 +27,38 @@ pub struct ChatMessage {
     pub role: Role,
     /// What was written.
     pub content: String,
+    /// An answer cut short: `stopped` by its owner, or `interrupted` when its turn died
+    /// (absent for a whole message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<EntryStatus>,
+}
+
+impl ChatMessage {
+    /// A whole message of `role`.
+    pub fn new(role: Role, content: impl Into<String>) -> ChatMessage {
+        ChatMessage {
+            role,
+            content: content.into(),
+            status: None,
+        }
+    }
+}
+
+/// Where a message stands: a deferred turn's user message waiting or answered, or an answer
+/// cut short (stopped by its owner, or interrupted when its turn died).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum EntryStatus {
+    /// Its turn waits for context (`waiting_context`).
+    WaitingContext,
+    /// It was answered after the wait.
+    Answered,
+    /// An answer cut short by the owner's Stop: what was generated until then.
+    Stopped,
+    /// An answer cut short because its turn died (a deploy, an eviction, a crash): what was
+    /// generated until then.
+    Interrupted,
 }
 
 /// A chat turn as the browser sends it (guided-workflow.md §1, plus `skipped` for recovery).

@@ -409,6 +409,7 @@ fn a_turn_whose_host_died_keeps_its_message_and_partial_answer_marked_interrupte
     let interrupt = Command::Interrupt {
         lease,
         entries: entries.clone(),
+        guided: None,
     };
     let (kept, reply) = apply(&record, "o1", interrupt.clone(), LEASE * 5).unwrap();
     assert_eq!(reply, Reply::Aborted);
@@ -435,6 +436,7 @@ fn a_first_turn_that_died_before_it_stored_anything_takes_its_conversation_along
     let interrupt = Command::Interrupt {
         lease,
         entries: Vec::new(),
+        guided: None,
     };
     assert_eq!(
         apply(&record, "o1", interrupt, 10).unwrap(),
@@ -570,4 +572,78 @@ fn a_card_s_outcome_is_kept_sent_to_watchers_and_final_once_accepted() {
         8,
     );
     assert_eq!(stranger.unwrap_err(), ConversationError::NotFound);
+}
+
+#[test]
+fn a_guided_turn_cut_short_keeps_the_users_action_and_message_and_the_answer_so_far() {
+    use stepwise_core::protocol::ChatMessage;
+    use stepwise_core::workflow::WorkflowState;
+    // A conversation with one turn, whose second turn (the user picked a field) has begun.
+    let (record, reply) = apply(&None, "o1", start_guided(), 0).unwrap();
+    let commit = Command::CommitGuided {
+        lease: lease_of(&reply),
+        state: state("topic"),
+    };
+    let (record, _) = apply(&record, "o1", commit, 1).unwrap();
+    let (record, reply) = apply(&record, "o1", begin_guided(1), 2).unwrap();
+    let lease = lease_of(&reply);
+    let planned = WorkflowState {
+        current_step: "sources".into(),
+        config: Default::default(),
+        skipped: vec!["notes".into()],
+    };
+    let before = [
+        ChatMessage::new(Role::User, "Hi"),
+        ChatMessage::new(Role::Assistant, "Hello"),
+    ];
+    let kept = GuidedState::before_answer("research_stream", &planned, &before, "Oncology");
+    // The host died: the partial answer is kept, marked interrupted, as the turn.
+    let interrupt = Command::Interrupt {
+        lease,
+        entries: vec![answer("Oncology it is. Next,", 3)],
+        guided: Some(kept.clone()),
+    };
+    let (after, reply) = apply(&record, "o1", interrupt.clone(), LEASE * 5).unwrap();
+    assert_eq!(reply, Reply::Aborted);
+    let after = after.unwrap();
+    assert_eq!((after.turns, after.running), (2, None));
+    let guided = after.guided.clone().unwrap();
+    assert_eq!(
+        (guided.current_step.as_str(), guided.skipped.len()),
+        ("sources", 1)
+    );
+    let history: Vec<(&str, Option<EntryStatus>)> = guided
+        .conversation_history
+        .iter()
+        .map(|m| (m.content.as_str(), m.status))
+        .collect();
+    assert_eq!(
+        history,
+        [
+            ("Hi", None),
+            ("Hello", None),
+            ("Oncology", None),
+            ("Oncology it is. Next,", Some(EntryStatus::Interrupted)),
+        ]
+    );
+    // Settled once; the conversation then takes its next turn on the new count.
+    assert_eq!(
+        apply(&Some(after.clone()), "o1", interrupt, LEASE * 6).unwrap_err(),
+        ConversationError::TurnExpired
+    );
+    assert!(apply(&Some(after), "o1", begin_guided(2), LEASE * 7).is_ok());
+    // Stopped before any text: the user's message stays, no empty answer is added.
+    let stopped = kept.with_partial_answer("", EntryStatus::Stopped);
+    assert_eq!(stopped.conversation_history.len(), 3);
+    // A guided turn that left no state to keep is given up (a first one takes its record along).
+    let (first, reply) = apply(&None, "o1", start_guided(), 0).unwrap();
+    let lost = Command::Interrupt {
+        lease: lease_of(&reply),
+        entries: vec![answer("Half", 1)],
+        guided: None,
+    };
+    assert_eq!(
+        apply(&first, "o1", lost, 10).unwrap(),
+        (None, Reply::Aborted)
+    );
 }

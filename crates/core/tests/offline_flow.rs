@@ -69,14 +69,9 @@ impl Session {
             }
         };
         assert!(response.error.is_none(), "{:?}", response.error);
-        self.history.push(ChatMessage {
-            role: Role::User,
-            content: message.into(),
-        });
-        self.history.push(ChatMessage {
-            role: Role::Assistant,
-            content: response.message.clone(),
-        });
+        self.history.push(ChatMessage::new(Role::User, message));
+        self.history
+            .push(ChatMessage::new(Role::Assistant, response.message.clone()));
         self.step = response.next_step.clone();
         self.config = response.updated_config.clone();
         self.skipped = response.skipped.clone();

@@ -16,10 +16,7 @@ fn plan(request: &ChatRequest, options: TurnOptions) -> turn::TurnPlan {
 }
 
 fn message(role: Role, content: &str) -> ChatMessage {
-    ChatMessage {
-        role,
-        content: content.into(),
-    }
+    ChatMessage::new(role, content)
 }
 
 #[test]

@@ -138,26 +138,11 @@ fn one_answer_makes_a_bounded_number_of_calls_with_bounded_arguments() {
 
 fn call_messages() -> Vec<ChatMessage> {
     vec![
-        ChatMessage {
-            role: Role::Assistant,
-            content: "Welcome!".into(),
-        },
-        ChatMessage {
-            role: Role::User,
-            content: "Hi".into(),
-        },
-        ChatMessage {
-            role: Role::User,
-            content: "Track rivals".into(),
-        },
-        ChatMessage {
-            role: Role::Assistant,
-            content: "Noted.".into(),
-        },
-        ChatMessage {
-            role: Role::User,
-            content: "Next".into(),
-        },
+        ChatMessage::new(Role::Assistant, "Welcome!"),
+        ChatMessage::new(Role::User, "Hi"),
+        ChatMessage::new(Role::User, "Track rivals"),
+        ChatMessage::new(Role::Assistant, "Noted."),
+        ChatMessage::new(Role::User, "Next"),
     ]
 }
 

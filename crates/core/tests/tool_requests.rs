@@ -45,10 +45,7 @@ fn request(kind: ProviderKind, answer_now: bool) -> Value {
             },
         ],
     }];
-    let messages = [ChatMessage {
-        role: Role::User,
-        content: "EGFR resistance articles".into(),
-    }];
+    let messages = [ChatMessage::new(Role::User, "EGFR resistance articles")];
     let call = ModelCall {
         system: "SYS",
         messages: &messages,

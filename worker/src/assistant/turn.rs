@@ -453,10 +453,7 @@ impl AssistantTurn {
             system.push_str(&bundle);
         }
         let mut messages = self.session.history(self.settings.history_budget);
-        messages.push(ChatMessage {
-            role: Role::User,
-            content: message.to_owned(),
-        });
+        messages.push(ChatMessage::new(Role::User, message.to_owned()));
         let providers = &self.settings.providers;
         let mut agent = Agent::new(resolution, self.limits)
             .with_defaults(providers.names(), providers.chat.clone());

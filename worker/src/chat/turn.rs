@@ -134,14 +134,8 @@ impl Turn {
             self.request.conversation_history.clone()
         };
         if let Some(reply) = reply {
-            history.push(ChatMessage {
-                role: Role::User,
-                content: self.request.message.clone(),
-            });
-            history.push(ChatMessage {
-                role: Role::Assistant,
-                content: reply,
-            });
+            history.push(ChatMessage::new(Role::User, self.request.message.clone()));
+            history.push(ChatMessage::new(Role::Assistant, reply));
         }
         let state = GuidedState {
             workflow: self.spec.id.clone(),

@@ -251,10 +251,7 @@ async fn ask(
         let tokens = estimate_tokens(system.len() + prompt.len(), max_tokens);
         spend::charge(env, owner, Charge { calls: 1, tokens }).await?;
     }
-    let messages = [ChatMessage {
-        role: Role::User,
-        content: prompt.to_owned(),
-    }];
+    let messages = [ChatMessage::new(Role::User, prompt.to_owned())];
     let call = ModelCall::text(system, &messages, max_tokens);
     let gateway = Gateway::new(env, settings);
     let offline = move || OfflineAnswer::from(offline.clone());

@@ -56,10 +56,7 @@ pub async fn handle(env: &Env, call: &CallMessage) -> AppResult<()> {
     }
     let settings = Settings::from_env(env)?;
     let gateway = Gateway::new(env, &settings);
-    let messages = [ChatMessage {
-        role: Role::User,
-        content: answer.text().await?,
-    }];
+    let messages = [ChatMessage::new(Role::User, answer.text().await?)];
     let model_call = ModelCall::text(
         RESEARCH_SYSTEM_PROMPT,
         &messages,

@@ -76,10 +76,7 @@ pub async fn generated_title(
         deadline_ms: limit,
         max_answer_bytes: 1024,
     };
-    let messages = [ChatMessage {
-        role: Role::User,
-        content: fields.prompt.clone(),
-    }];
+    let messages = [ChatMessage::new(Role::User, fields.prompt.clone())];
     let call = ModelCall::text(TITLE_SYSTEM_PROMPT, &messages, TITLE_MAX_TOKENS);
     match gateway
         .complete(

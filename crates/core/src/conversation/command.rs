@@ -126,6 +126,10 @@ pub enum Command {
         lease: u32,
         /// The user's message (a fresh turn) and the partial answer, as far as they got.
         entries: Vec<Entry>,
+        /// A guided turn's state to keep ([`GuidedState::before_answer`]), to which the partial
+        /// answer is added; a guided turn without it keeps nothing.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        guided: Option<GuidedState>,
     },
     /// Read a page of an assistant conversation's messages, the newest `limit` before index
     /// `before` (the end when `None`), for its owner's reader ([`Conversation::page`]).
@@ -388,8 +392,16 @@ fn apply(
             request_id,
             lease_ms,
         } => context::begin_resume(assistant(found(record)?)?, request_id, *lease_ms, now),
-        Command::Interrupt { lease, entries } => {
-            let record = assistant(found(record)?)?;
+        Command::Interrupt {
+            lease,
+            entries,
+            guided: kept,
+        } => {
+            let record = found(record)?;
+            if record.kind == ConversationKind::Guided {
+                return interrupt_guided(record, *lease, entries, kept.clone(), now);
+            }
+            let record = assistant(record)?;
             let Some(running) = record.running.filter(|r| r.lease == *lease) else {
                 return Err(ConversationError::TurnExpired);
             };
@@ -542,6 +554,37 @@ fn abort(record: &Conversation, lease: u32) -> Result<Handled, ConversationError
         reply: Reply::Aborted,
         events: settled,
     })
+}
+
+/// Ends a guided turn whose host died: its state `kept` with the partial answer of `entries`,
+/// marked `interrupted`, is committed as the turn; a turn that left no state keeps nothing.
+/// Accepted after the lease ended too, as long as no other turn began.
+fn interrupt_guided(
+    record: &Conversation,
+    lease: u32,
+    entries: &[Entry],
+    kept: Option<GuidedState>,
+    now: u64,
+) -> Result<Handled, ConversationError> {
+    let Some(running) = record.running.filter(|r| r.lease == lease) else {
+        return Err(ConversationError::TurnExpired);
+    };
+    let Some(kept) = kept else {
+        return abort(record, lease);
+    };
+    let answer: String = entries
+        .iter()
+        .filter(|e| e.role == crate::protocol::Role::Assistant)
+        .map(|e| e.content.as_str())
+        .collect();
+    let mut next = record.clone();
+    next.guided = Some(kept.with_partial_answer(&answer, super::EntryStatus::Interrupted));
+    next.running = None;
+    next.turns = running.turn;
+    next.updated_at = now;
+    let mut handled = saved(next)?;
+    handled.reply = Reply::Aborted;
+    Ok(handled)
 }
 
 /// `next` with `entries` added (tool outputs clipped), the assistant's told to the watchers;

@@ -69,13 +69,7 @@ pub(super) fn tail(entries: &[Entry], budget: usize) -> (usize, Vec<ChatMessage>
         if used > budget {
             break;
         }
-        messages.push((
-            at,
-            ChatMessage {
-                role: entry.role,
-                content,
-            },
-        ));
+        messages.push((at, ChatMessage::new(entry.role, content)));
     }
     while messages
         .last()

@@ -15,6 +15,7 @@ mod history;
 mod turn;
 mod view;
 
+pub use crate::protocol::EntryStatus;
 pub use command::{Command, handle};
 pub use context::SlotSupply;
 pub use events::ConversationEvent;
@@ -32,7 +33,7 @@ use crate::handshake::ContextRequest;
 use crate::interrupt::{Interrupt, Interruptible};
 use crate::markers::{Payload, SuggestedAction, SuggestedValue};
 use crate::protocol::{ChatMessage, Role};
-use crate::workflow::Config;
+use crate::workflow::{Config, WorkflowState};
 
 /// Most turns an assistant conversation holds; past them, a new conversation is needed. Each
 /// message is a row of its own at the edge, so this bounds storage, not the cost of a turn
@@ -77,21 +78,40 @@ pub struct GuidedState {
     pub skipped: Vec<String>,
 }
 
-/// Where a message stands: a deferred turn's user message waiting or answered, or an answer
-/// cut short (stopped by its owner, or interrupted when its turn died).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum EntryStatus {
-    /// Its turn waits for context (`waiting_context`).
-    WaitingContext,
-    /// It was answered after the wait.
-    Answered,
-    /// An answer cut short by the owner's Stop: what was generated until then.
-    Stopped,
-    /// An answer cut short because its turn died (a deploy, an eviction, a crash): what was
-    /// generated until then.
-    Interrupted,
+impl GuidedState {
+    /// The state a guided turn keeps if it is cut short before its answer is whole, made when
+    /// the turn begins: the workflow's state with the user's own action applied (`planned`, as
+    /// the core validated it), and the history the turn builds on (`before`) with the user's
+    /// message. Nothing of the model's answer is applied: its markers are read only from a
+    /// whole answer.
+    pub fn before_answer(
+        workflow: &str,
+        planned: &WorkflowState,
+        before: &[ChatMessage],
+        message: &str,
+    ) -> GuidedState {
+        let mut conversation_history = before.to_vec();
+        conversation_history.push(ChatMessage::new(Role::User, message));
+        GuidedState {
+            workflow: workflow.to_owned(),
+            current_step: planned.current_step.clone(),
+            current_config: planned.config.clone(),
+            conversation_history,
+            skipped: planned.skipped.clone(),
+        }
+    }
+
+    /// This state (a turn's [`GuidedState::before_answer`]) with the answer generated until the
+    /// turn was cut short, marked `status` (`stopped` or `interrupted`). An answer with no text
+    /// adds no message: the model never reads an empty one.
+    pub fn with_partial_answer(mut self, text: &str, status: EntryStatus) -> GuidedState {
+        if !text.is_empty() {
+            let mut answer = ChatMessage::new(Role::Assistant, text);
+            answer.status = Some(status);
+            self.conversation_history.push(answer);
+        }
+        self
+    }
 }
 
 /// What the owner did with a payload card of an answer.

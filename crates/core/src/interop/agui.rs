@@ -383,7 +383,7 @@ fn guided_run(
                 _ => return None,
             };
             let content = text_of(&message.content);
-            (!content.is_empty()).then_some(ChatMessage { role, content })
+            (!content.is_empty()).then_some(ChatMessage::new(role, content))
         })
         .collect();
     let skip = history.len().saturating_sub(MAX_HISTORY);

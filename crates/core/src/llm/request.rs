@@ -60,7 +60,7 @@ pub struct HttpRequest {
 /// use stepwise_core::protocol::{ChatMessage, Role};
 /// let provider = ProviderConfig { name: "claude".into(), kind: ProviderKind::Anthropic,
 ///     base_url: Some("http://127.0.0.1:9000/v1".into()), model: "m".into(), api_key_secret: None };
-/// let messages = [ChatMessage { role: Role::User, content: "Hi".into() }];
+/// let messages = [ChatMessage::new(Role::User, "Hi")];
 /// let request = build_request(&provider, Some("k"), &ModelCall::text("Be brief", &messages, 512)).unwrap();
 /// assert_eq!(request.url, "http://127.0.0.1:9000/v1/messages");
 /// assert!(request.headers.contains(&("x-api-key".into(), "k".into())));

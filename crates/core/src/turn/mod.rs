@@ -117,10 +117,7 @@ pub fn begin_with(
             } else {
                 request.message.clone()
             };
-            messages.push(ChatMessage {
-                role: Role::User,
-                content,
-            });
+            messages.push(ChatMessage::new(Role::User, content));
             Ok(TurnStart::CallModel(TurnPlan {
                 step: state.current_step.clone(),
                 state,

@@ -353,6 +353,7 @@ fn a_supplied_request_whose_resumed_turn_fails_waits_again_with_its_fallback() {
     let lost = Command::Interrupt {
         lease,
         entries: Vec::new(),
+        guided: None,
     };
     let settled = handle(Some(&running), "c1", "o1", &lost, 2_200)
         .unwrap()
