@@ -3,7 +3,7 @@
 //! pass the kill switch and the rate limits here too, so no handler can forget either (but
 //! `POST /api/agui`, which admits each run once it has read it: a denial calls no model).
 
-use worker::{Context, Env, Method, Request, Response};
+use worker::{Env, Method, Request, Response};
 
 use crate::platform::admin::require_admin;
 use crate::platform::body;
@@ -11,12 +11,12 @@ use crate::platform::error::{AppError, AppResult};
 use crate::platform::limits;
 use crate::platform::owner::{self, Owner};
 use crate::{
-    articles, assistant, chat, handshake, health, help, interop, mcp, me, research, streams,
-    workflows,
+    articles, assistant, assistant::host, chat, handshake, health, help, interop, mcp, me,
+    research, streams, workflows,
 };
 
 /// Answers one request (errors are turned into responses by the caller).
-pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response> {
+pub async fn route(req: Request, env: Env) -> AppResult<Response> {
     let path = req.path();
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     match (req.method(), segments.as_slice()) {
@@ -84,7 +84,7 @@ pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response>
         ) => Err(AppError::method_not_allowed()),
         (_, ["api", ..]) => {
             let owner = owner::require(&req, &env).await?;
-            owned(req, env, ctx, &owner).await
+            owned(req, env, &owner).await
         }
         (Method::Post, ["mcp"]) => {
             let owner = owner::require(&req, &env).await?;
@@ -104,7 +104,7 @@ pub async fn route(req: Request, env: Env, ctx: &Context) -> AppResult<Response>
 }
 
 /// The routes of an owner's data. Those that can call a model are admitted first.
-async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResult<Response> {
+async fn owned(req: Request, env: Env, owner: &Owner) -> AppResult<Response> {
     let path = req.path();
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     let route = (req.method(), segments.as_slice());
@@ -145,8 +145,8 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
             body::require_json(&req)?;
             me::erase::delete(req, &env, owner).await
         }
-        (Method::Post, ["api", "chat"]) => chat::post_turn(req, env, ctx, owner).await,
-        (Method::Post, ["api", "agui"]) => interop::post_agui(req, env, ctx, owner).await,
+        (Method::Post, ["api", "chat"]) => chat::post_turn(req, env, owner).await,
+        (Method::Post, ["api", "agui"]) => interop::post_agui(req, env, owner).await,
         (Method::Put, ["api", "chat", "update-field"]) => chat::update_field(req, env, owner).await,
         (Method::Get, ["api", "conversations", id]) => {
             chat::get_conversation(&req, &env, owner, id).await
@@ -235,8 +235,9 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
             body::require_json(&req)?;
             assistant::deferred::force(env.clone(), owner, id, request).await
         }
-        (Method::Get, ["api", "assistant", "conversations", id, "stream"]) => {
-            assistant::join(&req, &env, owner, id).await
+        (Method::Get, ["api", "assistant", "conversations", id, "stream"])
+        | (Method::Get, ["api", "conversations", id, "stream"]) => {
+            host::join(&req, &env, owner, id).await
         }
         (Method::Post, ["api", "assistant", "conversations", id, "cards"]) => {
             body::require_json(&req)?;
@@ -258,9 +259,10 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
             let (id, approval) = ((*id).to_owned(), (*approval).to_owned());
             assistant::approvals::decide(req, env, owner, &id, &approval).await
         }
-        (Method::Post, ["api", "assistant", "conversations", id, "stop"]) => {
+        (Method::Post, ["api", "assistant", "conversations", id, "stop"])
+        | (Method::Post, ["api", "conversations", id, "stop"]) => {
             body::require_json(&req)?;
-            assistant::stop(&env, owner, id).await
+            host::stop(&req, &env, owner, id).await
         }
         (Method::Get, ["api", "assistant", "conversations", id, "ws"]) => {
             handshake::watch(req, &env, owner, id).await
@@ -273,6 +275,7 @@ async fn owned(req: Request, env: Env, ctx: &Context, owner: &Owner) -> AppResul
             | ["api", "agui"]
             | ["api", "chat", "update-field"]
             | ["api", "conversations", _]
+            | ["api", "conversations", _, "stream" | "stop"]
             | ["api", "research", ..]
             | ["api", "assistant" | "streams" | "help"]
             | ["api", "help", "sessions", _]

@@ -16,8 +16,9 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use stepwise_core::conversation::{ConversationEvent, Entry, EntryStatus};
+use stepwise_core::conversation::{ConversationEvent, Entry, EntryStatus, GuidedState};
 use stepwise_core::interop::ui_message::UiMessageEncoder;
+use stepwise_core::protocol::ChatRequest;
 use stepwise_core::protocol::StreamEvent;
 use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::worker_sys::DurableObjectState;
@@ -25,10 +26,11 @@ use worker::{Env, Method, Request, RequestInit, Response, State, Storage, web_sy
 
 use super::turn::{AssistantTurn, partial_answer};
 use super::{Asked, prepare, prepare_resume};
+use crate::chat::conversation::TOKEN_HEADER;
 use crate::conversations::client::{BINDING, ID_HEADER, OWNER_HEADER};
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::live::{self, TurnLog, Watchers};
-use crate::platform::negotiate::{Delivery, Wire};
+use crate::platform::negotiate::{DELTAS_HEADER, Delivery, FORMAT_HEADER, Wire};
 use crate::platform::output::Output;
 use crate::platform::owner::Owner;
 use crate::platform::settings::var;
@@ -66,6 +68,17 @@ pub enum Ordered {
         /// The line an answer given without what was asked for opens with.
         warning: Option<String>,
     },
+    /// A guided chat turn (`crate::chat::hosted`).
+    Guided(Box<GuidedOrder>),
+}
+
+/// A guided chat turn for a conversation's object to run.
+#[derive(Serialize, Deserialize)]
+pub struct GuidedOrder {
+    /// The request as it came.
+    pub request: ChatRequest,
+    /// The conversation's token (made by the edge for a first turn).
+    pub token: String,
 }
 
 /// How the caller reads a turn's answer: [`Delivery`] in a form that crosses to the object.
@@ -106,6 +119,14 @@ impl DeliveryOrder {
         }
     }
 
+    /// The delivery the order names (a guided turn's AG-UI steps open once it is planned).
+    pub fn into_delivery(self) -> AppResult<Delivery> {
+        Ok(match self {
+            DeliveryOrder::AgUi { thread_id, run_id } => Delivery::AgUi { thread_id, run_id },
+            other => other.wire(false)?.map_or(Delivery::Json, Delivery::Stream),
+        })
+    }
+
     /// The dialect to stream in; `None` for one JSON answer. A turn that `continues` the
     /// client's last message (an approved call's run) opens no new UI message.
     pub fn wire(&self, continues: bool) -> AppResult<Option<Wire>> {
@@ -136,6 +157,46 @@ pub async fn send(env: &Env, order: &TurnOrder) -> AppResult<Response> {
     let body = serde_json::to_string(order)?;
     let (owner, id) = (&order.owner, order.conversation_id.as_str());
     call(env, owner, id, "turn", Method::Post, Some(body), &[]).await
+}
+
+/// `GET /api/assistant/conversations/:id/stream` and `GET /api/conversations/:id/stream` (a
+/// guided conversation's, with its token): joins the conversation's running turn (or its last
+/// one) after the event the client saw last (`Last-Event-ID`, or `?after=`): every later event
+/// once, in order, then the live ones, in the dialect the headers ask for; 204 when there is no
+/// turn to join.
+pub async fn join(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    let after = match req.headers().get("last-event-id")? {
+        Some(seen) => seen.trim().parse::<u64>().ok(),
+        None => req
+            .url()?
+            .query_pairs()
+            .find(|(k, _)| k == "after")
+            .and_then(|(_, v)| v.parse().ok()),
+    }
+    .unwrap_or(0);
+    let forwarded = forwarded(req, &[FORMAT_HEADER, DELTAS_HEADER, TOKEN_HEADER])?;
+    let path = format!("join?after={after}");
+    ask(env, owner, id, &path, Method::Get, &forwarded).await
+}
+
+/// `POST /api/assistant/conversations/:id/stop` and `POST /api/conversations/:id/stop` (with a
+/// guided conversation's token): stops the running turn (the model call is aborted, what was
+/// generated is kept marked `stopped`, every client gets `stopped`): `{"stopped": true}`, or
+/// `false` when no turn runs.
+pub async fn stop(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    let forwarded = forwarded(req, &[TOKEN_HEADER])?;
+    ask(env, owner, id, "stop", Method::Post, &forwarded).await
+}
+
+/// The headers of `req` among `names` that it has.
+fn forwarded<'a>(req: &Request, names: &[&'a str]) -> AppResult<Vec<(&'a str, String)>> {
+    let mut found = Vec::new();
+    for name in names {
+        if let Some(value) = req.headers().get(name)? {
+            found.push((*name, value));
+        }
+    }
+    Ok(found)
 }
 
 /// Asks conversation `id`'s object, for `owner`, at `path` (`join?after=…`, `stop`), with
@@ -181,6 +242,9 @@ async fn call(
 struct Header {
     lease: u32,
     user: Option<Entry>,
+    /// A guided turn's state to keep if it dies (`GuidedState::before_answer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    guided: Option<GuidedState>,
 }
 
 /// The turns a conversation's object runs.
@@ -209,7 +273,7 @@ struct Queued {
 pub const MAX_QUEUED: usize = 4;
 
 /// Counts a turn as running until dropped.
-struct Running(Rc<Cell<u32>>);
+pub struct Running(Rc<Cell<u32>>);
 
 impl Running {
     fn new(count: &Rc<Cell<u32>>) -> Running {
@@ -228,6 +292,16 @@ impl Host {
     /// Whether no turn runs in this instance.
     pub fn idle(&self) -> bool {
         self.running.get() == 0
+    }
+
+    /// Counts a turn as running in this instance until the value is dropped.
+    pub fn hold(&self) -> Running {
+        Running::new(&self.running)
+    }
+
+    /// Makes `log` the one clients join and Stop stops (a guided turn's).
+    pub fn show(&self, log: Rc<TurnLog>) {
+        *self.log.borrow_mut() = Some(log);
     }
 
     /// Begins the ordered turn and runs it: streamed, it runs in the background and the answer
@@ -271,6 +345,11 @@ impl Host {
                 });
                 return Ok(response);
             }
+            Ordered::Guided(_) => {
+                return Err(AppError::internal(
+                    &"a guided turn reached the assistant's host",
+                ));
+            }
         };
         let wire = delivery.wire(asked.continues())?;
         let wire = match wire {
@@ -294,7 +373,7 @@ impl Host {
             }
         };
         let lease = turn.session.lease;
-        let begun = begin_log(state, &id, lease, turn.user_entry()).await;
+        let begun = begin_log(state, &id, lease, turn.user_entry(), None).await;
         let (log, response) = match begun.and_then(|log| {
             let mut response = log.subscribe(0, wire)?;
             response.headers_mut().set(ID_HEADER, &id)?;
@@ -403,7 +482,7 @@ impl Host {
             let begun = match prepare(env.clone(), &owner, id, false, *asked).await {
                 Ok(turn) => {
                     let lease = turn.session.lease;
-                    match begin_log(state, id, lease, turn.user_entry()).await {
+                    match begin_log(state, id, lease, turn.user_entry(), None).await {
                         Ok(log) => Ok((turn, log)),
                         Err(error) => {
                             turn.session.abort(env).await;
@@ -471,15 +550,21 @@ impl Host {
     }
 }
 
-/// A new turn's log: the header stored, the watchers told.
-async fn begin_log(
+/// A new turn's log: the header stored (the user's message, or a guided turn's state to keep
+/// if it dies), the watchers told.
+pub async fn begin_log(
     state: &State,
     id: &str,
     lease: u32,
     user: Option<Entry>,
+    guided: Option<GuidedState>,
 ) -> AppResult<Rc<TurnLog>> {
     let storage = state.storage();
-    let header = Header { lease, user };
+    let header = Header {
+        lease,
+        user,
+        guided,
+    };
     storage.put(HEADER, serde_json::to_string(&header)?).await?;
     // The state's JS handle, owned (the type does not implement `Clone`).
     let watchers = Watchers::new(JsValue::from(state.as_raw()).unchecked_into(), id);
@@ -496,19 +581,23 @@ fn queues(env: &Env) -> bool {
 }
 
 /// What a conversation keeps of its turn of `lease` whose object died: the user's message and
-/// the answer as far as it was stored, marked `interrupted` (nothing when the turn left no
-/// header).
-pub async fn interrupted_entries(storage: &Storage, lease: u32) -> AppResult<Vec<Entry>> {
+/// the answer as far as it was stored, marked `interrupted`, and a guided turn's state to add
+/// it to (nothing when the turn left no header).
+pub async fn interrupted_entries(
+    storage: &Storage,
+    lease: u32,
+) -> AppResult<(Vec<Entry>, Option<GuidedState>)> {
     let header: Option<Header> = match storage.get::<String>(HEADER).await? {
         Some(json) => serde_json::from_str(&json).ok(),
         None => None,
     };
     let Some(header) = header.filter(|h| h.lease == lease) else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     };
     let text = live::stored_text(storage, lease).await?;
     let answer = partial_answer(&text, Some(EntryStatus::Interrupted));
-    Ok(header.user.into_iter().chain([answer]).collect())
+    let entries = header.user.into_iter().chain([answer]).collect();
+    Ok((entries, header.guided))
 }
 
 /// The JSON answer of a resumed turn: `{status: "answered", request, answer}`.

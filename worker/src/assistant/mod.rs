@@ -25,7 +25,7 @@ use stepwise_core::conversation::{Command, MAX_PAGE_MESSAGES, Reply};
 use stepwise_core::handshake::{RequestStatus, SlotState, Urgency, carried, classify, mode_of};
 use stepwise_core::protocol::{AssistantActionRequest, AssistantRequest};
 use stepwise_core::registry::ChatContext;
-use worker::{Env, Method, Request, Response};
+use worker::{Env, Request, Response};
 
 use serde::{Deserialize, Serialize};
 
@@ -445,44 +445,6 @@ pub async fn get(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResult
         .map_or(serde_json::Value::Null, |w| w.request_id.clone().into());
     view["writing_style"] = record.writing_style.clone().into();
     Ok(Response::from_json(&view)?)
-}
-
-/// `GET /api/assistant/conversations/:id/stream`: joins the conversation's running turn (or
-/// its last one) after the event the client saw last (`Last-Event-ID`, or `?after=`): every
-/// later event once, in order, then the live ones, in the dialect the headers ask for; 204
-/// when there is no turn to join.
-pub async fn join(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
-    let after = match req.headers().get("last-event-id")? {
-        Some(seen) => seen.trim().parse::<u64>().ok(),
-        None => req
-            .url()?
-            .query_pairs()
-            .find(|(k, _)| k == "after")
-            .and_then(|(_, v)| v.parse().ok()),
-    }
-    .unwrap_or(0);
-    let mut forwarded = vec![];
-    for name in ["x-stepwise-format", "x-stepwise-deltas"] {
-        if let Some(value) = req.headers().get(name)? {
-            forwarded.push((name, value));
-        }
-    }
-    host::ask(
-        env,
-        owner,
-        id,
-        &format!("join?after={after}"),
-        Method::Get,
-        &forwarded,
-    )
-    .await
-}
-
-/// `POST /api/assistant/conversations/:id/stop`: stops the running turn (the model call is
-/// aborted, what was generated is kept marked `stopped`, every client gets `stopped`):
-/// `{"stopped": true}`, or `false` when no turn runs.
-pub async fn stop(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
-    host::ask(env, owner, id, "stop", Method::Post, &[]).await
 }
 
 /// `DELETE /api/assistant/conversations/:id`: 204.

@@ -1,11 +1,9 @@
 //! A guided conversation's identity and its turns on the conversation's Durable Object: a
-//! 128-bit id and an access token made on its first turn (the token stored only as a SHA-256),
-//! a turn begun on the object (which checks the owner, the token, that no other turn runs and
-//! that the request builds on the latest count of turns), then committed with the workflow's new
-//! state or given up. A first turn takes nothing on the object before it answers: nobody else
-//! can know a new id yet, so its conversation is created whole when it commits, and the model
-//! call does not wait on a storage write.
-
+//! 128-bit id and an access token made by the edge on its first turn (the token stored only as a
+//! SHA-256), a turn begun on the object (which checks the owner, the token, that no other turn
+//! runs and that the request builds on the latest count of turns; a first turn creates the
+//! conversation, so a client can join it or stop it at once), then committed with the
+//! workflow's new state or given up (a first turn given up takes its conversation along).
 use stepwise_core::conversation::{Command, Conversation as Record, GuidedState, Reply};
 use stepwise_core::owner::OwnerKind;
 use worker::Env;
@@ -26,10 +24,10 @@ pub struct Conversation {
     pub token: Option<String>,
     /// The turn's number (the count of turns once it commits).
     pub turn: u32,
-    /// The turn's lease on the object (`None`: a first turn, which holds none).
-    lease: Option<u32>,
-    /// The token's hash, to store with a new conversation.
-    token_hash: String,
+    /// The turn's lease on the object.
+    pub lease: u32,
+    /// The turn starts the conversation.
+    new: bool,
     /// The owner's id.
     owner: String,
     /// The workflow's state stored with a continuing conversation: what its turn builds on
@@ -38,49 +36,35 @@ pub struct Conversation {
 }
 
 impl Conversation {
-    /// Begins a turn: on a new conversation (no `id`: a fresh id and token) or on conversation
-    /// `id`, for the holder of its token, building on `turns` committed turns. Errors: 404
-    /// `conversation_not_found` (also for another owner's), 403 `forbidden` (token), 409
-    /// `turn_in_progress` or `stale_turn`.
+    /// Begins a turn on conversation `id` for the holder of `token`: its first (`turns` is
+    /// `None`: the id and token were just made by the edge, and the conversation is created) or
+    /// one building on `turns` committed turns. Errors: 404 `conversation_not_found` (also for
+    /// another owner's), 403 `forbidden` (token), 409 `turn_in_progress` or `stale_turn`.
     pub async fn begin(
         env: &Env,
         owner: &Owner,
-        continued: Option<(&str, u32)>,
-        token: Option<String>,
+        id: &str,
+        token: &str,
+        turns: Option<u32>,
         lease_ms: u64,
     ) -> AppResult<Conversation> {
-        let (id, token, turns) = match continued {
-            None => (ids::random_id()?, ids::random_id()?, None),
-            Some((id, turns)) => (id.to_owned(), require_token(token)?, Some(turns)),
-        };
-        let token_hash = hash_token(&token).await?;
-        let Some(turns) = turns else {
-            return Ok(Conversation {
-                id,
-                token: Some(token),
-                turn: 1,
-                lease: None,
-                token_hash,
-                owner: owner.id.clone(),
-                stored: None,
-            });
-        };
+        let token = require_token(Some(token.to_owned()))?;
         let command = Command::BeginGuided {
-            token_hash: token_hash.clone(),
-            turns: Some(turns),
+            token_hash: hash_token(&token).await?,
+            turns,
             lease_ms,
         };
-        match client::send(env, &id, &owner.id, &command).await? {
+        match client::send(env, id, &owner.id, &command).await? {
             Reply::Begun {
                 turn,
                 lease,
                 conversation,
             } => Ok(Conversation {
-                id,
-                token: None,
+                id: id.to_owned(),
+                token: turns.is_none().then_some(token),
                 turn,
-                lease: Some(lease),
-                token_hash,
+                lease,
+                new: turns.is_none(),
                 owner: owner.id.clone(),
                 stored: conversation.guided,
             }),
@@ -88,30 +72,24 @@ impl Conversation {
         }
     }
 
-    /// Whether the turn starts the conversation (nothing of it is stored yet).
+    /// Whether the turn starts the conversation (it keeps nothing unless it commits).
     pub fn is_new(&self) -> bool {
-        self.lease.is_none()
+        self.new
     }
 
-    /// Commits the turn with the workflow's new state (a first turn creates its conversation).
+    /// Commits the turn with the workflow's new state.
     pub async fn commit(&self, env: &Env, state: GuidedState) -> AppResult<()> {
-        let command = match self.lease {
-            Some(lease) => Command::CommitGuided { lease, state },
-            None => Command::CreateGuided {
-                token_hash: self.token_hash.clone(),
-                state,
-            },
+        let command = Command::CommitGuided {
+            lease: self.lease,
+            state,
         };
         client::send(env, &self.id, &self.owner, &command).await?;
         Ok(())
     }
 
-    /// Gives the turn up (nothing of it is kept; a first turn stored nothing yet).
+    /// Gives the turn up (nothing of it is kept; a first turn takes its conversation along).
     pub async fn abort(&self, env: &Env) {
-        let Some(lease) = self.lease else {
-            return;
-        };
-        let command = Command::Abort { lease };
+        let command = Command::Abort { lease: self.lease };
         if let Err(error) = client::send(env, &self.id, &self.owner, &command).await {
             worker::console_warn!("conversation {}: abort: {error}", self.id);
         }
@@ -146,7 +124,8 @@ pub async fn set_config(
     }
 }
 
-fn require_token(token: Option<String>) -> AppResult<String> {
+/// `token` when it is well formed; 403 `forbidden` otherwise.
+pub fn require_token(token: Option<String>) -> AppResult<String> {
     token
         .filter(|t| ids::is_id(t))
         .ok_or_else(|| AppError::forbidden(MISSING_TOKEN))
@@ -159,6 +138,6 @@ fn unexpected(_: &Reply) -> AppError {
 const MISSING_TOKEN: &str = "this conversation needs its token in the X-Conversation-Token header";
 
 /// The stored form of a conversation token.
-async fn hash_token(token: &str) -> AppResult<String> {
+pub async fn hash_token(token: &str) -> AppResult<String> {
     hash_identity(OwnerKind::Anonymous, &format!("conversation:{token}")).await
 }

@@ -1,9 +1,11 @@
 //! Guided chat (guided-workflow.md) at the edge: `POST /api/chat` (a turn, SSE by default or one
 //! JSON answer with `Accept: application/json`), `PUT /api/chat/update-field` (an inline edit,
-//! no model call) and `GET /api/conversations/:id` (the last state, for refresh recovery). Turns
-//! are serialized on the conversation's Durable Object.
+//! no model call), `GET /api/conversations/:id` (the last state, for refresh recovery), and the
+//! running turn's `GET …/stream` (join) and `POST …/stop`. Turns run on the conversation's
+//! Durable Object (`hosted.rs`), which serializes them and keeps each streamed turn's log.
 
 pub mod conversation;
+pub mod hosted;
 mod turn;
 
 use serde::Deserialize;
@@ -13,16 +15,16 @@ use stepwise_core::protocol::ChatRequest;
 use stepwise_core::spend::{Charge, estimate_tokens};
 use stepwise_core::turn::{self as core_turn, TurnStart};
 use stepwise_core::workflow::{ActionError, Config, FieldValue, UserAction, WorkflowState};
-use worker::{Context, Env, Request, Response, console_warn};
+use worker::{Env, Request, Response, console_warn};
 
 use self::conversation::{Conversation, TOKEN_HEADER};
-use self::turn::Turn;
+pub use self::turn::Turn;
+use crate::assistant::host::{self, DeliveryOrder, GuidedOrder, Ordered, TurnOrder};
 use crate::platform::body::read_json;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::ids;
 use crate::platform::kv::Kv;
-use crate::platform::negotiate::Delivery;
-use crate::platform::output::Output;
+use crate::platform::negotiate::{Delivery, Wire};
 use crate::platform::owner::Owner;
 use crate::platform::settings::Settings;
 use crate::platform::spend;
@@ -34,28 +36,62 @@ const DEFAULT_WORKFLOW: &str = "research_stream";
 /// `POST /api/chat`: an owner's turn. Refused before any model call when the kill switch is on
 /// (503), a rate limit or a daily cap is reached (429), the message is too long (422), another
 /// turn of the conversation runs or the request builds on a stale count of turns (409).
-pub async fn post_turn(
-    mut req: Request,
-    env: Env,
-    ctx: &Context,
-    owner: &Owner,
-) -> AppResult<Response> {
+pub async fn post_turn(mut req: Request, env: Env, owner: &Owner) -> AppResult<Response> {
     let reply = Delivery::of(&req)?;
     let token = req.headers().get(TOKEN_HEADER)?;
     let request: ChatRequest = read_json(&mut req).await?;
-    run_turn(request, token, reply, env, ctx, owner).await
+    run_turn(request, token, reply, env, owner).await
 }
 
 /// Runs a guided turn of `owner` (with the conversation's `token` when it continues one) and
-/// answers it as `reply` asks.
+/// answers it as `reply` asks. The turn runs on its conversation's Durable Object
+/// (`hosted.rs`), so a streamed one goes on when its client goes away; a first turn's id and
+/// token are made here, and its response carries them at once (`x-stepwise-conversation`,
+/// `x-conversation-token`), so a client can join it or stop it before it ends.
 pub async fn run_turn(
     request: ChatRequest,
     token: Option<String>,
     reply: Delivery,
     env: Env,
-    ctx: &Context,
     owner: &Owner,
 ) -> AppResult<Response> {
+    let (id, token, start) = match continuing(&request)? {
+        None => (ids::random_id()?, ids::random_id()?, true),
+        Some((id, _)) => (id.to_owned(), conversation::require_token(token)?, false),
+    };
+    let order = TurnOrder {
+        owner: owner.clone(),
+        conversation_id: id,
+        start,
+        what: Ordered::Guided(Box::new(GuidedOrder { request, token })),
+        delivery: DeliveryOrder::of(reply),
+    };
+    host::send(&env, &order).await
+}
+
+/// A guided turn begun on its conversation, ready to run.
+pub struct Prepared {
+    /// The turn.
+    pub turn: Turn,
+    /// How it starts: a model call, or an answer at once.
+    pub start: TurnStart,
+    /// The dialect to stream in; `None` for one JSON answer.
+    pub wire: Option<Wire>,
+}
+
+/// Begins the guided turn of `order` on conversation `id` (on its object): the provider, the
+/// workflow, the plan, the turn's lease and its charge. Whichever of the lease and the charge is
+/// refused undoes the other; a continuing turn is planned again on the state stored with its
+/// conversation.
+pub async fn prepare(
+    order: GuidedOrder,
+    id: &str,
+    start_conversation: bool,
+    reply: Delivery,
+    env: Env,
+    owner: &Owner,
+) -> AppResult<Prepared> {
+    let GuidedOrder { request, token } = order;
     let settings = Settings::from_env(&env)?;
     let kv = Kv::new(&env)?;
     let provider = match request.provider.as_deref() {
@@ -66,14 +102,17 @@ pub async fn run_turn(
     .ok_or_else(|| AppError::unknown_provider(request.provider.as_deref().unwrap_or("")))?;
     let workflow = request.workflow.as_deref().unwrap_or(DEFAULT_WORKFLOW);
     let spec = workflows::load(&kv, workflow).await?;
-    let continued = continuing(&request)?;
+    let turns = match start_conversation {
+        true => None,
+        false => Some(continuing(&request)?.map_or(0, |(_, turns)| turns)),
+    };
     let lease_ms = u64::from(settings.deadline_ms) + LEASE_MARGIN_MS;
-    // Planned on the state the request carries, to charge and open the stream at once; a
-    // continuing turn is judged again on its stored state below, so a stale or partial carried
-    // state does not refuse it here.
+    // Planned on the state the request carries, to charge at once; a continuing turn is judged
+    // again on its stored state below, so a stale or partial carried state does not refuse it
+    // here.
     let start = match core_turn::begin_with(&spec, &request, settings.turn_options()) {
         Ok(start) => Some(start),
-        Err(_) if continued.is_some() => None,
+        Err(_) if turns.is_some() => None,
         Err(rejection) => {
             warn_on_mismatch(&rejection.error);
             return Err(AppError::from(rejection.error));
@@ -83,17 +122,15 @@ pub async fn run_turn(
         Some(start) => charge_of(start, &provider, &settings),
         None => guessed_charge(&request, &provider),
     };
-    // The answer's stream exists before the turn holds anything, so nothing after the lease and
-    // the charge can fail and leave them behind.
     let step = match &start {
         Some(TurnStart::CallModel(plan)) => Some(plan.step.clone()),
         _ => request.current_step.clone(),
     };
-    let stream = reply.wire(step.as_deref())?.map(Output::sse).transpose()?;
+    let wire = reply.wire(step.as_deref())?;
     // The turn's lease and its charge are two objects' answers, neither waiting on the other;
     // whichever is refused undoes the other.
     let (begun, charged) = futures::future::join(
-        Conversation::begin(&env, owner, continued, token, lease_ms),
+        Conversation::begin(&env, owner, id, &token, turns, lease_ms),
         spend::charge(&env, owner, charge),
     )
     .await;
@@ -104,10 +141,8 @@ pub async fn run_turn(
             return Err(error);
         }
         (Err(error), charged) => {
-            if charged.is_ok()
-                && let Err(refund) = spend::refund(&env, owner, charge).await
-            {
-                console_warn!("a refused turn's charge was not refunded: {refund}");
+            if charged.is_ok() {
+                refund(&env, owner, charge).await;
             }
             return Err(error);
         }
@@ -119,9 +154,7 @@ pub async fn run_turn(
         (None, _) => {
             // A continuing turn of a conversation that holds no guided state: nothing to build on.
             conversation.abort(&env).await;
-            if let Err(refund) = spend::refund(&env, owner, charge).await {
-                console_warn!("a refused turn's charge was not refunded: {refund}");
-            }
+            refund(&env, owner, charge).await;
             return Err(AppError::conversation_not_found());
         }
         (Some(stored), _) => {
@@ -148,9 +181,7 @@ pub async fn run_turn(
                 Ok(start) => (trusted, start),
                 Err(error) => {
                     conversation.abort(&env).await;
-                    if let Err(refund) = spend::refund(&env, owner, charge).await {
-                        console_warn!("a refused turn's charge was not refunded: {refund}");
-                    }
+                    refund(&env, owner, charge).await;
                     return Err(error);
                 }
             }
@@ -164,16 +195,14 @@ pub async fn run_turn(
         settings,
         env,
     };
-    let Some((mut out, response)) = stream else {
-        let mut out = Output::json();
-        let persisted = turn.run(start, &mut out).await;
-        return out.into_json_response(persisted);
-    };
-    ctx.wait_until(async move {
-        // A `status` event already told the client if the turn was not stored.
-        turn.run(start, &mut out).await;
-    });
-    Ok(response)
+    Ok(Prepared { turn, start, wire })
+}
+
+/// Gives a refused turn's charge back (a failure is only logged).
+async fn refund(env: &Env, owner: &Owner, charge: Charge) {
+    if let Err(refund) = spend::refund(env, owner, charge).await {
+        console_warn!("a refused turn's charge was not refunded: {refund}");
+    }
 }
 
 /// What a turn that starts as `start` is charged: one call when it calls a paid model.

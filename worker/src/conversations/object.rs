@@ -24,7 +24,9 @@ use worker::{
 use super::client::{ID_HEADER, OWNER_HEADER, retention_ms};
 use super::index;
 use super::rows::Rows;
-use crate::assistant::host::{Host, TurnOrder, interrupted_entries};
+use crate::assistant::host::{Host, Ordered, TurnOrder, interrupted_entries};
+use crate::chat::conversation::{TOKEN_HEADER, hash_token, require_token};
+use crate::chat::hosted;
 use crate::platform::deadline::{Alarm, now_ms};
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::{Kv, relist_due};
@@ -151,7 +153,8 @@ impl Conversation {
         Ok(Response::from_json(&settled.reply)?)
     }
 
-    /// `POST /turn`: runs an assistant turn the edge ordered ([`Host::run`]).
+    /// `POST /turn`: runs a turn the edge ordered: an assistant one ([`Host::run`]) or a guided
+    /// one (`crate::chat::hosted`).
     async fn turn(&self, mut req: Request) -> AppResult<Response> {
         let owner = header(&req, OWNER_HEADER)?;
         let order: TurnOrder = serde_json::from_str(&req.text().await?)?;
@@ -159,20 +162,29 @@ impl Conversation {
         let record = self.load_current(&self.state.storage()).await?;
         // The owner is checked here too, not only when the turn begins: a message queued behind
         // a running turn waits before it begins, and another owner must get 404 at once.
+        let kind = match order.what {
+            Ordered::Guided(_) => ConversationKind::Guided,
+            _ => ConversationKind::Assistant,
+        };
         let mine = match &record {
-            Some(r) => !order.start && r.owner == owner && r.kind == ConversationKind::Assistant,
+            Some(r) => !order.start && r.owner == owner && r.kind == kind,
             None => order.start,
         };
         if !mine || order.owner.id != owner {
             return Err(AppError::conversation_not_found());
         }
-        self.host.run(&self.state, &self.env, order).await
+        match kind {
+            ConversationKind::Guided => {
+                hosted::run(&self.host, &self.state, &self.env, order).await
+            }
+            ConversationKind::Assistant => self.host.run(&self.state, &self.env, order).await,
+        }
     }
 
-    /// `GET /join?after=<seq>`: the owner joins the running (or last) turn's events after
+    /// `GET /join?after=<seq>`: the owner (with a guided conversation's token) joins the running (or last) turn's events after
     /// `after`, in the dialect the request's headers ask for; 204 when there is none to join.
     async fn join(&self, req: &Request) -> AppResult<Response> {
-        self.owned_assistant(req).await?;
+        self.owned(req).await?;
         let after = req
             .url()?
             .query_pairs()
@@ -185,24 +197,33 @@ impl Conversation {
         }
     }
 
-    /// `POST /stop`: the owner stops the running turn: `{"stopped": true}`, or `false` when no
+    /// `POST /stop`: the owner (with a guided conversation's token) stops the running turn: `{"stopped": true}`, or `false` when no
     /// streamed turn runs.
     async fn stop(&self, req: &Request) -> AppResult<Response> {
-        self.owned_assistant(req).await?;
+        self.owned(req).await?;
         let stopped = self.host.stop();
         Ok(Response::from_json(
             &serde_json::json!({ "stopped": stopped }),
         )?)
     }
 
-    /// The record, when it is an assistant conversation of the owner in the request (404 for
-    /// anyone else).
-    async fn owned_assistant(&self, req: &Request) -> AppResult<Rc<Record>> {
+    /// The record, when it is a conversation of the owner in the request (404 for anyone
+    /// else), and a guided one's token is the request's (403 otherwise, as for its reads).
+    async fn owned(&self, req: &Request) -> AppResult<Rc<Record>> {
         let owner = header(req, OWNER_HEADER)?;
-        let record = self.load_current(&self.state.storage()).await?;
-        record
-            .filter(|r| r.owner == owner && r.kind == ConversationKind::Assistant)
-            .ok_or_else(AppError::conversation_not_found)
+        let record = self
+            .load_current(&self.state.storage())
+            .await?
+            .filter(|r| r.owner == owner)
+            .ok_or_else(AppError::conversation_not_found)?;
+        if record.kind == ConversationKind::Guided {
+            let token = require_token(req.headers().get(TOKEN_HEADER)?)?;
+            let read = Command::Read {
+                token_hash: Some(hash_token(&token).await?),
+            };
+            conversation::handle(Some(&record), &record.id, &owner, &read, now_ms())?;
+        }
+        Ok(record)
     }
 
     /// The record as stored, after settling a turn it says runs while this instance runs none:
@@ -213,16 +234,14 @@ impl Conversation {
         let Some(before) = record else {
             return Ok(None);
         };
-        let Some(lost) = before
-            .running
-            .filter(|_| before.kind == ConversationKind::Assistant && self.host.idle())
-        else {
+        let Some(lost) = before.running.filter(|_| self.host.idle()) else {
             return Ok(Some(before));
         };
-        let entries = interrupted_entries(storage, lost.lease).await?;
+        let (entries, guided) = interrupted_entries(storage, lost.lease).await?;
         let command = Command::Interrupt {
             lease: lost.lease,
             entries,
+            guided,
         };
         let handled =
             conversation::handle(Some(&before), &before.id, &before.owner, &command, now_ms())?;

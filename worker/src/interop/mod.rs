@@ -5,7 +5,7 @@
 //! platform/negotiate.rs), and the contract `/openapi.yaml` is a static asset (www/dist).
 
 use stepwise_core::interop::agui::{ResumeAnswer, ResumeRun, RunAgentInput, RunRequest, run_input};
-use worker::{Context, Env, Request, Response};
+use worker::{Env, Request, Response};
 
 use crate::assistant::approvals::{Decided, decide_as};
 use crate::assistant::deferred;
@@ -29,12 +29,7 @@ use crate::platform::owner::Owner;
 /// (`cancelled` denies), a context request (interrupt id `context:<request id>`) `{payloads?,
 /// skip?}` (`cancelled` runs without it). Input that is not a turn is refused (422) before
 /// anything runs.
-pub async fn post_agui(
-    mut req: Request,
-    env: Env,
-    ctx: &Context,
-    owner: &Owner,
-) -> AppResult<Response> {
+pub async fn post_agui(mut req: Request, env: Env, owner: &Owner) -> AppResult<Response> {
     // Admitted here (the router leaves this route to it): every run is rate limited before it
     // is read; the kill switch is judged once it is, since a run that denies an approval calls
     // no model and must pass while model calls are off, as the HTTP route's denial does.
@@ -60,7 +55,7 @@ pub async fn post_agui(
         run_id: input.run_id,
     };
     match request {
-        RunRequest::Guided(request) => run_turn(request, token, reply, env, ctx, owner).await,
+        RunRequest::Guided(request) => run_turn(request, token, reply, env, owner).await,
         RunRequest::Assistant(run) => {
             let message = AssistantMessage {
                 conversation_id: run.conversation_id,

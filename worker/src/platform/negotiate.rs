@@ -9,9 +9,9 @@ use super::error::{AppError, AppResult};
 use super::ids;
 
 /// The request header naming a stream dialect (`ui-message-stream`; absent: Stepwise's own).
-const FORMAT_HEADER: &str = "x-stepwise-format";
+pub const FORMAT_HEADER: &str = "x-stepwise-format";
 /// The request header asking for `model_delta` events (value `model`) instead of `text_delta`.
-const DELTAS_HEADER: &str = "x-stepwise-deltas";
+pub const DELTAS_HEADER: &str = "x-stepwise-deltas";
 
 /// The dialect of an event stream.
 pub enum Wire {

@@ -246,6 +246,27 @@ impl Output {
         }
     }
 
+    /// `next` (a model's next piece), unless the live turn's owner stops it first: `None` then
+    /// (dropping `next` closes what it reads from). Not a live turn: `next` as it ends.
+    pub async fn unless_stopped<F: std::future::Future>(&self, next: F) -> Option<F::Output> {
+        let Some(log) = self.live() else {
+            return Some(next.await);
+        };
+        if log.is_stopped() {
+            return None;
+        }
+        let next = std::pin::pin!(next);
+        match futures::future::select(next, log.stop_requested()).await {
+            futures::future::Either::Left((piece, _)) => Some(piece),
+            futures::future::Either::Right(_) => None,
+        }
+    }
+
+    /// Whether this is a live turn its owner stopped.
+    pub fn is_stopped(&self) -> bool {
+        self.live().is_some_and(|log| log.is_stopped())
+    }
+
     /// Sends the `stopped` event that ends a stopped turn, with the partial answer kept.
     pub async fn stopped(&mut self, message: String) {
         self.emit(StreamEvent::Stopped { message }).await;

@@ -1,0 +1,73 @@
+//! Guided chat turns hosted by their conversation's Durable Object, as assistant turns are
+//! (`crate::assistant::host`): the edge sends the turn (`POST /turn`, [`Ordered::Guided`]), the
+//! object begins it ([`super::prepare`]) and, when it is streamed, runs it in the background with
+//! a log every client reads (`crate::platform::live`), so the answer goes on when the tab goes
+//! away, a reload joins it with `Last-Event-ID`, and Stop keeps what was generated. The log's
+//! header holds the state the turn keeps if the object dies mid-turn
+//! (`GuidedState::before_answer`). A JSON turn is awaited and answered whole.
+//!
+//! Guided turns are not queued: a message sent while one runs is refused (409
+//! `turn_in_progress`), since the next turn builds on the count of turns the first one makes.
+
+use worker::{Env, Response, State};
+
+use super::conversation::TOKEN_HEADER;
+use super::{Prepared, prepare};
+use crate::assistant::host::{Host, Ordered, TurnOrder, begin_log};
+use crate::conversations::client::ID_HEADER;
+use crate::platform::error::{AppError, AppResult};
+use crate::platform::output::Output;
+
+/// Begins the ordered guided turn and runs it: streamed, in the background, the answer being its
+/// log's stream (with the conversation's id, and a new conversation's token, in its headers);
+/// else awaited and answered as JSON.
+pub async fn run(host: &Host, state: &State, env: &Env, order: TurnOrder) -> AppResult<Response> {
+    let running = host.hold();
+    let TurnOrder {
+        owner,
+        conversation_id: id,
+        start,
+        what,
+        delivery,
+    } = order;
+    let Ordered::Guided(guided) = what else {
+        return Err(AppError::internal(&"not a guided turn"));
+    };
+    let token = guided.token.clone();
+    let delivery = delivery.into_delivery()?;
+    let Prepared {
+        turn,
+        start: plan,
+        wire,
+    } = prepare(*guided, &id, start, delivery, env.clone(), &owner).await?;
+    let Some(wire) = wire else {
+        let mut out = Output::json();
+        let persisted = turn.run(plan, &mut out).await;
+        return out.into_json_response(persisted);
+    };
+    let lease = turn.conversation.lease;
+    let kept = turn.kept_if_cut_short(&plan);
+    let opened = match begin_log(state, &id, lease, None, kept).await {
+        Ok(log) => log.subscribe(0, wire).map(|response| (log, response)),
+        Err(error) => Err(error),
+    };
+    let (log, mut response) = match opened {
+        Ok(opened) => opened,
+        Err(error) => {
+            turn.conversation.abort(env).await;
+            return Err(error);
+        }
+    };
+    response.headers_mut().set(ID_HEADER, &id)?;
+    if start {
+        response.headers_mut().set(TOKEN_HEADER, &token)?;
+    }
+    host.show(log.clone());
+    state.wait_until(async move {
+        let _running = running;
+        let mut out = Output::Live(log.clone());
+        turn.run(plan, &mut out).await;
+        log.finish().await;
+    });
+    Ok(response)
+}
