@@ -299,3 +299,37 @@ export function parseSse(text) {
       return { id: Number(fields.id), event: fields.event, data: JSON.parse(fields.data.join("\n")) };
     });
 }
+
+/** Reads an event stream as it arrives: `events` fills as they come, `done` is all of them. */
+export function readEvents(response) {
+  const events = [];
+  const decoder = new TextDecoder();
+  const reader = response.body.getReader();
+  let buffer = "";
+  const done = (async () => {
+    for (;;) {
+      const chunk = await reader.read().catch(() => ({ done: true }));
+      if (chunk.done) return events;
+      buffer += decoder.decode(chunk.value, { stream: true });
+      for (let at = buffer.indexOf("\n\n"); at >= 0; at = buffer.indexOf("\n\n")) {
+        events.push(...parseSse(buffer.slice(0, at + 2)));
+        buffer = buffer.slice(at + 2);
+      }
+    }
+  })();
+  return { events, done, text: () => shownText(events) };
+}
+
+/** The display text of a stream's events. */
+export const shownText = (events) => events.filter((e) => e.event === "text_delta").map((e) => e.data.text).join("");
+
+/** `found()`'s first truthy value, asked every 50 ms for at most `ms`. */
+export async function until(found, ms = 20000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await found();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

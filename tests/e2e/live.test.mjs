@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { apiCaller, asOwner, fakeProvider, newOwner, parseSse, startStack } from "./harness.mjs";
+import { apiCaller, asOwner, fakeProvider, newOwner, readEvents, shownText, startStack, until } from "./harness.mjs";
 
 /** A reply of many short lines, streamed one provider event every `DELAY_MS`. */
 const REPLY = Array.from({ length: 24 }, (_, i) => `Line ${i + 1} of a long, paced answer.`).join("\n");
@@ -18,37 +18,8 @@ const providers = (url) => [fakeProvider(url, "fake-openai", "openai"), { name: 
 const paced = (request) => (request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: DELAY_MS } : { reply: "Other." });
 const context = { current_page: "chat" };
 
-/** Reads an event stream as it arrives. */
-function read(response) {
-  const events = [];
-  const decoder = new TextDecoder();
-  const reader = response.body.getReader();
-  let buffer = "";
-  const done = (async () => {
-    for (;;) {
-      const chunk = await reader.read().catch(() => ({ done: true }));
-      if (chunk.done) return events;
-      buffer += decoder.decode(chunk.value, { stream: true });
-      for (let at = buffer.indexOf("\n\n"); at >= 0; at = buffer.indexOf("\n\n")) {
-        events.push(...parseSse(buffer.slice(0, at + 2)));
-        buffer = buffer.slice(at + 2);
-      }
-    }
-  })();
-  return { events, done, text: () => shown(events) };
-}
-
-const shown = (events) => events.filter((e) => e.event === "text_delta").map((e) => e.data.text).join("");
-
-async function until(found, ms = 20000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await found();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const read = readEvents;
+const shown = shownText;
 
 function live(stack) {
   const call = apiCaller(() => stack.base);

@@ -258,11 +258,11 @@ describe("anonymous owners, limits and lifecycle", () => {
     }
   });
 
-  test("a client that disconnects mid-turn cancels the upstream call, and nothing of the turn is saved", async () => {
+  test("a client that disconnects mid-turn does not cancel it (a disconnect is not a Stop): the answer runs to its end, once, and is saved", async () => {
     const owner = newOwner();
     const first = await call("POST", "/api/chat", { token: owner, headers: { accept: "application/json" }, body: { message: "Track rivals", current_config: {}, provider: "offline" } });
     const { conversation_id, conversation_token } = first.json;
-    stack.fake.script({ reply: "A slow answer, ".repeat(30), delayMs: 60 });
+    stack.fake.script({ reply: "A slow answer, ".repeat(10), delayMs: 60, paced: true });
     const controller = new AbortController();
     const since = stack.fake.requests.length;
     try {
@@ -276,14 +276,18 @@ describe("anonymous owners, limits and lifecycle", () => {
       let seen = "";
       while (!seen.includes("text_delta")) seen += new TextDecoder().decode((await reader.read()).value);
       controller.abort();
-      const upstream = await until(() => stack.fake.requests.slice(since).find((r) => r.model === "paid"), Boolean);
-      await until(() => upstream.closedEarly, Boolean, 10000);
+      const saved = await until(async () => {
+        const read = await call("GET", `/api/conversations/${conversation_id}`, { token: owner, headers: { "x-conversation-token": conversation_token } });
+        return read.json.turns === 2 && read.json;
+      }, Boolean, 15000);
+      const answer = saved.conversation_history.at(-1);
+      assert.ok(answer.content.split("A slow answer,").length === 11 && !answer.status, "the whole answer");
+      const upstream = stack.fake.requests.slice(since).filter((r) => r.model === "paid");
+      assert.equal(upstream.length, 1, "one model call");
+      assert.equal(upstream[0].closedEarly, null, "the provider's answer was read to its end");
     } finally {
       stack.fake.script((request) => (request.model.startsWith("paid") ? { reply: `Report of ${request.model}.` } : { reply: "?" }));
     }
-    await new Promise((r) => setTimeout(r, 500));
-    const saved = await call("GET", `/api/conversations/${conversation_id}`, { token: owner, headers: { "x-conversation-token": conversation_token } });
-    assert.equal(saved.json.turns, 1, "the cancelled turn was not saved");
   });
 
   test("user text never becomes a marker: line breaks in a value are refused", async () => {

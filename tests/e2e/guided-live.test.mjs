@@ -1,0 +1,211 @@
+// End-to-end tests of live guided-chat turns under `wrangler dev`: a guided turn runs on its
+// conversation's Durable Object whether or not anyone reads it; a client that drops (or reloads
+// during its first turn) joins again with `Last-Event-ID` and the conversation's token and gets
+// the rest exactly once; Stop aborts the provider's call and keeps the answer so far marked
+// `stopped`; a Worker restarted mid-turn leaves it `interrupted` and the conversation takes its
+// next turn. The fake provider paces its deltas so turns last.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { apiCaller, asOwner, fakeProvider, newOwner, readEvents, shownText, startStack, until } from "./harness.mjs";
+
+/** A reply of many short lines with no markers, streamed one provider event every `DELAY_MS`. */
+const REPLY = Array.from({ length: 24 }, (_, i) => `Line ${i + 1} of a long, paced answer.`).join("\n");
+const DELAY_MS = 80;
+const providers = (url) => [fakeProvider(url, "fake-openai", "openai"), { name: "offline", kind: "offline" }];
+const paced = () => ({ reply: REPLY, paced: true, delayMs: DELAY_MS });
+
+function guided(stack) {
+  const call = apiCaller(() => stack.base);
+  /** Posts a streamed guided turn (continuing `from`, a turn's `{id, token, turns}`). */
+  async function post(owner, message, from) {
+    const controller = new AbortController();
+    const body = { provider: "fake-openai", message, current_config: {}, ...(from ? { conversation_id: from.id, turns: from.turns } : {}) };
+    const response = await fetch(`${stack.base}/api/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...asOwner(owner), ...(from ? { "x-conversation-token": from.token } : {}) },
+      body: JSON.stringify(body),
+      signal: controller.signal,
+    });
+    const headers = response.headers;
+    if (response.status !== 200) return { status: response.status, json: await response.json() };
+    const id = headers.get("x-stepwise-conversation");
+    const token = headers.get("x-conversation-token") ?? from?.token;
+    return { status: 200, ...readEvents(response), owner, id, token, abort: () => controller.abort() };
+  }
+  /** Joins conversation `id`'s turn after `lastEventId`, with `token`. */
+  async function join(owner, id, token, lastEventId) {
+    const headers = { ...asOwner(owner), "x-conversation-token": token, ...(lastEventId ? { "last-event-id": String(lastEventId) } : {}) };
+    const response = await fetch(`${stack.base}/api/conversations/${id}/stream`, { headers });
+    if (response.status === 200) return { status: 200, ...readEvents(response) };
+    return { status: response.status, text: await response.text(), done: Promise.resolve([]) };
+  }
+  const stop = (owner, id, token) => call("POST", `/api/conversations/${id}/stop`, { owner, headers: token ? { "x-conversation-token": token } : {} });
+  const snapshot = async (owner, id, token) => (await call("GET", `/api/conversations/${id}`, { owner, headers: { "x-conversation-token": token } })).json;
+  const calls = (since) => stack.fake.requests.filter((r) => r.at >= since);
+  /** A finished first turn: `{id, token, turns}`. */
+  async function opened(owner) {
+    const first = await post(owner, "Track rivals");
+    const done = (await first.done).at(-1);
+    assert.equal(done.event, "complete");
+    return { id: first.id, token: first.token, turns: done.data.payload.turns };
+  }
+  return { call, post, join, stop, snapshot, calls, opened };
+}
+
+describe("live guided turns", () => {
+  let stack;
+  let api;
+  before(async () => {
+    stack = await startStack({ providers });
+    stack.fake.script(paced);
+    api = guided(stack);
+  });
+  after(() => stack?.stop());
+
+  test("a client that drops after three deltas rejoins with Last-Event-ID and its token, and gets the rest once, in order; the provider was called once", async () => {
+    const owner = newOwner();
+    const reference = await (await api.post(owner, "Tell me everything")).done;
+    assert.equal(reference.at(-1).event, "complete");
+    const from = await api.opened(owner);
+    const since = Date.now();
+    const first = await api.post(owner, "Tell me everything again", from);
+    await until(() => first.events.filter((e) => e.event === "text_delta").length >= 3);
+    first.abort();
+    const seen = first.events.slice();
+    const last = seen.at(-1).id;
+    await new Promise((r) => setTimeout(r, 4 * DELAY_MS));
+    const stranger = await api.join(newOwner(), from.id, from.token, last);
+    assert.equal(stranger.status, 404, "another owner cannot see it exists");
+    const noToken = await api.join(owner, from.id, "0".repeat(32), last);
+    assert.equal(noToken.status, 403, "nor can the owner without its token");
+    const rest = await api.join(owner, from.id, from.token, last);
+    assert.equal(rest.status, 200, rest.text);
+    const resumed = await rest.done;
+    assert.ok(resumed.length > 0 && resumed.every((e) => e.id > last), "only later events");
+    const ids = [...seen, ...resumed].map((e) => e.id);
+    assert.deepEqual(ids, [...new Set(ids)].sort((a, b) => a - b), "each event once, in order");
+    assert.equal(resumed.at(-1).event, "complete");
+    assert.equal(shownText(seen) + shownText(resumed), shownText(reference), "the same text as an undisturbed client");
+    assert.equal(api.calls(since).length, 1, "one model call");
+    const stored = await api.snapshot(owner, from.id, from.token);
+    assert.equal(stored.turns, 2);
+    assert.deepEqual(stored.conversation_history.slice(-2).map((m) => [m.role, m.content, m.status ?? null]), [
+      ["user", "Tell me everything again", null],
+      ["assistant", resumed.at(-1).data.payload.message, null],
+    ]);
+  });
+
+  test("a first turn's response names its conversation and token at once: a reload joins it from the start", async () => {
+    const owner = newOwner();
+    const first = await api.post(owner, "Start me up");
+    assert.match(first.id, /^[0-9a-f]{32}$/);
+    assert.match(first.token, /^[0-9a-f]{32}$/);
+    await until(() => first.events.some((e) => e.event === "text_delta"));
+    first.abort();
+    const reloaded = await api.join(owner, first.id, first.token);
+    assert.equal(reloaded.status, 200, reloaded.text);
+    const events = await reloaded.done;
+    assert.equal(events.at(-1).event, "complete");
+    assert.equal(events.at(-1).data.payload.conversation_token, first.token);
+    assert.equal(shownText(events), REPLY);
+    const stored = await api.snapshot(owner, first.id, first.token);
+    assert.equal(stored.turns, 1);
+    const late = await api.join(owner, first.id, first.token, events.at(-1).id);
+    assert.deepEqual([late.status, await late.done], [200, []], "nothing after the last event");
+  });
+
+  test("Stop aborts the provider's call, keeps the answer so far marked stopped, and ends every client's stream; a message mid-answer is 409", async () => {
+    const owner = newOwner();
+    const from = await api.opened(owner);
+    const since = Date.now();
+    const running = await api.post(owner, "A long answer, please", from);
+    await until(() => running.events.filter((e) => e.event === "text_delta").length >= 3);
+    const watcher = await api.join(owner, from.id, from.token);
+    assert.equal(watcher.status, 200, watcher.text);
+    const meanwhile = await api.post(owner, "Meanwhile", from);
+    assert.deepEqual([meanwhile.status, meanwhile.json.error.code], [409, "turn_in_progress"]);
+    const other = await api.stop(newOwner(), from.id, from.token);
+    assert.deepEqual([other.status, other.json.error.code], [404, "conversation_not_found"]);
+    const tokenless = await api.stop(owner, from.id);
+    assert.equal(tokenless.status, 403);
+    const stop = await api.stop(owner, from.id, from.token);
+    assert.deepEqual([stop.status, stop.json], [200, { stopped: true }]);
+    const [mine, theirs] = await Promise.all([running.done, watcher.done]);
+    for (const events of [mine, theirs]) {
+      assert.equal(events.at(-1).event, "stopped");
+      assert.ok(!events.some((e) => e.event === "complete"));
+    }
+    const partial = mine.at(-1).data.message;
+    assert.equal(partial, shownText(mine));
+    assert.ok(partial.length > 0 && partial.length < REPLY.length, partial);
+    assert.ok(await until(() => api.calls(since)[0]?.closedEarly), "the provider saw its connection closed");
+    const stored = await api.snapshot(owner, from.id, from.token);
+    assert.equal(stored.turns, from.turns + 1, "the stopped answer is a turn");
+    assert.deepEqual(stored.conversation_history.slice(-2).map((m) => [m.role, m.content, m.status ?? null]), [
+      ["user", "A long answer, please", null],
+      ["assistant", partial, "stopped"],
+    ]);
+    assert.deepEqual((await api.stop(owner, from.id, from.token)).json, { stopped: false }, "nothing runs any more");
+    const next = await api.post(owner, "Next question", { ...from, turns: stored.turns });
+    assert.equal((await next.done).at(-1).event, "complete", "the conversation takes its next turn");
+  });
+
+  test(
+    "a client that drops while the provider's answer arrives in one burst: the turn still ends and is saved",
+    { todo: "known defect (issue 29): the turn stops after the deltas it had sent when the client dropped, and is not saved" },
+    async () => {
+      const owner = newOwner();
+      const from = await api.opened(owner);
+      stack.fake.script({ reply: "A burst of an answer, ".repeat(10), delayMs: 60 });
+      try {
+        const running = await api.post(owner, "All at once, please", from);
+        await until(() => running.events.some((e) => e.event === "text_delta"));
+        running.abort();
+        await until(async () => (await api.snapshot(owner, from.id, from.token)).turns === from.turns + 1, 15000);
+      } finally {
+        stack.fake.script(paced);
+      }
+    },
+  );
+});
+
+describe("guided turns that outlive their Worker", () => {
+  test("a Worker restarted mid-turn: the conversation shows the interrupted answer and takes its next turn", async () => {
+    const state = mkdtempSync(join(tmpdir(), "stepwise-guided-live-"));
+    const owner = newOwner();
+    let from;
+    let partial;
+    const first = await startStack({ persist: state, providers });
+    try {
+      first.fake.script(paced);
+      const api = guided(first);
+      from = await api.opened(owner);
+      const running = await api.post(owner, "A long answer, please", from);
+      await until(() => running.events.filter((e) => e.event === "text_delta").length >= 8);
+      partial = shownText(running.events);
+    } finally {
+      await first.stop();
+    }
+    const second = await startStack({ persist: state, providers });
+    try {
+      second.fake.script(() => ({ reply: "Answered after the restart." }));
+      const api = guided(second);
+      const stored = await api.snapshot(owner, from.id, from.token);
+      assert.equal(stored.turns, from.turns + 1);
+      const [question, answer] = stored.conversation_history.slice(-2);
+      assert.deepEqual([question.role, question.content], ["user", "A long answer, please"]);
+      assert.deepEqual([answer.role, answer.status], ["assistant", "interrupted"]);
+      assert.ok(answer.content.length > 0 && partial.startsWith(answer.content), `${answer.content} / ${partial}`);
+      const next = await api.post(owner, "Try again", { ...from, turns: stored.turns });
+      const events = await next.done;
+      assert.equal(events.at(-1).event, "complete");
+      assert.equal(events.at(-1).data.payload.message, "Answered after the restart.");
+    } finally {
+      await second.stop();
+      rmSync(state, { recursive: true, force: true });
+    }
+  });
+});
