@@ -235,8 +235,10 @@ async fn owned(req: Request, env: Env, owner: &Owner) -> AppResult<Response> {
             body::require_json(&req)?;
             assistant::deferred::force(env.clone(), owner, id, request).await
         }
-        (Method::Get, ["api", "assistant", "conversations", id, "stream"])
-        | (Method::Get, ["api", "conversations", id, "stream"]) => {
+        (Method::Get, ["api", "assistant", "conversations", id, "stream"]) => {
+            host::join(&req, &env, owner, id).await
+        }
+        (Method::Get, ["api", "conversations", id, "stream"]) => {
             host::join(&req, &env, owner, id).await
         }
         (Method::Post, ["api", "assistant", "conversations", id, "cards"]) => {
@@ -259,8 +261,11 @@ async fn owned(req: Request, env: Env, owner: &Owner) -> AppResult<Response> {
             let (id, approval) = ((*id).to_owned(), (*approval).to_owned());
             assistant::approvals::decide(req, env, owner, &id, &approval).await
         }
-        (Method::Post, ["api", "assistant", "conversations", id, "stop"])
-        | (Method::Post, ["api", "conversations", id, "stop"]) => {
+        (Method::Post, ["api", "assistant", "conversations", id, "stop"]) => {
+            body::require_json(&req)?;
+            host::stop(&req, &env, owner, id).await
+        }
+        (Method::Post, ["api", "conversations", id, "stop"]) => {
             body::require_json(&req)?;
             host::stop(&req, &env, owner, id).await
         }

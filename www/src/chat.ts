@@ -12,6 +12,15 @@ import type { Page } from "./page.js";
 import { readSse } from "./sse.js";
 
 const STORAGE_KEY = "stepwise.chat.v1";
+/** The turn being answered, for a reload to join: `{message, conversation_id}`. */
+const RUNNING_KEY = "stepwise.chat.running.v1";
+
+/** A turn its owner stopped: the answer so far is kept, marked stopped. */
+class Stopped extends Error {
+  constructor(readonly partial: string) {
+    super("Stopped.");
+  }
+}
 
 /** A field or step as people read it: `focus_areas` is "focus areas". */
 export function label(name: string): string {
@@ -67,6 +76,7 @@ export class ChatView implements Page {
   private readonly configPanel = h("div", { class: "config" });
   private readonly input = h("input", { type: "text", id: "chat-input", autocomplete: "off", placeholder: "Type your answer…" });
   private readonly sendButton = h("button", { class: "btn", type: "submit" }, "Send");
+  private readonly stopButton = h("button", { class: "btn secondary", type: "button", hidden: true, "data-action": "stop", onclick: () => this.stop() }, "Stop");
 
   constructor(workflow: Workflow) {
     this.workflow = workflow;
@@ -78,6 +88,7 @@ export class ChatView implements Page {
       h("label", { for: "chat-input", class: "visually-hidden" }, "Your message"),
       this.input,
       this.sendButton,
+      this.stopButton,
     );
     const restart = h("button", { class: "btn link", type: "button", onclick: () => this.askToRestart() }, "Start over");
     this.root.append(
@@ -98,6 +109,7 @@ export class ChatView implements Page {
     this.render();
     if (this.state.conversation_id && this.state.token) await this.resume();
     if (this.state.stream_id) await this.refreshSavedStream();
+    await this.rejoin();
     if (!this.state.history.length) this.greet();
   }
 
@@ -254,6 +266,10 @@ export class ChatView implements Page {
       this.input.value = "";
       this.pending = null;
     } catch (error) {
+      if (error instanceof Stopped) {
+        await this.keepStopped(error, bubble);
+        return;
+      }
       bubble.remove();
       this.showError((error as Error).message, undefined, true);
       this.renderControls(this.state.last);
@@ -283,11 +299,30 @@ export class ChatView implements Page {
       const body = await response.json().catch(() => null);
       throw new Error(body?.error ? `${body.error.message} (${body.error.code})` : `The server answered ${response.status}.`);
     }
+    // The turn runs on the server whatever happens to this page: a first turn's conversation
+    // is known at once, so a reload can join it.
+    const id = response.headers.get("x-stepwise-conversation");
+    const token = response.headers.get("x-conversation-token");
+    if (id && token && !this.state.conversation_id) {
+      this.state.conversation_id = id;
+      this.state.token = token;
+      this.save();
+    }
+    if (id) localStorage.setItem(RUNNING_KEY, JSON.stringify({ message: request.message, conversation_id: id }));
+    try {
+      return await this.follow(response.body, bubble);
+    } finally {
+      localStorage.removeItem(RUNNING_KEY);
+    }
+  }
+
+  /** Reads a turn's events into `bubble` until it completes (or is stopped). */
+  private async follow(body: ReadableStream<Uint8Array>, bubble: HTMLElement): Promise<ChatResponse> {
     const markers = new MarkerStream();
     const live = { suggestions: [] as string[], options: [] as string[], proposed: null as string | null };
     let shown = "";
     try {
-      for await (const message of readSse(response.body)) {
+      for await (const message of readSse(body)) {
         const event = JSON.parse(message.data);
         if (event.type === "model_delta") {
           for (const piece of markers.feed(event.text)) {
@@ -303,12 +338,14 @@ export class ChatView implements Page {
           bubble.textContent = shown;
         } else if (event.type === "complete") {
           return event.payload as ChatResponse;
+        } else if (event.type === "stopped") {
+          throw new Stopped(event.message ?? shown);
         } else if (event.type === "error") {
           throw new Error(`${event.message} (${event.code})`);
         }
       }
     } catch (error) {
-      if (error instanceof Error && / \(\w+\)$/.test(error.message)) throw error;
+      if (error instanceof Stopped || (error instanceof Error && / \(\w+\)$/.test(error.message))) throw error;
       throw new Error("The connection was lost while the answer was streaming.");
     }
     throw new Error("The answer ended before it was complete.");
@@ -368,6 +405,7 @@ export class ChatView implements Page {
   private updateComposer(): void {
     this.input.disabled = this.busy || this.saved;
     this.sendButton.disabled = this.busy || this.saved;
+    this.stopButton.hidden = !this.busy || !this.state.conversation_id;
     this.input.placeholder = this.saved ? SAVED_HINT : "Type your answer…";
   }
 
@@ -534,6 +572,74 @@ export class ChatView implements Page {
     this.busy = busy;
     this.updateComposer();
     if (!busy && !this.saved) this.input.focus();
+  }
+
+  /** Stop: the server aborts the model call and keeps the answer so far; the stream then ends
+   * with `stopped` in every tab. */
+  private async stop(): Promise<void> {
+    const id = this.state.conversation_id;
+    if (!id || !this.state.token) return;
+    this.stopButton.disabled = true;
+    try {
+      await fetch(`/api/conversations/${id}/stop`, { method: "POST", headers: authHeaders({ "content-type": "application/json", "x-conversation-token": this.state.token }), body: "{}" });
+    } catch {
+      this.showError("Stop did not reach the server; the answer goes on.");
+    } finally {
+      this.stopButton.disabled = false;
+    }
+  }
+
+  /** A stopped answer stays as far as it got, marked; the server's state then wins (the stopped
+   * answer is a turn there). */
+  private async keepStopped(stopped: Stopped, bubble: HTMLElement): Promise<void> {
+    bubble.textContent = stopped.partial;
+    bubble.classList.add("stopped");
+    bubble.append(h("span", { class: "msg-status" }, " (stopped)"));
+    this.pending = null;
+    this.input.value = "";
+    await this.resume();
+  }
+
+  /** After a reload, joins the turn this page was reading, if the server still runs it (or has
+   * just ended it): its answer streams on where it was. */
+  private async rejoin(): Promise<void> {
+    let running: { message: string; conversation_id: string } | null = null;
+    try {
+      running = JSON.parse(localStorage.getItem(RUNNING_KEY) ?? "null");
+    } catch {
+      /* a corrupt entry joins nothing */
+    }
+    localStorage.removeItem(RUNNING_KEY);
+    if (!running || running.conversation_id !== this.state.conversation_id || !this.state.token) return;
+    const response = await fetch(`/api/conversations/${running.conversation_id}/stream`, {
+      headers: authHeaders({ "x-conversation-token": this.state.token, "x-stepwise-deltas": "model" }),
+    }).catch(() => null);
+    if (!response || response.status !== 200 || !response.body) {
+      // It ended between the snapshot read on mount and this join: read the snapshot again.
+      if (response?.status === 204) await this.resume();
+      return;
+    }
+    const message = running.message;
+    this.log.append(h("div", { class: "msg user" }, message));
+    const bubble = h("div", { class: "msg assistant", "aria-busy": "true" });
+    this.log.append(bubble);
+    this.setBusy(true);
+    localStorage.setItem(RUNNING_KEY, JSON.stringify(running));
+    try {
+      const complete = await this.follow(response.body, bubble);
+      this.apply(message, complete, bubble);
+    } catch (error) {
+      if (error instanceof Stopped) await this.keepStopped(error, bubble);
+      else {
+        bubble.remove();
+        await this.resume();
+      }
+    } finally {
+      localStorage.removeItem(RUNNING_KEY);
+      bubble.removeAttribute("aria-busy");
+      this.setBusy(false);
+      this.render();
+    }
   }
 
   private showError(message: string, code?: string, retry = false): void {

@@ -282,6 +282,11 @@ export interface ChatMessage {
   content: string;
   /** Who wrote it. */
   role: Role;
+  /**
+   * An answer cut short: `stopped` by its owner, or `interrupted` when its turn died
+   * (absent for a whole message).
+   */
+  status?: EntryStatus | null;
 }
 /** Payload types, tools, actions and pages, checked as a whole. */
 export interface ChatRegistryJson {
