@@ -12,11 +12,20 @@ import type { Page } from "./page.js";
 import { readSse } from "./sse.js";
 
 const STORAGE_KEY = "stepwise.chat.v1";
-/** The turn being answered, for a reload to join: `{message, conversation_id}`. */
+/** The turn being answered, for a reload to join. */
+interface Running {
+  message: string;
+  conversation_id: string;
+  /** The conversation's token (a first turn's comes with its stream, before it is stored). */
+  token: string;
+}
+/** Where the turn being answered is kept for a reload: a {@link Running}. */
 const RUNNING_KEY = "stepwise.chat.running.v1";
 
 /** A turn its owner stopped: the answer so far is kept, marked stopped. */
 class Stopped extends Error {
+  /** The turn that was stopped, when this page started it. */
+  running: Running | null = null;
   constructor(readonly partial: string) {
     super("Stopped.");
   }
@@ -67,6 +76,8 @@ export class ChatView implements Page {
   private state: Saved;
   private busy = false;
   private pending: { message: string; action: UserAction } | null = null;
+  /** The turn being answered (its conversation and token), while one streams. */
+  private running: Running | null = null;
   private editing: string | null = null;
   private readonly root = h("div", { class: "chat-layout" });
   private readonly stepList = h("ol");
@@ -267,7 +278,7 @@ export class ChatView implements Page {
       this.pending = null;
     } catch (error) {
       if (error instanceof Stopped) {
-        await this.keepStopped(error, bubble);
+        await this.keepStopped(error, bubble, error.running);
         return;
       }
       bubble.remove();
@@ -299,19 +310,23 @@ export class ChatView implements Page {
       const body = await response.json().catch(() => null);
       throw new Error(body?.error ? `${body.error.message} (${body.error.code})` : `The server answered ${response.status}.`);
     }
-    // The turn runs on the server whatever happens to this page: a first turn's conversation
-    // is known at once, so a reload can join it.
+    // The turn runs on the server whatever happens to this page: its conversation (a first
+    // turn's too, with its token) is known at once, so Stop can reach it and a reload join it.
+    // A first turn's conversation is kept only once it answers: a failed one leaves none.
     const id = response.headers.get("x-stepwise-conversation");
-    const token = response.headers.get("x-conversation-token");
-    if (id && token && !this.state.conversation_id) {
-      this.state.conversation_id = id;
-      this.state.token = token;
-      this.save();
+    const token = response.headers.get("x-conversation-token") ?? this.state.token;
+    if (id && token) {
+      this.running = { message: request.message ?? "", conversation_id: id, token };
+      localStorage.setItem(RUNNING_KEY, JSON.stringify(this.running));
+      this.updateComposer();
     }
-    if (id) localStorage.setItem(RUNNING_KEY, JSON.stringify({ message: request.message, conversation_id: id }));
     try {
       return await this.follow(response.body, bubble);
+    } catch (error) {
+      if (error instanceof Stopped) error.running = this.running;
+      throw error;
     } finally {
+      this.running = null;
       localStorage.removeItem(RUNNING_KEY);
     }
   }
@@ -405,7 +420,7 @@ export class ChatView implements Page {
   private updateComposer(): void {
     this.input.disabled = this.busy || this.saved;
     this.sendButton.disabled = this.busy || this.saved;
-    this.stopButton.hidden = !this.busy || !this.state.conversation_id;
+    this.stopButton.hidden = !this.busy || !this.running;
     this.input.placeholder = this.saved ? SAVED_HINT : "Type your answer…";
   }
 
@@ -577,11 +592,11 @@ export class ChatView implements Page {
   /** Stop: the server aborts the model call and keeps the answer so far; the stream then ends
    * with `stopped` in every tab. */
   private async stop(): Promise<void> {
-    const id = this.state.conversation_id;
-    if (!id || !this.state.token) return;
+    if (!this.running) return;
+    const { conversation_id: id, token } = this.running;
     this.stopButton.disabled = true;
     try {
-      await fetch(`/api/conversations/${id}/stop`, { method: "POST", headers: authHeaders({ "content-type": "application/json", "x-conversation-token": this.state.token }), body: "{}" });
+      await fetch(`/api/conversations/${id}/stop`, { method: "POST", headers: authHeaders({ "content-type": "application/json", "x-conversation-token": token }), body: "{}" });
     } catch {
       this.showError("Stop did not reach the server; the answer goes on.");
     } finally {
@@ -591,7 +606,13 @@ export class ChatView implements Page {
 
   /** A stopped answer stays as far as it got, marked; the server's state then wins (the stopped
    * answer is a turn there). */
-  private async keepStopped(stopped: Stopped, bubble: HTMLElement): Promise<void> {
+  private async keepStopped(stopped: Stopped, bubble: HTMLElement, running: Running | null): Promise<void> {
+    // A stopped first turn made its conversation: it is this page's now.
+    if (running && !this.state.conversation_id) {
+      this.state.conversation_id = running.conversation_id;
+      this.state.token = running.token;
+      this.save();
+    }
     bubble.textContent = stopped.partial;
     bubble.classList.add("stopped");
     bubble.append(h("span", { class: "msg-status" }, " (stopped)"));
@@ -603,16 +624,18 @@ export class ChatView implements Page {
   /** After a reload, joins the turn this page was reading, if the server still runs it (or has
    * just ended it): its answer streams on where it was. */
   private async rejoin(): Promise<void> {
-    let running: { message: string; conversation_id: string } | null = null;
+    let running: Running | null = null;
     try {
       running = JSON.parse(localStorage.getItem(RUNNING_KEY) ?? "null");
     } catch {
       /* a corrupt entry joins nothing */
     }
     localStorage.removeItem(RUNNING_KEY);
-    if (!running || running.conversation_id !== this.state.conversation_id || !this.state.token) return;
+    // A turn of this page's conversation, or the first turn of a new one.
+    const ours = running && (running.conversation_id === this.state.conversation_id || !this.state.conversation_id);
+    if (!running || !ours || typeof running.token !== "string") return;
     const response = await fetch(`/api/conversations/${running.conversation_id}/stream`, {
-      headers: authHeaders({ "x-conversation-token": this.state.token, "x-stepwise-deltas": "model" }),
+      headers: authHeaders({ "x-conversation-token": running.token, "x-stepwise-deltas": "model" }),
     }).catch(() => null);
     if (!response || response.status !== 200 || !response.body) {
       // It ended between the snapshot read on mount and this join: read the snapshot again.
@@ -623,18 +646,20 @@ export class ChatView implements Page {
     this.log.append(h("div", { class: "msg user" }, message));
     const bubble = h("div", { class: "msg assistant", "aria-busy": "true" });
     this.log.append(bubble);
+    this.running = running;
     this.setBusy(true);
     localStorage.setItem(RUNNING_KEY, JSON.stringify(running));
     try {
       const complete = await this.follow(response.body, bubble);
       this.apply(message, complete, bubble);
     } catch (error) {
-      if (error instanceof Stopped) await this.keepStopped(error, bubble);
+      if (error instanceof Stopped) await this.keepStopped(error, bubble, running);
       else {
         bubble.remove();
-        await this.resume();
+        if (this.state.conversation_id) await this.resume();
       }
     } finally {
+      this.running = null;
       localStorage.removeItem(RUNNING_KEY);
       bubble.removeAttribute("aria-busy");
       this.setBusy(false);
