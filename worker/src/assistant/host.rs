@@ -259,6 +259,9 @@ pub struct Host {
     /// A streamed turn is being begun or runs, or queued ones are being worked through: set
     /// before the first wait, so a message arriving in any gap waits in the queue.
     streaming: Rc<Cell<bool>>,
+    /// Who may join or stop the latest turn while its conversation is not stored yet (a guided
+    /// first turn): the owner's id and the token's hash.
+    guest: Rc<RefCell<Option<(String, String)>>>,
 }
 
 /// A message waiting for the running turn to end, with its client's stream.
@@ -299,9 +302,20 @@ impl Host {
         Running::new(&self.running)
     }
 
-    /// Makes `log` the one clients join and Stop stops (a guided turn's).
-    pub fn show(&self, log: Rc<TurnLog>) {
+    /// Makes `log` the one clients join and Stop stops (a guided turn's); `guest`: who may
+    /// join or stop it before its conversation is stored (owner id, token hash).
+    pub fn show(&self, log: Rc<TurnLog>, guest: Option<(String, String)>) {
         *self.log.borrow_mut() = Some(log);
+        *self.guest.borrow_mut() = guest;
+    }
+
+    /// Whether `owner` with the token hashed as `token_hash` may join or stop the latest turn
+    /// of a conversation not stored yet.
+    pub fn admits(&self, owner: &str, token_hash: &str) -> bool {
+        self.guest
+            .borrow()
+            .as_ref()
+            .is_some_and(|(o, t)| o == owner && t == token_hash)
     }
 
     /// Begins the ordered turn and runs it: streamed, it runs in the background and the answer
@@ -386,7 +400,7 @@ impl Host {
                 return Err(error);
             }
         };
-        *self.log.borrow_mut() = Some(log.clone());
+        self.show(log.clone(), None);
         self.work_through_queue(state, env, &id, running, Some((turn, log)));
         Ok(response)
     }
@@ -461,6 +475,7 @@ impl Host {
             log: self.log.clone(),
             queue: self.queue.clone(),
             streaming: self.streaming.clone(),
+            guest: self.guest.clone(),
         }
     }
 
@@ -495,7 +510,7 @@ impl Host {
             match begun {
                 Ok((turn, log)) => {
                     log.attach(sink, wire, 0);
-                    *self.log.borrow_mut() = Some(log.clone());
+                    self.show(log.clone(), None);
                     return Some((turn, log));
                 }
                 Err(error) => {
@@ -565,7 +580,12 @@ pub async fn begin_log(
         user,
         guided,
     };
-    storage.put(HEADER, serde_json::to_string(&header)?).await?;
+    // A header with nothing to keep (a guided first turn's: no conversation is stored until it
+    // commits) is not written, so the model call waits on no storage write.
+    let keeps = header.user.is_some() || header.guided.is_some();
+    if keeps {
+        storage.put(HEADER, serde_json::to_string(&header)?).await?;
+    }
     // The state's JS handle, owned (the type does not implement `Clone`).
     let watchers = Watchers::new(JsValue::from(state.as_raw()).unchecked_into(), id);
     let log = TurnLog::new(lease, state.storage(), watchers, header.user);

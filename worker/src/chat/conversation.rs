@@ -1,9 +1,11 @@
 //! A guided conversation's identity and its turns on the conversation's Durable Object: a
 //! 128-bit id and an access token made by the edge on its first turn (the token stored only as a
 //! SHA-256), a turn begun on the object (which checks the owner, the token, that no other turn
-//! runs and that the request builds on the latest count of turns; a first turn creates the
-//! conversation, so a client can join it or stop it at once), then committed with the
-//! workflow's new state or given up (a first turn given up takes its conversation along).
+//! runs and that the request builds on the latest count of turns), then committed with the
+//! workflow's new state or given up. A first turn takes nothing on the object before it answers:
+//! nobody else can know a new id yet, so its conversation is created whole when it commits, and
+//! the model call does not wait on a storage write (the object that runs it knows who may join
+//! it meanwhile, `hosted.rs`).
 use stepwise_core::conversation::{Command, Conversation as Record, GuidedState, Reply};
 use stepwise_core::owner::OwnerKind;
 use worker::Env;
@@ -24,10 +26,10 @@ pub struct Conversation {
     pub token: Option<String>,
     /// The turn's number (the count of turns once it commits).
     pub turn: u32,
-    /// The turn's lease on the object.
-    pub lease: u32,
-    /// The turn starts the conversation.
-    new: bool,
+    /// The turn's lease on the object (`None`: a first turn, which holds none).
+    pub lease: Option<u32>,
+    /// The token's hash, to store with a new conversation.
+    pub token_hash: String,
     /// The owner's id.
     owner: String,
     /// The workflow's state stored with a continuing conversation: what its turn builds on
@@ -37,9 +39,9 @@ pub struct Conversation {
 
 impl Conversation {
     /// Begins a turn on conversation `id` for the holder of `token`: its first (`turns` is
-    /// `None`: the id and token were just made by the edge, and the conversation is created) or
-    /// one building on `turns` committed turns. Errors: 404 `conversation_not_found` (also for
-    /// another owner's), 403 `forbidden` (token), 409 `turn_in_progress` or `stale_turn`.
+    /// `None`: the id and token were just made by the edge; nothing is stored until it commits)
+    /// or one building on `turns` committed turns. Errors: 404 `conversation_not_found` (also
+    /// for another owner's), 403 `forbidden` (token), 409 `turn_in_progress` or `stale_turn`.
     pub async fn begin(
         env: &Env,
         owner: &Owner,
@@ -49,9 +51,21 @@ impl Conversation {
         lease_ms: u64,
     ) -> AppResult<Conversation> {
         let token = require_token(Some(token.to_owned()))?;
+        let token_hash = hash_token(&token).await?;
+        let Some(turns) = turns else {
+            return Ok(Conversation {
+                id: id.to_owned(),
+                token: Some(token),
+                turn: 1,
+                lease: None,
+                token_hash,
+                owner: owner.id.clone(),
+                stored: None,
+            });
+        };
         let command = Command::BeginGuided {
-            token_hash: hash_token(&token).await?,
-            turns,
+            token_hash: token_hash.clone(),
+            turns: Some(turns),
             lease_ms,
         };
         match client::send(env, id, &owner.id, &command).await? {
@@ -61,10 +75,10 @@ impl Conversation {
                 conversation,
             } => Ok(Conversation {
                 id: id.to_owned(),
-                token: turns.is_none().then_some(token),
+                token: None,
                 turn,
-                lease,
-                new: turns.is_none(),
+                lease: Some(lease),
+                token_hash,
                 owner: owner.id.clone(),
                 stored: conversation.guided,
             }),
@@ -72,24 +86,30 @@ impl Conversation {
         }
     }
 
-    /// Whether the turn starts the conversation (it keeps nothing unless it commits).
+    /// Whether the turn starts the conversation (nothing of it is stored yet).
     pub fn is_new(&self) -> bool {
-        self.new
+        self.lease.is_none()
     }
 
-    /// Commits the turn with the workflow's new state.
+    /// Commits the turn with the workflow's new state (a first turn creates its conversation).
     pub async fn commit(&self, env: &Env, state: GuidedState) -> AppResult<()> {
-        let command = Command::CommitGuided {
-            lease: self.lease,
-            state,
+        let command = match self.lease {
+            Some(lease) => Command::CommitGuided { lease, state },
+            None => Command::CreateGuided {
+                token_hash: self.token_hash.clone(),
+                state,
+            },
         };
         client::send(env, &self.id, &self.owner, &command).await?;
         Ok(())
     }
 
-    /// Gives the turn up (nothing of it is kept; a first turn takes its conversation along).
+    /// Gives the turn up (nothing of it is kept; a first turn stored nothing yet).
     pub async fn abort(&self, env: &Env) {
-        let command = Command::Abort { lease: self.lease };
+        let Some(lease) = self.lease else {
+            return;
+        };
+        let command = Command::Abort { lease };
         if let Err(error) = client::send(env, &self.id, &self.owner, &command).await {
             worker::console_warn!("conversation {}: abort: {error}", self.id);
         }

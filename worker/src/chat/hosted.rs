@@ -4,7 +4,9 @@
 //! a log every client reads (`crate::platform::live`), so the answer goes on when the tab goes
 //! away, a reload joins it with `Last-Event-ID`, and Stop keeps what was generated. The log's
 //! header holds the state the turn keeps if the object dies mid-turn
-//! (`GuidedState::before_answer`). A JSON turn is awaited and answered whole.
+//! (`GuidedState::before_answer`). A first turn stores nothing before it answers (no lease, no
+//! header): the host remembers its owner and token's hash for those who join or stop it, and if
+//! the object dies it leaves no conversation. A JSON turn is awaited and answered whole.
 //!
 //! Guided turns are not queued: a message sent while one runs is refused (409
 //! `turn_in_progress`), since the next turn builds on the count of turns the first one makes.
@@ -45,8 +47,17 @@ pub async fn run(host: &Host, state: &State, env: &Env, order: TurnOrder) -> App
         let persisted = turn.run(plan, &mut out).await;
         return out.into_json_response(persisted);
     };
-    let lease = turn.conversation.lease;
-    let kept = turn.kept_if_cut_short(&plan);
+    // A first turn holds no lease (its conversation is created when it commits): its events are
+    // numbered from 0, below every later turn's, and if the object dies it leaves nothing.
+    let lease = turn.conversation.lease.unwrap_or(0);
+    let kept = match turn.conversation.is_new() {
+        true => None,
+        false => turn.kept_if_cut_short(&plan),
+    };
+    let guest = turn
+        .conversation
+        .is_new()
+        .then(|| (owner.id.clone(), turn.conversation.token_hash.clone()));
     let opened = match begin_log(state, &id, lease, None, kept).await {
         Ok(log) => log.subscribe(0, wire).map(|response| (log, response)),
         Err(error) => Err(error),
@@ -62,7 +73,7 @@ pub async fn run(host: &Host, state: &State, env: &Env, order: TurnOrder) -> App
     if start {
         response.headers_mut().set(TOKEN_HEADER, &token)?;
     }
-    host.show(log.clone());
+    host.show(log.clone(), guest);
     state.wait_until(async move {
         let _running = running;
         let mut out = Output::Live(log.clone());

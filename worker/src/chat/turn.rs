@@ -54,11 +54,9 @@ impl Turn {
     /// `stopped`. Returns whether the turn was stored.
     pub async fn run(self, start: TurnStart, out: &mut Output) -> bool {
         let (mut response, reply) = match start {
-            // An inline edit that would start a conversation starts none: the conversation its
-            // lease made is given up, and the client keeps its fields until a turn of the model
-            // creates one.
+            // An inline edit that would start a conversation starts none: it stores nothing,
+            // and the client keeps its fields until a turn of the model creates one.
             TurnStart::Respond(mut response) if self.conversation.is_new() => {
-                self.conversation.abort(&self.env).await;
                 response.conversation_id = None;
                 out.complete(response.into()).await;
                 return false;

@@ -30,10 +30,10 @@ use crate::chat::hosted;
 use crate::platform::deadline::{Alarm, now_ms};
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::{Kv, relist_due};
-use crate::platform::live;
 use crate::platform::negotiate::stream_wire;
 use crate::platform::owner::WS_PROTOCOL;
 use crate::platform::queues;
+use crate::platform::{ids, live};
 
 /// Most browsers watching one conversation.
 const MAX_WATCHERS: usize = 16;
@@ -207,23 +207,33 @@ impl Conversation {
         )?)
     }
 
-    /// The record, when it is a conversation of the owner in the request (404 for anyone
-    /// else), and a guided one's token is the request's (403 otherwise, as for its reads).
-    async fn owned(&self, req: &Request) -> AppResult<Rc<Record>> {
+    /// Whether the request's owner (with a guided conversation's token: 403 otherwise, as for
+    /// its reads) may join or stop this conversation's turn; 404 for anyone else. A guided first
+    /// turn, whose conversation is not stored yet, admits its owner with its token.
+    async fn owned(&self, req: &Request) -> AppResult<()> {
         let owner = header(req, OWNER_HEADER)?;
-        let record = self
-            .load_current(&self.state.storage())
-            .await?
-            .filter(|r| r.owner == owner)
-            .ok_or_else(AppError::conversation_not_found)?;
+        let record = self.load_current(&self.state.storage()).await?;
+        let token = req.headers().get(TOKEN_HEADER)?;
+        let Some(record) = record else {
+            let admitted = match token.filter(|t| ids::is_id(t)) {
+                Some(token) => self.host.admits(&owner, &hash_token(&token).await?),
+                None => false,
+            };
+            return match admitted {
+                true => Ok(()),
+                false => Err(AppError::conversation_not_found()),
+            };
+        };
+        if record.owner != owner {
+            return Err(AppError::conversation_not_found());
+        }
         if record.kind == ConversationKind::Guided {
-            let token = require_token(req.headers().get(TOKEN_HEADER)?)?;
             let read = Command::Read {
-                token_hash: Some(hash_token(&token).await?),
+                token_hash: Some(hash_token(&require_token(token)?).await?),
             };
             conversation::handle(Some(&record), &record.id, &owner, &read, now_ms())?;
         }
-        Ok(record)
+        Ok(())
     }
 
     /// The record as stored, after settling a turn it says runs while this instance runs none:
