@@ -16,7 +16,9 @@ const pct = (values, p) => {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 };
 
-/** Reads a streamed body until `done(textSoFar)`; returns ms from `start` to that point. */
+/** Reads a streamed body until `done(textSoFar)`; returns ms from `start` to that point. The rest
+ * is read to its end: a turn outlives a client that leaves (a disconnect is not a Stop), and a
+ * turn still answering would load the next measurement. */
 async function firstMatch(response, start, done) {
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
@@ -27,7 +29,7 @@ async function firstMatch(response, start, done) {
     text += decoder.decode(value, { stream: true });
     if (done(text)) {
       const at = performance.now() - start;
-      await reader.cancel().catch(() => {});
+      while (!(await reader.read()).done);
       return at;
     }
   }

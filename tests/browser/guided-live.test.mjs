@@ -7,8 +7,8 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
 import { fakeProvider, startStack } from "../e2e/harness.mjs";
+import { CHROMIUM_ARGS } from "./tabs.mjs";
 
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 const LINES = 30;
 const REPLY = Array.from({ length: LINES }, (_, i) => `Line ${i + 1} of the paced answer.`).join("\n");
 let stack;

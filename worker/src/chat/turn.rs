@@ -41,7 +41,7 @@ pub struct Turn {
 /// How a turn's model call ended.
 enum Called {
     /// The whole answer, read by the core.
-    Answered(ChatResponse),
+    Answered(Box<ChatResponse>),
     /// Its owner stopped it (a live turn): what was shown so far is kept.
     Stopped,
     /// The provider failed (the `error` event is sent) or the client went away: nothing kept.
@@ -65,7 +65,7 @@ impl Turn {
             TurnStart::CallModel(plan) => match self.call_model(&plan, out).await {
                 Called::Answered(response) => {
                     let reply = response.message.clone();
-                    (response, Some(reply))
+                    (*response, Some(reply))
                 }
                 Called::Stopped => return self.keep_stopped(&plan, out).await,
                 Called::Lost => {
@@ -161,7 +161,7 @@ impl Turn {
         for note in &outcome.notes {
             console_log!("turn note {}: {}", note.code, note.message);
         }
-        Called::Answered(outcome.response)
+        Called::Answered(Box::new(outcome.response))
     }
 
     /// A stopped turn: commits the user's message and what was shown of the answer, marked
