@@ -9,7 +9,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 export PATH="$NODE_DIR/bin:$PATH"
 pkg="crates/wasm/pkg"
-stale="$(find crates/core/src crates/wasm/src -newer "$pkg/stepwise_bg.wasm" 2>/dev/null | head -1 || true)"
+stale="$(find crates/core/src crates/wasm/src crates/wasm/js -newer "$pkg/stepwise_bg.wasm" 2>/dev/null | head -1 || true)"
 if [ ! -f "$pkg/stepwise_bg.wasm" ] || [ -n "$stale" ]; then
   "$root/scripts/build-wasm.sh" >&2
 fi

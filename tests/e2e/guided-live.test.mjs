@@ -115,6 +115,11 @@ describe("live guided turns", () => {
     assert.equal(stored.turns, 1);
     const late = await api.join(owner, first.id, first.token, events.at(-1).id);
     assert.deepEqual([late.status, await late.done], [200, []], "nothing after the last event");
+    // The assistant's routes never reach a guided conversation.
+    const crossed = await api.call("GET", `/api/assistant/conversations/${first.id}/stream`, { owner, headers: { "x-conversation-token": first.token } });
+    assert.equal(crossed.status, 404);
+    const crossedStop = await api.call("POST", `/api/assistant/conversations/${first.id}/stop`, { owner, body: {} });
+    assert.equal(crossedStop.status, 404);
   });
 
   test("Stop aborts the provider's call, keeps the answer so far marked stopped, and ends every client's stream; a message mid-answer is 409", async () => {

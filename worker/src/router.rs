@@ -3,6 +3,7 @@
 //! pass the kill switch and the rate limits here too, so no handler can forget either (but
 //! `POST /api/agui`, which admits each run once it has read it: a denial calls no model).
 
+use stepwise_core::conversation::ConversationKind;
 use worker::{Env, Method, Request, Response};
 
 use crate::platform::admin::require_admin;
@@ -236,10 +237,10 @@ async fn owned(req: Request, env: Env, owner: &Owner) -> AppResult<Response> {
             assistant::deferred::force(env.clone(), owner, id, request).await
         }
         (Method::Get, ["api", "assistant", "conversations", id, "stream"]) => {
-            host::join(&req, &env, owner, id).await
+            host::join(&req, &env, owner, id, ConversationKind::Assistant).await
         }
         (Method::Get, ["api", "conversations", id, "stream"]) => {
-            host::join(&req, &env, owner, id).await
+            host::join(&req, &env, owner, id, ConversationKind::Guided).await
         }
         (Method::Post, ["api", "assistant", "conversations", id, "cards"]) => {
             body::require_json(&req)?;
@@ -263,11 +264,11 @@ async fn owned(req: Request, env: Env, owner: &Owner) -> AppResult<Response> {
         }
         (Method::Post, ["api", "assistant", "conversations", id, "stop"]) => {
             body::require_json(&req)?;
-            host::stop(&req, &env, owner, id).await
+            host::stop(&req, &env, owner, id, ConversationKind::Assistant).await
         }
         (Method::Post, ["api", "conversations", id, "stop"]) => {
             body::require_json(&req)?;
-            host::stop(&req, &env, owner, id).await
+            host::stop(&req, &env, owner, id, ConversationKind::Guided).await
         }
         (Method::Get, ["api", "assistant", "conversations", id, "ws"]) => {
             handshake::watch(req, &env, owner, id).await

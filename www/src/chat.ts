@@ -120,7 +120,8 @@ export class ChatView implements Page {
     this.render();
     if (this.state.conversation_id && this.state.token) await this.resume();
     if (this.state.stream_id) await this.refreshSavedStream();
-    await this.rejoin();
+    // Not awaited: the rest of the app does not wait for an answer to end.
+    void this.rejoin();
     if (!this.state.history.length) this.greet();
   }
 
@@ -394,7 +395,13 @@ export class ChatView implements Page {
   private render(): void {
     this.renderSteps();
     this.renderConfig();
-    if (!this.log.childElementCount) for (const m of this.state.history) this.log.append(h("div", { class: `msg ${m.role}` }, m.content));
+    if (!this.log.childElementCount) {
+      for (const m of this.state.history) {
+        // An answer cut short says so: stopped by its owner, or interrupted when its turn died.
+        const mark = m.status === "stopped" || m.status === "interrupted" ? h("span", { class: "msg-status" }, ` (${m.status})`) : null;
+        this.log.append(h("div", { class: `msg ${m.role}${mark ? ` ${m.status}` : ""}` }, m.content, mark));
+      }
+    }
     this.renderLogNote();
     this.renderControls(this.state.last);
     this.updateComposer();
@@ -596,7 +603,9 @@ export class ChatView implements Page {
     const { conversation_id: id, token } = this.running;
     this.stopButton.disabled = true;
     try {
-      await fetch(`/api/conversations/${id}/stop`, { method: "POST", headers: authHeaders({ "content-type": "application/json", "x-conversation-token": token }), body: "{}" });
+      const response = await fetch(`/api/conversations/${id}/stop`, { method: "POST", headers: authHeaders({ "content-type": "application/json", "x-conversation-token": token }), body: "{}" });
+      const body = await response.json().catch(() => null);
+      if (!response.ok) this.showError(body?.error ? `Stop was refused: ${body.error.message} (${body.error.code})` : `Stop was refused (${response.status}).`);
     } catch {
       this.showError("Stop did not reach the server; the answer goes on.");
     } finally {
@@ -608,17 +617,22 @@ export class ChatView implements Page {
    * answer is a turn there). */
   private async keepStopped(stopped: Stopped, bubble: HTMLElement, running: Running | null): Promise<void> {
     // A stopped first turn made its conversation: it is this page's now.
-    if (running && !this.state.conversation_id) {
-      this.state.conversation_id = running.conversation_id;
-      this.state.token = running.token;
-      this.save();
-    }
+    if (running) this.adopt(running);
     bubble.textContent = stopped.partial;
     bubble.classList.add("stopped");
     bubble.append(h("span", { class: "msg-status" }, " (stopped)"));
     this.pending = null;
     this.input.value = "";
     await this.resume();
+  }
+
+  /** A first turn that ended on the server (answered or stopped) made its conversation: it is
+   * this page's now (a first turn that failed made none, and the snapshot read says so). */
+  private adopt(running: Running): void {
+    if (this.state.conversation_id) return;
+    this.state.conversation_id = running.conversation_id;
+    this.state.token = running.token;
+    this.save();
   }
 
   /** After a reload, joins the turn this page was reading, if the server still runs it (or has
@@ -638,8 +652,12 @@ export class ChatView implements Page {
       headers: authHeaders({ "x-conversation-token": running.token, "x-stepwise-deltas": "model" }),
     }).catch(() => null);
     if (!response || response.status !== 200 || !response.body) {
-      // It ended between the snapshot read on mount and this join: read the snapshot again.
-      if (response?.status === 204) await this.resume();
+      // It ended between the snapshot read on mount and this join (a first turn's conversation
+      // is then this page's): read the snapshot again.
+      if (response?.status === 204) {
+        this.adopt(running);
+        await this.resume();
+      }
       return;
     }
     const message = running.message;
@@ -657,6 +675,7 @@ export class ChatView implements Page {
       else {
         bubble.remove();
         if (this.state.conversation_id) await this.resume();
+        else this.showError((error as Error).message);
       }
     } finally {
       this.running = null;

@@ -16,7 +16,9 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use stepwise_core::conversation::{ConversationEvent, Entry, EntryStatus, GuidedState};
+use stepwise_core::conversation::{
+    ConversationEvent, ConversationKind, Entry, EntryStatus, GuidedState,
+};
 use stepwise_core::interop::ui_message::UiMessageEncoder;
 use stepwise_core::protocol::ChatRequest;
 use stepwise_core::protocol::StreamEvent;
@@ -164,7 +166,13 @@ pub async fn send(env: &Env, order: &TurnOrder) -> AppResult<Response> {
 /// one) after the event the client saw last (`Last-Event-ID`, or `?after=`): every later event
 /// once, in order, then the live ones, in the dialect the headers ask for; 204 when there is no
 /// turn to join.
-pub async fn join(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+pub async fn join(
+    req: &Request,
+    env: &Env,
+    owner: &Owner,
+    id: &str,
+    kind: ConversationKind,
+) -> AppResult<Response> {
     let after = match req.headers().get("last-event-id")? {
         Some(seen) => seen.trim().parse::<u64>().ok(),
         None => req
@@ -174,7 +182,8 @@ pub async fn join(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResul
             .and_then(|(_, v)| v.parse().ok()),
     }
     .unwrap_or(0);
-    let forwarded = forwarded(req, &[FORMAT_HEADER, DELTAS_HEADER, TOKEN_HEADER])?;
+    let mut forwarded = forwarded(req, &[FORMAT_HEADER, DELTAS_HEADER, TOKEN_HEADER])?;
+    forwarded.push((KIND_HEADER, kind_name(kind).to_owned()));
     let path = format!("join?after={after}");
     ask(env, owner, id, &path, Method::Get, &forwarded).await
 }
@@ -183,9 +192,28 @@ pub async fn join(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResul
 /// guided conversation's token): stops the running turn (the model call is aborted, what was
 /// generated is kept marked `stopped`, every client gets `stopped`): `{"stopped": true}`, or
 /// `false` when no turn runs.
-pub async fn stop(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
-    let forwarded = forwarded(req, &[TOKEN_HEADER])?;
+pub async fn stop(
+    req: &Request,
+    env: &Env,
+    owner: &Owner,
+    id: &str,
+    kind: ConversationKind,
+) -> AppResult<Response> {
+    let mut forwarded = forwarded(req, &[TOKEN_HEADER])?;
+    forwarded.push((KIND_HEADER, kind_name(kind).to_owned()));
     ask(env, owner, id, "stop", Method::Post, &forwarded).await
+}
+
+/// The header naming the kind of conversation a join or a Stop is for (its route's): the
+/// guided routes never reach an assistant conversation, nor the assistant's a guided one.
+pub const KIND_HEADER: &str = "x-stepwise-kind";
+
+/// The name of `kind` in [`KIND_HEADER`].
+pub fn kind_name(kind: ConversationKind) -> &'static str {
+    match kind {
+        ConversationKind::Guided => "guided",
+        ConversationKind::Assistant => "assistant",
+    }
 }
 
 /// The headers of `req` among `names` that it has.
@@ -307,6 +335,12 @@ impl Host {
     pub fn show(&self, log: Rc<TurnLog>, guest: Option<(String, String)>) {
         *self.log.borrow_mut() = Some(log);
         *self.guest.borrow_mut() = guest;
+    }
+
+    /// Forgets the latest turn's log and who may join it (the conversation was erased).
+    pub fn forget(&self) {
+        *self.log.borrow_mut() = None;
+        *self.guest.borrow_mut() = None;
     }
 
     /// Whether `owner` with the token hashed as `token_hash` may join or stop the latest turn

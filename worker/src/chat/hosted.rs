@@ -14,7 +14,7 @@
 use worker::{Env, Response, State};
 
 use super::conversation::TOKEN_HEADER;
-use super::{Prepared, prepare};
+use super::{Prepared, prepare, refund};
 use crate::assistant::host::{Host, Ordered, TurnOrder, begin_log};
 use crate::conversations::client::ID_HEADER;
 use crate::platform::error::{AppError, AppResult};
@@ -41,6 +41,7 @@ pub async fn run(host: &Host, state: &State, env: &Env, order: TurnOrder) -> App
         turn,
         start: plan,
         wire,
+        charge,
     } = prepare(*guided, &id, start, delivery, env.clone(), &owner).await?;
     let Some(wire) = wire else {
         let mut out = Output::json();
@@ -58,20 +59,23 @@ pub async fn run(host: &Host, state: &State, env: &Env, order: TurnOrder) -> App
         .conversation
         .is_new()
         .then(|| (owner.id.clone(), turn.conversation.token_hash.clone()));
+    let token = start.then_some(token);
     let opened = match begin_log(state, &id, lease, None, kept).await {
-        Ok(log) => log.subscribe(0, wire).map(|response| (log, response)),
+        Ok(log) => named(log.subscribe(0, wire), &id, token.as_ref()).map(|r| (log, r)),
         Err(error) => Err(error),
     };
-    let (log, mut response) = match opened {
+    let (log, response) = match opened {
         Ok(opened) => opened,
         Err(error) => {
+            // Nothing ran: the lease and the charge are given back.
             turn.conversation.abort(env).await;
+            refund(env, &owner, charge).await;
             return Err(error);
         }
     };
-    response.headers_mut().set(ID_HEADER, &id)?;
-    if start {
-        response.headers_mut().set(TOKEN_HEADER, &token)?;
+    if turn.conversation.is_new() {
+        // Nothing would read or erase its stored batches if the object died.
+        log.keep_in_memory();
     }
     host.show(log.clone(), guest);
     state.wait_until(async move {
@@ -80,5 +84,15 @@ pub async fn run(host: &Host, state: &State, env: &Env, order: TurnOrder) -> App
         turn.run(plan, &mut out).await;
         log.finish().await;
     });
+    Ok(response)
+}
+
+/// `response` with the conversation's id, and a new conversation's `token`, in its headers.
+fn named(response: AppResult<Response>, id: &str, token: Option<&String>) -> AppResult<Response> {
+    let mut response = response?;
+    response.headers_mut().set(ID_HEADER, id)?;
+    if let Some(token) = token {
+        response.headers_mut().set(TOKEN_HEADER, token)?;
+    }
     Ok(response)
 }

@@ -77,6 +77,8 @@ pub struct Prepared {
     pub start: TurnStart,
     /// The dialect to stream in; `None` for one JSON answer.
     pub wire: Option<Wire>,
+    /// What the turn was charged (given back if it cannot run).
+    pub charge: Charge,
 }
 
 /// Begins the guided turn of `order` on conversation `id` (on its object): the provider, the
@@ -195,11 +197,17 @@ pub async fn prepare(
         settings,
         env,
     };
-    Ok(Prepared { turn, start, wire })
+    let charge = charge_of(&start, &turn.provider, &turn.settings);
+    Ok(Prepared {
+        turn,
+        start,
+        wire,
+        charge,
+    })
 }
 
 /// Gives a refused turn's charge back (a failure is only logged).
-async fn refund(env: &Env, owner: &Owner, charge: Charge) {
+pub async fn refund(env: &Env, owner: &Owner, charge: Charge) {
     if let Err(refund) = spend::refund(env, owner, charge).await {
         console_warn!("a refused turn's charge was not refunded: {refund}");
     }

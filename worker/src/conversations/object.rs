@@ -24,7 +24,7 @@ use worker::{
 use super::client::{ID_HEADER, OWNER_HEADER, retention_ms};
 use super::index;
 use super::rows::Rows;
-use crate::assistant::host::{Host, Ordered, TurnOrder, interrupted_entries};
+use crate::assistant::host::{Host, KIND_HEADER, Ordered, TurnOrder, interrupted_entries};
 use crate::chat::conversation::{TOKEN_HEADER, hash_token, require_token};
 use crate::chat::hosted;
 use crate::platform::deadline::{Alarm, now_ms};
@@ -45,7 +45,7 @@ pub const CONTEXT_FALLBACK: &str = "context_fallback";
 pub struct Conversation {
     state: State,
     env: Env,
-    /// The assistant turns this instance runs.
+    /// The assistant and guided turns this instance runs.
     host: Host,
     /// The record, kept in memory once read; a message or request a row of its own.
     rows: Rows,
@@ -208,23 +208,30 @@ impl Conversation {
     }
 
     /// Whether the request's owner (with a guided conversation's token: 403 otherwise, as for
-    /// its reads) may join or stop this conversation's turn; 404 for anyone else. A guided first
-    /// turn, whose conversation is not stored yet, admits its owner with its token.
+    /// its reads) may join or stop this conversation's turn, of the kind its route names; 404
+    /// for anyone else and for the other kind. A guided first turn, whose conversation is not
+    /// stored yet, admits its owner with its token.
     async fn owned(&self, req: &Request) -> AppResult<()> {
         let owner = header(req, OWNER_HEADER)?;
+        let kind = match req.headers().get(KIND_HEADER)?.as_deref() {
+            Some("guided") => ConversationKind::Guided,
+            _ => ConversationKind::Assistant,
+        };
         let record = self.load_current(&self.state.storage()).await?;
         let token = req.headers().get(TOKEN_HEADER)?;
         let Some(record) = record else {
             let admitted = match token.filter(|t| ids::is_id(t)) {
-                Some(token) => self.host.admits(&owner, &hash_token(&token).await?),
-                None => false,
+                Some(token) if kind == ConversationKind::Guided => {
+                    self.host.admits(&owner, &hash_token(&token).await?)
+                }
+                _ => false,
             };
             return match admitted {
                 true => Ok(()),
                 false => Err(AppError::conversation_not_found()),
             };
         };
-        if record.owner != owner {
+        if record.owner != owner || record.kind != kind {
             return Err(AppError::conversation_not_found());
         }
         if record.kind == ConversationKind::Guided {
@@ -286,6 +293,7 @@ impl Conversation {
             // A streamed turn still running stops at its next event (its commit then finds
             // nothing to commit to).
             self.host.stop();
+            self.host.forget();
             self.rows.erase(storage).await?;
             self.armed.forget();
             for ws in self.state.get_websockets() {

@@ -105,6 +105,9 @@ pub struct TurnLog {
     stored_at: Cell<u64>,
     done: Cell<bool>,
     stopped: Cell<bool>,
+    /// Batches are not stored (a turn whose conversation is not stored yet: if its object
+    /// dies, nothing would read or erase them).
+    in_memory: Cell<bool>,
     /// The task waiting on [`TurnLog::stop_requested`].
     waker: RefCell<Option<Waker>>,
 }
@@ -126,6 +129,7 @@ impl TurnLog {
             stored_at: Cell::new(now_ms()),
             done: Cell::new(false),
             stopped: Cell::new(false),
+            in_memory: Cell::new(false),
             waker: RefCell::new(None),
         }
     }
@@ -166,8 +170,16 @@ impl TurnLog {
         }
     }
 
+    /// Keeps the log in memory only: no batch is stored.
+    pub fn keep_in_memory(&self) {
+        self.in_memory.set(true);
+    }
+
     /// Stores the events not stored yet, as one batch.
     pub async fn store(&self) {
+        if self.in_memory.get() {
+            return;
+        }
         let from = self.stored.get();
         let batch: Vec<Logged> = self.events.borrow()[from..].to_vec();
         let Some(first) = batch.first() else {
