@@ -70,7 +70,7 @@ pub enum Ordered {
         /// The line an answer given without what was asked for opens with.
         warning: Option<String>,
     },
-    /// A guided chat turn (`crate::chat::hosted`).
+    /// A guided chat turn (run by the chat module's `hosted.rs`).
     Guided(Box<GuidedOrder>),
 }
 

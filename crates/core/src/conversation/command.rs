@@ -14,7 +14,7 @@ use super::{
     CardOutcome, Conversation, ConversationKind, Entry, GuidedState, MAX_STORED_TOOL_OUTPUT,
     MAX_TURNS, Waiting, title_from,
 };
-use super::{approvals, cards};
+use super::{approvals, cards, cut_short};
 use crate::handshake::ContextRequest;
 use crate::workflow::Config;
 
@@ -399,7 +399,14 @@ fn apply(
         } => {
             let record = found(record)?;
             if record.kind == ConversationKind::Guided {
-                return interrupt_guided(record, *lease, entries, kept.clone(), now);
+                let Some(running) = record.running.filter(|r| r.lease == *lease) else {
+                    return Err(ConversationError::TurnExpired);
+                };
+                return match kept {
+                    Some(kept) => Ok(cut_short::interrupted(record, running, kept, entries, now)),
+                    // A turn that left no state keeps nothing.
+                    None => abort(record, *lease),
+                };
             }
             let record = assistant(record)?;
             let Some(running) = record.running.filter(|r| r.lease == *lease) else {
@@ -554,37 +561,6 @@ fn abort(record: &Conversation, lease: u32) -> Result<Handled, ConversationError
         reply: Reply::Aborted,
         events: settled,
     })
-}
-
-/// Ends a guided turn whose host died: its state `kept` with the partial answer of `entries`,
-/// marked `interrupted`, is committed as the turn; a turn that left no state keeps nothing.
-/// Accepted after the lease ended too, as long as no other turn began.
-fn interrupt_guided(
-    record: &Conversation,
-    lease: u32,
-    entries: &[Entry],
-    kept: Option<GuidedState>,
-    now: u64,
-) -> Result<Handled, ConversationError> {
-    let Some(running) = record.running.filter(|r| r.lease == lease) else {
-        return Err(ConversationError::TurnExpired);
-    };
-    let Some(kept) = kept else {
-        return abort(record, lease);
-    };
-    let answer: String = entries
-        .iter()
-        .filter(|e| e.role == crate::protocol::Role::Assistant)
-        .map(|e| e.content.as_str())
-        .collect();
-    let mut next = record.clone();
-    next.guided = Some(kept.with_partial_answer(&answer, super::EntryStatus::Interrupted));
-    next.running = None;
-    next.turns = running.turn;
-    next.updated_at = now;
-    let mut handled = saved(next)?;
-    handled.reply = Reply::Aborted;
-    Ok(handled)
 }
 
 /// `next` with `entries` added (tool outputs clipped), the assistant's told to the watchers;

@@ -10,6 +10,7 @@ mod approvals;
 mod cards;
 mod command;
 mod context;
+mod cut_short;
 mod events;
 mod history;
 mod turn;
@@ -33,7 +34,7 @@ use crate::handshake::ContextRequest;
 use crate::interrupt::{Interrupt, Interruptible};
 use crate::markers::{Payload, SuggestedAction, SuggestedValue};
 use crate::protocol::{ChatMessage, Role};
-use crate::workflow::{Config, WorkflowState};
+use crate::workflow::Config;
 
 /// Most turns an assistant conversation holds; past them, a new conversation is needed. Each
 /// message is a row of its own at the edge, so this bounds storage, not the cost of a turn
@@ -76,42 +77,6 @@ pub struct GuidedState {
     pub conversation_history: Vec<ChatMessage>,
     /// Skipped optional fields.
     pub skipped: Vec<String>,
-}
-
-impl GuidedState {
-    /// The state a guided turn keeps if it is cut short before its answer is whole, made when
-    /// the turn begins: the workflow's state with the user's own action applied (`planned`, as
-    /// the core validated it), and the history the turn builds on (`before`) with the user's
-    /// message. Nothing of the model's answer is applied: its markers are read only from a
-    /// whole answer.
-    pub fn before_answer(
-        workflow: &str,
-        planned: &WorkflowState,
-        before: &[ChatMessage],
-        message: &str,
-    ) -> GuidedState {
-        let mut conversation_history = before.to_vec();
-        conversation_history.push(ChatMessage::new(Role::User, message));
-        GuidedState {
-            workflow: workflow.to_owned(),
-            current_step: planned.current_step.clone(),
-            current_config: planned.config.clone(),
-            conversation_history,
-            skipped: planned.skipped.clone(),
-        }
-    }
-
-    /// This state (a turn's [`GuidedState::before_answer`]) with the answer generated until the
-    /// turn was cut short, marked `status` (`stopped` or `interrupted`). An answer with no text
-    /// adds no message: the model never reads an empty one.
-    pub fn with_partial_answer(mut self, text: &str, status: EntryStatus) -> GuidedState {
-        if !text.is_empty() {
-            let mut answer = ChatMessage::new(Role::Assistant, text);
-            answer.status = Some(status);
-            self.conversation_history.push(answer);
-        }
-        self
-    }
 }
 
 /// What the owner did with a payload card of an answer.
