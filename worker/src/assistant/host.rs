@@ -182,8 +182,7 @@ pub async fn join(
             .and_then(|(_, v)| v.parse().ok()),
     }
     .unwrap_or(0);
-    let mut forwarded = forwarded(req, &[FORMAT_HEADER, DELTAS_HEADER, TOKEN_HEADER])?;
-    forwarded.push((KIND_HEADER, kind_name(kind).to_owned()));
+    let forwarded = forwarded(req, &[FORMAT_HEADER, DELTAS_HEADER, TOKEN_HEADER], kind)?;
     let path = format!("join?after={after}");
     ask(env, owner, id, &path, Method::Get, &forwarded).await
 }
@@ -199,8 +198,7 @@ pub async fn stop(
     id: &str,
     kind: ConversationKind,
 ) -> AppResult<Response> {
-    let mut forwarded = forwarded(req, &[TOKEN_HEADER])?;
-    forwarded.push((KIND_HEADER, kind_name(kind).to_owned()));
+    let forwarded = forwarded(req, &[TOKEN_HEADER], kind)?;
     ask(env, owner, id, "stop", Method::Post, &forwarded).await
 }
 
@@ -209,16 +207,20 @@ pub async fn stop(
 pub const KIND_HEADER: &str = "x-stepwise-kind";
 
 /// The name of `kind` in [`KIND_HEADER`].
-pub fn kind_name(kind: ConversationKind) -> &'static str {
+fn kind_name(kind: ConversationKind) -> &'static str {
     match kind {
         ConversationKind::Guided => "guided",
         ConversationKind::Assistant => "assistant",
     }
 }
 
-/// The headers of `req` among `names` that it has.
-fn forwarded<'a>(req: &Request, names: &[&'a str]) -> AppResult<Vec<(&'a str, String)>> {
-    let mut found = Vec::new();
+/// The headers of `req` among `names` that it has, and the route's `kind` ([`KIND_HEADER`]).
+fn forwarded<'a>(
+    req: &Request,
+    names: &[&'a str],
+    kind: ConversationKind,
+) -> AppResult<Vec<(&'a str, String)>> {
+    let mut found = vec![(KIND_HEADER, kind_name(kind).to_owned())];
     for name in names {
         if let Some(value) = req.headers().get(name)? {
             found.push((*name, value));
