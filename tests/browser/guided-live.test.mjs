@@ -2,11 +2,12 @@
 // against `wrangler dev` with a fake provider that paces its answer. The first answer of a new
 // conversation is reloaded mid-way: the page joins the turn on the server and the answer streams
 // on, then completes once; the next answer is stopped with Stop: it stays as far as it got,
-// marked stopped, and the conversation takes the next message.
+// marked stopped, and the conversation takes the next message. A connection that breaks mid-answer
+// is joined again where it broke off; Start over during a first turn stops it.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
-import { fakeProvider, startStack } from "../e2e/harness.mjs";
+import { fakeProvider, startStack, until } from "../e2e/harness.mjs";
 import { CHROMIUM_ARGS } from "./tabs.mjs";
 
 const LINES = 30;
@@ -73,6 +74,74 @@ describe("live guided turns in the chat", () => {
     await page.press("#chat-input", "Enter");
     await page.locator(".chat-layout .log .msg.assistant", { hasText: "A short one." }).waitFor({ timeout: 20000 });
     assert.equal(await page.locator(".chat-layout [role=alert]").count(), 0, await page.locator(".chat-layout [role=alert]").allTextContents().then(String));
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+});
+
+describe("a guided turn whose page loses it", () => {
+  test("a connection that breaks mid-answer is joined again after its last event: the answer shows whole, once, with no error", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    const joins = [];
+    page.on("request", (request) => {
+      if (request.url().includes("/stream")) joins.push(request.headers()["last-event-id"] ?? null);
+    });
+    // The first turn's stream breaks after its first third (the server's answer goes on).
+    await page.route("**/api/chat", async (route) => {
+      const response = await route.fetch();
+      const body = await response.text();
+      const cut = body.indexOf("\n\n", Math.floor(body.length / 3)) + 2;
+      await route.fulfill({ response, body: body.slice(0, cut) });
+    });
+    await page.goto(stack.base + "/#chat");
+    await page.fill("#chat-input", "Track rivals");
+    await page.press("#chat-input", "Enter");
+    await whenLines(page, LINES);
+    await whenIdle(page);
+    assert.equal(joins.length, 1, "joined once");
+    assert.match(joins[0] ?? "", /^\d+$/, "joined after the last event read");
+    assert.equal(linesOf(await answers(page).last().textContent()), LINES);
+    assert.equal(await page.locator(".chat-layout .log .msg.user", { hasText: "Track rivals" }).count(), 1, "the question shows once");
+    assert.equal(await page.locator(".chat-layout [role=alert]").count(), 0, await page.locator(".chat-layout [role=alert]").allTextContents().then(String));
+    const saved = await page.evaluate(() => JSON.parse(localStorage.getItem("stepwise.chat.v1")));
+    assert.ok(saved.conversation_id, "the first turn's conversation is the page's");
+    assert.equal(await page.evaluate(() => localStorage.getItem("stepwise.chat.running.v1")), null, "no turn is kept for a reload");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("Start over during a first turn stops it: nothing of it shows, and the next message starts a new conversation", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    await page.goto(stack.base + "/#chat");
+    const answered = page.waitForResponse((r) => r.url().endsWith("/api/chat"));
+    await page.fill("#chat-input", "Track rivals");
+    await page.press("#chat-input", "Enter");
+    const stoppedId = (await answered).headers()["x-stepwise-conversation"];
+    await whenLines(page, 3);
+    const call = stack.fake.requests.at(-1);
+    await page.click("text=Start over");
+    await page.waitForFunction(() => !document.querySelector("#chat-input")?.disabled, null, { timeout: 20000 });
+    assert.ok(await until(() => call.closedEarly, 5000), "the provider saw the turn stopped");
+    assert.equal(await page.locator(".chat-layout .log .msg.user").count(), 0, "nothing of the turn shows");
+    assert.equal(await page.locator(".chat-layout [role=alert]").count(), 0);
+    const saved = await page.evaluate(() => JSON.parse(localStorage.getItem("stepwise.chat.v1") ?? "null"));
+    assert.equal(saved?.conversation_id, undefined, "the stopped first turn's conversation is not the page's");
+    stack.fake.script(() => ({ reply: "A fresh start." }));
+    try {
+      await page.fill("#chat-input", "Track rivals again");
+      await page.press("#chat-input", "Enter");
+      await page.locator(".chat-layout .log .msg.assistant", { hasText: "A fresh start." }).waitFor({ timeout: 20000 });
+      const after = await page.evaluate(() => JSON.parse(localStorage.getItem("stepwise.chat.v1")));
+      assert.ok(stoppedId && after.conversation_id && after.conversation_id !== stoppedId, `${stoppedId} / ${after.conversation_id}`);
+    } finally {
+      stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: "Other." } : { reply: REPLY, paced: true, delayMs: 100 }));
+    }
     assert.deepEqual(errors, []);
     await context.close();
   });

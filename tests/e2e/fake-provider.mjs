@@ -128,7 +128,8 @@ function systemOf(body) {
  * Starts the fake provider. `script(next)` sets how answers behave: an object for every answer,
  * or a function of the request `{kind, model, system, body}` returning one per request.
  * Behaviour fields: `reply`, `toolCalls`, `status` (+ `message`), `fault` (`hang_before_headers`, `hang`,
- * `cut`, `malformed`, `reset`: the connection dropped before any answer), `latencyMs` (wait before answering), `delayMs` (between writes), `paced`, `hangMs` (drop a
+ * `cut`, `malformed`, `reset`: the connection dropped before any answer), `latencyMs` (wait before answering), `delayMs` (between writes), `paced` (one write per event,
+ * or `perWrite` events a write), `hangMs` (drop a
  * hung connection after this long).
  * `/v1/embeddings` answers OpenAI-style embeddings (see `embeddings`).
  * POSTs to `/webhook` are recorded in `webhooks` and answered `webhookStatus` (default 200).
@@ -198,9 +199,12 @@ export async function startFakeProvider() {
     const encoded = encodeStream(kind, reply, behaviour.paced, behaviour.toolCalls ?? []);
     let bytes = Buffer.from(fault === "malformed" ? "data: {not json\n\n" : encoded, "utf8");
     if (fault === "cut" || fault === "hang") bytes = bytes.subarray(0, Math.floor(bytes.length / 2));
-    // `paced`: one write per SSE event, `delayMs` apart, each write's time recorded (benchmarks);
-    // otherwise writes cut at awkward points.
-    const cuts = behaviour.paced ? eventEnds(bytes) : [...awkwardCuts(bytes), bytes.length];
+    // `paced`: one write per SSE event (or `perWrite` events: a burst), `delayMs` apart, each
+    // write's time recorded (benchmarks); otherwise writes cut at awkward points.
+    const perWrite = behaviour.perWrite ?? 1;
+    const cuts = behaviour.paced
+      ? eventEnds(bytes).filter((_, i, ends) => (i + 1) % perWrite === 0 || i === ends.length - 1)
+      : [...awkwardCuts(bytes), bytes.length];
     let previous = 0;
     for (const cut of cuts) {
       res.write(bytes.subarray(previous, cut));

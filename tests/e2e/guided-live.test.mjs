@@ -158,23 +158,27 @@ describe("live guided turns", () => {
     assert.equal((await next.done).at(-1).event, "complete", "the conversation takes its next turn");
   });
 
-  test(
-    "a client that drops while the provider's answer arrives in one burst: the turn still ends and is saved",
-    { todo: "known defect (issue 29): the turn stops after the deltas it had sent when the client dropped, and is not saved" },
-    async () => {
-      const owner = newOwner();
-      const from = await api.opened(owner);
-      stack.fake.script({ reply: "A burst of an answer, ".repeat(10), delayMs: 60 });
-      try {
-        const running = await api.post(owner, "All at once, please", from);
-        await until(() => running.events.some((e) => e.event === "text_delta"));
-        running.abort();
-        await until(async () => (await api.snapshot(owner, from.id, from.token)).turns === from.turns + 1, 15000);
-      } finally {
-        stack.fake.script(paced);
-      }
-    },
-  );
+  test("a client that drops while the provider's answer arrives in bursts: the turn still ends and is saved whole", async () => {
+    const owner = newOwner();
+    const from = await api.opened(owner);
+    const reply = "A burst of an answer, ".repeat(10).trim();
+    const since = Date.now();
+    // Eight SSE events a write, 60 ms apart: several deltas reach the object in one read.
+    stack.fake.script({ reply, paced: true, perWrite: 8, delayMs: 60 });
+    try {
+      const running = await api.post(owner, "All at once, please", from);
+      await until(() => running.events.some((e) => e.event === "text_delta"));
+      running.abort();
+      assert.ok(await until(async () => (await api.snapshot(owner, from.id, from.token)).turns === from.turns + 1, 20000), "the turn was saved");
+      const stored = await api.snapshot(owner, from.id, from.token);
+      const answer = stored.conversation_history.at(-1);
+      assert.deepEqual([answer.role, answer.content, answer.status ?? null], ["assistant", reply, null]);
+      assert.equal(api.calls(since).length, 1, "one model call");
+      assert.equal(api.calls(since)[0].closedEarly, null, "the provider's answer was read to its end");
+    } finally {
+      stack.fake.script(paced);
+    }
+  });
 });
 
 describe("guided turns that outlive their Worker", () => {

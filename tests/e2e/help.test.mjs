@@ -6,14 +6,15 @@
 // clarification loops of two and three questions that never search while active, the translation
 // call, the generation prompt the fake provider receives, the answer cache, an answer that offers
 // a person and hands over when the user accepts (signed webhook, operator view), questions asked
-// after the handoff, reloads mid-loop, a failed model call that changes nothing, and owner
-// isolation.
+// after the handoff, reloads mid-loop, a failed model call that changes nothing, owner
+// isolation, and live turns: a turn run by its session's object goes on when its client goes
+// away, is joined after the last event seen, and is given up by Stop.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { assertSchema } from "../contract.mjs";
-import { ADMIN_TOKEN, apiCaller, generousLimits, newOwner, startStack, wranglerConfig } from "./harness.mjs";
+import { ADMIN_TOKEN, apiCaller, asOwner, generousLimits, newOwner, readEvents, startStack, until, wranglerConfig } from "./harness.mjs";
 
 const WEBHOOK_SECRET = "help-webhook-secret";
 const vector = (name) => JSON.parse(readFileSync(new URL(`../vectors/${name}`, import.meta.url), "utf8"));
@@ -404,5 +405,87 @@ describe("owners and input", () => {
     const unknown = await call("POST", "/api/help", { owner, body: { message: "hi", colour: "red" } });
     assert.equal(unknown.status, 422);
     assert.equal((await call("POST", "/api/help", { owner: null, body: { message: "hi" }, headers: { authorization: "" } })).status, 401);
+  });
+});
+
+describe("live help-desk turns", () => {
+  const QUESTION = "Why are answers slow or stop midway?";
+  /** The desk's generation answers after `ms` (translation at once). */
+  const slowModel = (ms) =>
+    stack.fake.script((request) => (request.system.startsWith("Translate") ? { reply: "[de]" } : { reply: "A slow, whole answer.", latencyMs: ms }));
+  const streamed = async (owner, body) => {
+    const response = await fetch(`${stack.base}/api/help`, {
+      method: "POST",
+      headers: { ...asOwner(owner), "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify(body),
+    });
+    const controller = { abort: () => response.body.cancel().catch(() => {}) };
+    return { status: response.status, session: response.headers.get("x-stepwise-session"), ...(response.status === 200 ? readEvents(response) : { events: [], done: Promise.resolve([]) }), ...controller };
+  };
+  const join = (owner, id, after) =>
+    fetch(`${stack.base}/api/help/sessions/${id}/stream`, { headers: { ...asOwner(owner), ...(after ? { "last-event-id": String(after) } : {}) } });
+
+  test("a turn goes on when its client goes away: a join after the last event seen gets the rest once, and the answer is kept", async () => {
+    slowModel(1500);
+    const owner = newOwner();
+    const since = Date.now();
+    const running = await streamed(owner, { message: QUESTION });
+    assert.equal(running.status, 200);
+    assert.match(running.session, /^[0-9a-f]{32}$/);
+    await until(() => running.events.some((e) => e.data.type === "status" && /Writing/.test(e.data.message)));
+    const seen = running.events.at(-1).id;
+    running.abort();
+    // Joins: another owner's is 404, the owner's gets the events after the one seen.
+    assert.equal((await join(newOwner(), running.session)).status, 404);
+    const joined = await join(owner, running.session, seen);
+    assert.equal(joined.status, 200);
+    const rest = await readEvents(joined).done;
+    assert.deepEqual(rest.map((e) => e.id), rest.map((_, i) => seen + 1 + i), "every later event once, in order");
+    assert.equal(rest.at(-1).event, "complete");
+    assert.equal(rest.at(-1).data.payload.reply, "A slow, whole answer.");
+    const session = (await call("GET", `/api/help/sessions/${running.session}`, { owner })).json;
+    assert.equal(session.turns, 1);
+    assert.deepEqual(session.messages.map((m) => m.role), ["user", "desk"]);
+    const generations = stack.fake.requests.filter((r) => r.at >= since && r.kind && !r.system.startsWith("Translate"));
+    assert.equal(generations.length, 1, "one model call");
+    assert.equal(generations[0].closedEarly, null, "the model call was read to its end");
+    // After the turn, a join from the start replays it whole; a session with no turn here is 204.
+    const replay = await readEvents(await join(owner, running.session)).done;
+    assert.equal(replay.at(-1).event, "complete");
+    const json = await ask(owner, "Another question, answered as JSON");
+    assert.equal((await join(owner, json.session_id)).status, 200, "the JSON turn ran on the object too");
+  });
+
+  test("Stop gives a running turn up: its stream ends with stopped, the model call is closed, nothing is kept", async () => {
+    slowModel(0);
+    const owner = newOwner();
+    const id = (await ask(owner, "My research job failed")).session_id;
+    slowModel(5000);
+    const before = (await call("GET", `/api/help/sessions/${id}`, { owner })).json;
+    const since = Date.now();
+    const running = await streamed(owner, { session_id: id, message: QUESTION });
+    assert.equal(running.status, 200);
+    await until(() => stack.fake.requests.some((r) => r.at >= since && r.kind));
+    // Meanwhile: a second turn is refused, and so is a stranger's Stop.
+    const second = await call("POST", "/api/help", { owner, body: { session_id: id, message: "And another" } });
+    assert.deepEqual([second.status, second.json.error.code], [409, "turn_in_progress"]);
+    assert.equal((await call("POST", `/api/help/sessions/${id}/stop`, { owner: newOwner(), body: {} })).status, 404);
+    const stop = await call("POST", `/api/help/sessions/${id}/stop`, { owner, body: {} });
+    assert.deepEqual([stop.status, stop.json], [200, { stopped: true }]);
+    const events = await running.done;
+    assert.equal(events.at(-1).event, "stopped");
+    assert.ok(await until(() => stack.fake.requests.find((r) => r.at >= since && r.kind)?.closedEarly, 5000), "the provider saw its connection closed");
+    const after = (await call("GET", `/api/help/sessions/${id}`, { owner })).json;
+    assert.deepEqual([after.turns, after.messages.length], [before.turns, before.messages.length], "nothing of the turn was kept");
+    assert.deepEqual((await call("POST", `/api/help/sessions/${id}/stop`, { owner, body: {} })).json, { stopped: false });
+    // A JSON asker whose turn is stopped is told so.
+    const asking = call("POST", "/api/help", { owner, body: { session_id: id, message: QUESTION } });
+    await until(async () => (await call("POST", `/api/help/sessions/${id}/stop`, { owner, body: {} })).json.stopped);
+    const refused = await asking;
+    assert.deepEqual([refused.status, refused.json.error.code], [409, "turn_stopped"]);
+    // The session takes the question again.
+    slowModel(0);
+    const answered = await ask(owner, QUESTION, id);
+    assert.equal(answered.turns, before.turns + 1);
   });
 });

@@ -198,6 +198,12 @@ async fn owned(req: Request, env: Env, owner: &Owner) -> AppResult<Response> {
         (Method::Post, ["api", "help", "sessions", id, "handoff"]) => {
             help::handoff(&req, &env, owner, id).await
         }
+        (Method::Get, ["api", "help", "sessions", id, "stream"]) => {
+            help::join(&req, &env, owner, id).await
+        }
+        (Method::Post, ["api", "help", "sessions", id, "stop"]) => {
+            help::stop(&req, &env, owner, id).await
+        }
         (Method::Get, ["api", "streams"]) => streams::list(&req, &env, owner).await,
         (Method::Post, ["api", "streams"]) => streams::create(req, &env, owner).await,
         (Method::Get, ["api", "streams", id]) => streams::get(&env, owner, id).await,
@@ -285,7 +291,7 @@ async fn owned(req: Request, env: Env, owner: &Owner) -> AppResult<Response> {
             | ["api", "research", ..]
             | ["api", "assistant" | "streams" | "help"]
             | ["api", "help", "sessions", _]
-            | ["api", "help", "sessions", _, "handoff"]
+            | ["api", "help", "sessions", _, "handoff" | "stream" | "stop"]
             | [
                 "api",
                 "assistant",

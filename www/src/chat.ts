@@ -3,33 +3,15 @@
 //! preview, local validation with the wasm `Workflow`, and refresh recovery. A conversation saved
 //! as a stream is finished: it points to the stream's Settings, where later edits belong.
 
-import { MarkerStream, Workflow, type ChatContext, type ChatMessage, type ChatRequest, type ChatResponse, type CheckboxOption, type Config, type FieldValue, type SavedStream, type StepSpec, type UserAction } from "../../crates/wasm/pkg/stepwise.js";
+import { Workflow, type ChatContext, type ChatMessage, type ChatRequest, type ChatResponse, type CheckboxOption, type Config, type FieldValue, type SavedStream, type StepSpec, type UserAction } from "../../crates/wasm/pkg/stepwise.js";
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { authHeaders } from "./owner.js";
 import { fetchWithChallenge } from "./turnstile.js";
 import type { Page } from "./page.js";
-import { readSse } from "./sse.js";
+import { Ended, forget, join, Lost, recall, remember, requestStop, Stopped, TurnReader, type LiveChoices, type Running } from "./chat-live.js";
 
 const STORAGE_KEY = "stepwise.chat.v1";
-/** The turn being answered, for a reload to join. */
-interface Running {
-  message: string;
-  conversation_id: string;
-  /** The conversation's token (a first turn's comes with its stream, before it is stored). */
-  token: string;
-}
-/** Where the turn being answered is kept for a reload: a {@link Running}. */
-const RUNNING_KEY = "stepwise.chat.running.v1";
-
-/** A turn its owner stopped: the answer so far is kept, marked stopped. */
-class Stopped extends Error {
-  /** The turn that was stopped, when this page started it. */
-  running: Running | null = null;
-  constructor(readonly partial: string) {
-    super("Stopped.");
-  }
-}
 
 /** A field or step as people read it: `focus_areas` is "focus areas". */
 export function label(name: string): string {
@@ -78,6 +60,8 @@ export class ChatView implements Page {
   private pending: { message: string; action: UserAction } | null = null;
   /** The turn being answered (its conversation and token), while one streams. */
   private running: Running | null = null;
+  /** Counts Start overs: a turn begun before one is not this page's any more when it ends. */
+  private generation = 0;
   private editing: string | null = null;
   private readonly root = h("div", { class: "chat-layout" });
   private readonly stepList = h("ol");
@@ -228,6 +212,11 @@ export class ChatView implements Page {
   }
 
   private restart(): void {
+    // A turn still answering is stopped (a first turn then leaves its conversation unseen) and
+    // its end not shown: the page has started over.
+    if (this.running) void requestStop(this.running);
+    this.generation++;
+    forget();
     localStorage.removeItem(STORAGE_KEY);
     this.state = { step: this.steps[0].id, config: {}, skipped: [], history: [] };
     this.editing = null;
@@ -272,18 +261,26 @@ export class ChatView implements Page {
     const bubble = h("div", { class: "msg assistant", "aria-busy": "true" });
     this.log.append(bubble);
     replace(this.controls);
+    const generation = this.generation;
     try {
       const complete = await this.stream(request, bubble);
+      if (generation !== this.generation) return;
       this.apply(message, complete, bubble);
       this.input.value = "";
       this.pending = null;
     } catch (error) {
+      if (generation !== this.generation) return;
       if (error instanceof Stopped) {
         await this.keepStopped(error, bubble, error.running);
         return;
       }
       bubble.remove();
-      this.showError((error as Error).message, undefined, true);
+      if (error instanceof Ended) {
+        await this.caughtUp(error.running);
+        return;
+      }
+      // A lost connection is not retried: the turn goes on on the server (a reload joins it).
+      this.showError((error as Error).message, undefined, !(error instanceof Lost));
       this.renderControls(this.state.last);
       // Another tab moved the conversation on: take its state, so the next turn builds on it.
       if (/\((stale_turn|turn_in_progress)\)$/.test((error as Error).message)) await this.resume();
@@ -312,63 +309,32 @@ export class ChatView implements Page {
       throw new Error(body?.error ? `${body.error.message} (${body.error.code})` : `The server answered ${response.status}.`);
     }
     // The turn runs on the server whatever happens to this page: its conversation (a first
-    // turn's too, with its token) is known at once, so Stop can reach it and a reload join it.
-    // A first turn's conversation is kept only once it answers: a failed one leaves none.
+    // turn's too, with its token) is known at once, so Stop can reach it, a broken connection
+    // join it again and a reload join it. A first turn's conversation is kept only once it
+    // answers: a failed one leaves none.
     const id = response.headers.get("x-stepwise-conversation");
     const token = response.headers.get("x-conversation-token") ?? this.state.token;
     if (id && token) {
       this.running = { message: request.message ?? "", conversation_id: id, token };
-      localStorage.setItem(RUNNING_KEY, JSON.stringify(this.running));
+      remember(this.running);
       this.updateComposer();
     }
+    let lost = false;
     try {
-      return await this.follow(response.body, bubble);
+      return await new TurnReader(bubble, (live) => this.renderLive(live)).read(response.body, this.running);
     } catch (error) {
       if (error instanceof Stopped) error.running = this.running;
+      lost = error instanceof Lost;
       throw error;
     } finally {
       this.running = null;
-      localStorage.removeItem(RUNNING_KEY);
+      // A turn whose connection was lost is still kept, for a reload to join.
+      if (!lost) forget();
     }
-  }
-
-  /** Reads a turn's events into `bubble` until it completes (or is stopped). */
-  private async follow(body: ReadableStream<Uint8Array>, bubble: HTMLElement): Promise<ChatResponse> {
-    const markers = new MarkerStream();
-    const live = { suggestions: [] as string[], options: [] as string[], proposed: null as string | null };
-    let shown = "";
-    try {
-      for await (const message of readSse(body)) {
-        const event = JSON.parse(message.data);
-        if (event.type === "model_delta") {
-          for (const piece of markers.feed(event.text)) {
-            if (piece.type === "text") shown += piece.text;
-            else if (piece.type === "marker" && piece.kind === "suggestions") live.suggestions = piece.value;
-            else if (piece.type === "marker" && piece.kind === "options") live.options = piece.value;
-            else if (piece.type === "marker" && piece.kind === "proposed_message") live.proposed = piece.value;
-          }
-          bubble.textContent = shown;
-          this.renderLive(live);
-        } else if (event.type === "text_delta") {
-          shown += event.text;
-          bubble.textContent = shown;
-        } else if (event.type === "complete") {
-          return event.payload as ChatResponse;
-        } else if (event.type === "stopped") {
-          throw new Stopped(event.message ?? shown);
-        } else if (event.type === "error") {
-          throw new Error(`${event.message} (${event.code})`);
-        }
-      }
-    } catch (error) {
-      if (error instanceof Stopped || (error instanceof Error && / \(\w+\)$/.test(error.message))) throw error;
-      throw new Error("The connection was lost while the answer was streaming.");
-    }
-    throw new Error("The answer ended before it was complete.");
   }
 
   /** Chips and options shown while the answer streams (disabled until it completes). */
-  private renderLive(live: { suggestions: string[]; options: string[]; proposed: string | null }): void {
+  private renderLive(live: LiveChoices): void {
     const options: CheckboxOption[] = live.options.map((value) => ({ label: value, value, checked: false }));
     this.renderChoices(live.suggestions, options, live.proposed ?? undefined, true);
   }
@@ -600,17 +566,10 @@ export class ChatView implements Page {
    * with `stopped` in every tab. */
   private async stop(): Promise<void> {
     if (!this.running) return;
-    const { conversation_id: id, token } = this.running;
     this.stopButton.disabled = true;
-    try {
-      const response = await fetch(`/api/conversations/${id}/stop`, { method: "POST", headers: authHeaders({ "content-type": "application/json", "x-conversation-token": token }), body: "{}" });
-      const body = await response.json().catch(() => null);
-      if (!response.ok) this.showError(body?.error ? `Stop was refused: ${body.error.message} (${body.error.code})` : `Stop was refused (${response.status}).`);
-    } catch {
-      this.showError("Stop did not reach the server; the answer goes on.");
-    } finally {
-      this.stopButton.disabled = false;
-    }
+    const refused = await requestStop(this.running);
+    this.stopButton.disabled = false;
+    if (refused) this.showError(refused);
   }
 
   /** A stopped answer stays as far as it got, marked; the server's state then wins (the stopped
@@ -635,29 +594,25 @@ export class ChatView implements Page {
     this.save();
   }
 
+  /** The turn ended while this page was not reading it: the server's state shows how. */
+  private async caughtUp(running: Running): Promise<void> {
+    this.adopt(running);
+    this.pending = null;
+    this.input.value = "";
+    if (this.state.conversation_id) await this.resume();
+  }
+
   /** After a reload, joins the turn this page was reading, if the server still runs it (or has
    * just ended it): its answer streams on where it was. */
   private async rejoin(): Promise<void> {
-    let running: Running | null = null;
-    try {
-      running = JSON.parse(localStorage.getItem(RUNNING_KEY) ?? "null");
-    } catch {
-      /* a corrupt entry joins nothing */
-    }
-    localStorage.removeItem(RUNNING_KEY);
+    const running = recall();
     // A turn of this page's conversation, or the first turn of a new one.
-    const ours = running && (running.conversation_id === this.state.conversation_id || !this.state.conversation_id);
-    if (!running || !ours || typeof running.token !== "string") return;
-    const response = await fetch(`/api/conversations/${running.conversation_id}/stream`, {
-      headers: authHeaders({ "x-conversation-token": running.token, "x-stepwise-deltas": "model" }),
-    }).catch(() => null);
+    if (!running || (this.state.conversation_id && running.conversation_id !== this.state.conversation_id)) return;
+    const response = await join(running);
     if (!response || response.status !== 200 || !response.body) {
       // It ended between the snapshot read on mount and this join (a first turn's conversation
       // is then this page's): read the snapshot again.
-      if (response?.status === 204) {
-        this.adopt(running);
-        await this.resume();
-      }
+      if (response?.status === 204) await this.caughtUp(running);
       return;
     }
     const message = running.message;
@@ -666,20 +621,25 @@ export class ChatView implements Page {
     this.log.append(bubble);
     this.running = running;
     this.setBusy(true);
-    localStorage.setItem(RUNNING_KEY, JSON.stringify(running));
+    remember(running);
+    const generation = this.generation;
+    let lost = false;
     try {
-      const complete = await this.follow(response.body, bubble);
-      this.apply(message, complete, bubble);
+      const complete = await new TurnReader(bubble, (live) => this.renderLive(live)).read(response.body, running);
+      if (generation === this.generation) this.apply(message, complete, bubble);
     } catch (error) {
+      if (generation !== this.generation) return;
+      lost = error instanceof Lost;
       if (error instanceof Stopped) await this.keepStopped(error, bubble, running);
       else {
         bubble.remove();
-        if (this.state.conversation_id) await this.resume();
+        if (error instanceof Ended) await this.caughtUp(running);
+        else if (this.state.conversation_id && !lost) await this.resume();
         else this.showError((error as Error).message);
       }
     } finally {
       this.running = null;
-      localStorage.removeItem(RUNNING_KEY);
+      if (!lost) forget();
       bubble.removeAttribute("aria-busy");
       this.setBusy(false);
       this.render();

@@ -3,14 +3,19 @@
 //! person" is offered with every answer (and stands out when the answer recommends a person);
 //! pressing it, typing a request for a person, or saying yes to the desk's offer hands the session
 //! over: the handoff footer after the reply and a banner, and the user can keep asking. The
-//! session id is kept in this browser, so a reload resumes at the same question. The newest
+//! session id is kept in this browser, so a reload resumes at the same question. A turn runs on
+//! the server whatever happens to the page: its events stream in (what the desk is doing, then
+//! the answer), a broken connection or a reload joins it again, and Stop gives it up. The newest
 //! message is kept in view. The operators' view (`#help/operator`, admin token) lists escalated
 //! sessions and resolves them.
 
 import type { ChatContext } from "../../crates/wasm/pkg/stepwise.js";
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
+import { authHeaders } from "./owner.js";
 import type { Page } from "./page.js";
+import { readSse } from "./sse.js";
+import { fetchWithChallenge } from "./turnstile.js";
 
 /** An answer's text with its articles' `**bold**` spans as `<strong>` (built as nodes, never as
  * HTML, so nothing in an answer can inject markup); other text is kept as it is. */
@@ -19,6 +24,10 @@ export function withBold(text: string): (string | HTMLElement)[] {
 }
 
 const SESSION_KEY = "stepwise.help.session";
+/** The turn being answered (`{session_id, message}`), for a reload to join. */
+const RUNNING_KEY = "stepwise.help.running.v1";
+/** Waits between attempts to join a turn again after its connection broke. */
+const REJOIN_DELAYS_MS = [250, 1000, 3000];
 /** Messages of the help conversation the assistant tray sees (the newest). */
 const HELP_CONTEXT_MESSAGES = 6;
 const ADMIN_KEY = "stepwise.help.admin";
@@ -47,6 +56,13 @@ interface TurnAnswer {
   doc: DocRef | null;
 }
 
+/** How a turn the page followed ended without an answer. */
+class Unanswered extends Error {
+  constructor(message: string, readonly why: "stopped" | "away" | "lost" | "failed") {
+    super(message);
+  }
+}
+
 /** The help desk chat. */
 export class HelpView implements Page {
   private readonly log = h("div", { class: "log help-log", role: "log", "aria-live": "polite", "aria-label": "Help conversation" });
@@ -55,18 +71,22 @@ export class HelpView implements Page {
   private readonly notice = h("p", { class: "error", role: "alert", hidden: true });
   private readonly input = h("textarea", { id: "help-input", rows: 3, maxlength: 2000, placeholder: "Ask a question about Stepwise…" });
   private readonly send = h("button", { class: "btn", type: "submit" }, "Ask");
+  private readonly stopButton = h("button", { class: "btn secondary", type: "button", hidden: true, "data-action": "stop", onclick: () => void this.stop() }, "Stop");
   private readonly composer = h(
     "form",
     { class: "composer help-composer", onsubmit: (e: Event) => (e.preventDefault(), void this.ask()) },
     h("label", { for: "help-input", class: "visually-hidden" }, "Your question"),
     this.input,
     this.send,
+    this.stopButton,
   );
   private readonly handoff = h("button", { class: "btn secondary", type: "button", hidden: true, onclick: () => void this.askForPerson() }, "Talk to a person");
   private readonly actions = h("div", { class: "actions" }, this.handoff, h("button", { class: "btn link", type: "button", onclick: () => this.startOver() }, "New question"));
   private sessionId: string | null = localStorage.getItem(SESSION_KEY);
   private status: Session["status"] = "open";
   private busy = false;
+  /** A turn's connection was lost and joining it again failed: it is kept for a reload. */
+  private lost = false;
   /** The clarifying question waiting for an answer, and the messages shown (for the tray). */
   private question: Question | null = null;
   private readonly shown: HelpMessage[] = [];
@@ -102,6 +122,7 @@ export class HelpView implements Page {
       if (e.key === "Enter" && !e.shiftKey) (e.preventDefault(), void this.ask());
     });
     if (this.sessionId) await this.resume(this.sessionId);
+    await this.rejoin();
   }
 
   private async resume(id: string): Promise<void> {
@@ -177,31 +198,153 @@ export class HelpView implements Page {
   private async ask(): Promise<void> {
     const message = this.input.value;
     if (this.busy || !message.trim() || this.status === "resolved") return;
-    this.busy = true;
-    this.send.disabled = true;
+    this.setBusy(true);
     this.notice.hidden = true;
     this.reveal(this.append({ role: "user", text: message }));
     this.input.value = "";
     try {
       const body = this.sessionId ? { session_id: this.sessionId, message } : { message };
-      const answer = await api<TurnAnswer>("POST", "/api/help", body);
-      this.sessionId = answer.session_id;
-      localStorage.setItem(SESSION_KEY, answer.session_id);
-      const reply = this.append({ role: "desk", text: answer.reply, question: answer.question ?? undefined, footer: answer.footer ?? undefined, doc: answer.doc ?? undefined });
-      this.showQuestion(answer.question);
-      this.busy = false;
-      this.setStatus(answer.status, answer.handoff_offered);
-      this.reveal(reply);
+      const headers = authHeaders({ "content-type": "application/json", accept: "text/event-stream" });
+      let response: Response;
+      try {
+        response = await fetchWithChallenge("/api/help", { method: "POST", headers, body: JSON.stringify(body) });
+      } catch {
+        throw new Unanswered("The connection was lost before the server answered.", "failed");
+      }
+      if (!response.ok || !response.body) {
+        const json = await response.json().catch(() => null);
+        throw new Unanswered(json?.error ? `${json.error.message} (${json.error.code})` : `The server answered ${response.status}.`, "failed");
+      }
+      // The turn runs on the server whatever happens to this page: its session is this page's
+      // at once, and the turn is kept for a reload to join.
+      this.sessionId = response.headers.get("x-stepwise-session") ?? this.sessionId;
+      if (this.sessionId) {
+        localStorage.setItem(SESSION_KEY, this.sessionId);
+        localStorage.setItem(RUNNING_KEY, JSON.stringify({ session_id: this.sessionId, message }));
+      }
+      this.showAnswer(await this.follow(response.body));
     } catch (error) {
-      // Nothing of a failed turn was kept: the message goes back into the field.
-      this.log.lastElementChild?.remove();
-      this.input.value = message;
-      this.notice.textContent = (error as Error).message;
-      this.notice.hidden = false;
-      this.busy = false;
-      this.send.disabled = false;
+      this.unanswered(error as Error, message);
+    } finally {
+      if (!this.lost) localStorage.removeItem(RUNNING_KEY);
+      this.lost = false;
+      this.setBusy(false);
     }
     this.input.focus();
+  }
+
+  /** Follows a turn's events until its answer; a broken connection joins the turn again after
+   * the last event read. */
+  private async follow(body: ReadableStream<Uint8Array>): Promise<TurnAnswer> {
+    let lastId: string | undefined;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        for await (const message of readSse(body)) {
+          if (message.id) lastId = message.id;
+          const event = JSON.parse(message.data);
+          if (event.type === "status") this.progress.textContent = event.message;
+          else if (event.type === "complete") return event.payload as TurnAnswer;
+          else if (event.type === "error") throw new Unanswered(`${event.message} (${event.code})`, "failed");
+          else if (event.type === "stopped") throw new Unanswered("Stopped: nothing of the answer was kept.", "stopped");
+        }
+      } catch (error) {
+        if (error instanceof Unanswered) throw error;
+      }
+      if (attempt >= REJOIN_DELAYS_MS.length || !this.sessionId) {
+        this.lost = true;
+        throw new Unanswered("The connection was lost while the desk was answering. The answer goes on on the server: reload the page to see it.", "lost");
+      }
+      await new Promise((resolve) => setTimeout(resolve, REJOIN_DELAYS_MS[attempt]));
+      const joined = await this.join(this.sessionId, lastId);
+      if (joined === "ended") throw new Unanswered("", "away");
+      body = joined ?? new ReadableStream({ start: (c) => c.close() });
+    }
+  }
+
+  /** Joins the session's turn after event `after`: its events, `"ended"` when no turn runs, or
+   * `null` when the server was not reached. */
+  private async join(id: string, after?: string): Promise<ReadableStream<Uint8Array> | "ended" | null> {
+    const headers = authHeaders(after ? { "last-event-id": after } : {});
+    const response = await fetch(`/api/help/sessions/${id}/stream`, { headers }).catch(() => null);
+    if (!response) return null;
+    if (response.status === 204 || response.status === 404) return "ended";
+    return response.ok && response.body ? response.body : null;
+  }
+
+  /** After a reload, joins the turn this page was waiting for, if the server still runs it. */
+  private async rejoin(): Promise<void> {
+    let running: { session_id?: string; message?: string } | null = null;
+    try {
+      running = JSON.parse(localStorage.getItem(RUNNING_KEY) ?? "null");
+    } catch {
+      /* a corrupt entry joins nothing */
+    }
+    localStorage.removeItem(RUNNING_KEY);
+    if (!running?.session_id || running.session_id !== this.sessionId || typeof running.message !== "string") return;
+    const joined = await this.join(running.session_id);
+    if (joined === "ended") return this.reread();
+    if (!joined) return;
+    localStorage.setItem(RUNNING_KEY, JSON.stringify(running));
+    this.setBusy(true);
+    this.reveal(this.append({ role: "user", text: running.message }));
+    try {
+      this.showAnswer(await this.follow(joined));
+    } catch (error) {
+      this.unanswered(error as Error, running.message);
+    } finally {
+      if (!this.lost) localStorage.removeItem(RUNNING_KEY);
+      this.lost = false;
+      this.setBusy(false);
+    }
+  }
+
+  private showAnswer(answer: TurnAnswer): void {
+    const reply = this.append({ role: "desk", text: answer.reply, question: answer.question ?? undefined, footer: answer.footer ?? undefined, doc: answer.doc ?? undefined });
+    this.showQuestion(answer.question);
+    this.busy = false;
+    this.setStatus(answer.status, answer.handoff_offered);
+    this.reveal(reply);
+  }
+
+  /** A turn that ended without an answer shown: one that ended while the page was away is read
+   * from the session; otherwise nothing of it was kept, and the message goes back into the field. */
+  private unanswered(error: Error, message: string): void {
+    if (error instanceof Unanswered && error.why === "away") return void this.reread();
+    this.log.lastElementChild?.remove();
+    this.shown.pop();
+    if (!(error instanceof Unanswered && error.why === "lost")) this.input.value = message;
+    this.notice.textContent = error.message;
+    this.notice.hidden = false;
+  }
+
+  /** Shows the session as the server has it (a turn ended while the page was not reading it). */
+  private async reread(): Promise<void> {
+    if (!this.sessionId) return;
+    this.log.replaceChildren();
+    this.shown.length = 0;
+    await this.resume(this.sessionId);
+  }
+
+  /** Stop: the server drops the turn's work and keeps nothing of it. */
+  private async stop(): Promise<void> {
+    if (!this.sessionId) return;
+    this.stopButton.disabled = true;
+    try {
+      await api("POST", `/api/help/sessions/${this.sessionId}/stop`, {});
+    } catch (error) {
+      this.notice.textContent = `Stop was refused: ${(error as Error).message}`;
+      this.notice.hidden = false;
+    } finally {
+      this.stopButton.disabled = false;
+    }
+  }
+
+  private setBusy(busy: boolean): void {
+    this.busy = busy;
+    this.send.disabled = busy || this.status === "resolved";
+    this.stopButton.hidden = !busy;
+    // The waiting clarifying question's line comes back in place of the turn's progress.
+    if (!busy) this.showQuestion(this.question);
   }
 
   /** The button's handoff: the session's newest line is the desk's handoff reply, as a typed

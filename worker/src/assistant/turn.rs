@@ -204,11 +204,15 @@ impl AssistantTurn {
             }
         };
         let mut response = match answered {
-            Ok(Answered::Answer(response)) => *response,
-            Ok(Answered::Deferred) => return true,
-            Err(Stop::Gone) if out.live().is_some_and(|log| log.is_stopped()) => {
+            // A Stop accepted before the answer was whole (during its last delta too) wins.
+            Ok(Answered::Answer(_)) | Err(Stop::Gone) if out.is_stopped() => {
                 return self.keep_stopped(out).await;
             }
+            Ok(Answered::Answer(response)) => {
+                out.answered();
+                *response
+            }
+            Ok(Answered::Deferred) => return true,
             Err(stop) => {
                 if let Stop::Failed(error) = stop {
                     out.error(error).await;

@@ -140,8 +140,12 @@ impl Turn {
             Ok(Some(parser))
         };
         let mut parser = match streamed.await {
-            Ok(Some(parser)) => parser,
-            Ok(None) if out.is_stopped() => return Called::Stopped,
+            // A Stop during the last delta's send was accepted: it wins.
+            Ok(_) if out.is_stopped() => return Called::Stopped,
+            Ok(Some(parser)) => {
+                out.answered();
+                parser
+            }
             Ok(None) => {
                 console_log!(
                     "turn of {}: the client went away; stopped",

@@ -8,13 +8,14 @@ pub mod client;
 pub mod escalations;
 pub mod index;
 pub mod kb;
+pub mod live;
 pub mod object;
 pub mod search;
 pub mod turn;
 
 use serde_json::json;
 use stepwise_core::help::{Caller, HelpCommand, HelpDoc, HelpError, SessionStatus, read_import};
-use worker::{Env, Request, Response};
+use worker::{Env, Method, Request, Response};
 
 use self::kb::{ImportReport, Kb};
 use crate::platform::body::{read_json_text, require_json};
@@ -63,6 +64,32 @@ pub async fn handoff(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppRe
             Err(error)
         }
     }
+}
+
+/// `GET /api/help/sessions/:id/stream`: joins the session's running (or last) turn after the
+/// event the client saw last (`Last-Event-ID`, or `?after=`): every later event once, in order,
+/// then the live ones until the turn ends; 204 when the session has no turn to join. Another
+/// owner's session: 404, as a missing one.
+pub async fn join(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    let after = match req.headers().get("last-event-id")? {
+        Some(seen) => seen.trim().parse::<u64>().ok(),
+        None => req
+            .url()?
+            .query_pairs()
+            .find(|(k, _)| k == "after")
+            .and_then(|(_, v)| v.parse().ok()),
+    }
+    .unwrap_or(0);
+    client::ask(env, owner, id, &format!("join?after={after}"), Method::Get).await
+}
+
+/// `POST /api/help/sessions/:id/stop` (`{}`): stops the session's running turn: its work is
+/// dropped (closing its model call) and nothing of it is kept; every client's stream ends with
+/// `stopped`, and the request that began it gets 409 `turn_stopped`. `{"stopped": true}`, or
+/// `false` when no turn runs or its answer is already found.
+pub async fn stop(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    require_json(req)?;
+    client::ask(env, owner, id, "stop", Method::Post).await
 }
 
 /// `DELETE /api/help/sessions/:id`: the owner deletes the session (and its operator listing).

@@ -4,17 +4,25 @@
 //! own: load → `core::help::handle` → save or erase. Its alarm announces an escalation to
 //! operators (listing and event, retried every 30 s until both succeed, then marked with the
 //! core's `Announced`) and erases the session past its retention (`CONVERSATION_RETENTION_DAYS`).
+//! It also runs the session's turns (`POST /turn`, `super::live`), so a turn outlives the
+//! request that began it, and answers those who join (`GET /join`) or stop (`POST /stop`) it.
 // `#[durable_object]` generates wasm-bindgen glue without docs; everything written here has them.
 #![allow(missing_docs)]
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use serde_json::json;
 use stepwise_core::help::session::Handled;
 use stepwise_core::help::{Caller, HelpCommand, HelpSession, SessionStatus, handle};
 use worker::{
-    DurableObject, Env, Request, Response, Result, State, Storage, console_warn, durable_object,
+    DurableObject, Env, Method, Request, Response, Result, State, Storage, console_warn,
+    durable_object,
 };
 
-use super::client::{Envelope, ID_HEADER};
-use super::{escalations, index};
+use super::client::{Envelope, ID_HEADER, OWNER_HEADER, TurnOrder};
+use super::live::{Ended, HelpRun, stopped_error};
+use super::{escalations, index, turn};
 use crate::conversations::client::retention_ms;
 use crate::platform::deadline::{Alarm, now_ms};
 use crate::platform::error::{AppError, AppResult};
@@ -32,6 +40,8 @@ pub struct HelpDesk {
     env: Env,
     /// The alarm this instance set, until it fires.
     armed: Alarm,
+    /// The session's running turn, or its last one (until the next begins).
+    run: RefCell<Option<Rc<HelpRun>>>,
 }
 
 impl DurableObject for HelpDesk {
@@ -40,11 +50,18 @@ impl DurableObject for HelpDesk {
             state,
             env,
             armed: Alarm::default(),
+            run: RefCell::new(None),
         }
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
-        match self.answer(req).await {
+        let answered = match (req.method(), req.path().as_str()) {
+            (Method::Post, "/turn") => self.begin_turn(req).await,
+            (Method::Get, "/join") => self.join(&req).await,
+            (Method::Post, "/stop") => self.stop(&req).await,
+            _ => self.answer(req).await,
+        };
+        match answered {
             Ok(response) => Ok(response),
             Err(error) => error.to_response(),
         }
@@ -104,13 +121,98 @@ impl DurableObject for HelpDesk {
 }
 
 impl HelpDesk {
+    /// `POST /turn` a [`TurnOrder`]: runs the turn in the background (it goes on when the
+    /// request goes). Once the session grants it, a streamed order is answered with the turn's
+    /// events; a JSON order waits for its answer. A refusal (another owner's session, a turn
+    /// already running, a closed session) is answered as the error, with nothing changed.
+    async fn begin_turn(&self, mut req: Request) -> AppResult<Response> {
+        let id = session_id(&req)?;
+        let order: TurnOrder = serde_json::from_str(&req.text().await?)?;
+        // The owner's own second turn is refused here; anyone else's reaches the session, which
+        // refuses a stranger as it refuses a missing session.
+        let running = self.run.borrow().as_ref().is_some_and(|run| !run.is_done());
+        if running
+            && self
+                .run
+                .borrow()
+                .as_ref()
+                .is_some_and(|r| r.is_of(&order.owner.id))
+        {
+            return Err(stepwise_core::help::HelpError::TurnInProgress.into());
+        }
+        let (run, awaited) = HelpRun::new(&order.owner.id);
+        let run = Rc::new(run);
+        let (env, running, task_id) = (self.env.clone(), run.clone(), id.clone());
+        let streamed = order.streamed;
+        self.state.wait_until(async move {
+            let ended = match turn::run(&env, &order, &task_id, &running).await {
+                Ok(answer) => Ended::Answer(answer),
+                Err(error) if error.code() == "turn_stopped" => Ended::Stopped,
+                Err(error) => Ended::Failed(error),
+            };
+            running.end(ended);
+        });
+        match awaited.begun.await {
+            Ok(Ok(())) => {}
+            Ok(Err(refused)) => return Err(refused),
+            Err(_) => return Err(AppError::internal(&"the help turn ended unseen")),
+        }
+        self.run.replace(Some(run.clone()));
+        if streamed {
+            let mut response = run.subscribe(0)?;
+            response.headers_mut().set(ID_HEADER, &id)?;
+            return Ok(response);
+        }
+        match awaited.ended.await {
+            Ok(Ended::Answer(answer)) => Ok(Response::from_json(&answer)?),
+            Ok(Ended::Failed(error)) => Err(error),
+            Ok(Ended::Stopped) => Err(stopped_error()),
+            Err(_) => Err(AppError::internal(&"the help turn ended unseen")),
+        }
+    }
+
+    /// `GET /join?after=n` of the owner in `x-stepwise-owner`: the running (or last) turn's
+    /// events after `n`, then the live ones; 204 when the session has had no turn here; 404 for
+    /// a session that is not the owner's.
+    async fn join(&self, req: &Request) -> AppResult<Response> {
+        let owner = self.owning(req).await?;
+        let after = req
+            .url()?
+            .query_pairs()
+            .find(|(k, _)| k == "after")
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap_or(0);
+        match self.run.borrow().as_ref() {
+            Some(run) if run.is_of(&owner) => run.subscribe(after),
+            _ => Ok(Response::empty()?.with_status(204)),
+        }
+    }
+
+    /// `POST /stop` of the owner: `{"stopped": true}` when a turn ran and was asked to stop.
+    async fn stop(&self, req: &Request) -> AppResult<Response> {
+        let owner = self.owning(req).await?;
+        let stopped = self
+            .run
+            .borrow()
+            .as_ref()
+            .is_some_and(|run| run.is_of(&owner) && run.stop());
+        Ok(Response::from_json(&json!({ "stopped": stopped }))?)
+    }
+
+    /// The owner in `x-stepwise-owner`, once the session is found to be theirs (the core's
+    /// `Read`: 404 for a missing session and for another owner's alike).
+    async fn owning(&self, req: &Request) -> AppResult<String> {
+        let id = session_id(req)?;
+        let owner = req.headers().get(OWNER_HEADER)?.unwrap_or_default();
+        let record = load(&self.state.storage()).await?;
+        let caller = Caller::Owner(owner.clone());
+        handle(record.as_ref(), &id, &caller, &HelpCommand::Read, now_ms())?;
+        Ok(owner)
+    }
+
     /// `POST /` an [`Envelope`] (a caller and a command) for the session in `x-stepwise-session`.
     async fn answer(&self, mut req: Request) -> AppResult<Response> {
-        let id = req
-            .headers()
-            .get(ID_HEADER)?
-            .filter(|v| !v.is_empty())
-            .ok_or_else(|| AppError::not_found("help session"))?;
+        let id = session_id(&req)?;
         let envelope: Envelope = serde_json::from_str(&req.text().await?)?;
         let storage = self.state.storage();
         let record = load(&storage).await?;
@@ -124,6 +226,8 @@ impl HelpDesk {
         if handled.erase {
             storage.delete_all().await?;
             self.armed.forget();
+            // An erased session's last turn is not joinable any more.
+            self.run.replace(None);
             if let Some(gone) = &record
                 && let Ok(kv) = Kv::new(&self.env)
             {
@@ -150,6 +254,14 @@ impl HelpDesk {
         }
         Ok(Response::from_json(&handled.reply)?)
     }
+}
+
+/// The session named in `x-stepwise-session`.
+fn session_id(req: &Request) -> AppResult<String> {
+    req.headers()
+        .get(ID_HEADER)?
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| AppError::not_found("help session"))
 }
 
 /// Whether the session was escalated and operators were not told yet.

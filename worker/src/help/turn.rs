@@ -1,10 +1,12 @@
-//! One help-desk turn at the edge: `POST /api/help {session_id?, message}`. The message is
-//! checked, the session's Durable Object grants the turn (creating the session on its first
-//! message), the core's pipeline runs with its effects performed here (the owner's answer cache
+//! One help-desk turn: `POST /api/help {session_id?, message}`. The edge checks the message and
+//! sends the turn to the session's Durable Object (`POST /turn`), which runs it (`run`, in the
+//! background: `super::live`). There the session grants the turn (creating the session on its
+//! first message), the core's pipeline runs with its effects performed (the owner's answer cache
 //! in KV, the knowledge base in D1, model calls through the gateway, charged to the spending
-//! guard), and the outcome is committed. A failed model call gives the turn up: nothing of it is
-//! kept and the same question is still waiting.
+//! guard), and the outcome is committed. A failed model call, or a Stop, gives the turn up:
+//! nothing of it is kept and the same question is still waiting.
 
+use futures::future::{Either, select};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use stepwise_core::help::pipeline::{CachedAnswer, check_message};
@@ -13,7 +15,8 @@ use stepwise_core::help::prompt::{
 };
 use stepwise_core::help::session::TurnRecord;
 use stepwise_core::help::{
-    Caller, Effect, HelpCommand, HelpState, Input, Outcome, Pipeline, SessionStatus, Step,
+    Caller, Effect, HelpCommand, HelpError, HelpState, Input, Outcome, Pipeline, SessionStatus,
+    Step,
 };
 use stepwise_core::llm::{ModelCall, ProviderKind};
 use stepwise_core::offline::OfflineAnswer;
@@ -21,18 +24,21 @@ use stepwise_core::owner::hex;
 use stepwise_core::protocol::{ChatMessage, Role};
 use stepwise_core::research::ProviderOutcome;
 use stepwise_core::spend::{Charge, estimate_tokens};
-use worker::{Env, Request, Response, console_warn};
+use worker::{Env, Method, Request, RequestInit, Response, console_warn};
 
+use super::client::{BINDING, ID_HEADER, TurnOrder};
 use super::kb::Kb;
+use super::live::{HelpRun, stopped_error};
 use super::{client, search};
 use crate::platform::body::read_json;
-use crate::platform::crypto;
 use crate::platform::error::{AppError, AppResult};
-use crate::platform::ids::random_id;
+use crate::platform::ids::{self, random_id};
 use crate::platform::kv::Kv;
+use crate::platform::negotiate::wants_json;
 use crate::platform::owner::Owner;
 use crate::platform::settings::{Settings, number};
 use crate::platform::spend;
+use crate::platform::{crypto, objects};
 use crate::provider::Gateway;
 
 /// KV key of the knowledge base's version (changed by every import that changes an article),
@@ -52,11 +58,15 @@ struct TurnBody {
 }
 
 /// `POST /api/help`: one turn; the answer is the reply, the question while clarifying, the
-/// dialog state, the trace of nodes and the session's counters.
+/// dialog state, the trace of nodes and the session's counters. With `Accept:
+/// text/event-stream` the answer is the turn's events instead, once the session has granted it
+/// (`x-stepwise-session` names the session): `status` notes, then `complete` with the same
+/// answer, `error` or `stopped`.
 pub async fn post(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Response> {
+    let accept = req.headers().get("accept")?.unwrap_or_default();
+    let streamed = accept.contains("text/event-stream") && !wants_json(&req)?;
     let body: TurnBody = read_json(&mut req).await?;
-    let answer = turn(env, owner, body.session_id, &body.message).await?;
-    Ok(Response::from_json(&answer)?)
+    order(env, owner, body.session_id, body.message, streamed).await
 }
 
 /// One help-desk turn of `owner` with `message`, in session `session_id` (a new session when
@@ -67,52 +77,102 @@ pub async fn turn(
     session_id: Option<String>,
     message: &str,
 ) -> AppResult<Value> {
-    check_message(message)?;
-    let settings = Settings::from_env(env)?;
+    let mut answer = order(env, owner, session_id, message.to_owned(), false).await?;
+    Ok(serde_json::from_str(&answer.text().await?)?)
+}
+
+/// Sends the turn to its session's object; its 200 answer (JSON, or the event stream), or the
+/// error it answered.
+async fn order(
+    env: &Env,
+    owner: &Owner,
+    session_id: Option<String>,
+    message: String,
+    streamed: bool,
+) -> AppResult<Response> {
+    check_message(&message)?;
     let create = session_id.is_none();
     let id = match session_id {
-        Some(id) => id,
+        Some(id) if ids::is_id(&id) => id,
+        Some(_) => return Err(HelpError::NotFound.into()),
         None => random_id()?,
     };
+    let order = TurnOrder {
+        owner: owner.clone(),
+        message,
+        create,
+        streamed,
+    };
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_body(Some(serde_json::to_string(&order)?.into()));
+    let request = Request::new_with_init(&format!("https://{BINDING}.internal/turn"), &init)?;
+    request.headers().set(ID_HEADER, &id)?;
+    request.headers().set("content-type", "application/json")?;
+    let mut response = objects::fetch(env, BINDING, &id, request).await?;
+    if response.status_code() != 200 {
+        let text = response.text().await?;
+        return Err(AppError::relayed(response.status_code(), &text));
+    }
+    Ok(response)
+}
+
+/// Runs one turn on the session's object: the session grants it, the pipeline runs (unless its
+/// owner stops it first), and the outcome is committed. The answer `POST /api/help` gives.
+pub async fn run(env: &Env, order: &TurnOrder, id: &str, running: &HelpRun) -> AppResult<Value> {
+    let owner = &order.owner;
+    let message = order.message.as_str();
+    let settings = Settings::from_env(env)?;
     let caller = Caller::Owner(owner.id.clone());
     let lease_id = random_id()?;
     let lease_ms = u64::from(settings.deadline_ms) + LEASE_MARGIN_MS;
     let begin = HelpCommand::Begin {
         lease_id: lease_id.clone(),
         lease_ms,
-        create,
+        create: order.create,
     };
-    let begun = client::send(env, &id, caller.clone(), begin).await?;
+    let begun = client::send(env, id, caller.clone(), begin).await?;
+    running.begun();
     let mut cache_key = None;
-    let run = run(
-        env,
-        &settings,
-        owner,
-        &begun.session.state,
-        message,
-        &mut cache_key,
-    );
-    let outcome = match run.await {
-        Ok(outcome) => outcome,
-        Err(error) => return Err(release(env, &id, caller, lease_id, error).await),
+    // `None`: the owner stopped the turn (dropping the pipeline closes its model call).
+    let found = {
+        let work = std::pin::pin!(pipeline(
+            env,
+            &settings,
+            owner,
+            &begun.session.state,
+            message,
+            &mut cache_key,
+            running,
+        ));
+        match select(work, running.stop_requested()).await {
+            Either::Left((found, _)) => found.map(Some),
+            Either::Right(_) => Ok(None),
+        }
     };
+    let outcome = match found {
+        Ok(Some(outcome)) => outcome,
+        Ok(None) => return Err(release(env, id, caller, lease_id, stopped_error()).await),
+        Err(error) => return Err(release(env, id, caller, lease_id, error).await),
+    };
+    running.answered();
     // A turn that hands the session to a person counts against the daily handoff caps; past
     // them the turn is refused whole (nothing of it is kept).
     let hands_over = outcome.escalate.is_some() && begun.session.status == SessionStatus::Open;
     if hands_over && let Err(refused) = spend::count_handoff(env, owner).await {
-        return Err(release(env, &id, caller, lease_id, refused).await);
+        return Err(release(env, id, caller, lease_id, refused).await);
     }
     let commit = HelpCommand::Commit {
         lease_id: lease_id.clone(),
         turn: Box::new(TurnRecord::new(message, &outcome)),
     };
-    let reply = match client::send(env, &id, caller.clone(), commit).await {
+    let reply = match client::send(env, id, caller.clone(), commit).await {
         Ok(reply) => reply,
         Err(error) => {
             if hands_over {
                 spend::uncount_handoff(env, owner).await;
             }
-            return Err(release(env, &id, caller, lease_id, error).await);
+            return Err(release(env, id, caller, lease_id, error).await);
         }
     };
     if hands_over && !reply.escalated {
@@ -157,14 +217,16 @@ async fn release(
     error
 }
 
-/// Runs the pipeline on the session's state, performing each effect.
-async fn run(
+/// Runs the pipeline on the session's state, performing each effect (and telling `running`
+/// what it is doing).
+async fn pipeline(
     env: &Env,
     settings: &Settings,
     owner: &Owner,
     state: &HelpState,
     message: &str,
     cache_key: &mut Option<String>,
+    running: &HelpRun,
 ) -> AppResult<Outcome> {
     let (mut pipeline, mut step) = Pipeline::start(state, message)?;
     loop {
@@ -178,10 +240,12 @@ async fn run(
                 Input::Cached(hit)
             }
             Step::Effect(Effect::Search { fts, text }) => {
+                running.progress("Searching the help articles…");
                 let kb = Kb::new(env)?;
                 Input::Found(search::best(env, &kb, fts.as_deref(), &text, owner).await?)
             }
             Step::Effect(Effect::Translate(request)) => {
+                running.progress("Translating the question…");
                 let offline = offline_translation(&request);
                 let call = ask(
                     env,
@@ -201,6 +265,7 @@ async fn run(
                 )
             }
             Step::Effect(Effect::Generate(request)) => {
+                running.progress("Writing the answer…");
                 let offline = offline_answer(&request);
                 let call = ask(
                     env,

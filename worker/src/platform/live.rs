@@ -105,6 +105,8 @@ pub struct TurnLog {
     stored_at: Cell<u64>,
     done: Cell<bool>,
     stopped: Cell<bool>,
+    /// The model's answer is whole: the turn commits as answered, and Stop no longer applies.
+    answered: Cell<bool>,
     /// Batches are not stored (a turn whose conversation is not stored yet: if its object
     /// dies, nothing would read or erase them).
     in_memory: Cell<bool>,
@@ -129,6 +131,7 @@ impl TurnLog {
             stored_at: Cell::new(now_ms()),
             done: Cell::new(false),
             stopped: Cell::new(false),
+            answered: Cell::new(false),
             in_memory: Cell::new(false),
             waker: RefCell::new(None),
         }
@@ -270,9 +273,15 @@ impl TurnLog {
         }
     }
 
-    /// Asks the turn to stop; false when it has already ended.
+    /// The model's answer is whole (its stream ended, the turn now commits it as answered): a
+    /// Stop from now on is refused, as if the turn had ended.
+    pub fn answered(&self) {
+        self.answered.set(true);
+    }
+
+    /// Asks the turn to stop; false when it has already ended or its answer is whole.
     pub fn stop(&self) -> bool {
-        if self.done.get() {
+        if self.done.get() || self.answered.get() {
             return false;
         }
         self.stopped.set(true);

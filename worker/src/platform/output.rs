@@ -262,6 +262,13 @@ impl Output {
         }
     }
 
+    /// The model's answer is whole: a live turn no longer takes a Stop (it commits as answered).
+    pub fn answered(&self) {
+        if let Some(log) = self.live() {
+            log.answered();
+        }
+    }
+
     /// Whether this is a live turn its owner stopped.
     pub fn is_stopped(&self) -> bool {
         self.live().is_some_and(|log| log.is_stopped())

@@ -1,0 +1,199 @@
+//! A help-desk turn as its session's Durable Object runs it (issue 29): in the background, so the
+//! answer is still found and committed when the asker's tab goes away. Its few events (what it
+//! is doing, then its answer, its error or `stopped`) are numbered from 1 and kept in memory
+//! until the session's next turn, so a reload joins the turn after the last event it saw
+//! (`GET /api/help/sessions/:id/stream`). Stop (`POST /api/help/sessions/:id/stop`) drops the
+//! turn's work, which closes its model call, and gives the turn up: a help answer is not shown
+//! until it is whole, so nothing of a stopped one is kept and the question can be asked again.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use futures::channel::oneshot;
+use serde_json::{Value, json};
+use stepwise_core::sse::frame;
+use worker::Response;
+
+use crate::platform::error::{AppError, AppResult};
+use crate::platform::sse::{EventSink, stream_response};
+
+/// How a help-desk turn ended.
+pub enum Ended {
+    /// Its answer, as `POST /api/help` gives it.
+    Answer(Value),
+    /// Its error (nothing of the turn was kept).
+    Failed(AppError),
+    /// Its owner stopped it (nothing of the turn was kept).
+    Stopped,
+}
+
+/// What the request that began a turn waits for: whether the session granted it, and how it
+/// ended.
+pub struct Awaited {
+    /// The session granted the turn, or refused it with this error.
+    pub begun: oneshot::Receiver<AppResult<()>>,
+    /// How the turn ended.
+    pub ended: oneshot::Receiver<Ended>,
+}
+
+/// A running (or the last) help-desk turn of a session, in its object's memory.
+pub struct HelpRun {
+    /// The owner id of the session: only they join or stop it.
+    owner: String,
+    frames: RefCell<Vec<String>>,
+    sinks: RefCell<Vec<EventSink>>,
+    ended: Cell<bool>,
+    stopped: Cell<bool>,
+    /// The answer is found: the turn commits it, and Stop no longer applies.
+    answered: Cell<bool>,
+    /// The turn's task, waiting on [`HelpRun::stop_requested`].
+    waker: RefCell<Option<Waker>>,
+    begun: RefCell<Option<oneshot::Sender<AppResult<()>>>>,
+    waiting: RefCell<Option<oneshot::Sender<Ended>>>,
+}
+
+impl HelpRun {
+    /// A new turn of `owner`, and what its request waits for.
+    pub fn new(owner: &str) -> (HelpRun, Awaited) {
+        let (begun, begun_rx) = oneshot::channel();
+        let (answered, ended_rx) = oneshot::channel();
+        let run = HelpRun {
+            owner: owner.to_owned(),
+            frames: RefCell::new(Vec::new()),
+            sinks: RefCell::new(Vec::new()),
+            ended: Cell::new(false),
+            stopped: Cell::new(false),
+            answered: Cell::new(false),
+            waker: RefCell::new(None),
+            begun: RefCell::new(Some(begun)),
+            waiting: RefCell::new(Some(answered)),
+        };
+        let awaited = Awaited {
+            begun: begun_rx,
+            ended: ended_rx,
+        };
+        (run, awaited)
+    }
+
+    /// Whether `owner` is the turn's.
+    pub fn is_of(&self, owner: &str) -> bool {
+        self.owner == owner
+    }
+
+    /// Whether the turn has ended.
+    pub fn is_done(&self) -> bool {
+        self.ended.get()
+    }
+
+    /// The session granted the turn.
+    pub fn begun(&self) {
+        if let Some(waiting) = self.begun.borrow_mut().take() {
+            // The request may have gone: the turn runs on all the same.
+            let _ = waiting.send(Ok(()));
+        }
+    }
+
+    /// A progress note (`status` event): what the turn is doing now.
+    pub fn progress(&self, message: &str) {
+        self.push("status", &json!({ "type": "status", "message": message }));
+    }
+
+    /// Ends the turn: its last event goes to every client, whose streams then end.
+    pub fn end(&self, ended: Ended) {
+        match &ended {
+            Ended::Answer(answer) => self.push(
+                "complete",
+                &json!({ "type": "complete", "payload": answer }),
+            ),
+            Ended::Failed(error) => self.push(
+                "error",
+                &json!({ "type": "error", "code": error.code(), "message": error.message() }),
+            ),
+            Ended::Stopped => self.push("stopped", &json!({ "type": "stopped", "message": "" })),
+        }
+        self.ended.set(true);
+        self.sinks.borrow_mut().clear();
+        // A turn the session refused ends before it began: its request answers the refusal.
+        if let Some(waiting) = self.begun.borrow_mut().take() {
+            let refused = match &ended {
+                Ended::Failed(error) => error.clone(),
+                _ => AppError::internal(&"a help turn ended before it began"),
+            };
+            let _ = waiting.send(Err(refused));
+        }
+        if let Some(waiting) = self.waiting.borrow_mut().take() {
+            let _ = waiting.send(ended);
+        }
+    }
+
+    /// The turn's events after `after` as an event stream, then the live ones until it ends.
+    pub fn subscribe(&self, after: u64) -> AppResult<Response> {
+        let (response, sink) = stream_response()?;
+        for (seq, frame) in self.frames.borrow().iter().enumerate() {
+            if seq as u64 + 1 > after {
+                sink.write(frame.as_bytes());
+            }
+        }
+        if !self.ended.get() {
+            self.sinks.borrow_mut().push(sink);
+        }
+        Ok(response)
+    }
+
+    /// The answer is found (the turn now commits it): a Stop from now on is refused.
+    pub fn answered(&self) {
+        self.answered.set(true);
+    }
+
+    /// Asks the turn to stop; false when it has already ended or its answer is found.
+    pub fn stop(&self) -> bool {
+        if self.ended.get() || self.answered.get() {
+            return false;
+        }
+        self.stopped.set(true);
+        if let Some(waker) = self.waker.borrow_mut().take() {
+            waker.wake();
+        }
+        true
+    }
+
+    /// Resolves once the owner asks the turn to stop.
+    pub fn stop_requested(&self) -> StopRequested<'_> {
+        StopRequested(self)
+    }
+
+    fn push(&self, event: &str, data: &Value) {
+        let seq = self.frames.borrow().len() as u64 + 1;
+        let frame = frame(seq, event, &data.to_string());
+        // Clients that went away are dropped as they are found.
+        self.sinks
+            .borrow_mut()
+            .retain(|sink| sink.write(frame.as_bytes()));
+        self.frames.borrow_mut().push(frame);
+    }
+}
+
+/// The future of [`HelpRun::stop_requested`].
+pub struct StopRequested<'a>(&'a HelpRun);
+
+impl Future for StopRequested<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0.stopped.get() {
+            return Poll::Ready(());
+        }
+        *self.0.waker.borrow_mut() = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// The refusal a JSON asker gets for a turn its owner stopped.
+pub fn stopped_error() -> AppError {
+    AppError::conflict(
+        "turn_stopped",
+        "the turn was stopped before it answered; nothing of it was kept",
+    )
+}

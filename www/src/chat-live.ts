@@ -1,0 +1,162 @@
+//! A guided turn as the page reads it live: its events into the answer's bubble, a connection lost
+//! mid-answer joined again where it broke off, the turn kept for a reload to join, and Stop.
+
+import { MarkerStream, type ChatResponse } from "../../crates/wasm/pkg/stepwise.js";
+import { authHeaders } from "./owner.js";
+import { readSse } from "./sse.js";
+
+/** The turn being answered, for a reload to join. */
+export interface Running {
+  message: string;
+  conversation_id: string;
+  /** The conversation's token (a first turn's comes with its stream, before it is stored). */
+  token: string;
+}
+
+/** Where the turn being answered is kept for a reload: a {@link Running}. */
+const RUNNING_KEY = "stepwise.chat.running.v1";
+
+/** A turn its owner stopped: the answer so far is kept, marked stopped. */
+export class Stopped extends Error {
+  /** The turn that was stopped, when this page started it. */
+  running: Running | null = null;
+  constructor(readonly partial: string) {
+    super("Stopped.");
+  }
+}
+
+/** The turn ended while this page was not reading it: the stored conversation holds it. */
+export class Ended extends Error {
+  constructor(readonly running: Running) {
+    super("The answer ended while the page was away.");
+  }
+}
+
+/** The connection broke mid-answer and joining the turn again failed: the turn goes on on the
+ * server, and is kept for a reload to join. */
+export class Lost extends Error {
+  constructor() {
+    super("The connection was lost while the answer was streaming. The answer goes on on the server: reload the page to see it.");
+  }
+}
+
+/** Chips, options and a proposed message seen while the answer streams. */
+export interface LiveChoices {
+  suggestions: string[];
+  options: string[];
+  proposed: string | null;
+}
+
+/** Waits between attempts to join a turn again after its connection broke. */
+const REJOIN_DELAYS_MS = [250, 1000, 3000];
+
+/** Remembers the turn being answered, for a reload. */
+export function remember(running: Running): void {
+  localStorage.setItem(RUNNING_KEY, JSON.stringify(running));
+}
+
+/** Forgets the turn: it ended, and this page saw how. */
+export function forget(): void {
+  localStorage.removeItem(RUNNING_KEY);
+}
+
+/** The turn a page before the reload was reading, if any (read once: it is forgotten). */
+export function recall(): Running | null {
+  let running: Running | null = null;
+  try {
+    running = JSON.parse(localStorage.getItem(RUNNING_KEY) ?? "null");
+  } catch {
+    /* a corrupt entry joins nothing */
+  }
+  forget();
+  return running && typeof running.conversation_id === "string" && typeof running.token === "string" ? running : null;
+}
+
+/** Joins the turn's stream after the event `after` (from its start without one): the response,
+ * 204 when no turn runs any more, or `null` when the server was not reached. */
+export async function join(running: Running, after?: string): Promise<Response | null> {
+  const headers = authHeaders({ "x-conversation-token": running.token, "x-stepwise-deltas": "model" });
+  if (after) headers["last-event-id"] = after;
+  return fetch(`/api/conversations/${running.conversation_id}/stream`, { headers }).catch(() => null);
+}
+
+/** Asks the server to stop the turn: `null` once asked, or why it was refused. */
+export async function requestStop(running: Running): Promise<string | null> {
+  try {
+    const response = await fetch(`/api/conversations/${running.conversation_id}/stop`, {
+      method: "POST",
+      headers: authHeaders({ "content-type": "application/json", "x-conversation-token": running.token }),
+      body: "{}",
+    });
+    if (response.ok) return null;
+    const body = await response.json().catch(() => null);
+    return body?.error ? `Stop was refused: ${body.error.message} (${body.error.code})` : `Stop was refused (${response.status}).`;
+  } catch {
+    return "Stop did not reach the server; the answer goes on.";
+  }
+}
+
+/** Reads one turn's events into `bubble` (its text through `MarkerStream`, so chips and options
+ * show as soon as their line completes) until the `complete` event, which is authoritative. A
+ * connection that breaks mid-answer is joined again after the last event read, so nothing shows
+ * twice; when that fails, {@link Lost}. */
+export class TurnReader {
+  private readonly markers = new MarkerStream();
+  private readonly live: LiveChoices = { suggestions: [], options: [], proposed: null };
+  private shown = "";
+  private lastId: string | undefined;
+
+  constructor(
+    private readonly bubble: HTMLElement,
+    private readonly showChoices: (live: LiveChoices) => void,
+  ) {}
+
+  /** Follows `body`, then the turn's joins when it breaks (`running`: the turn to join; without
+   * it a broken connection is {@link Lost} at once). */
+  async read(body: ReadableStream<Uint8Array>, running: Running | null): Promise<ChatResponse> {
+    for (let attempt = 0; ; attempt++) {
+      const answer = await this.follow(body);
+      if (answer) return answer;
+      if (!running || attempt >= REJOIN_DELAYS_MS.length) throw new Lost();
+      await new Promise((resolve) => setTimeout(resolve, REJOIN_DELAYS_MS[attempt]));
+      const response = await join(running, this.lastId);
+      if (response?.status === 204) throw new Ended(running);
+      // A join the server refused is not retried: the turn is not this page's to read.
+      if (response && !response.ok) throw new Error(`The answer could not be joined again (${response.status}).`);
+      if (response?.body) body = response.body;
+      else body = new ReadableStream({ start: (c) => c.close() });
+    }
+  }
+
+  /** The answer, or `null` when the connection broke before it ended. */
+  private async follow(body: ReadableStream<Uint8Array>): Promise<ChatResponse | null> {
+    try {
+      for await (const message of readSse(body)) {
+        if (message.id) this.lastId = message.id;
+        const event = JSON.parse(message.data);
+        if (event.type === "model_delta") {
+          for (const piece of this.markers.feed(event.text)) {
+            if (piece.type === "text") this.shown += piece.text;
+            else if (piece.type === "marker" && piece.kind === "suggestions") this.live.suggestions = piece.value;
+            else if (piece.type === "marker" && piece.kind === "options") this.live.options = piece.value;
+            else if (piece.type === "marker" && piece.kind === "proposed_message") this.live.proposed = piece.value;
+          }
+          this.bubble.textContent = this.shown;
+          this.showChoices(this.live);
+        } else if (event.type === "text_delta") {
+          this.shown += event.text;
+          this.bubble.textContent = this.shown;
+        } else if (event.type === "complete") {
+          return event.payload as ChatResponse;
+        } else if (event.type === "stopped") {
+          throw new Stopped(event.message ?? this.shown);
+        } else if (event.type === "error") {
+          throw new Error(`${event.message} (${event.code})`);
+        }
+      }
+    } catch (error) {
+      if (error instanceof Stopped || (error instanceof Error && / \(\w+\)$/.test(error.message))) throw error;
+    }
+    return null;
+  }
+}
