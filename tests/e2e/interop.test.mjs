@@ -1,6 +1,6 @@
 //! End-to-end tests of the other ecosystems' dialects under `wrangler dev`: guided turns driven
 //! through the AI SDK transport (clients/ai-sdk) and read by the `ai` package's own UI message
-//! stream parser, an assistant turn with a tool call as a UI message stream, AG-UI runs (guided,
+//! stream parser, a guided answer joined again with `reconnectToStream`, an assistant turn with a tool call as a UI message stream, AG-UI runs (guided,
 //! and the assistant's with its tool calls) through `@ag-ui/client`'s HttpAgent (its event
 //! verifier included), refusals, and real responses and
 //! stream events validated against openapi.yaml.
@@ -130,6 +130,48 @@ describe("the AI SDK's UI message stream", () => {
     assert.equal(data.kind, "assistant");
     assert.deepEqual(data.suggested_values.map((v) => v.label), ["Recent"]);
     assert.match(data.conversation_id, /^[0-9a-f]{32}$/);
+  });
+});
+
+describe("the AI SDK's guided transport", () => {
+  test("a dropped client's guided answer is joined with reconnectToStream, whole and once; a finished turn and an unknown chat are null", async () => {
+    const LINES = Array.from({ length: 12 }, (_, i) => `Line ${i + 1} of the guided answer.`);
+    stack.fake.script({ reply: LINES.join("\n"), paced: true, delayMs: 120 });
+    const owner = newOwner();
+    const transport = new StepwiseChatTransport({ baseUrl: stack.base, ownerToken: owner, provider: "fake-openai" });
+    const since = stack.fake.requests.length;
+    const leaving = new AbortController();
+    const first = await transport.sendMessages({ chatId: "chat-g", messages: [userMessage("u1", "Track rivals")], trigger: "submit-message", messageId: undefined, abortSignal: leaving.signal });
+    const reader = first.getReader();
+    for (let seen = ""; !seen.includes("Line 2"); ) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      if (value.type === "text-delta") seen += value.delta;
+    }
+    leaving.abort();
+    await reader.cancel().catch(() => {});
+    const known = transport.conversations.get("chat-g");
+    assert.match(known?.id ?? "", /^[0-9a-f]{32}$/);
+    assert.ok(known.token, "the first turn's token, from its headers");
+
+    const resumed = await transport.reconnectToStream({ chatId: "chat-g" });
+    assert.ok(resumed, "the running turn is joined");
+    const message = await lastMessage(resumed);
+    const text = message.parts.filter((p) => p.type === "text").map((p) => p.text).join("");
+    assert.equal(text.trim(), LINES.join("\n"), "the whole answer, each line once");
+    const data = message.parts.find((p) => p.type === "data-stepwise")?.data;
+    assert.equal(data?.conversation_id, known.id);
+    assert.equal(stack.fake.requests.slice(since).length, 1, "one model call");
+
+    // Once the answer is whole there is nothing to resume; a chat the transport does not know is
+    // null too; an app that kept the conversation sets it after a reload.
+    assert.equal(await transport.reconnectToStream({ chatId: "chat-g" }), null);
+    const again = new StepwiseChatTransport({ baseUrl: stack.base, ownerToken: owner });
+    assert.equal(await again.reconnectToStream({ chatId: "chat-g" }), null);
+    again.conversations.set("chat-g", known);
+    assert.equal(await again.reconnectToStream({ chatId: "chat-g" }), null);
+    again.conversations.set("chat-g", { id: known.id, token: "0".repeat(32) });
+    await assert.rejects(again.reconnectToStream({ chatId: "chat-g" }), /forbidden|token/i);
   });
 });
 

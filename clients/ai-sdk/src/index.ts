@@ -3,7 +3,10 @@
 //! (`x-stepwise-format: ui-message-stream`). The guided state travels in the messages
 //! themselves: every answer ends with a `data-stepwise` part (`step`, `config`, `skipped`,
 //! `suggestions`, `options`, `payloads`, the conversation's id and `turns`), and the next
-//! request is built from the last one, so the transport keeps no state of its own.
+//! request is built from the last one. The turn runs on the server whatever the client does:
+//! `reconnectToStream` joins a chat's running turn (`GET /api/conversations/:id/stream` with its
+//! token), which the transport knows from the headers of the chat's last answer (or from
+//! `conversations`, filled by the app after a reload); a chat with no turn to join gets `null`.
 import { DefaultChatTransport, type UIMessage } from "ai";
 
 /** The `data-stepwise` part of an answer (see openapi.yaml `AnswerData`). */
@@ -63,13 +66,45 @@ export function lastState(messages: UIMessage[]): { data?: StepwiseData; token?:
   return { data, token };
 }
 
+/** A guided conversation a chat's turns belong to: its id and token. */
+export interface GuidedConversation {
+  id: string;
+  token: string;
+}
+
 /** Drives guided turns from `useChat`: `new Chat({ transport: new StepwiseChatTransport({...}) })`. */
 export class StepwiseChatTransport extends DefaultChatTransport<StepwiseUIMessage> {
+  /** The conversation of each chat id seen (named by its answers' headers before their first
+   * event); an app that keeps them can set them again after a reload, for `reconnectToStream`. */
+  readonly conversations: Map<string, GuidedConversation>;
+
   constructor(options: StepwiseTransportOptions) {
+    const base = options.baseUrl.replace(/\/$/, "");
+    const conversations = new Map<string, GuidedConversation>();
+    const send = options.fetch ?? globalThis.fetch;
+    // The chat whose message is being sent: its response names the conversation.
+    let sending: string | undefined;
     super({
-      api: `${options.baseUrl.replace(/\/$/, "")}/api/chat`,
-      fetch: options.fetch,
-      prepareSendMessagesRequest: ({ messages }) => {
+      api: `${base}/api/chat`,
+      fetch: (async (url: RequestInfo | URL, init?: RequestInit) => {
+        const chat = sending;
+        sending = undefined;
+        const response = await send(url, init);
+        const id = response.headers.get("x-stepwise-conversation");
+        const token = response.headers.get("x-conversation-token") ?? (chat ? conversations.get(chat)?.token : undefined);
+        if (chat && id && token) conversations.set(chat, { id, token });
+        return response;
+      }) as typeof globalThis.fetch,
+      prepareReconnectToStreamRequest: ({ id }) => {
+        // `reconnectToStream` asks only for chats whose conversation is known.
+        const known = conversations.get(id)!;
+        return {
+          api: `${base}/api/conversations/${encodeURIComponent(known.id)}/stream`,
+          headers: { authorization: `Bearer ${options.ownerToken}`, "x-stepwise-format": "ui-message-stream", "x-conversation-token": known.token },
+        };
+      },
+      prepareSendMessagesRequest: ({ id: chat, messages }) => {
+        sending = chat;
         const last = messages.at(-1);
         if (!last || last.role !== "user") throw new Error("a Stepwise turn answers a user message");
         const { data, token } = lastState(messages);
@@ -97,6 +132,14 @@ export class StepwiseChatTransport extends DefaultChatTransport<StepwiseUIMessag
         return { body, headers };
       },
     });
+    this.conversations = conversations;
+  }
+
+  /** Joins the chat's running turn; `null` when there is none, or no conversation is known for
+   * the chat. */
+  async reconnectToStream(options: Parameters<DefaultChatTransport<StepwiseUIMessage>["reconnectToStream"]>[0]) {
+    if (!this.conversations.has(options.chatId)) return null;
+    return super.reconnectToStream(options);
   }
 }
 

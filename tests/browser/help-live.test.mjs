@@ -1,0 +1,85 @@
+// Browser tests of live help-desk turns: playwright-core drives /usr/bin/chromium against
+// `wrangler dev` with a fake provider whose answers take a while. A reload while the desk writes
+// its answer joins the turn on the server and the answer shows once, with no second model call;
+// Stop gives the turn up: nothing of it shows, the question goes back into the box, and asking
+// again is answered.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { chromium } from "playwright-core";
+import { fakeProvider, startStack, until } from "../e2e/harness.mjs";
+import { CHROMIUM_ARGS } from "./tabs.mjs";
+
+const QUESTION = "Why are answers slow or stop midway?";
+const ANSWER = "Answers slow down when the provider does; this one took its time.";
+let stack;
+let browser;
+
+/** The desk's generation answers after `ms` (translations at once). */
+const slowModel = (ms) =>
+  stack.fake.script((request) => (request.system?.startsWith("Translate") ? { reply: "[de]" } : { reply: ANSWER, latencyMs: ms }));
+
+before(async () => {
+  stack = await startStack({ providers: (url) => [fakeProvider(url, "fake-openai", "openai")], overrides: { LLM_PROVIDER: "fake-openai" } });
+  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+});
+after(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+async function helpPage() {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 860 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  await page.goto(`${stack.base}/#help`);
+  await page.waitForSelector("#help-input");
+  return { context, page, errors };
+}
+
+const generations = (since) => stack.fake.requests.filter((r) => r.at >= since && r.kind && !r.system?.startsWith("Translate"));
+const alerts = (page) => page.locator(".help [role=alert]:not([hidden])");
+
+describe("live help-desk turns on the Help page", () => {
+  test("a reload while the desk writes its answer joins the turn: the answer shows once, with one model call", async () => {
+    slowModel(2500);
+    const { context, page, errors } = await helpPage();
+    const since = Date.now();
+    await page.fill("#help-input", QUESTION);
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    await page.reload();
+    await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
+    await page.waitForSelector("#help-input:not([disabled])");
+    assert.equal(await page.locator(".help-log .msg.user", { hasText: QUESTION }).count(), 1, "the question shows once");
+    assert.equal(await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).count(), 1, "the answer shows once");
+    assert.equal(generations(since).length, 1, "one model call");
+    assert.equal(await alerts(page).count(), 0, await alerts(page).allTextContents().then(String));
+    // A second reload shows the stored session: nothing is joined again.
+    await page.reload();
+    await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor();
+    assert.equal(await page.locator(".help-log .msg.user", { hasText: QUESTION }).count(), 1);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("Stop gives the turn up: nothing of it shows, the question goes back into the box, and asking again is answered", async () => {
+    slowModel(8000);
+    const { context, page, errors } = await helpPage();
+    const since = Date.now();
+    await page.fill("#help-input", QUESTION);
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    await page.click('.help [data-action="stop"]');
+    await alerts(page).filter({ hasText: "Stopped" }).waitFor({ timeout: 20000 });
+    assert.ok(await until(() => generations(since)[0]?.closedEarly, 5000), "the provider saw its connection closed");
+    assert.equal(await page.inputValue("#help-input"), QUESTION, "the question is back in the box");
+    assert.equal(await page.locator(".help-log .msg.user").count(), 0, "nothing of the turn shows");
+    assert.ok(await page.locator('.help [data-action="stop"]').isHidden(), "Stop shows only while a turn runs");
+    slowModel(0);
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+});
