@@ -3,7 +3,9 @@
 // conversation is reloaded mid-way: the page joins the turn on the server and the answer streams
 // on, then completes once; the next answer is stopped with Stop: it stays as far as it got,
 // marked stopped, and the conversation takes the next message. A connection that breaks mid-answer
-// is joined again where it broke off; Start over during a first turn stops it.
+// is joined again where it broke off; Start over during a first turn stops it. With the
+// conversation open in two tabs, a turn sent in one streams in the other, and Stop in either
+// stops it in both.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
@@ -143,6 +145,58 @@ describe("a guided turn whose page loses it", () => {
       stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: "Other." } : { reply: REPLY, paced: true, delayMs: 100 }));
     }
     assert.deepEqual(errors, []);
+    await context.close();
+  });
+});
+
+describe("a guided conversation open in two tabs", () => {
+  test("a turn sent in one tab streams in the other, and Stop in either stops it in both", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const first = await context.newPage();
+    const errors = [];
+    first.on("pageerror", (error) => errors.push(error.message));
+    stack.fake.script(() => ({ reply: "Noted." }));
+    await first.goto(stack.base + "/#chat");
+    await first.fill("#chat-input", "Track rivals");
+    await first.press("#chat-input", "Enter");
+    await first.locator(".chat-layout .log .msg.assistant", { hasText: "Noted." }).waitFor({ timeout: 20000 });
+    await whenIdle(first);
+    const second = await context.newPage();
+    second.on("pageerror", (error) => errors.push(error.message));
+    await second.goto(stack.base + "/#chat");
+    await second.locator(".chat-layout .log .msg.assistant", { hasText: "Noted." }).waitFor();
+    // The second tab's socket is open once the page has shown the conversation.
+    await second.waitForTimeout(500);
+
+    stack.fake.script(() => ({ reply: REPLY, paced: true, delayMs: 100 }));
+    await first.fill("#chat-input", "Tell me more");
+    await first.press("#chat-input", "Enter");
+    await second.locator(".chat-layout .log .msg.user", { hasText: "Tell me more" }).waitFor({ timeout: 20000 });
+    await whenLines(second, 5);
+    assert.ok(await second.locator("#chat-input").isDisabled(), "the other tab waits for the answer");
+    await whenLines(second, LINES);
+    await whenIdle(second);
+    await whenIdle(first);
+    assert.equal(linesOf(await answers(second).last().textContent()), LINES);
+    assert.equal(await second.locator(".chat-layout .log .msg.user", { hasText: "Tell me more" }).count(), 1, "the message shows once");
+
+    // Stop in the tab that did not send it: both tabs show the answer stopped.
+    await first.fill("#chat-input", "And again");
+    await first.press("#chat-input", "Enter");
+    await whenLines(second, 3);
+    await second.click('[data-action="stop"]');
+    for (const page of [first, second]) {
+      await page.locator(".chat-layout .log .msg.assistant.stopped").last().waitFor({ timeout: 20000 });
+      await whenIdle(page);
+    }
+    assert.equal(await second.locator(".chat-layout [role=alert]").count(), 0, await second.locator(".chat-layout [role=alert]").allTextContents().then(String));
+    // The second tab, up to date, takes the next turn.
+    stack.fake.script(() => ({ reply: "From the second tab." }));
+    await second.fill("#chat-input", "Next");
+    await second.press("#chat-input", "Enter");
+    await second.locator(".chat-layout .log .msg.assistant", { hasText: "From the second tab." }).waitFor({ timeout: 20000 });
+    assert.deepEqual(errors, []);
+    stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: "Other." } : { reply: REPLY, paced: true, delayMs: 100 }));
     await context.close();
   });
 });

@@ -272,12 +272,15 @@ async fn owned(req: Request, env: Env, owner: &Owner) -> AppResult<Response> {
             body::require_json(&req)?;
             host::stop(&req, &env, owner, id, ConversationKind::Assistant).await
         }
+        (Method::Get, ["api", "conversations", id, "ws"]) => {
+            handshake::watch(req, &env, owner, id, ConversationKind::Guided).await
+        }
         (Method::Post, ["api", "conversations", id, "stop"]) => {
             body::require_json(&req)?;
             host::stop(&req, &env, owner, id, ConversationKind::Guided).await
         }
         (Method::Get, ["api", "assistant", "conversations", id, "ws"]) => {
-            handshake::watch(req, &env, owner, id).await
+            handshake::watch(req, &env, owner, id, ConversationKind::Assistant).await
         }
         (
             _,
@@ -287,7 +290,7 @@ async fn owned(req: Request, env: Env, owner: &Owner) -> AppResult<Response> {
             | ["api", "agui"]
             | ["api", "chat", "update-field"]
             | ["api", "conversations", _]
-            | ["api", "conversations", _, "stream" | "stop"]
+            | ["api", "conversations", _, "stream" | "stop" | "ws"]
             | ["api", "research", ..]
             | ["api", "assistant" | "streams" | "help"]
             | ["api", "help", "sessions", _]

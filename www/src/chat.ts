@@ -10,6 +10,7 @@ import { authHeaders } from "./owner.js";
 import { fetchWithChallenge } from "./turnstile.js";
 import type { Page } from "./page.js";
 import { Ended, forget, join, Lost, recall, remember, requestStop, Stopped, TurnReader, type LiveChoices, type Running } from "./chat-live.js";
+import { OtherTabs } from "./chat-tabs.js";
 
 const STORAGE_KEY = "stepwise.chat.v1";
 
@@ -62,6 +63,9 @@ export class ChatView implements Page {
   private running: Running | null = null;
   /** Counts Start overs: a turn begun before one is not this page's any more when it ends. */
   private generation = 0;
+  /** The conversation's live connection, and whether another tab's turn is being shown. */
+  private tabs: OtherTabs | null = null;
+  private watching = false;
   private editing: string | null = null;
   private readonly root = h("div", { class: "chat-layout" });
   private readonly stepList = h("ol");
@@ -372,6 +376,45 @@ export class ChatView implements Page {
     this.renderControls(this.state.last);
     this.updateComposer();
     this.log.scrollTop = this.log.scrollHeight;
+    this.watchTabs();
+  }
+
+  /** Keeps the live connection of the conversation shown (none without one), so turns other
+   * tabs send stream here too; the stored state wins once they end. */
+  private watchTabs(): void {
+    const { conversation_id: id, token } = this.state;
+    if (this.tabs?.id === id) return;
+    this.tabs?.close();
+    this.tabs = null;
+    if (this.watching) {
+      this.watching = false;
+      this.running = null;
+      this.setBusy(false);
+    }
+    if (!id || !token) return;
+    this.tabs = new OtherTabs(id, token, {
+      ownTurn: () => this.busy && !this.watching,
+      began: (message) => {
+        this.watching = true;
+        this.running = { message, conversation_id: id, token };
+        this.setBusy(true);
+        replace(this.controls);
+        this.log.append(h("div", { class: "msg user" }, message));
+        const bubble = this.log.appendChild(h("div", { class: "msg assistant", "aria-busy": "true" }));
+        this.log.scrollTop = this.log.scrollHeight;
+        return bubble;
+      },
+      ended: (answer) => void this.otherTabEnded(answer),
+    });
+  }
+
+  private async otherTabEnded(answer: ChatResponse | null): Promise<void> {
+    this.watching = false;
+    this.running = null;
+    if (answer) this.state.last = answer;
+    replace(this.log);
+    await this.resume();
+    this.setBusy(false);
   }
 
   /** A field edited after the last answer leaves that answer out of date (its review summary,

@@ -207,7 +207,7 @@ pub async fn stop(
 pub const KIND_HEADER: &str = "x-stepwise-kind";
 
 /// The name of `kind` in [`KIND_HEADER`].
-fn kind_name(kind: ConversationKind) -> &'static str {
+pub fn kind_name(kind: ConversationKind) -> &'static str {
     match kind {
         ConversationKind::Guided => "guided",
         ConversationKind::Assistant => "assistant",
@@ -423,7 +423,7 @@ impl Host {
             }
         };
         let lease = turn.session.lease;
-        let begun = begin_log(state, &id, lease, turn.user_entry(), None).await;
+        let begun = begin_log(state, &id, lease, turn.user_entry(), None, None).await;
         let (log, response) = match begun.and_then(|log| {
             let mut response = log.subscribe(0, wire)?;
             response.headers_mut().set(ID_HEADER, &id)?;
@@ -533,7 +533,7 @@ impl Host {
             let begun = match prepare(env.clone(), &owner, id, false, *asked).await {
                 Ok(turn) => {
                     let lease = turn.session.lease;
-                    match begin_log(state, id, lease, turn.user_entry(), None).await {
+                    match begin_log(state, id, lease, turn.user_entry(), None, None).await {
                         Ok(log) => Ok((turn, log)),
                         Err(error) => {
                             turn.session.abort(env).await;
@@ -602,13 +602,15 @@ impl Host {
 }
 
 /// A new turn's log: the header stored (the user's message, or a guided turn's state to keep
-/// if it dies), the watchers told.
+/// if it dies), the watchers told (with `shown`, the user's message of a guided turn, whose
+/// header keeps its state instead).
 pub async fn begin_log(
     state: &State,
     id: &str,
     lease: u32,
     user: Option<Entry>,
     guided: Option<GuidedState>,
+    shown: Option<Entry>,
 ) -> AppResult<Rc<TurnLog>> {
     let storage = state.storage();
     let header = Header {
@@ -624,7 +626,7 @@ pub async fn begin_log(
     }
     // The state's JS handle, owned (the type does not implement `Clone`).
     let watchers = Watchers::new(JsValue::from(state.as_raw()).unchecked_into(), id);
-    let log = TurnLog::new(lease, state.storage(), watchers, header.user);
+    let log = TurnLog::new(lease, state.storage(), watchers, shown.or(header.user));
     // The header, like the batches, only matters while the turn runs.
     log.erase_when_done(HEADER);
     Ok(Rc::new(log))

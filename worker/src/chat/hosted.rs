@@ -11,12 +11,14 @@
 //! Guided turns are not queued: a message sent while one runs is refused (409
 //! `turn_in_progress`), since the next turn builds on the count of turns the first one makes.
 
+use stepwise_core::conversation::Entry;
 use worker::{Env, Response, State};
 
 use super::conversation::TOKEN_HEADER;
 use super::{Prepared, prepare, refund};
 use crate::assistant::host::{Host, Ordered, TurnOrder, begin_log};
 use crate::conversations::client::ID_HEADER;
+use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::output::Output;
 
@@ -60,7 +62,8 @@ pub async fn run(host: &Host, state: &State, env: &Env, order: TurnOrder) -> App
         .is_new()
         .then(|| (owner.id.clone(), turn.conversation.token_hash.clone()));
     let token = start.then_some(token);
-    let opened = match begin_log(state, &id, lease, None, kept).await {
+    let shown = Entry::user(&turn.request.message, now_ms(), None);
+    let opened = match begin_log(state, &id, lease, None, kept, Some(shown)).await {
         Ok(log) => named(log.subscribe(0, wire), &id, token.as_ref()).map(|r| (log, r)),
         Err(error) => Err(error),
     };

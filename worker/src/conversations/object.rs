@@ -331,11 +331,11 @@ impl Conversation {
         Ok(Settled { reply, record: now })
     }
 
-    /// `GET /ws`: a browser of the owner watches the conversation (404 for anyone else).
+    /// `GET /ws`: a browser of the owner watches the conversation of the route's kind (a guided
+    /// one with its token): 404 for anyone else, and for a guided conversation not stored yet.
     async fn watch(&self, req: &Request) -> AppResult<Response> {
-        let owner = header(req, OWNER_HEADER)?;
-        let watched = self.load_current(&self.state.storage()).await?;
-        if watched.is_none_or(|r| r.owner != owner || r.kind != ConversationKind::Assistant) {
+        self.owned(req).await?;
+        if self.load_current(&self.state.storage()).await?.is_none() {
             return Err(AppError::conversation_not_found());
         }
         if self.state.get_websockets().len() >= MAX_WATCHERS {

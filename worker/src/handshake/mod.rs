@@ -12,9 +12,12 @@ pub mod sources;
 pub mod stats;
 
 use serde_json::json;
+use stepwise_core::conversation::ConversationKind;
 use stepwise_core::handshake;
 use worker::{Env, Request, Response};
 
+use crate::assistant::host::{KIND_HEADER, kind_name};
+use crate::chat::conversation::TOKEN_HEADER;
 use crate::conversations::client;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::ids;
@@ -94,8 +97,17 @@ pub async fn slice_owned(
     Ok(handshake::slice(&loaded.sources(), key_path, limit)?)
 }
 
-/// `GET /api/assistant/conversations/:id/ws`: the owner's browser watches the conversation.
-pub async fn watch(req: Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+/// `GET /api/assistant/conversations/:id/ws` and `GET /api/conversations/:id/ws` (a guided
+/// conversation, whose token a browser names as the subprotocol `token.<token>`, since it cannot
+/// set headers; other clients may send `x-conversation-token`): the owner's browser watches the
+/// conversation. The other kind's route finds nothing (404).
+pub async fn watch(
+    req: Request,
+    env: &Env,
+    owner: &Owner,
+    id: &str,
+    kind: ConversationKind,
+) -> AppResult<Response> {
     let upgrade = req.headers().get("upgrade")?.unwrap_or_default();
     if !upgrade.eq_ignore_ascii_case("websocket") {
         return Err(AppError::invalid_request(
@@ -117,6 +129,22 @@ pub async fn watch(req: Request, env: &Env, owner: &Owner, id: &str) -> AppResul
     let headers = worker::Headers::new();
     headers.set(client::OWNER_HEADER, &owner.id)?;
     headers.set("upgrade", "websocket")?;
+    headers.set(KIND_HEADER, kind_name(kind))?;
+    if kind == ConversationKind::Guided {
+        let protocols = req
+            .headers()
+            .get("sec-websocket-protocol")?
+            .unwrap_or_default();
+        let token = req.headers().get(TOKEN_HEADER)?.or_else(|| {
+            protocols
+                .split(',')
+                .find_map(|p| p.trim().strip_prefix("token."))
+                .map(str::to_owned)
+        });
+        if let Some(token) = token {
+            headers.set(TOKEN_HEADER, &token)?;
+        }
+    }
     let mut init = worker::RequestInit::new();
     init.with_headers(headers);
     let inner = Request::new_with_init(&format!("https://{}.internal/ws", client::BINDING), &init)?;

@@ -38,14 +38,17 @@ export class LiveConnection {
    * before the replay of those before it, so they are handed on sorted, each once. */
   private held: LiveEvent[] | null = null;
 
-  /** Opens the socket of conversation `id`; `after()` is the last sequence number seen. */
-  constructor(readonly id: string, private readonly after: () => number, private readonly handle: (event: LiveEvent) => void) {
+  /** Opens the socket of conversation `id`; `after()` is the last sequence number seen. A
+   * guided conversation's (`guidedToken`: its token) is at `/api/conversations/:id/ws`. */
+  constructor(readonly id: string, private readonly after: () => number, private readonly handle: (event: LiveEvent) => void, private readonly guidedToken?: string) {
     this.open();
   }
 
   private open(): void {
-    const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/assistant/conversations/${this.id}/ws`;
-    const socket = new WebSocket(url, ["stepwise.v1", `bearer.${ownerToken()}`]);
+    const path = this.guidedToken ? `/api/conversations/${this.id}/ws` : `/api/assistant/conversations/${this.id}/ws`;
+    const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${path}`;
+    const protocols = ["stepwise.v1", `bearer.${ownerToken()}`, ...(this.guidedToken ? [`token.${this.guidedToken}`] : [])];
+    const socket = new WebSocket(url, protocols);
     this.socket = socket;
     socket.addEventListener("open", () => this.resume());
     socket.addEventListener("message", (message) => {
