@@ -3,8 +3,9 @@
 //    straight to the fake provider → its first content event; at 1 and at 50 concurrent streams;
 //  - forwarding delay: an upstream event's write → the text_delta carrying its text.
 // Bounded: a fixed number of requests, loopback only; the stack is stopped at the end.
-// Usage: node bench/worker-latency.mjs [miniflare|wrangler]   (default miniflare: workerd driven
-// directly; wrangler: under `wrangler dev`, whose local proxy adds its own hop)
+// Usage: node bench/worker-latency.mjs [miniflare|wrangler] [later]   (default miniflare: workerd
+// driven directly; wrangler: under `wrangler dev`, whose local proxy adds its own hop; `later`:
+// each sample is a conversation's second turn, its first one made untimed before it)
 import { asOwner, startStack } from "../tests/e2e/harness.mjs";
 
 const LINES = 20;
@@ -35,9 +36,27 @@ async function firstMatch(response, start, done) {
   }
 }
 
+const LATER = process.argv.includes("later");
+const chatHeaders = { accept: "text/event-stream", "content-type": "application/json", ...asOwner() };
+
+/** A first turn, read to its end: the conversation's id, token and turns. */
+async function opened(stack) {
+  const text = await (await fetch(`${stack.base}/api/chat`, { method: "POST", headers: chatHeaders, body: JSON.stringify(request) })).text();
+  const complete = text.split("\n\n").find((frame) => frame.includes("event: complete"));
+  const payload = JSON.parse(complete.split("\n").find((l) => l.startsWith("data: ")).slice(6)).payload;
+  return { id: payload.conversation_id, token: payload.conversation_token, turns: payload.turns };
+}
+
 async function viaWorker(stack) {
+  let body = request;
+  let headers = chatHeaders;
+  if (LATER) {
+    const { id, token, turns } = await opened(stack);
+    body = { ...request, message: "Launches", conversation_id: id, turns };
+    headers = { ...chatHeaders, "x-conversation-token": token };
+  }
   const start = performance.now();
-  const response = await fetch(`${stack.base}/api/chat`, { method: "POST", headers: { accept: "text/event-stream", "content-type": "application/json", ...asOwner() }, body: JSON.stringify(request) });
+  const response = await fetch(`${stack.base}/api/chat`, { method: "POST", headers, body: JSON.stringify(body) });
   return firstMatch(response, start, (t) => t.includes("event: text_delta"));
 }
 
@@ -53,14 +72,14 @@ async function rounds(stack, concurrency, total, fn) {
   return samples;
 }
 
-const runtime = process.argv[2] === "wrangler" ? "wrangler" : "miniflare";
+const runtime = process.argv.includes("wrangler") ? "wrangler" : "miniflare";
 const stack = await startStack({ runtime, overrides: { LLM_TIMEOUT_MS: "30000" } });
 try {
   // Realistic framing: one write per SSE event, as providers send (the e2e suite's adversarial
   // byte-level splits would measure per-chunk overhead thousands of times instead).
   stack.fake.script({ reply: REPLY, paced: true });
   await rounds(stack, 1, 5, viaWorker); // warm up
-  console.log(`node ${process.version}; fake provider and the Worker (${runtime === "wrangler" ? "wrangler dev" : "workerd via miniflare"}) on loopback\n`);
+  console.log(`node ${process.version}; fake provider and the Worker (${runtime === "wrangler" ? "wrangler dev" : "workerd via miniflare"}) on loopback; ${LATER ? "a conversation's second turn" : "a first turn"}\n`);
   console.log("| concurrency | direct p50 | direct p95 | via Worker p50 | via Worker p95 | added p50 | added p95 |");
   console.log("|---:|---:|---:|---:|---:|---:|---:|");
   for (const [concurrency, total] of [[1, 50], [50, 150]]) {

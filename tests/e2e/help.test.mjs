@@ -410,6 +410,8 @@ describe("owners and input", () => {
 
 describe("live help-desk turns", () => {
   const QUESTION = "Why are answers slow or stop midway?";
+  // The same article, asked in other words: not answered from the owner's cache.
+  const AGAIN = ["Answers stop midway and are slow, why?", "Why do answers stop midway and get slow?"];
   /** The desk's generation answers after `ms` (translation at once). */
   const slowModel = (ms) =>
     stack.fake.script((request) => (request.system.startsWith("Translate") ? { reply: "[de]" } : { reply: "A slow, whole answer.", latencyMs: ms }));
@@ -449,21 +451,45 @@ describe("live help-desk turns", () => {
     const generations = stack.fake.requests.filter((r) => r.at >= since && r.kind && !r.system.startsWith("Translate"));
     assert.equal(generations.length, 1, "one model call");
     assert.equal(generations[0].closedEarly, null, "the model call was read to its end");
-    // After the turn, a join from the start replays it whole; a session with no turn here is 204.
-    const replay = await readEvents(await join(owner, running.session)).done;
-    assert.equal(replay.at(-1).event, "complete");
-    const json = await ask(owner, "Another question, answered as JSON");
-    assert.equal((await join(owner, json.session_id)).status, 200, "the JSON turn ran on the object too");
+    // After the turn: a client that saw its start gets the rest again; one that did not (a
+    // reload) is told there is nothing to join, since the session holds it.
+    assert.equal((await readEvents(await join(owner, running.session, seen)).done).at(-1).event, "complete");
+    assert.equal((await join(owner, running.session)).status, 204);
+    assert.equal((await join(owner, running.session, 5_000_001)).status, 204, "another turn's event");
+  });
+
+  test("a JSON turn whose client goes away is answered and kept all the same", async () => {
+    slowModel(0);
+    const owner = newOwner();
+    const id = (await ask(owner, QUESTION)).session_id;
+    slowModel(1500);
+    const before = (await call("GET", `/api/help/sessions/${id}`, { owner })).json;
+    const since = Date.now();
+    const leaving = new AbortController();
+    const asked = fetch(`${stack.base}/api/help`, {
+      method: "POST",
+      headers: { ...asOwner(owner), "content-type": "application/json" },
+      body: JSON.stringify({ session_id: id, message: AGAIN[0] }),
+      signal: leaving.signal,
+    }).catch(() => null);
+    await until(() => stack.fake.requests.some((r) => r.at >= since && r.kind && !r.system.startsWith("Translate")));
+    leaving.abort();
+    await asked;
+    const kept = await until(async () => {
+      const session = (await call("GET", `/api/help/sessions/${id}`, { owner })).json;
+      return session.turns === before.turns + 1 && session;
+    }, 15000);
+    assert.equal(kept.messages.at(-1).text, "A slow, whole answer.");
   });
 
   test("Stop gives a running turn up: its stream ends with stopped, the model call is closed, nothing is kept", async () => {
     slowModel(0);
     const owner = newOwner();
-    const id = (await ask(owner, "My research job failed")).session_id;
+    const id = (await ask(owner, QUESTION)).session_id;
     slowModel(5000);
     const before = (await call("GET", `/api/help/sessions/${id}`, { owner })).json;
     const since = Date.now();
-    const running = await streamed(owner, { session_id: id, message: QUESTION });
+    const running = await streamed(owner, { session_id: id, message: AGAIN[0] });
     assert.equal(running.status, 200);
     await until(() => stack.fake.requests.some((r) => r.at >= since && r.kind));
     // Meanwhile: a second turn is refused, and so is a stranger's Stop.
@@ -479,7 +505,7 @@ describe("live help-desk turns", () => {
     assert.deepEqual([after.turns, after.messages.length], [before.turns, before.messages.length], "nothing of the turn was kept");
     assert.deepEqual((await call("POST", `/api/help/sessions/${id}/stop`, { owner, body: {} })).json, { stopped: false });
     // A JSON asker whose turn is stopped is told so.
-    const asking = call("POST", "/api/help", { owner, body: { session_id: id, message: QUESTION } });
+    const asking = call("POST", "/api/help", { owner, body: { session_id: id, message: AGAIN[1] } });
     await until(async () => (await call("POST", `/api/help/sessions/${id}/stop`, { owner, body: {} })).json.stopped);
     const refused = await asking;
     assert.deepEqual([refused.status, refused.json.error.code], [409, "turn_stopped"]);

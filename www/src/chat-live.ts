@@ -60,6 +60,11 @@ export function forget(): void {
   localStorage.removeItem(RUNNING_KEY);
 }
 
+/** Whether a page before the reload was reading a turn (kept until {@link recall}). */
+export function pendingRejoin(): boolean {
+  return localStorage.getItem(RUNNING_KEY) !== null;
+}
+
 /** The turn a page before the reload was reading, if any (read once: it is forgotten). */
 export function recall(): Running | null {
   let running: Running | null = null;

@@ -9,7 +9,8 @@ import { h, replace } from "./dom.js";
 import { authHeaders } from "./owner.js";
 import { fetchWithChallenge } from "./turnstile.js";
 import type { Page } from "./page.js";
-import { Ended, forget, join, Lost, recall, remember, requestStop, Stopped, TurnReader, type LiveChoices, type Running } from "./chat-live.js";
+import { Ended, forget, join, Lost, pendingRejoin, recall, remember, requestStop, Stopped, TurnReader, type LiveChoices, type Running } from "./chat-live.js";
+import { confirmRestart } from "./chat-restart.js";
 import { OtherTabs } from "./chat-tabs.js";
 
 const STORAGE_KEY = "stepwise.chat.v1";
@@ -66,6 +67,8 @@ export class ChatView implements Page {
   /** The conversation's live connection, and whether another tab's turn is being shown. */
   private tabs: OtherTabs | null = null;
   private watching = false;
+  /** A turn this page was reading before a reload is being joined (not another tab's). */
+  private rejoining = pendingRejoin();
   private editing: string | null = null;
   private readonly root = h("div", { class: "chat-layout" });
   private readonly stepList = h("ol");
@@ -157,6 +160,7 @@ export class ChatView implements Page {
         delete this.state.conversation_id;
         delete this.state.token;
         this.save();
+        this.watchTabs();
       }
       if (!response.ok) throw new Error(`the saved conversation could not be loaded (${response.status})`);
       const snapshot = await response.json();
@@ -194,31 +198,13 @@ export class ChatView implements Page {
       messages ? h("li", {}, `the conversation so far (${messages} ${messages === 1 ? "message" : "messages"})`) : null,
     );
     const kept = this.saved ? h("p", {}, `The saved stream “${this.state.stream_name ?? "(unnamed)"}” is kept.`) : null;
-    const dialog = h("dialog", { class: "confirm-dialog", "aria-labelledby": "restart-title", "aria-describedby": "restart-lost" });
-    const close = () => dialog.close();
-    const erase = () => {
-      close();
-      this.restart();
-    };
-    dialog.append(
-      h("h2", { id: "restart-title" }, "Start over?"),
-      h("div", { id: "restart-lost" }, h("p", {}, "This erases your answers and the conversation:"), lost, kept),
-      h(
-        "div",
-        { class: "actions" },
-        h("button", { class: "btn secondary", type: "button", autofocus: true, onclick: close }, "Cancel"),
-        h("button", { class: "btn danger-fill", type: "button", onclick: erase }, "Erase and start over"),
-      ),
-    );
-    dialog.addEventListener("close", () => dialog.remove());
-    this.root.append(dialog);
-    dialog.showModal();
+    confirmRestart(this.root, lost, kept, () => this.restart());
   }
 
   private restart(): void {
-    // A turn still answering is stopped (a first turn then leaves its conversation unseen) and
-    // its end not shown: the page has started over.
-    if (this.running) void requestStop(this.running);
+    // This page's turn still answering is stopped (a first turn then leaves its conversation
+    // unseen) and its end not shown: the page has started over.
+    if (this.running && !this.watching) void requestStop(this.running);
     this.generation++;
     forget();
     localStorage.removeItem(STORAGE_KEY);
@@ -393,7 +379,7 @@ export class ChatView implements Page {
     }
     if (!id || !token) return;
     this.tabs = new OtherTabs(id, token, {
-      ownTurn: () => this.busy && !this.watching,
+      ownTurn: () => (this.busy && !this.watching) || this.rejoining,
       began: (message) => {
         this.watching = true;
         this.running = { message, conversation_id: id, token };
@@ -414,6 +400,7 @@ export class ChatView implements Page {
     if (answer) this.state.last = answer;
     replace(this.log);
     await this.resume();
+    this.render(); // the copy saved in this browser, if the server could not be read
     this.setBusy(false);
   }
 
@@ -642,12 +629,24 @@ export class ChatView implements Page {
     this.adopt(running);
     this.pending = null;
     this.input.value = "";
-    if (this.state.conversation_id) await this.resume();
+    // The log is drawn again from the stored conversation.
+    if (!this.state.conversation_id) return;
+    replace(this.log);
+    await this.resume();
+    this.render();
   }
 
   /** After a reload, joins the turn this page was reading, if the server still runs it (or has
    * just ended it): its answer streams on where it was. */
   private async rejoin(): Promise<void> {
+    try {
+      await this.rejoinTurn();
+    } finally {
+      this.rejoining = false;
+    }
+  }
+
+  private async rejoinTurn(): Promise<void> {
     const running = recall();
     // A turn of this page's conversation, or the first turn of a new one.
     if (!running || (this.state.conversation_id && running.conversation_id !== this.state.conversation_id)) return;

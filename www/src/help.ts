@@ -58,7 +58,8 @@ interface TurnAnswer {
 
 /** How a turn the page followed ended without an answer. */
 class Unanswered extends Error {
-  constructor(message: string, readonly why: "stopped" | "away" | "lost" | "failed") {
+  /** `away`: the turn ended while the page was not reading it; `session` holds how. */
+  constructor(message: string, readonly why: "stopped" | "away" | "lost" | "failed", readonly session = "") {
     super(message);
   }
 }
@@ -85,8 +86,10 @@ export class HelpView implements Page {
   private sessionId: string | null = localStorage.getItem(SESSION_KEY);
   private status: Session["status"] = "open";
   private busy = false;
-  /** A turn's connection was lost and joining it again failed: it is kept for a reload. */
-  private lost = false;
+  /** The session of the turn being answered (a first turn's is the page's only once it
+   * answers), and a count of New questions (a turn begun before one is not shown). */
+  private turnSession: string | null = null;
+  private generation = 0;
   /** The clarifying question waiting for an answer, and the messages shown (for the tray). */
   private question: Question | null = null;
   private readonly shown: HelpMessage[] = [];
@@ -202,6 +205,8 @@ export class HelpView implements Page {
     this.notice.hidden = true;
     this.reveal(this.append({ role: "user", text: message }));
     this.input.value = "";
+    const generation = this.generation;
+    let lost = false;
     try {
       const body = this.sessionId ? { session_id: this.sessionId, message } : { message };
       const headers = authHeaders({ "content-type": "application/json", accept: "text/event-stream" });
@@ -215,27 +220,33 @@ export class HelpView implements Page {
         const json = await response.json().catch(() => null);
         throw new Unanswered(json?.error ? `${json.error.message} (${json.error.code})` : `The server answered ${response.status}.`, "failed");
       }
-      // The turn runs on the server whatever happens to this page: its session is this page's
-      // at once, and the turn is kept for a reload to join.
-      this.sessionId = response.headers.get("x-stepwise-session") ?? this.sessionId;
-      if (this.sessionId) {
-        localStorage.setItem(SESSION_KEY, this.sessionId);
-        localStorage.setItem(RUNNING_KEY, JSON.stringify({ session_id: this.sessionId, message }));
-      }
-      this.showAnswer(await this.follow(response.body));
+      // The turn runs on the server whatever happens to this page: it is kept for a reload to
+      // join. A first turn's session becomes the page's only when it answers (a stopped or
+      // failed one is erased).
+      const session = response.headers.get("x-stepwise-session") ?? this.sessionId;
+      if (generation !== this.generation) return;
+      this.turnSession = session;
+      if (session) localStorage.setItem(RUNNING_KEY, JSON.stringify({ session_id: session, message }));
+      const answer = await this.follow(response.body, session);
+      if (generation !== this.generation) return;
+      this.adopt(answer.session_id);
+      this.showAnswer(answer);
     } catch (error) {
-      this.unanswered(error as Error, message);
+      lost = error instanceof Unanswered && error.why === "lost";
+      if (generation === this.generation) await this.unanswered(error as Error, message);
     } finally {
-      if (!this.lost) localStorage.removeItem(RUNNING_KEY);
-      this.lost = false;
-      this.setBusy(false);
+      if (generation === this.generation) {
+        if (!lost) localStorage.removeItem(RUNNING_KEY);
+        this.turnSession = null;
+        this.setBusy(false);
+      }
     }
     this.input.focus();
   }
 
-  /** Follows a turn's events until its answer; a broken connection joins the turn again after
-   * the last event read. */
-  private async follow(body: ReadableStream<Uint8Array>): Promise<TurnAnswer> {
+  /** Follows a turn's events until its answer; a broken connection joins the turn (of
+   * `session`) again after the last event read. */
+  private async follow(body: ReadableStream<Uint8Array>, session: string | null): Promise<TurnAnswer> {
     let lastId: string | undefined;
     for (let attempt = 0; ; attempt++) {
       try {
@@ -250,19 +261,18 @@ export class HelpView implements Page {
       } catch (error) {
         if (error instanceof Unanswered) throw error;
       }
-      if (attempt >= REJOIN_DELAYS_MS.length || !this.sessionId) {
-        this.lost = true;
+      if (attempt >= REJOIN_DELAYS_MS.length || !session) {
         throw new Unanswered("The connection was lost while the desk was answering. The answer goes on on the server: reload the page to see it.", "lost");
       }
       await new Promise((resolve) => setTimeout(resolve, REJOIN_DELAYS_MS[attempt]));
-      const joined = await this.join(this.sessionId, lastId);
-      if (joined === "ended") throw new Unanswered("", "away");
+      const joined = await this.join(session, lastId);
+      if (joined === "ended") throw new Unanswered("The answer ended while the page was away.", "away", session);
       body = joined ?? new ReadableStream({ start: (c) => c.close() });
     }
   }
 
-  /** Joins the session's turn after event `after`: its events, `"ended"` when no turn runs, or
-   * `null` when the server was not reached. */
+  /** Joins the session's turn after event `after`: its events, `"ended"` when there is nothing
+   * to join (the session holds how it ended), or `null` when the server was not reached. */
   private async join(id: string, after?: string): Promise<ReadableStream<Uint8Array> | "ended" | null> {
     const headers = authHeaders(after ? { "last-event-id": after } : {});
     const response = await fetch(`/api/help/sessions/${id}/stream`, { headers }).catch(() => null);
@@ -280,22 +290,40 @@ export class HelpView implements Page {
       /* a corrupt entry joins nothing */
     }
     localStorage.removeItem(RUNNING_KEY);
-    if (!running?.session_id || running.session_id !== this.sessionId || typeof running.message !== "string") return;
-    const joined = await this.join(running.session_id);
-    if (joined === "ended") return this.reread();
+    const session = running?.session_id;
+    // A turn of this page's session, or the first turn of a new one.
+    if (!session || (this.sessionId && session !== this.sessionId) || typeof running?.message !== "string") return;
+    const message = running.message;
+    const joined = await this.join(session);
+    if (joined === "ended") return this.reread(session);
     if (!joined) return;
     localStorage.setItem(RUNNING_KEY, JSON.stringify(running));
     this.setBusy(true);
-    this.reveal(this.append({ role: "user", text: running.message }));
+    this.turnSession = session;
+    this.reveal(this.append({ role: "user", text: message }));
+    const generation = this.generation;
+    let lost = false;
     try {
-      this.showAnswer(await this.follow(joined));
+      const answer = await this.follow(joined, session);
+      if (generation !== this.generation) return;
+      this.adopt(answer.session_id);
+      this.showAnswer(answer);
     } catch (error) {
-      this.unanswered(error as Error, running.message);
+      lost = error instanceof Unanswered && error.why === "lost";
+      if (generation === this.generation) await this.unanswered(error as Error, message);
     } finally {
-      if (!this.lost) localStorage.removeItem(RUNNING_KEY);
-      this.lost = false;
-      this.setBusy(false);
+      if (generation === this.generation) {
+        if (!lost) localStorage.removeItem(RUNNING_KEY);
+        this.turnSession = null;
+        this.setBusy(false);
+      }
     }
+  }
+
+  /** The session `id` is the page's (a first turn answered). */
+  private adopt(id: string): void {
+    this.sessionId = id;
+    localStorage.setItem(SESSION_KEY, id);
   }
 
   private showAnswer(answer: TurnAnswer): void {
@@ -308,8 +336,8 @@ export class HelpView implements Page {
 
   /** A turn that ended without an answer shown: one that ended while the page was away is read
    * from the session; otherwise nothing of it was kept, and the message goes back into the field. */
-  private unanswered(error: Error, message: string): void {
-    if (error instanceof Unanswered && error.why === "away") return void this.reread();
+  private async unanswered(error: Error, message: string): Promise<void> {
+    if (error instanceof Unanswered && error.why === "away") return this.reread(error.session);
     this.log.lastElementChild?.remove();
     this.shown.pop();
     if (!(error instanceof Unanswered && error.why === "lost")) this.input.value = message;
@@ -317,20 +345,21 @@ export class HelpView implements Page {
     this.notice.hidden = false;
   }
 
-  /** Shows the session as the server has it (a turn ended while the page was not reading it). */
-  private async reread(): Promise<void> {
-    if (!this.sessionId) return;
+  /** Shows session `id` as the server has it (a turn ended while the page was not reading it;
+   * a first turn's session is the page's if it answered). */
+  private async reread(id: string): Promise<void> {
     this.log.replaceChildren();
     this.shown.length = 0;
-    await this.resume(this.sessionId);
+    this.adopt(id);
+    await this.resume(id);
   }
 
   /** Stop: the server drops the turn's work and keeps nothing of it. */
   private async stop(): Promise<void> {
-    if (!this.sessionId) return;
+    if (!this.turnSession) return;
     this.stopButton.disabled = true;
     try {
-      await api("POST", `/api/help/sessions/${this.sessionId}/stop`, {});
+      await api("POST", `/api/help/sessions/${this.turnSession}/stop`, {});
     } catch (error) {
       this.notice.textContent = `Stop was refused: ${(error as Error).message}`;
       this.notice.hidden = false;
@@ -364,6 +393,12 @@ export class HelpView implements Page {
   }
 
   private startOver(): void {
+    // A turn still being answered is stopped, and its end not shown.
+    if (this.busy && this.turnSession) void api("POST", `/api/help/sessions/${this.turnSession}/stop`, {}).catch(() => {});
+    this.generation++;
+    this.turnSession = null;
+    localStorage.removeItem(RUNNING_KEY);
+    this.setBusy(false);
     localStorage.removeItem(SESSION_KEY);
     this.sessionId = null;
     this.log.replaceChildren();

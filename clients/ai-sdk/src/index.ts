@@ -66,6 +66,9 @@ export function lastState(messages: UIMessage[]): { data?: StepwiseData; token?:
   return { data, token };
 }
 
+/** Names a request's chat to the transport's own fetch, which removes it. */
+const CHAT_HEADER = "x-stepwise-transport-chat";
+
 /** A guided conversation a chat's turns belong to: its id and token. */
 export interface GuidedConversation {
   id: string;
@@ -82,14 +85,15 @@ export class StepwiseChatTransport extends DefaultChatTransport<StepwiseUIMessag
     const base = options.baseUrl.replace(/\/$/, "");
     const conversations = new Map<string, GuidedConversation>();
     const send = options.fetch ?? globalThis.fetch;
-    // The chat whose message is being sent: its response names the conversation.
-    let sending: string | undefined;
     super({
       api: `${base}/api/chat`,
       fetch: (async (url: RequestInfo | URL, init?: RequestInit) => {
-        const chat = sending;
-        sending = undefined;
-        const response = await send(url, init);
+        // The chat a message is sent for travels with its request (taken off before it goes):
+        // its response names the conversation.
+        const headers = new Headers(init?.headers);
+        const chat = headers.get(CHAT_HEADER) ?? undefined;
+        headers.delete(CHAT_HEADER);
+        const response = await send(url, { ...init, headers });
         const id = response.headers.get("x-stepwise-conversation");
         const token = response.headers.get("x-conversation-token") ?? (chat ? conversations.get(chat)?.token : undefined);
         if (chat && id && token) conversations.set(chat, { id, token });
@@ -104,7 +108,6 @@ export class StepwiseChatTransport extends DefaultChatTransport<StepwiseUIMessag
         };
       },
       prepareSendMessagesRequest: ({ id: chat, messages }) => {
-        sending = chat;
         const last = messages.at(-1);
         if (!last || last.role !== "user") throw new Error("a Stepwise turn answers a user message");
         const { data, token } = lastState(messages);
@@ -127,6 +130,7 @@ export class StepwiseChatTransport extends DefaultChatTransport<StepwiseUIMessag
           authorization: `Bearer ${options.ownerToken}`,
           "x-stepwise-format": "ui-message-stream",
           accept: "text/event-stream",
+          [CHAT_HEADER]: chat,
         };
         if (token) headers["x-conversation-token"] = token;
         return { body, headers };

@@ -183,6 +183,8 @@ impl AssistantTurn {
                     .await
             }
             Ask::Action { action, target, .. } => {
+                // An action cannot be undone half way: once it runs, Stop no longer applies.
+                out.answered();
                 out.status(&format!("Running {action}...")).await;
                 let ctx = ActionContext {
                     env: &self.env,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use stepwise_core::help::{Caller, HelpCommand, HelpError, HelpReply};
 use worker::{Env, Method, Request, RequestInit, Response};
 
-use crate::platform::error::{AppError, AppResult};
+use crate::platform::error::AppResult;
 use crate::platform::owner::Owner;
 use crate::platform::{ids, objects};
 
@@ -57,8 +57,8 @@ pub async fn send(
     Ok(serde_json::from_str(&text)?)
 }
 
-/// A join or a Stop of `owner` on session `id`'s object (`path`): its answer, or the error it
-/// answered (404 for a string that is not a session id).
+/// A join or a Stop of `owner` on session `id`'s object (`path`): its answer as it is, errors
+/// included (404 for a string that is not a session id).
 pub async fn ask(
     env: &Env,
     owner: &Owner,
@@ -74,10 +74,5 @@ pub async fn ask(
     let request = Request::new_with_init(&format!("https://{BINDING}.internal/{path}"), &init)?;
     request.headers().set(ID_HEADER, id)?;
     request.headers().set(OWNER_HEADER, &owner.id)?;
-    let mut response = objects::fetch(env, BINDING, id, request).await?;
-    if response.status_code() >= 400 {
-        let text = response.text().await?;
-        return Err(AppError::relayed(response.status_code(), &text));
-    }
-    Ok(response)
+    objects::fetch(env, BINDING, id, request).await
 }

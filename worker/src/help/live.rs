@@ -1,8 +1,10 @@
 //! A help-desk turn as its session's Durable Object runs it (issue 29): in the background, so the
 //! answer is still found and committed when the asker's tab goes away. Its few events (what it
-//! is doing, then its answer, its error or `stopped`) are numbered from 1 and kept in memory
-//! until the session's next turn, so a reload joins the turn after the last event it saw
-//! (`GET /api/help/sessions/:id/stream`). Stop (`POST /api/help/sessions/:id/stop`) drops the
+//! is doing, then its answer, its error or `stopped`) are numbered `turn × 10⁶ + n` (the turn's
+//! number in the session) and kept in memory until the session's next turn, so a client whose
+//! connection broke joins the turn after the last event it saw (`GET
+//! /api/help/sessions/:id/stream`), and a reload joins a turn still running from its start; a
+//! turn that ended is not replayed to a client that did not see it begin (the session holds it). Stop (`POST /api/help/sessions/:id/stop`) drops the
 //! turn's work, which closes its model call, and gives the turn up: a help answer is not shown
 //! until it is whole, so nothing of a stopped one is kept and the question can be asked again.
 
@@ -38,10 +40,15 @@ pub struct Awaited {
     pub ended: oneshot::Receiver<Ended>,
 }
 
+/// Events of one turn are numbered from `turn × SEQ_SPAN + 1`.
+const SEQ_SPAN: u64 = 1_000_000;
+
 /// A running (or the last) help-desk turn of a session, in its object's memory.
 pub struct HelpRun {
     /// The owner id of the session: only they join or stop it.
     owner: String,
+    /// The turn's number in the session (set when the session grants it).
+    turn: Cell<u64>,
     frames: RefCell<Vec<String>>,
     sinks: RefCell<Vec<EventSink>>,
     ended: Cell<bool>,
@@ -61,6 +68,7 @@ impl HelpRun {
         let (answered, ended_rx) = oneshot::channel();
         let run = HelpRun {
             owner: owner.to_owned(),
+            turn: Cell::new(0),
             frames: RefCell::new(Vec::new()),
             sinks: RefCell::new(Vec::new()),
             ended: Cell::new(false),
@@ -87,8 +95,9 @@ impl HelpRun {
         self.ended.get()
     }
 
-    /// The session granted the turn.
-    pub fn begun(&self) {
+    /// The session granted the turn, its `turn`th.
+    pub fn begun(&self, turn: u64) {
+        self.turn.set(turn);
         if let Some(waiting) = self.begun.borrow_mut().take() {
             // The request may have gone: the turn runs on all the same.
             let _ = waiting.send(Ok(()));
@@ -128,18 +137,27 @@ impl HelpRun {
         }
     }
 
-    /// The turn's events after `after` as an event stream, then the live ones until it ends.
-    pub fn subscribe(&self, after: u64) -> AppResult<Response> {
+    /// The turn's events after `after` as an event stream, then the live ones until it ends;
+    /// `None` (nothing to join) when `after` is of another turn, or is 0 and the turn has ended.
+    pub fn subscribe(&self, after: u64) -> AppResult<Option<Response>> {
+        let turn = self.turn.get();
+        let known = match after {
+            0 => !self.ended.get(),
+            seen => seen / SEQ_SPAN == turn,
+        };
+        if !known {
+            return Ok(None);
+        }
         let (response, sink) = stream_response()?;
-        for (seq, frame) in self.frames.borrow().iter().enumerate() {
-            if seq as u64 + 1 > after {
+        for (n, frame) in self.frames.borrow().iter().enumerate() {
+            if turn * SEQ_SPAN + n as u64 + 1 > after {
                 sink.write(frame.as_bytes());
             }
         }
         if !self.ended.get() {
             self.sinks.borrow_mut().push(sink);
         }
-        Ok(response)
+        Ok(Some(response))
     }
 
     /// The answer is found (the turn now commits it): a Stop from now on is refused.
@@ -165,7 +183,7 @@ impl HelpRun {
     }
 
     fn push(&self, event: &str, data: &Value) {
-        let seq = self.frames.borrow().len() as u64 + 1;
+        let seq = self.turn.get() * SEQ_SPAN + self.frames.borrow().len() as u64 + 1;
         let frame = frame(seq, event, &data.to_string());
         // Clients that went away are dropped as they are found.
         self.sinks

@@ -159,7 +159,9 @@ impl HelpDesk {
         }
         self.run.replace(Some(run.clone()));
         if streamed {
-            let mut response = run.subscribe(0)?;
+            let mut response = run
+                .subscribe(0)?
+                .ok_or_else(|| AppError::internal(&"a help turn ended before it was read"))?;
             response.headers_mut().set(ID_HEADER, &id)?;
             return Ok(response);
         }
@@ -171,9 +173,9 @@ impl HelpDesk {
         }
     }
 
-    /// `GET /join?after=n` of the owner in `x-stepwise-owner`: the running (or last) turn's
-    /// events after `n`, then the live ones; 204 when the session has had no turn here; 404 for
-    /// a session that is not the owner's.
+    /// `GET /join?after=n` of the owner in `x-stepwise-owner`: the running turn's events after
+    /// `n` (or the last turn's, when `n` is one of its), then the live ones; 204 when there is
+    /// nothing to join; 404 for a session that is not the owner's.
     async fn join(&self, req: &Request) -> AppResult<Response> {
         let owner = self.owning(req).await?;
         let after = req
@@ -182,9 +184,13 @@ impl HelpDesk {
             .find(|(k, _)| k == "after")
             .and_then(|(_, v)| v.parse().ok())
             .unwrap_or(0);
-        match self.run.borrow().as_ref() {
-            Some(run) if run.is_of(&owner) => run.subscribe(after),
-            _ => Ok(Response::empty()?.with_status(204)),
+        let joined = match self.run.borrow().as_ref() {
+            Some(run) if run.is_of(&owner) => run.subscribe(after)?,
+            _ => None,
+        };
+        match joined {
+            Some(response) => Ok(response),
+            None => Ok(Response::empty()?.with_status(204)),
         }
     }
 

@@ -66,6 +66,7 @@ pub async fn post(mut req: Request, env: &Env, owner: &Owner) -> AppResult<Respo
     let accept = req.headers().get("accept")?.unwrap_or_default();
     let streamed = accept.contains("text/event-stream") && !wants_json(&req)?;
     let body: TurnBody = read_json(&mut req).await?;
+    // The object's answer goes out as it is: its errors keep their status, code and headers.
     order(env, owner, body.session_id, body.message, streamed).await
 }
 
@@ -78,11 +79,15 @@ pub async fn turn(
     message: &str,
 ) -> AppResult<Value> {
     let mut answer = order(env, owner, session_id, message.to_owned(), false).await?;
-    Ok(serde_json::from_str(&answer.text().await?)?)
+    let text = answer.text().await?;
+    if answer.status_code() != 200 {
+        return Err(AppError::relayed(answer.status_code(), &text));
+    }
+    Ok(serde_json::from_str(&text)?)
 }
 
-/// Sends the turn to its session's object; its 200 answer (JSON, or the event stream), or the
-/// error it answered.
+/// Sends the turn to its session's object: its answer (JSON, the event stream, or the error it
+/// answered), as it is.
 async fn order(
     env: &Env,
     owner: &Owner,
@@ -109,12 +114,7 @@ async fn order(
     let request = Request::new_with_init(&format!("https://{BINDING}.internal/turn"), &init)?;
     request.headers().set(ID_HEADER, &id)?;
     request.headers().set("content-type", "application/json")?;
-    let mut response = objects::fetch(env, BINDING, &id, request).await?;
-    if response.status_code() != 200 {
-        let text = response.text().await?;
-        return Err(AppError::relayed(response.status_code(), &text));
-    }
-    Ok(response)
+    objects::fetch(env, BINDING, &id, request).await
 }
 
 /// Runs one turn on the session's object: the session grants it, the pipeline runs (unless its
@@ -132,7 +132,7 @@ pub async fn run(env: &Env, order: &TurnOrder, id: &str, running: &HelpRun) -> A
         create: order.create,
     };
     let begun = client::send(env, id, caller.clone(), begin).await?;
-    running.begun();
+    running.begun(u64::from(begun.session.turns) + 1);
     let mut cache_key = None;
     // `None`: the owner stopped the turn (dropping the pipeline closes its model call).
     let found = {

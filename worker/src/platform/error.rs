@@ -202,6 +202,19 @@ impl AppError {
             "approval_settled",
             "approval_expired",
             "invalid_arguments",
+            // What a help-desk turn run by its session's object can end with.
+            "turn_stopped",
+            "upstream_error",
+            "upstream_unreachable",
+            "bad_stream",
+            "auth",
+            "timeout",
+            "rate_limited",
+            "quota_exceeded",
+            "model_calls_disabled",
+            "challenge_required",
+            "empty_message",
+            "message_too_long",
         ];
         match known.iter().find(|code| error["code"] == **code) {
             Some(code) => AppError::new(status, code, error["message"].as_str().unwrap_or("")),

@@ -59,6 +59,28 @@ pub struct ModelStream {
     tool_calls: Vec<ToolCall>,
 }
 
+/// An upstream call's abort, called when this is dropped unless [`AbortUnlessKept::keep`]
+/// handed it on.
+struct AbortUnlessKept(Option<AbortController>);
+
+impl AbortUnlessKept {
+    fn abort(&self) {
+        if let Some(abort) = &self.0 {
+            abort.abort();
+        }
+    }
+
+    fn keep(mut self) -> Option<AbortController> {
+        self.0.take()
+    }
+}
+
+impl Drop for AbortUnlessKept {
+    fn drop(&mut self) {
+        self.abort();
+    }
+}
+
 impl Drop for ModelStream {
     fn drop(&mut self) {
         if let Some(abort) = self.abort.take()
@@ -125,6 +147,9 @@ impl ModelStream {
         let abort = AbortController::new()
             .map_err(|_| ProviderError::new(ErrorCode::UpstreamError, "no abort controller"))?;
         let signal = abort.signal();
+        // Dropped before the stream is built (its owner stopped the turn while the provider had
+        // not answered yet): the call is aborted, so the provider sees its connection closed.
+        let abort = AbortUnlessKept(Some(abort));
         let outbound = Outbound {
             url: &request.url,
             headers: &request.headers,
@@ -190,7 +215,7 @@ impl ModelStream {
             done: false,
             received: 0,
             max_answer_bytes: limits.max_answer_bytes,
-            abort: Some(abort),
+            abort: abort.keep(),
             tool_calls: Vec::new(),
         })
     }

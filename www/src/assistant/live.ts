@@ -2,7 +2,8 @@
 //! conversation is on screen, so a turn started in another tab (or resumed by the server) streams
 //! here too. On every (re)connection it asks for the turn events it missed (`resume` after the
 //! last sequence number the tray saw) and hands them on in order, each once, with the live ones
-//! that came meanwhile; a dropped socket is opened again after a pause.
+//! that came meanwhile; a dropped socket is opened again after a pause, longer after each open
+//! that was refused, until five in a row were.
 
 import { ownerToken } from "../owner.js";
 import type { ContextRequestJson } from "./request.js";
@@ -27,8 +28,11 @@ export function leaseOf(event: LiveEvent): number {
   return event.seq ? Math.floor(event.seq / SEQ_SPAN) : 0;
 }
 
-/** Wait before opening a dropped socket again, in ms. */
+/** Wait before opening a dropped socket again, in ms; doubled after each open that failed. */
 const RECONNECT_MS = 1000;
+/** Opens that fail in a row (refused: a conversation gone, a token no longer valid) before the
+ * connection gives up. */
+const MAX_FAILED_OPENS = 5;
 
 /** A conversation's WebSocket, reopened when it drops. */
 export class LiveConnection {
@@ -37,6 +41,8 @@ export class LiveConnection {
   /** Turn events held from (re)connection until `caught_up`: the object may send a live event
    * before the replay of those before it, so they are handed on sorted, each once. */
   private held: LiveEvent[] | null = null;
+  /** Opens in a row that closed before they opened. */
+  private failures = 0;
 
   /** Opens the socket of conversation `id`; `after()` is the last sequence number seen. A
    * guided conversation's (`guidedToken`: its token) is at `/api/conversations/:id/ws`. */
@@ -50,7 +56,12 @@ export class LiveConnection {
     const protocols = ["stepwise.v1", `bearer.${ownerToken()}`, ...(this.guidedToken ? [`token.${this.guidedToken}`] : [])];
     const socket = new WebSocket(url, protocols);
     this.socket = socket;
-    socket.addEventListener("open", () => this.resume());
+    let opened = false;
+    socket.addEventListener("open", () => {
+      opened = true;
+      this.failures = 0;
+      this.resume();
+    });
     socket.addEventListener("message", (message) => {
       let event: LiveEvent;
       try {
@@ -72,7 +83,9 @@ export class LiveConnection {
       this.handle(event);
     });
     socket.addEventListener("close", () => {
-      if (this.socket === socket && !this.closed) setTimeout(() => this.closed || this.open(), RECONNECT_MS);
+      if (this.socket !== socket || this.closed) return;
+      if (!opened && ++this.failures >= MAX_FAILED_OPENS) return;
+      setTimeout(() => this.closed || this.open(), RECONNECT_MS * 2 ** this.failures);
     });
   }
 
