@@ -17,9 +17,12 @@ const REPLY = Array.from({ length: LINES }, (_, i) => `Line ${i + 1} of the pace
 let stack;
 let browser;
 
+/** The guided chat's answers are REPLY, paced; the tray's are short. */
+const pacedModel = () =>
+  stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: "Other." } : { reply: REPLY, paced: true, delayMs: 100 }));
+
 before(async () => {
   stack = await startStack({ providers: (url) => [fakeProvider(url, "fake-openai", "openai")], overrides: { LLM_PROVIDER: "fake-openai" } });
-  stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: "Other." } : { reply: REPLY, paced: true, delayMs: 100 }));
   browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
 });
 after(async () => {
@@ -38,6 +41,7 @@ const whenIdle = (page) => page.waitForFunction(() => !document.querySelector(".
 
 describe("live guided turns in the chat", () => {
   test("a reload mid-answer joins the turn and the answer goes on; Stop keeps the answer so far, marked stopped", async () => {
+    pacedModel();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     const errors = [];
@@ -83,6 +87,7 @@ describe("live guided turns in the chat", () => {
 
 describe("a guided turn whose page loses it", () => {
   test("a connection that breaks mid-answer is joined again after its last event: the answer shows whole, once, with no error", async () => {
+    pacedModel();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     const errors = [];
@@ -116,6 +121,7 @@ describe("a guided turn whose page loses it", () => {
   });
 
   test("Start over during a first turn stops it: nothing of it shows, and the next message starts a new conversation", async () => {
+    pacedModel();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     const errors = [];
@@ -142,7 +148,7 @@ describe("a guided turn whose page loses it", () => {
       const after = await page.evaluate(() => JSON.parse(localStorage.getItem("stepwise.chat.v1")));
       assert.ok(stoppedId && after.conversation_id && after.conversation_id !== stoppedId, `${stoppedId} / ${after.conversation_id}`);
     } finally {
-      stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: "Other." } : { reply: REPLY, paced: true, delayMs: 100 }));
+      pacedModel();
     }
     assert.deepEqual(errors, []);
     await context.close();
@@ -183,10 +189,15 @@ describe("a guided conversation open in two tabs", () => {
     // Stop in the tab that did not send it: both tabs show the answer stopped.
     await first.fill("#chat-input", "And again");
     await first.press("#chat-input", "Enter");
+    await second.locator(".chat-layout .log .msg.user", { hasText: "And again" }).waitFor({ timeout: 20000 });
     await whenLines(second, 3);
     await second.click('[data-action="stop"]');
     for (const page of [first, second]) {
-      await page.locator(".chat-layout .log .msg.assistant.stopped").last().waitFor({ timeout: 20000 });
+      await page.locator(".chat-layout .log .msg.assistant.stopped").last().waitFor({ timeout: 20000 }).catch(async (error) => {
+        const log = await page.locator(".chat-layout .log").innerHTML();
+        const notice = await page.locator(".chat-layout [aria-live=assertive]").innerHTML();
+        throw new Error(`${page === first ? "sending" : "other"} tab: ${error.message}\n${log.slice(-1500)}\n${notice}`);
+      });
       await whenIdle(page);
     }
     assert.equal(await second.locator(".chat-layout [role=alert]").count(), 0, await second.locator(".chat-layout [role=alert]").allTextContents().then(String));
@@ -196,7 +207,6 @@ describe("a guided conversation open in two tabs", () => {
     await second.press("#chat-input", "Enter");
     await second.locator(".chat-layout .log .msg.assistant", { hasText: "From the second tab." }).waitFor({ timeout: 20000 });
     assert.deepEqual(errors, []);
-    stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: "Other." } : { reply: REPLY, paced: true, delayMs: 100 }));
     await context.close();
   });
 });

@@ -14,9 +14,10 @@ const ANSWER = "Answers slow down when the provider does; this one took its time
 let stack;
 let browser;
 
-/** The desk's generation answers after `ms` (translations at once). */
-const slowModel = (ms) =>
-  stack.fake.script((request) => (request.system?.startsWith("Translate") ? { reply: "[de]" } : { reply: ANSWER, latencyMs: ms }));
+/** The desk's generation streams its answer one event each `ms` (translations at once): slow,
+ * yet never idle for the provider timeout. */
+const slowModel = (ms, reply = ANSWER) =>
+  stack.fake.script((request) => (request.system?.startsWith("Translate") ? { reply: "[de]" } : { reply, paced: true, delayMs: ms }));
 
 before(async () => {
   stack = await startStack({ providers: (url) => [fakeProvider(url, "fake-openai", "openai")], overrides: { LLM_PROVIDER: "fake-openai" } });
@@ -42,7 +43,7 @@ const alerts = (page) => page.locator(".help [role=alert]:not([hidden])");
 
 describe("live help-desk turns on the Help page", () => {
   test("a reload while the desk writes its answer joins the turn: the answer shows once, with one model call", async () => {
-    slowModel(2500);
+    slowModel(300);
     const { context, page, errors } = await helpPage();
     const since = Date.now();
     await page.fill("#help-input", QUESTION);
@@ -64,7 +65,7 @@ describe("live help-desk turns on the Help page", () => {
   });
 
   test("Stop gives the turn up: nothing of it shows, the question goes back into the box, and asking again is answered", async () => {
-    slowModel(8000);
+    slowModel(300, ANSWER.repeat(4));
     const { context, page, errors } = await helpPage();
     const since = Date.now();
     await page.fill("#help-input", QUESTION);

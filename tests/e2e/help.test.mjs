@@ -412,9 +412,12 @@ describe("live help-desk turns", () => {
   const QUESTION = "Why are answers slow or stop midway?";
   // The same article, asked in other words: not answered from the owner's cache.
   const AGAIN = ["Answers stop midway and are slow, why?", "Why do answers stop midway and get slow?"];
-  /** The desk's generation answers after `ms` (translation at once). */
-  const slowModel = (ms) =>
-    stack.fake.script((request) => (request.system.startsWith("Translate") ? { reply: "[de]" } : { reply: "A slow, whole answer.", latencyMs: ms }));
+  const SLOW_ANSWER = "A slow, whole answer.";
+  /** The desk's generation streams `reply` one event each `ms` (translation at once): slow, yet
+   * never idle for the provider timeout. */
+  const slowModel = (ms, reply = SLOW_ANSWER) =>
+    stack.fake.script((request) => (request.system.startsWith("Translate") ? { reply: "[de]" } : { reply, paced: true, delayMs: ms }));
+  const LONG_ANSWER = "A long answer, written slowly, one small piece at a time. ".repeat(4).trim();
   const streamed = async (owner, body) => {
     const response = await fetch(`${stack.base}/api/help`, {
       method: "POST",
@@ -428,7 +431,7 @@ describe("live help-desk turns", () => {
     fetch(`${stack.base}/api/help/sessions/${id}/stream`, { headers: { ...asOwner(owner), ...(after ? { "last-event-id": String(after) } : {}) } });
 
   test("a turn goes on when its client goes away: a join after the last event seen gets the rest once, and the answer is kept", async () => {
-    slowModel(1500);
+    slowModel(250);
     const owner = newOwner();
     const since = Date.now();
     const running = await streamed(owner, { message: QUESTION });
@@ -444,7 +447,7 @@ describe("live help-desk turns", () => {
     const rest = await readEvents(joined).done;
     assert.deepEqual(rest.map((e) => e.id), rest.map((_, i) => seen + 1 + i), "every later event once, in order");
     assert.equal(rest.at(-1).event, "complete");
-    assert.equal(rest.at(-1).data.payload.reply, "A slow, whole answer.");
+    assert.equal(rest.at(-1).data.payload.reply, SLOW_ANSWER);
     const session = (await call("GET", `/api/help/sessions/${running.session}`, { owner })).json;
     assert.equal(session.turns, 1);
     assert.deepEqual(session.messages.map((m) => m.role), ["user", "desk"]);
@@ -462,7 +465,7 @@ describe("live help-desk turns", () => {
     slowModel(0);
     const owner = newOwner();
     const id = (await ask(owner, QUESTION)).session_id;
-    slowModel(1500);
+    slowModel(250);
     const before = (await call("GET", `/api/help/sessions/${id}`, { owner })).json;
     const since = Date.now();
     const leaving = new AbortController();
@@ -479,14 +482,14 @@ describe("live help-desk turns", () => {
       const session = (await call("GET", `/api/help/sessions/${id}`, { owner })).json;
       return session.turns === before.turns + 1 && session;
     }, 15000);
-    assert.equal(kept.messages.at(-1).text, "A slow, whole answer.");
+    assert.equal(kept.messages.at(-1).text, SLOW_ANSWER);
   });
 
   test("Stop gives a running turn up: its stream ends with stopped, the model call is closed, nothing is kept", async () => {
     slowModel(0);
     const owner = newOwner();
     const id = (await ask(owner, QUESTION)).session_id;
-    slowModel(5000);
+    slowModel(300, LONG_ANSWER);
     const before = (await call("GET", `/api/help/sessions/${id}`, { owner })).json;
     const since = Date.now();
     const running = await streamed(owner, { session_id: id, message: AGAIN[0] });

@@ -226,9 +226,10 @@ impl TurnLog {
         }
     }
 
-    /// `after` when it is one of this turn's numbers (else a client saw none of this turn).
+    /// `after` when it is one of this turn's numbers (else a client saw none of this turn; 0,
+    /// also the number before a first turn's, is none).
     pub fn within(&self, after: u64) -> Option<u64> {
-        (after / SEQ_SPAN == u64::from(self.lease)).then_some(after)
+        (after != 0 && after / SEQ_SPAN == u64::from(self.lease)).then_some(after)
     }
 
     /// A watching browser asks for the events after `after` (its WebSocket's
