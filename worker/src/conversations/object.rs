@@ -158,8 +158,13 @@ impl Conversation {
     async fn turn(&self, mut req: Request) -> AppResult<Response> {
         let owner = header(&req, OWNER_HEADER)?;
         let order: TurnOrder = serde_json::from_str(&req.text().await?)?;
-        // A turn lost with an earlier instance is settled before a new one begins.
-        let record = self.load_current(&self.state.storage()).await?;
+        // A turn lost with an earlier instance is settled before a new one begins. A new
+        // conversation's first turn (its id just made by the edge, at random) reads nothing:
+        // its model call waits on no storage (a new object's first read makes its database).
+        let record = match order.start {
+            true => None,
+            false => self.load_current(&self.state.storage()).await?,
+        };
         // The owner is checked here too, not only when the turn begins: a message queued behind
         // a running turn waits before it begins, and another owner must get 404 at once.
         let kind = match order.what {
