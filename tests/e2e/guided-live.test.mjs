@@ -130,7 +130,12 @@ describe("live guided turns", () => {
     await until(() => running.events.filter((e) => e.event === "text_delta").length >= 3);
     const watcher = await api.join(owner, from.id, from.token);
     assert.equal(watcher.status, 200, watcher.text);
-    const meanwhile = await api.post(owner, "Meanwhile", from);
+    // A JSON message cannot wait: it is refused while a turn runs.
+    const meanwhile = await api.call("POST", "/api/chat", {
+      owner,
+      headers: { accept: "application/json", "x-conversation-token": from.token },
+      body: { provider: "fake-openai", message: "Meanwhile", current_config: {}, conversation_id: from.id, turns: from.turns },
+    });
     assert.deepEqual([meanwhile.status, meanwhile.json.error.code], [409, "turn_in_progress"]);
     const other = await api.stop(newOwner(), from.id, from.token);
     assert.deepEqual([other.status, other.json.error.code], [404, "conversation_not_found"]);
@@ -178,6 +183,38 @@ describe("live guided turns", () => {
     } finally {
       stack.fake.script(paced);
     }
+  });
+
+  test("a streamed message sent while an answer streams waits and is answered right after it, in order", async () => {
+    const owner = newOwner();
+    const from = await api.opened(owner);
+    const since = Date.now();
+    const first = await api.post(owner, "A long answer, please", from);
+    await until(() => first.events.filter((e) => e.event === "text_delta").length >= 3);
+    // A stale count of turns is refused now; the right one waits.
+    const stale = await api.post(owner, "Stale", { ...from, turns: from.turns - 1 });
+    assert.deepEqual([stale.status, stale.json.error.code], [409, "stale_turn"]);
+    const second = await api.post(owner, "And then this", from);
+    assert.equal(second.status, 200);
+    await until(() => second.events.length > 0);
+    assert.deepEqual([second.events[0].event, second.events[0].data.message], ["status", "Queued: answered after the current answer..."]);
+    const [a, b] = await Promise.all([first.done, second.done]);
+    assert.equal(a.at(-1).event, "complete");
+    assert.equal(b.at(-1).event, "complete");
+    assert.equal(b.at(-1).data.payload.turns, from.turns + 2, "the second builds on the first");
+    const calls = api.calls(since);
+    assert.equal(calls.length, 2);
+    const read = calls[1].body.messages;
+    assert.ok(read.some((m) => m.role === "assistant" && m.content.includes("Line 24")), "the second call read the first answer, whole");
+    assert.equal(read.at(-1).content, "And then this");
+    const stored = await api.snapshot(owner, from.id, from.token);
+    assert.equal(stored.turns, from.turns + 2);
+    assert.deepEqual(stored.conversation_history.slice(-4).map((m) => (m.role === "user" ? `user: ${m.content}` : m.role)), [
+      "user: A long answer, please",
+      "assistant",
+      "user: And then this",
+      "assistant",
+    ]);
   });
 });
 

@@ -292,6 +292,20 @@ pub struct Host {
     /// Who may join or stop the latest turn while its conversation is not stored yet (a guided
     /// first turn): the owner's id and the token's hash.
     guest: Rc<RefCell<Option<(String, String)>>>,
+    /// Guided messages sent while a streamed turn runs (`crate::chat::hosted`), in order.
+    guided: Rc<RefCell<VecDeque<GuidedWaiting>>>,
+}
+
+/// A guided message waiting for the running turn to end, with its client's stream.
+pub struct GuidedWaiting {
+    /// Who sent it.
+    pub owner: Owner,
+    /// The message's turn.
+    pub order: Box<GuidedOrder>,
+    /// Its client's stream, and the dialect it reads.
+    pub sink: EventSink,
+    /// The dialect.
+    pub wire: Wire,
 }
 
 /// A message waiting for the running turn to end, with its client's stream.
@@ -330,6 +344,22 @@ impl Host {
     /// Counts a turn as running in this instance until the value is dropped.
     pub fn hold(&self) -> Running {
         Running::new(&self.running)
+    }
+
+    /// The flag set while a streamed turn is being begun or runs, or waiting messages are being
+    /// worked through (a message arriving meanwhile waits).
+    pub fn streaming(&self) -> &Rc<Cell<bool>> {
+        &self.streaming
+    }
+
+    /// The guided messages waiting behind the running turn.
+    pub fn guided_waiting(&self) -> &Rc<RefCell<VecDeque<GuidedWaiting>>> {
+        &self.guided
+    }
+
+    /// The parts of the host a background task shares (the same state, not a copy).
+    pub fn handle(&self) -> Host {
+        self.shared()
     }
 
     /// Makes `log` the one clients join and Stop stops (a guided turn's); `guest`: who may
@@ -512,6 +542,7 @@ impl Host {
             queue: self.queue.clone(),
             streaming: self.streaming.clone(),
             guest: self.guest.clone(),
+            guided: self.guided.clone(),
         }
     }
 
@@ -636,6 +667,12 @@ pub async fn begin_log(
 /// rather than being refused with 409 `turn_in_progress`.
 fn queues(env: &Env) -> bool {
     var(env, "ASSISTANT_QUEUE").is_none_or(|v| v.trim() != "false")
+}
+
+/// Whether a guided message sent while a turn runs waits for it (`GUIDED_QUEUE`, default
+/// `true`) rather than being refused with 409 `turn_in_progress`.
+pub fn guided_queues(env: &Env) -> bool {
+    var(env, "GUIDED_QUEUE").is_none_or(|v| v.trim() != "false")
 }
 
 /// What a conversation keeps of its turn of `lease` whose object died: the user's message and

@@ -8,19 +8,34 @@
 //! header): the host remembers its owner and token's hash for those who join or stop it, and if
 //! the object dies it leaves no conversation. A JSON turn is awaited and answered whole.
 //!
-//! Guided turns are not queued: a message sent while one runs is refused (409
-//! `turn_in_progress`), since the next turn builds on the count of turns the first one makes.
+//! A streamed message sent while a streamed turn runs waits for it (`GUIDED_QUEUE`, default on;
+//! at most [`MAX_QUEUED`]): its stream says it is queued at once, and its turn begins when the
+//! ones before it end, building on what they stored (its `turns` is checked when it is queued,
+//! against the count the running turn began on). JSON and AG-UI messages, and any with the
+//! setting off, are refused meanwhile (409 `turn_in_progress`), as before.
+
+use std::rc::Rc;
 
 use stepwise_core::conversation::Entry;
+use stepwise_core::protocol::StreamEvent;
+use stepwise_core::turn::TurnStart;
+use worker::wasm_bindgen::{JsCast, JsValue};
+use worker::worker_sys::DurableObjectState;
 use worker::{Env, Response, State};
 
-use super::conversation::TOKEN_HEADER;
-use super::{Prepared, prepare, refund};
-use crate::assistant::host::{Host, Ordered, TurnOrder, begin_log};
+use super::conversation::{self, TOKEN_HEADER};
+use super::{Prepared, Turn, prepare, refund};
+use crate::assistant::host::{
+    GuidedOrder, GuidedWaiting, Host, MAX_QUEUED, Ordered, Running, TurnOrder, begin_log,
+    guided_queues,
+};
 use crate::conversations::client::ID_HEADER;
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
+use crate::platform::live::{self, TurnLog};
+use crate::platform::negotiate::{Delivery, Wire};
 use crate::platform::output::Output;
+use crate::platform::owner::Owner;
 
 /// Begins the ordered guided turn and runs it: streamed, in the background, the answer being its
 /// log's stream (with the conversation's id, and a new conversation's token, in its headers);
@@ -39,12 +54,32 @@ pub async fn run(host: &Host, state: &State, env: &Env, order: TurnOrder) -> App
     };
     let token = guided.token.clone();
     let delivery = delivery.into_delivery()?;
+    let queues = !start && guided_queues(env);
+    if queues && host.streaming().get() {
+        if let Delivery::Stream(wire) = delivery {
+            return enqueue(host, env, &id, owner, guided, wire).await;
+        }
+    }
+    let streamed = !matches!(delivery, Delivery::Json);
+    // Set before the first wait: a message arriving while this turn begins waits for it.
+    if streamed {
+        host.streaming().set(true);
+    }
+    let prepared = prepare(*guided, &id, start, delivery, env.clone(), &owner).await;
     let Prepared {
         turn,
         start: plan,
         wire,
         charge,
-    } = prepare(*guided, &id, start, delivery, env.clone(), &owner).await?;
+    } = match prepared {
+        Ok(prepared) => prepared,
+        Err(error) => {
+            if streamed {
+                work_through_waiting(host, state, env, &id, running, None);
+            }
+            return Err(error);
+        }
+    };
     let Some(wire) = wire else {
         let mut out = Output::json();
         let persisted = turn.run(plan, &mut out).await;
@@ -73,6 +108,7 @@ pub async fn run(host: &Host, state: &State, env: &Env, order: TurnOrder) -> App
             // Nothing ran: the lease and the charge are given back.
             turn.conversation.abort(env).await;
             refund(env, &owner, charge).await;
+            work_through_waiting(host, state, env, &id, running, None);
             return Err(error);
         }
     };
@@ -81,13 +117,133 @@ pub async fn run(host: &Host, state: &State, env: &Env, order: TurnOrder) -> App
         log.keep_in_memory();
     }
     host.show(log.clone(), guest);
+    work_through_waiting(host, state, env, &id, running, Some((turn, plan, log)));
+    Ok(response)
+}
+
+/// A guided turn begun, with its plan and its log.
+type Begun = (Turn, TurnStart, Rc<TurnLog>);
+
+/// Runs `first` (when given), then the waiting messages' turns one after the other, in the
+/// background; the host streams no more when none waits.
+fn work_through_waiting(
+    host: &Host,
+    state: &State,
+    env: &Env,
+    id: &str,
+    running: Running,
+    first: Option<Begun>,
+) {
+    let (host, env, id) = (host.handle(), env.clone(), id.to_owned());
+    // The state's JS handle, owned, for the turns begun after this one.
+    let owned = State::from(JsValue::from(state.as_raw()).unchecked_into::<DurableObjectState>());
     state.wait_until(async move {
         let _running = running;
-        let mut out = Output::Live(log.clone());
-        turn.run(plan, &mut out).await;
-        log.finish().await;
+        let mut next = match first {
+            Some(first) => Some(first),
+            None => begin_waiting(&host, &owned, &env, &id).await,
+        };
+        while let Some((turn, plan, log)) = next.take() {
+            let mut out = Output::Live(log.clone());
+            turn.run(plan, &mut out).await;
+            log.finish().await;
+            next = begin_waiting(&host, &owned, &env, &id).await;
+        }
+        // No wait between finding none waiting and this: nothing can be queued in between.
+        host.streaming().set(false);
+    });
+}
+
+/// Queues a message behind the running turn: its stream says so at once, and carries its turn
+/// when it begins. Its token and `turns` are checked now: the count the running turn began on
+/// (403 for a wrong token, 409 `stale_turn` for another count); 409 `queue_full` past
+/// [`MAX_QUEUED`].
+async fn enqueue(
+    host: &Host,
+    env: &Env,
+    id: &str,
+    owner: Owner,
+    order: Box<GuidedOrder>,
+    mut wire: Wire,
+) -> AppResult<Response> {
+    let stored = conversation::read(env, &owner, id, Some(order.token.clone())).await?;
+    let turns = order.request.turns.unwrap_or(u32::MAX);
+    if turns != stored.turns {
+        return Err(stepwise_core::conversation::ConversationError::StaleTurn {
+            stated: turns,
+            current: stored.turns,
+        }
+        .into());
+    }
+    if host.guided_waiting().borrow().len() >= MAX_QUEUED {
+        return Err(AppError::conflict(
+            "queue_full",
+            "this conversation already has as many messages waiting as it may; wait for an answer",
+        ));
+    }
+    let (mut response, sink) = live::event_stream(&wire)?;
+    response.headers_mut().set(ID_HEADER, id)?;
+    let queued = StreamEvent::Status {
+        message: "Queued: answered after the current answer...".into(),
+    };
+    live::note(&sink, &mut wire, &queued);
+    host.guided_waiting().borrow_mut().push_back(GuidedWaiting {
+        owner,
+        order,
+        sink,
+        wire,
     });
     Ok(response)
+}
+
+/// Begins the next waiting message's turn, if any, on what the turns before it stored: its
+/// client's stream joins the new log. A message whose turn cannot begin gets the reason as an
+/// `error` event, and the next is tried.
+async fn begin_waiting(host: &Host, state: &State, env: &Env, id: &str) -> Option<Begun> {
+    loop {
+        let GuidedWaiting {
+            owner,
+            mut order,
+            sink,
+            mut wire,
+        } = host.guided_waiting().borrow_mut().pop_front()?;
+        let begun = async {
+            let stored = conversation::read(env, &owner, id, Some(order.token.clone())).await?;
+            order.request.turns = Some(stored.turns);
+            let prepared = prepare(*order, id, false, Delivery::Json, env.clone(), &owner).await?;
+            let Prepared {
+                turn,
+                start,
+                charge,
+                ..
+            } = prepared;
+            let kept = turn.kept_if_cut_short(&start);
+            let shown = Entry::user(&turn.request.message, now_ms(), None);
+            let lease = turn.conversation.lease.unwrap_or(0);
+            match begin_log(state, id, lease, None, kept, Some(shown)).await {
+                Ok(log) => Ok((turn, start, log)),
+                Err(error) => {
+                    turn.conversation.abort(env).await;
+                    refund(env, &owner, charge).await;
+                    Err(error)
+                }
+            }
+        };
+        match begun.await {
+            Ok((turn, start, log)) => {
+                log.attach(sink, wire, 0);
+                host.show(log.clone(), None);
+                return Some((turn, start, log));
+            }
+            Err(error) => {
+                let failed = StreamEvent::Error {
+                    code: error.code().into(),
+                    message: error.message().into(),
+                };
+                live::note(&sink, &mut wire, &failed);
+            }
+        }
+    }
 }
 
 /// `response` with the conversation's id, and a new conversation's `token`, in its headers.
