@@ -55,10 +55,11 @@ pub async fn run(host: &Host, state: &State, env: &Env, order: TurnOrder) -> App
     let token = guided.token.clone();
     let delivery = delivery.into_delivery()?;
     let queues = !start && guided_queues(env);
-    if queues && host.streaming().get() {
-        if let Delivery::Stream(wire) = delivery {
-            return enqueue(host, env, &id, owner, guided, wire).await;
-        }
+    if queues
+        && host.streaming().get()
+        && let Delivery::Stream(wire) = delivery
+    {
+        return enqueue(host, env, &id, owner, guided, wire).await;
     }
     let streamed = !matches!(delivery, Delivery::Json);
     // Set before the first wait: a message arriving while this turn begins waits for it.
