@@ -5,7 +5,8 @@
 // marked stopped, and the conversation takes the next message. A connection that breaks mid-answer
 // is joined again where it broke off; Start over during a first turn stops it. With the
 // conversation open in two tabs, a turn sent in one streams in the other, and Stop in either
-// stops it in both.
+// stops it in both. A message typed while the answer streams waits, shown as queued, and is
+// answered right after.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
@@ -206,6 +207,34 @@ describe("a guided conversation open in two tabs", () => {
     await second.fill("#chat-input", "Next");
     await second.press("#chat-input", "Enter");
     await second.locator(".chat-layout .log .msg.assistant", { hasText: "From the second tab." }).waitFor({ timeout: 20000 });
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+});
+
+describe("a message typed while the answer streams", () => {
+  test("it waits, shown as queued, and is sent and answered right after the answer, in order", async () => {
+    pacedModel();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    await page.goto(stack.base + "/#chat");
+    await page.fill("#chat-input", "Track rivals");
+    await page.press("#chat-input", "Enter");
+    await whenLines(page, 3);
+    const since = Date.now();
+    // The box takes a message while the answer streams; it waits, marked queued.
+    await page.fill("#chat-input", "Then this");
+    await page.press("#chat-input", "Enter");
+    await page.locator(".chat-layout .log .msg.user.queued", { hasText: "Then this" }).waitFor();
+    assert.equal(stack.fake.requests.filter((r) => r.at >= since).length, 0, "nothing sent while the answer streams");
+    stack.fake.script(() => ({ reply: "The answer to the second." }));
+    await page.locator(".chat-layout .log .msg.assistant", { hasText: "The answer to the second." }).waitFor({ timeout: 30000 });
+    await whenIdle(page);
+    const order = await page.locator(".chat-layout .log .msg").evaluateAll((all) => all.map((m) => (m.classList.contains("user") ? `user: ${m.firstChild?.textContent}` : "assistant")));
+    assert.deepEqual(order.slice(-4), ["user: Track rivals", "assistant", "user: Then this", "assistant"]);
+    assert.equal(await page.locator(".chat-layout .log .msg.queued").count(), 0, "no longer queued");
     assert.deepEqual(errors, []);
     await context.close();
   });

@@ -12,28 +12,12 @@ import type { Page } from "./page.js";
 import { Ended, forget, join, Lost, pendingRejoin, recall, remember, requestStop, Stopped, TurnReader, type LiveChoices, type Running } from "./chat-live.js";
 import { confirmRestart } from "./chat-restart.js";
 import { OtherTabs } from "./chat-tabs.js";
+import { label, readableError, shownValue } from "./chat-text.js";
 
 const STORAGE_KEY = "stepwise.chat.v1";
 
-/** A field or step as people read it: `focus_areas` is "focus areas". */
-export function label(name: string): string {
-  return name.replace(/_/g, " ");
-}
-
-/** A workflow error for people: the core names fields and steps by id, in backquotes
- * (`` `focus_areas` ``); the ones the workflow knows are named by their label instead. */
-export function readableError(steps: StepSpec[], message: string): string {
-  const names = new Set(steps.flatMap((s) => [s.id, s.field ?? s.id]));
-  return message.replace(/`([A-Za-z0-9_]+)`/g, (quoted, name: string) => (names.has(name) ? label(name) : quoted));
-}
-
 /** Why a saved conversation's pencils and step links are disabled. */
 const SAVED_HINT = "Saved as a stream: edit it in the stream's Settings";
-
-/** A value as the configuration shows it. */
-function shownValue(value: FieldValue | undefined): string {
-  return Array.isArray(value) ? value.join(", ") : value ?? "";
-}
 
 /** What survives a reload (the server holds the same, reachable with the token). */
 interface Saved {
@@ -69,6 +53,8 @@ export class ChatView implements Page {
   private watching = false;
   /** A turn this page was reading before a reload is being joined (not another tab's). */
   private rejoining = pendingRejoin();
+  /** A message typed while this page's answer streams, sent when it ends. */
+  private queued: { message: string; bubble: HTMLElement } | null = null;
   private editing: string | null = null;
   private readonly root = h("div", { class: "chat-layout" });
   private readonly stepList = h("ol");
@@ -112,7 +98,7 @@ export class ChatView implements Page {
     if (this.state.conversation_id && this.state.token) await this.resume();
     if (this.state.stream_id) await this.refreshSavedStream();
     // Not awaited: the rest of the app does not wait for an answer to end.
-    void this.rejoin();
+    void this.rejoin().finally(() => (this.rejoining = false));
     if (!this.state.history.length) this.greet();
   }
 
@@ -184,21 +170,9 @@ export class ChatView implements Page {
 
   /** Start over asks first when there is anything to lose, naming it; Cancel keeps everything. */
   private askToRestart(): void {
-    const answered = this.steps.filter((s) => s.field && (this.state.config[s.field] !== undefined || this.state.skipped.includes(s.field)));
-    const messages = this.state.history.length;
-    if (!answered.length && !messages && !this.state.conversation_id) return this.restart();
-    const lost = h(
-      "ul",
-      {},
-      ...answered.map((s) => {
-        const field = s.field!;
-        const value = this.state.skipped.includes(field) ? "skipped" : shownValue(this.state.config[field]);
-        return h("li", {}, h("strong", {}, label(field)), `: ${value}`);
-      }),
-      messages ? h("li", {}, `the conversation so far (${messages} ${messages === 1 ? "message" : "messages"})`) : null,
-    );
-    const kept = this.saved ? h("p", {}, `The saved stream “${this.state.stream_name ?? "(unnamed)"}” is kept.`) : null;
-    confirmRestart(this.root, lost, kept, () => this.restart());
+    const { config, skipped, history, stream_name: name } = this.state;
+    const asked = confirmRestart(this.root, this.steps, { config, skipped, messages: history.length, saved: this.saved ? name ?? "(unnamed)" : null }, () => this.restart());
+    if (!asked) this.restart();
   }
 
   private restart(): void {
@@ -206,6 +180,7 @@ export class ChatView implements Page {
     // unseen) and its end not shown: the page has started over.
     if (this.running && !this.watching) void requestStop(this.running);
     this.generation++;
+    this.queued = null;
     forget();
     localStorage.removeItem(STORAGE_KEY);
     this.state = { step: this.steps[0].id, config: {}, skipped: [], history: [] };
@@ -224,7 +199,34 @@ export class ChatView implements Page {
   private sendText(): void {
     const text = this.input.value.trim();
     if (!text) return this.showError("Type a message first.");
+    if (this.ownTurnRuns()) return this.queue(text);
     this.send(text, { type: "text_input" });
+  }
+
+  /** Whether this page's own answer is streaming (a message typed now waits for it). */
+  private ownTurnRuns(): boolean {
+    return this.busy && !!this.running && !this.watching;
+  }
+
+  /** A message typed while the answer streams waits, shown as queued, and is sent (checked on
+   * the state the answer leaves) as soon as it ends; one at a time. */
+  private queue(message: string): void {
+    if (this.queued) return this.showError("A message is already waiting for this answer.");
+    const bubble = h("div", { class: "msg user queued" }, message, h("span", { class: "msg-status" }, " (queued)"));
+    this.log.append(bubble);
+    this.log.scrollTop = this.log.scrollHeight;
+    this.input.value = "";
+    this.queued = { message, bubble };
+  }
+
+  /** Sends the message that waited for the answer that just ended. */
+  private sendQueued(): void {
+    const next = this.queued;
+    this.queued = null;
+    if (!next) return;
+    next.bubble.remove();
+    this.input.value = next.message;
+    this.sendText();
   }
 
   /** Validates the action locally, then streams the turn. Nothing is sent if it is invalid. */
@@ -280,6 +282,7 @@ export class ChatView implements Page {
       this.renderSteps();
       this.renderControls(this.state.last);
       this.renderConfig();
+      if (generation === this.generation) this.sendQueued();
     }
   }
 
@@ -421,8 +424,10 @@ export class ChatView implements Page {
 
   /** The input is for answering; a conversation saved as a stream takes no more answers. */
   private updateComposer(): void {
-    this.input.disabled = this.busy || this.saved;
-    this.sendButton.disabled = this.busy || this.saved;
+    // While this page's answer streams, a message can be typed: it waits for the answer.
+    const blocked = (this.busy && !this.ownTurnRuns()) || this.saved;
+    this.input.disabled = blocked;
+    this.sendButton.disabled = blocked;
     this.stopButton.hidden = !this.busy || !this.running;
     this.input.placeholder = this.saved ? SAVED_HINT : "Type your answer…";
   }
@@ -639,14 +644,6 @@ export class ChatView implements Page {
   /** After a reload, joins the turn this page was reading, if the server still runs it (or has
    * just ended it): its answer streams on where it was. */
   private async rejoin(): Promise<void> {
-    try {
-      await this.rejoinTurn();
-    } finally {
-      this.rejoining = false;
-    }
-  }
-
-  private async rejoinTurn(): Promise<void> {
     const running = recall();
     // A turn of this page's conversation, or the first turn of a new one.
     if (!running || (this.state.conversation_id && running.conversation_id !== this.state.conversation_id)) return;

@@ -5,7 +5,7 @@
 
 import type { ChatContext, FieldValue, SavedStream, StepSpec, StreamChange, UserAction, Workflow } from "../../crates/wasm/pkg/stepwise.js";
 import { api } from "./api.js";
-import { label, readableError } from "./chat.js";
+import { label, readableError } from "./chat-text.js";
 import { h, replace } from "./dom.js";
 
 /** The Settings tab of one stream. */

@@ -1,0 +1,20 @@
+//! How the guided chat names workflow fields, errors and values for people.
+
+import type { FieldValue, StepSpec } from "../../crates/wasm/pkg/stepwise.js";
+
+/** A field or step as people read it: `focus_areas` is "focus areas". */
+export function label(name: string): string {
+  return name.replace(/_/g, " ");
+}
+
+/** A workflow error for people: the core names fields and steps by id, in backquotes
+ * (`` `focus_areas` ``); the ones the workflow knows are named by their label instead. */
+export function readableError(steps: StepSpec[], message: string): string {
+  const names = new Set(steps.flatMap((s) => [s.id, s.field ?? s.id]));
+  return message.replace(/`([A-Za-z0-9_]+)`/g, (quoted, name: string) => (names.has(name) ? label(name) : quoted));
+}
+
+/** A value as the configuration shows it. */
+export function shownValue(value: FieldValue | undefined): string {
+  return Array.isArray(value) ? value.join(", ") : value ?? "";
+}
