@@ -12,6 +12,7 @@ import type { Page } from "./page.js";
 import { Ended, forget, join, Lost, pendingRejoin, recall, remember, requestStop, Stopped, TurnReader, type LiveChoices, type Running } from "./chat-live.js";
 import { confirmRestart } from "./chat-restart.js";
 import { OtherTabs } from "./chat-tabs.js";
+import { finishedControls, reviewSummary } from "./chat-review.js";
 import { label, readableError, shownValue } from "./chat-text.js";
 
 const STORAGE_KEY = "stepwise.chat.v1";
@@ -181,6 +182,8 @@ export class ChatView implements Page {
     if (this.running && !this.watching) void requestStop(this.running);
     this.generation++;
     this.queued = null;
+    this.running = null;
+    this.setBusy(false);
     forget();
     localStorage.removeItem(STORAGE_KEY);
     this.state = { step: this.steps[0].id, config: {}, skipped: [], history: [] };
@@ -219,21 +222,29 @@ export class ChatView implements Page {
     this.queued = { message, bubble };
   }
 
-  /** Sends the message that waited for the answer that just ended. */
-  private sendQueued(): void {
+  /** Sends the message that waited for the answer that just ended; after a lost connection
+   * (the answer goes on on the server) it goes back into the box instead. */
+  private sendQueued(lost = false): void {
     const next = this.queued;
     this.queued = null;
     if (!next) return;
     next.bubble.remove();
-    this.input.value = next.message;
-    this.sendText();
+    if (lost) this.input.value ||= next.message;
+    else void this.send(next.message, { type: "text_input" });
   }
 
   /** Validates the action locally, then streams the turn. Nothing is sent if it is invalid. */
   private async send(message: string, action: UserAction): Promise<void> {
     if (this.busy || this.saved) return;
     const verdict = this.workflow.validateAction({ current_step: this.state.step, config: this.state.config, skipped: this.state.skipped }, action);
-    if (!verdict.ok) return this.showError(readableError(this.steps, verdict.error.message), verdict.error.code);
+    const typed = action.type === "text_input";
+    if (!verdict.ok) {
+      if (typed) this.input.value ||= message;
+      return this.showError(readableError(this.steps, verdict.error.message), verdict.error.code);
+    }
+    // The box is cleared as the message goes (typing goes on while the answer streams); a
+    // message that fails comes back into it.
+    if (typed && this.input.value.trim() === message) this.input.value = "";
     replace(this.notice);
     this.pending = { message, action };
     this.setBusy(true);
@@ -254,14 +265,15 @@ export class ChatView implements Page {
     this.log.append(bubble);
     replace(this.controls);
     const generation = this.generation;
+    let lost = false;
     try {
-      const complete = await this.stream(request, bubble);
+      const complete = await this.stream(request, bubble, generation);
       if (generation !== this.generation) return;
       this.apply(message, complete, bubble);
-      this.input.value = "";
       this.pending = null;
     } catch (error) {
       if (generation !== this.generation) return;
+      lost = error instanceof Lost;
       if (error instanceof Stopped) {
         await this.keepStopped(error, bubble, error.running);
         return;
@@ -272,23 +284,27 @@ export class ChatView implements Page {
         return;
       }
       // A lost connection is not retried: the turn goes on on the server (a reload joins it).
-      this.showError((error as Error).message, undefined, !(error instanceof Lost));
+      if (typed && !lost) this.input.value ||= message;
+      this.showError((error as Error).message, undefined, !lost);
       this.renderControls(this.state.last);
       // Another tab moved the conversation on: take its state, so the next turn builds on it.
       if (/\((stale_turn|turn_in_progress)\)$/.test((error as Error).message)) await this.resume();
     } finally {
       bubble.removeAttribute("aria-busy");
-      this.setBusy(false);
-      this.renderSteps();
-      this.renderControls(this.state.last);
-      this.renderConfig();
-      if (generation === this.generation) this.sendQueued();
+      // A turn begun before a Start over leaves the page as it is now.
+      if (generation === this.generation) {
+        this.setBusy(false);
+        this.renderSteps();
+        this.renderControls(this.state.last);
+        this.renderConfig();
+        this.sendQueued(lost);
+      }
     }
   }
 
   /** Streams one turn: the model's text goes through `MarkerStream`, so chips and options
    * appear as soon as their line completes; the `complete` event is authoritative. */
-  private async stream(request: ChatRequest, bubble: HTMLElement): Promise<ChatResponse> {
+  private async stream(request: ChatRequest, bubble: HTMLElement, generation: number): Promise<ChatResponse> {
     const headers = authHeaders({ "content-type": "application/json", accept: "text/event-stream", "x-stepwise-deltas": "model" });
     if (this.state.token) headers["x-conversation-token"] = this.state.token;
     let response: Response;
@@ -307,22 +323,26 @@ export class ChatView implements Page {
     // answers: a failed one leaves none.
     const id = response.headers.get("x-stepwise-conversation");
     const token = response.headers.get("x-conversation-token") ?? this.state.token;
-    if (id && token) {
-      this.running = { message: request.message ?? "", conversation_id: id, token };
-      remember(this.running);
+    const running = id && token ? { message: request.message ?? "", conversation_id: id, token } : null;
+    const current = () => generation === this.generation;
+    if (running && current()) {
+      this.running = running;
+      remember(running);
       this.updateComposer();
     }
     let lost = false;
     try {
-      return await new TurnReader(bubble, (live) => this.renderLive(live)).read(response.body, this.running);
+      return await new TurnReader(bubble, (live) => this.renderLive(live)).read(response.body, running);
     } catch (error) {
-      if (error instanceof Stopped) error.running = this.running;
+      if (error instanceof Stopped) error.running = running;
       lost = error instanceof Lost;
       throw error;
     } finally {
-      this.running = null;
-      // A turn whose connection was lost is still kept, for a reload to join.
-      if (!lost) forget();
+      if (current()) {
+        this.running = null;
+        // A turn whose connection was lost is still kept, for a reload to join.
+        if (!lost) forget();
+      }
     }
   }
 
@@ -460,21 +480,8 @@ export class ChatView implements Page {
 
   private renderChoices(suggestions: string[], options: CheckboxOption[], proposed: string | undefined, streaming: boolean): void {
     if (!this.steps.some((s) => s.id === this.state.step)) {
-      const id = this.state.stream_id;
-      if (!id) {
-        const save = h("button", { class: "btn", type: "button", disabled: !this.state.conversation_id, onclick: () => this.saveStream() }, "Save as a stream");
-        replace(this.controls, h("p", { class: "done" }, "This configuration is complete."), h("div", { class: "actions" }, save));
-        return;
-      }
-      const name = this.state.stream_name ? `“${this.state.stream_name}”` : "a stream";
-      replace(
-        this.controls,
-        h("div", { class: "saved-stream", role: "status" },
-          h("p", { class: "done" }, `This configuration is complete and saved as ${name}.`),
-          h("p", {}, "Changes now go to the stream, in its Settings; this conversation no longer changes it. Start over to configure another stream."),
-          h("div", { class: "actions" }, h("a", { class: "btn", href: `#streams/${id}/settings` }, "Edit the stream's settings"), h("a", { class: "btn secondary", href: `#streams/${id}` }, "Open the stream"))),
-      );
-      return;
+      const { stream_id: id, stream_name: name, conversation_id: conversation } = this.state;
+      return replace(this.controls, ...finishedControls(id ? { id, name } : null, !!conversation, () => this.saveStream()));
     }
     const step = this.currentStep();
     const field = step.field ?? "";
@@ -503,22 +510,11 @@ export class ChatView implements Page {
       actions.push(h("button", { class: "btn secondary", type: "button", disabled: this.busy, onclick: () => this.send("Skip", { type: "skip_step", target_field: field }) }, "Skip"));
     }
     if (step.kind === "confirm" && !streaming) {
-      parts.push(this.reviewSummary());
+      parts.push(reviewSummary(this.steps, this.state.config, this.state.skipped));
       actions.push(h("button", { class: "btn", type: "button", disabled: this.busy, onclick: () => this.send("Confirm", { type: "confirm" }) }, "Confirm"));
     }
     if (actions.length) parts.push(h("div", { class: "actions" }, ...actions));
     replace(this.controls, ...parts);
-  }
-
-  /** What Confirm confirms: the configuration as it is now, pencil edits included (the model's
-   * summary in the log was written before them). */
-  private reviewSummary(): HTMLElement {
-    const rows = this.steps.filter((s) => s.field).flatMap((step) => {
-      const field = step.field!;
-      const shown = shownValue(this.state.config[field]);
-      return [h("dt", {}, label(field)), h("dd", {}, shown || h("span", { class: "muted" }, this.state.skipped.includes(field) ? "skipped" : "—"))];
-    });
-    return h("section", { class: "review-summary", "aria-labelledby": "review-summary-title" }, h("h3", { id: "review-summary-title" }, "You are confirming"), h("dl", {}, ...rows));
   }
 
   private renderConfig(): void {
@@ -616,7 +612,6 @@ export class ChatView implements Page {
     bubble.classList.add("stopped");
     bubble.append(h("span", { class: "msg-status" }, " (stopped)"));
     this.pending = null;
-    this.input.value = "";
     await this.resume();
   }
 
@@ -633,7 +628,6 @@ export class ChatView implements Page {
   private async caughtUp(running: Running): Promise<void> {
     this.adopt(running);
     this.pending = null;
-    this.input.value = "";
     // The log is drawn again from the stored conversation.
     if (!this.state.conversation_id) return;
     replace(this.log);
@@ -677,11 +671,14 @@ export class ChatView implements Page {
         else this.showError((error as Error).message);
       }
     } finally {
-      this.running = null;
-      if (!lost) forget();
       bubble.removeAttribute("aria-busy");
-      this.setBusy(false);
-      this.render();
+      if (generation === this.generation) {
+        this.running = null;
+        if (!lost) forget();
+        this.setBusy(false);
+        this.render();
+        this.sendQueued(lost);
+      }
     }
   }
 

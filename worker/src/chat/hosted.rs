@@ -16,7 +16,7 @@
 
 use std::rc::Rc;
 
-use stepwise_core::conversation::Entry;
+use stepwise_core::conversation::{Conversation, ConversationError, Entry};
 use stepwise_core::protocol::StreamEvent;
 use stepwise_core::turn::TurnStart;
 use worker::wasm_bindgen::{JsCast, JsValue};
@@ -52,21 +52,42 @@ pub async fn run(host: &Host, state: &State, env: &Env, order: TurnOrder) -> App
     let Ordered::Guided(guided) = what else {
         return Err(AppError::internal(&"not a guided turn"));
     };
+    let mut guided = guided;
     let token = guided.token.clone();
-    let delivery = delivery.into_delivery()?;
-    let queues = !start && guided_queues(env);
-    if queues
-        && host.streaming().get()
-        && let Delivery::Stream(wire) = delivery
-    {
-        return enqueue(host, env, &id, owner, guided, wire).await;
+    let mut delivery = delivery.into_delivery()?;
+    let mut waited = false;
+    if host.streaming().get() {
+        // A turn streams, or waiting ones are worked through: a streamed message waits (if
+        // messages may), anything else is refused now, before it could take the lease between
+        // two waiting turns.
+        let wire = match delivery {
+            Delivery::Stream(wire) if !start && guided_queues(env) => wire,
+            _ => return Err(ConversationError::TurnInProgress.into()),
+        };
+        checked_to_wait(env, &id, &owner, &guided).await?;
+        // Still streaming after that wait: it waits (with no wait between this check and the
+        // queue). Otherwise the turns ended meanwhile, and it runs now on what they stored.
+        if host.streaming().get() {
+            return enqueue(host, &id, owner, guided, wire);
+        }
+        waited = true;
+        delivery = Delivery::Stream(wire);
     }
     let streamed = !matches!(delivery, Delivery::Json);
-    // Set before the first wait: a message arriving while this turn begins waits for it.
+    // Set before the first wait: a message arriving while this turn begins waits for it, and
+    // this call owns the background task that works through them.
     if streamed {
         host.streaming().set(true);
     }
-    let prepared = prepare(*guided, &id, start, delivery, env.clone(), &owner).await;
+    let prepared = async {
+        if waited {
+            // It builds on the turns it waited for, as a queued message does.
+            let stored = conversation::read(env, &owner, &id, Some(token.clone())).await?;
+            guided.request.turns = Some(stored.turns);
+        }
+        prepare(*guided, &id, start, delivery, env.clone(), &owner).await
+    }
+    .await;
     let Prepared {
         turn,
         start: plan,
@@ -155,27 +176,35 @@ fn work_through_waiting(
     });
 }
 
-/// Queues a message behind the running turn: its stream says so at once, and carries its turn
-/// when it begins. Its token and `turns` are checked now: the count the running turn began on
-/// (403 for a wrong token, 409 `stale_turn` for another count); 409 `queue_full` past
-/// [`MAX_QUEUED`].
-async fn enqueue(
-    host: &Host,
+/// What a message that would wait is checked for first: its token (403), and its `turns`, the
+/// count the running turn began on (409 `stale_turn` otherwise). The stored conversation.
+async fn checked_to_wait(
     env: &Env,
     id: &str,
-    owner: Owner,
-    order: Box<GuidedOrder>,
-    mut wire: Wire,
-) -> AppResult<Response> {
-    let stored = conversation::read(env, &owner, id, Some(order.token.clone())).await?;
+    owner: &Owner,
+    order: &GuidedOrder,
+) -> AppResult<Conversation> {
+    let stored = conversation::read(env, owner, id, Some(order.token.clone())).await?;
     let turns = order.request.turns.unwrap_or(u32::MAX);
     if turns != stored.turns {
-        return Err(stepwise_core::conversation::ConversationError::StaleTurn {
+        return Err(ConversationError::StaleTurn {
             stated: turns,
             current: stored.turns,
         }
         .into());
     }
+    Ok(stored)
+}
+
+/// Queues a checked message behind the running turn: its stream says so at once, and carries
+/// its turn when it begins. 409 `queue_full` past [`MAX_QUEUED`].
+fn enqueue(
+    host: &Host,
+    id: &str,
+    owner: Owner,
+    order: Box<GuidedOrder>,
+    mut wire: Wire,
+) -> AppResult<Response> {
     if host.guided_waiting().borrow().len() >= MAX_QUEUED {
         return Err(AppError::conflict(
             "queue_full",
