@@ -8,7 +8,7 @@
 //!
 //! The object knows which turns it runs ([`Host::idle`]): a conversation whose record says a turn
 //! runs while its object runs none lost that turn with an earlier instance of the object (a
-//! deploy, an eviction, a crash); [`interrupted_entries`] is what it keeps of it.
+//! deploy, an eviction, a crash); `super::log_header::interrupted_entries` is what it keeps of it.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -16,31 +16,27 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use stepwise_core::conversation::{
-    ConversationEvent, ConversationKind, Entry, EntryStatus, GuidedState,
-};
+use stepwise_core::conversation::{ConversationEvent, ConversationKind};
 use stepwise_core::interop::ui_message::UiMessageEncoder;
 use stepwise_core::protocol::ChatRequest;
 use stepwise_core::protocol::StreamEvent;
 use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::worker_sys::DurableObjectState;
-use worker::{Env, Method, Request, RequestInit, Response, State, Storage, web_sys};
+use worker::{Env, Method, Request, RequestInit, Response, State, web_sys};
 
-use super::turn::{AssistantTurn, partial_answer};
+use super::turn::AssistantTurn;
 use super::{Asked, prepare, prepare_resume};
 use crate::chat::conversation::TOKEN_HEADER;
 use crate::conversations::client::{BINDING, ID_HEADER, OWNER_HEADER};
 use crate::platform::error::{AppError, AppResult};
-use crate::platform::live::{self, TurnLog, Watchers};
+use crate::platform::live::{self, TurnLog};
 use crate::platform::negotiate::{DELTAS_HEADER, Delivery, FORMAT_HEADER, Wire};
 use crate::platform::output::Output;
 use crate::platform::owner::Owner;
 use crate::platform::settings::var;
 use crate::platform::sse::EventSink;
+use crate::platform::url_parts::seen_event;
 use crate::platform::{ids, objects};
-
-/// Storage key of the running turn's header (its lease and the user's message).
-const HEADER: &str = "turn";
 
 /// A turn for a conversation's object to run.
 #[derive(Serialize, Deserialize)]
@@ -173,15 +169,7 @@ pub async fn join(
     id: &str,
     kind: ConversationKind,
 ) -> AppResult<Response> {
-    let after = match req.headers().get("last-event-id")? {
-        Some(seen) => seen.trim().parse::<u64>().ok(),
-        None => req
-            .url()?
-            .query_pairs()
-            .find(|(k, _)| k == "after")
-            .and_then(|(_, v)| v.parse().ok()),
-    }
-    .unwrap_or(0);
+    let after = seen_event(req)?;
     let forwarded = forwarded(req, &[FORMAT_HEADER, DELTAS_HEADER, TOKEN_HEADER], kind)?;
     let path = format!("join?after={after}");
     ask(env, owner, id, &path, Method::Get, &forwarded).await
@@ -267,16 +255,6 @@ async fn call(
     objects::fetch(env, BINDING, id, request).await
 }
 
-/// The turn's header in storage: enough to keep the user's message of a turn that died.
-#[derive(Serialize, Deserialize)]
-struct Header {
-    lease: u32,
-    user: Option<Entry>,
-    /// A guided turn's state to keep if it dies (`GuidedState::before_answer`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    guided: Option<GuidedState>,
-}
-
 /// The turns a conversation's object runs.
 #[derive(Default)]
 pub struct Host {
@@ -292,7 +270,8 @@ pub struct Host {
     /// Who may join or stop the latest turn while its conversation is not stored yet (a guided
     /// first turn): the owner's id and the token's hash.
     guest: Rc<RefCell<Option<(String, String)>>>,
-    /// Guided messages sent while a streamed turn runs (`crate::chat::hosted`), in order.
+    /// Guided messages sent while a streamed turn runs (the guided chat's hosted turns), in
+    /// order.
     guided: Rc<RefCell<VecDeque<GuidedWaiting>>>,
 }
 
@@ -453,7 +432,8 @@ impl Host {
             }
         };
         let lease = turn.session.lease;
-        let begun = begin_log(state, &id, lease, turn.user_entry(), None, None).await;
+        let begun =
+            super::log_header::begin_log(state, &id, lease, turn.user_entry(), None, None).await;
         let (log, response) = match begun.and_then(|log| {
             let mut response = log.subscribe(0, wire)?;
             response.headers_mut().set(ID_HEADER, &id)?;
@@ -564,7 +544,16 @@ impl Host {
             let begun = match prepare(env.clone(), &owner, id, false, *asked).await {
                 Ok(turn) => {
                     let lease = turn.session.lease;
-                    match begin_log(state, id, lease, turn.user_entry(), None, None).await {
+                    match super::log_header::begin_log(
+                        state,
+                        id,
+                        lease,
+                        turn.user_entry(),
+                        None,
+                        None,
+                    )
+                    .await
+                    {
                         Ok(log) => Ok((turn, log)),
                         Err(error) => {
                             turn.session.abort(env).await;
@@ -632,37 +621,6 @@ impl Host {
     }
 }
 
-/// A new turn's log: the header stored (the user's message, or a guided turn's state to keep
-/// if it dies), the watchers told (with `shown`, the user's message of a guided turn, whose
-/// header keeps its state instead).
-pub async fn begin_log(
-    state: &State,
-    id: &str,
-    lease: u32,
-    user: Option<Entry>,
-    guided: Option<GuidedState>,
-    shown: Option<Entry>,
-) -> AppResult<Rc<TurnLog>> {
-    let storage = state.storage();
-    let header = Header {
-        lease,
-        user,
-        guided,
-    };
-    // A header with nothing to keep (a guided first turn's: no conversation is stored until it
-    // commits) is not written, so the model call waits on no storage write.
-    let keeps = header.user.is_some() || header.guided.is_some();
-    if keeps {
-        storage.put(HEADER, serde_json::to_string(&header)?).await?;
-    }
-    // The state's JS handle, owned (the type does not implement `Clone`).
-    let watchers = Watchers::new(JsValue::from(state.as_raw()).unchecked_into(), id);
-    let log = TurnLog::new(lease, state.storage(), watchers, shown.or(header.user));
-    // The header, like the batches, only matters while the turn runs.
-    log.erase_when_done(HEADER);
-    Ok(Rc::new(log))
-}
-
 /// Whether a message sent while a turn runs waits for it (`ASSISTANT_QUEUE`, default `true`)
 /// rather than being refused with 409 `turn_in_progress`.
 fn queues(env: &Env) -> bool {
@@ -673,26 +631,6 @@ fn queues(env: &Env) -> bool {
 /// `true`) rather than being refused with 409 `turn_in_progress`.
 pub fn guided_queues(env: &Env) -> bool {
     var(env, "GUIDED_QUEUE").is_none_or(|v| v.trim() != "false")
-}
-
-/// What a conversation keeps of its turn of `lease` whose object died: the user's message and
-/// the answer as far as it was stored, marked `interrupted`, and a guided turn's state to add
-/// it to (nothing when the turn left no header).
-pub async fn interrupted_entries(
-    storage: &Storage,
-    lease: u32,
-) -> AppResult<(Vec<Entry>, Option<GuidedState>)> {
-    let header: Option<Header> = match storage.get::<String>(HEADER).await? {
-        Some(json) => serde_json::from_str(&json).ok(),
-        None => None,
-    };
-    let Some(header) = header.filter(|h| h.lease == lease) else {
-        return Ok((Vec::new(), None));
-    };
-    let text = live::stored_text(storage, lease).await?;
-    let answer = partial_answer(&text, Some(EntryStatus::Interrupted));
-    let entries = header.user.into_iter().chain([answer]).collect();
-    Ok((entries, header.guided))
 }
 
 /// The JSON answer of a resumed turn: `{status: "answered", request, answer}`.

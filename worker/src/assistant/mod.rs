@@ -14,6 +14,7 @@ mod approved;
 pub mod cards;
 pub mod deferred;
 pub mod host;
+pub mod log_header;
 mod session;
 mod tools;
 mod turn;

@@ -26,9 +26,9 @@ use worker::{Env, Response, State};
 use super::conversation::{self, TOKEN_HEADER};
 use super::{Prepared, Turn, prepare, refund};
 use crate::assistant::host::{
-    GuidedOrder, GuidedWaiting, Host, MAX_QUEUED, Ordered, Running, TurnOrder, begin_log,
-    guided_queues,
+    GuidedOrder, GuidedWaiting, Host, MAX_QUEUED, Ordered, Running, TurnOrder, guided_queues,
 };
+use crate::assistant::log_header::begin_log;
 use crate::conversations::client::ID_HEADER;
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};

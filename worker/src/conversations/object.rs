@@ -24,7 +24,8 @@ use worker::{
 use super::client::{ID_HEADER, OWNER_HEADER, retention_ms};
 use super::index;
 use super::rows::Rows;
-use crate::assistant::host::{Host, KIND_HEADER, Ordered, TurnOrder, interrupted_entries};
+use crate::assistant::host::{Host, KIND_HEADER, Ordered, TurnOrder};
+use crate::assistant::log_header::interrupted_entries;
 use crate::chat::conversation::{TOKEN_HEADER, hash_token, require_token};
 use crate::chat::hosted;
 use crate::platform::deadline::{Alarm, now_ms};
@@ -33,6 +34,7 @@ use crate::platform::kv::{Kv, relist_due};
 use crate::platform::negotiate::stream_wire;
 use crate::platform::owner::WS_PROTOCOL;
 use crate::platform::queues;
+use crate::platform::url_parts::seen_event;
 use crate::platform::{ids, live};
 
 /// Most browsers watching one conversation.
@@ -190,12 +192,7 @@ impl Conversation {
     /// `after`, in the dialect the request's headers ask for; 204 when there is none to join.
     async fn join(&self, req: &Request) -> AppResult<Response> {
         self.owned(req).await?;
-        let after = req
-            .url()?
-            .query_pairs()
-            .find(|(k, _)| k == "after")
-            .and_then(|(_, v)| v.parse().ok())
-            .unwrap_or(0);
+        let after = seen_event(req)?;
         match self.host.join(after, stream_wire(req)?)? {
             Some(response) => Ok(response),
             None => Ok(Response::empty()?.with_status(204)),

@@ -9,9 +9,6 @@
 //! until it is whole, so nothing of a stopped one is kept and the question can be asked again.
 
 use std::cell::{Cell, RefCell};
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
 
 use futures::channel::oneshot;
 use serde_json::{Value, json};
@@ -20,6 +17,7 @@ use worker::Response;
 
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::sse::{EventSink, stream_response};
+use crate::platform::stop::{StopFlag, StopRequested};
 
 /// How a help-desk turn ended.
 pub enum Ended {
@@ -52,11 +50,9 @@ pub struct HelpRun {
     frames: RefCell<Vec<String>>,
     sinks: RefCell<Vec<EventSink>>,
     ended: Cell<bool>,
-    stopped: Cell<bool>,
+    stopped: StopFlag,
     /// The answer is found: the turn commits it, and Stop no longer applies.
     answered: Cell<bool>,
-    /// The turn's task, waiting on [`HelpRun::stop_requested`].
-    waker: RefCell<Option<Waker>>,
     begun: RefCell<Option<oneshot::Sender<AppResult<()>>>>,
     waiting: RefCell<Option<oneshot::Sender<Ended>>>,
 }
@@ -72,9 +68,8 @@ impl HelpRun {
             frames: RefCell::new(Vec::new()),
             sinks: RefCell::new(Vec::new()),
             ended: Cell::new(false),
-            stopped: Cell::new(false),
+            stopped: StopFlag::default(),
             answered: Cell::new(false),
-            waker: RefCell::new(None),
             begun: RefCell::new(Some(begun)),
             waiting: RefCell::new(Some(answered)),
         };
@@ -170,16 +165,13 @@ impl HelpRun {
         if self.ended.get() || self.answered.get() {
             return false;
         }
-        self.stopped.set(true);
-        if let Some(waker) = self.waker.borrow_mut().take() {
-            waker.wake();
-        }
+        self.stopped.set();
         true
     }
 
     /// Resolves once the owner asks the turn to stop.
     pub fn stop_requested(&self) -> StopRequested<'_> {
-        StopRequested(self)
+        self.stopped.requested()
     }
 
     fn push(&self, event: &str, data: &Value) {
@@ -190,21 +182,6 @@ impl HelpRun {
             .borrow_mut()
             .retain(|sink| sink.write(frame.as_bytes()));
         self.frames.borrow_mut().push(frame);
-    }
-}
-
-/// The future of [`HelpRun::stop_requested`].
-pub struct StopRequested<'a>(&'a HelpRun);
-
-impl Future for StopRequested<'_> {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.0.stopped.get() {
-            return Poll::Ready(());
-        }
-        *self.0.waker.borrow_mut() = Some(cx.waker().clone());
-        Poll::Pending
     }
 }
 

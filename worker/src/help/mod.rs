@@ -24,6 +24,7 @@ use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
 use crate::platform::owner::Owner;
 use crate::platform::spend;
+use crate::platform::url_parts::seen_event;
 
 /// `GET /api/help/sessions/:id`: the owner's session (transcript, clarification context,
 /// status, counters), so a reload or a second tab resumes where the session stands.
@@ -71,15 +72,7 @@ pub async fn handoff(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppRe
 /// then the live ones until the turn ends; 204 when the session has no turn to join. Another
 /// owner's session: 404, as a missing one.
 pub async fn join(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
-    let after = match req.headers().get("last-event-id")? {
-        Some(seen) => seen.trim().parse::<u64>().ok(),
-        None => req
-            .url()?
-            .query_pairs()
-            .find(|(k, _)| k == "after")
-            .and_then(|(_, v)| v.parse().ok()),
-    }
-    .unwrap_or(0);
+    let after = seen_event(req)?;
     client::ask(env, owner, id, &format!("join?after={after}"), Method::Get).await
 }
 

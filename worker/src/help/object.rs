@@ -27,6 +27,7 @@ use crate::conversations::client::retention_ms;
 use crate::platform::deadline::{Alarm, now_ms};
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
+use crate::platform::url_parts::seen_event;
 
 /// Storage key of the record.
 const RECORD: &str = "session";
@@ -178,12 +179,7 @@ impl HelpDesk {
     /// nothing to join; 404 for a session that is not the owner's.
     async fn join(&self, req: &Request) -> AppResult<Response> {
         let owner = self.owning(req).await?;
-        let after = req
-            .url()?
-            .query_pairs()
-            .find(|(k, _)| k == "after")
-            .and_then(|(_, v)| v.parse().ok())
-            .unwrap_or(0);
+        let after = seen_event(req)?;
         let joined = match self.run.borrow().as_ref() {
             Some(run) if run.is_of(&owner) => run.subscribe(after)?,
             _ => None,

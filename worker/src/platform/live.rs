@@ -11,9 +11,6 @@
 //! the partial answer it keeps.
 
 use std::cell::{Cell, RefCell};
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
 
 use serde::Serialize;
 use stepwise_core::conversation::{ConversationEvent, Entry};
@@ -26,6 +23,7 @@ use super::deadline::now_ms;
 use super::error::AppResult;
 use super::negotiate::Wire;
 use super::sse::{EventSink, stream_response};
+use super::stop::{StopFlag, StopRequested};
 
 /// Sequence numbers of one turn: `lease * SEQ_SPAN + n`, n from 1, so numbers grow across turns
 /// and a number names its turn.
@@ -104,14 +102,12 @@ pub struct TurnLog {
     keys: RefCell<Vec<String>>,
     stored_at: Cell<u64>,
     done: Cell<bool>,
-    stopped: Cell<bool>,
+    stopped: StopFlag,
     /// The model's answer is whole: the turn commits as answered, and Stop no longer applies.
     answered: Cell<bool>,
     /// Batches are not stored (a turn whose conversation is not stored yet: if its object
     /// dies, nothing would read or erase them).
     in_memory: Cell<bool>,
-    /// The task waiting on [`TurnLog::stop_requested`].
-    waker: RefCell<Option<Waker>>,
 }
 
 impl TurnLog {
@@ -130,10 +126,9 @@ impl TurnLog {
             keys: RefCell::new(Vec::new()),
             stored_at: Cell::new(now_ms()),
             done: Cell::new(false),
-            stopped: Cell::new(false),
+            stopped: StopFlag::default(),
             answered: Cell::new(false),
             in_memory: Cell::new(false),
-            waker: RefCell::new(None),
         }
     }
 
@@ -144,7 +139,7 @@ impl TurnLog {
 
     /// Whether the owner asked the turn to stop.
     pub fn is_stopped(&self) -> bool {
-        self.stopped.get()
+        self.stopped.is_set()
     }
 
     /// Appends `event` (with a delta's model text), sends it to every client still reading, and
@@ -285,16 +280,13 @@ impl TurnLog {
         if self.done.get() || self.answered.get() {
             return false;
         }
-        self.stopped.set(true);
-        if let Some(waker) = self.waker.borrow_mut().take() {
-            waker.wake();
-        }
+        self.stopped.set();
         true
     }
 
     /// Resolves once the owner asks the turn to stop.
     pub fn stop_requested(&self) -> StopRequested<'_> {
-        StopRequested(self)
+        self.stopped.requested()
     }
 
     /// A socket opened or closed: the next event reads the sockets again.
@@ -438,19 +430,4 @@ fn send(subscriber: &mut Subscriber, logged: &Logged) -> bool {
         return subscriber.sink.is_open();
     }
     subscriber.sink.write(frame.as_bytes())
-}
-
-/// The future of [`TurnLog::stop_requested`].
-pub struct StopRequested<'a>(&'a TurnLog);
-
-impl Future for StopRequested<'_> {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.0.stopped.get() {
-            return Poll::Ready(());
-        }
-        *self.0.waker.borrow_mut() = Some(cx.waker().clone());
-        Poll::Pending
-    }
 }

@@ -23,6 +23,7 @@ pub mod settings;
 pub mod spend;
 pub mod spend_objects;
 pub mod sse;
+pub mod stop;
 pub mod turnstile;
 pub mod url_parts;
 pub mod webhook;

@@ -14,6 +14,16 @@ pub fn origin(url: &str) -> &str {
     &url[..end]
 }
 
+/// The number of the last event a client of a live turn saw: its `Last-Event-ID` header, else
+/// its `after` query parameter (for clients that cannot set headers), else 0 (none).
+pub fn seen_event(req: &worker::Request) -> AppResult<u64> {
+    let seen = match req.headers().get("last-event-id")? {
+        Some(seen) => seen.trim().parse::<u64>().ok(),
+        None => query_param(&req.inner().url(), "after").and_then(|v| v.parse().ok()),
+    };
+    Ok(seen.unwrap_or(0))
+}
+
 /// The first value of a query parameter, percent-decoded (`+` is a space). Invalid UTF-8 after
 /// decoding is replaced, never an error.
 pub fn query_param(url: &str, name: &str) -> Option<String> {
