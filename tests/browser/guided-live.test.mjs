@@ -146,6 +146,8 @@ describe("a guided turn whose page loses it", () => {
       await page.fill("#chat-input", "Track rivals again");
       await page.press("#chat-input", "Enter");
       await page.locator(".chat-layout .log .msg.assistant", { hasText: "A fresh start." }).waitFor({ timeout: 20000 });
+      // The answer's text shows before its `complete` event makes the conversation the page's.
+      await whenIdle(page);
       const after = await page.evaluate(() => JSON.parse(localStorage.getItem("stepwise.chat.v1")));
       assert.ok(stoppedId && after.conversation_id && after.conversation_id !== stoppedId, `${stoppedId} / ${after.conversation_id}`);
     } finally {
