@@ -206,28 +206,33 @@ export class HelpView implements Page {
     this.reveal(this.append({ role: "user", text: message }));
     this.input.value = "";
     const generation = this.generation;
+    const body = this.sessionId ? { session_id: this.sessionId, message } : { message };
+    const headers = authHeaders({ "content-type": "application/json", accept: "text/event-stream" });
+    const response = await fetchWithChallenge("/api/help", { method: "POST", headers, body: JSON.stringify(body) }).catch(() => null);
+    if (generation !== this.generation) return;
+    if (!response?.ok || !response.body) {
+      const json = await response?.json().catch(() => null);
+      const why = !response ? "The connection was lost before the server answered." : json?.error ? `${json.error.message} (${json.error.code})` : `The server answered ${response.status}.`;
+      await this.unanswered(new Unanswered(why, "failed"), message);
+      this.setBusy(false);
+    } else {
+      // A first turn's session becomes the page's only when it answers (a stopped or failed
+      // one is erased).
+      await this.answerTurn(response.body, response.headers.get("x-stepwise-session") ?? this.sessionId, message, generation);
+    }
+    this.input.focus();
+  }
+
+  /** Follows the turn of `session` (asked `message`) to its end, kept meanwhile for a reload to
+   * join, as the server runs it whatever happens to this page: its answer shown (a first turn's
+   * session then the page's), or why there is none. A turn begun before a New question shows
+   * nothing. */
+  private async answerTurn(body: ReadableStream<Uint8Array>, session: string | null, message: string, generation: number): Promise<void> {
+    this.turnSession = session;
+    if (session) localStorage.setItem(RUNNING_KEY, JSON.stringify({ session_id: session, message }));
     let lost = false;
     try {
-      const body = this.sessionId ? { session_id: this.sessionId, message } : { message };
-      const headers = authHeaders({ "content-type": "application/json", accept: "text/event-stream" });
-      let response: Response;
-      try {
-        response = await fetchWithChallenge("/api/help", { method: "POST", headers, body: JSON.stringify(body) });
-      } catch {
-        throw new Unanswered("The connection was lost before the server answered.", "failed");
-      }
-      if (!response.ok || !response.body) {
-        const json = await response.json().catch(() => null);
-        throw new Unanswered(json?.error ? `${json.error.message} (${json.error.code})` : `The server answered ${response.status}.`, "failed");
-      }
-      // The turn runs on the server whatever happens to this page: it is kept for a reload to
-      // join. A first turn's session becomes the page's only when it answers (a stopped or
-      // failed one is erased).
-      const session = response.headers.get("x-stepwise-session") ?? this.sessionId;
-      if (generation !== this.generation) return;
-      this.turnSession = session;
-      if (session) localStorage.setItem(RUNNING_KEY, JSON.stringify({ session_id: session, message }));
-      const answer = await this.follow(response.body, session);
+      const answer = await this.follow(body, session);
       if (generation !== this.generation) return;
       this.adopt(answer.session_id);
       this.showAnswer(answer);
@@ -241,7 +246,6 @@ export class HelpView implements Page {
         this.setBusy(false);
       }
     }
-    this.input.focus();
   }
 
   /** Follows a turn's events until its answer; a broken connection joins the turn (of
@@ -297,28 +301,11 @@ export class HelpView implements Page {
     const joined = await this.join(session);
     if (joined === "ended") return this.reread(session);
     if (!joined) return;
-    localStorage.setItem(RUNNING_KEY, JSON.stringify(running));
     this.setBusy(true);
-    this.turnSession = session;
     this.reveal(this.append({ role: "user", text: message }));
-    const generation = this.generation;
-    let lost = false;
-    try {
-      const answer = await this.follow(joined, session);
-      if (generation !== this.generation) return;
-      this.adopt(answer.session_id);
-      this.showAnswer(answer);
-    } catch (error) {
-      lost = error instanceof Unanswered && error.why === "lost";
-      if (generation === this.generation) await this.unanswered(error as Error, message);
-    } finally {
-      if (generation === this.generation) {
-        if (!lost) localStorage.removeItem(RUNNING_KEY);
-        this.turnSession = null;
-        this.setBusy(false);
-      }
-    }
+    await this.answerTurn(joined, session, message, this.generation);
   }
+
 
   /** The session `id` is the page's (a first turn answered). */
   private adopt(id: string): void {

@@ -298,6 +298,38 @@ struct Queued {
 /// Most messages that wait behind a running turn.
 pub const MAX_QUEUED: usize = 4;
 
+/// The stream of a message that waits behind the running turn, `waiting` others before it:
+/// it says so at once, and carries the message's turn when it begins. 409 `queue_full` past
+/// [`MAX_QUEUED`].
+pub fn waiting_stream(
+    id: &str,
+    wire: &mut Wire,
+    waiting: usize,
+) -> AppResult<(Response, EventSink)> {
+    if waiting >= MAX_QUEUED {
+        return Err(AppError::conflict(
+            "queue_full",
+            "this conversation already has as many messages waiting as it may; wait for an answer",
+        ));
+    }
+    let (mut response, sink) = live::event_stream(wire)?;
+    response.headers_mut().set(ID_HEADER, id)?;
+    let queued = StreamEvent::Status {
+        message: "Queued: answered after the current answer...".into(),
+    };
+    live::note(&sink, wire, &queued);
+    Ok((response, sink))
+}
+
+/// Ends a waiting message's stream with why its turn could not begin.
+pub fn not_begun(sink: &EventSink, wire: &mut Wire, error: &AppError) {
+    let failed = StreamEvent::Error {
+        code: error.code().into(),
+        message: error.message().into(),
+    };
+    live::note(sink, wire, &failed);
+}
+
 /// Counts a turn as running until dropped.
 pub struct Running(Rc<Cell<u32>>);
 
@@ -493,18 +525,7 @@ impl Host {
     ) -> AppResult<Response> {
         // What can be checked now is: a bad page context is refused before it waits.
         stepwise_core::registry::ChatContext::from_value(asked.context.clone())?;
-        if self.queue.borrow().len() >= MAX_QUEUED {
-            return Err(AppError::conflict(
-                "queue_full",
-                "this conversation already has as many messages waiting as it may; wait for an answer",
-            ));
-        }
-        let (mut response, sink) = live::event_stream(&wire)?;
-        response.headers_mut().set(ID_HEADER, id)?;
-        let queued = StreamEvent::Status {
-            message: "Queued: answered after the current answer...".into(),
-        };
-        live::note(&sink, &mut wire, &queued);
+        let (response, sink) = waiting_stream(id, &mut wire, self.queue.borrow().len())?;
         self.queue.borrow_mut().push_back(Queued {
             owner,
             asked,
@@ -569,13 +590,7 @@ impl Host {
                     self.show(log.clone(), None);
                     return Some((turn, log));
                 }
-                Err(error) => {
-                    let failed = StreamEvent::Error {
-                        code: error.code().into(),
-                        message: error.message().into(),
-                    };
-                    live::note(&sink, &mut wire, &failed);
-                }
+                Err(error) => not_begun(&sink, &mut wire, &error),
             }
         }
     }

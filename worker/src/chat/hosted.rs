@@ -9,7 +9,7 @@
 //! the object dies it leaves no conversation. A JSON turn is awaited and answered whole.
 //!
 //! A streamed message sent while a streamed turn runs waits for it (`GUIDED_QUEUE`, default on;
-//! at most [`MAX_QUEUED`]): its stream says it is queued at once, and its turn begins when the
+//! at most four): its stream says it is queued at once, and its turn begins when the
 //! ones before it end, building on what they stored (its `turns` is checked when it is queued,
 //! against the count the running turn began on). JSON and AG-UI messages, and any with the
 //! setting off, are refused meanwhile (409 `turn_in_progress`), as before.
@@ -17,7 +17,6 @@
 use std::rc::Rc;
 
 use stepwise_core::conversation::{Conversation, ConversationError, Entry};
-use stepwise_core::protocol::StreamEvent;
 use stepwise_core::turn::TurnStart;
 use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::worker_sys::DurableObjectState;
@@ -26,13 +25,14 @@ use worker::{Env, Response, State};
 use super::conversation::{self, TOKEN_HEADER};
 use super::{Prepared, Turn, prepare, refund};
 use crate::assistant::host::{
-    GuidedOrder, GuidedWaiting, Host, MAX_QUEUED, Ordered, Running, TurnOrder, guided_queues,
+    GuidedOrder, GuidedWaiting, Host, Ordered, Running, TurnOrder, guided_queues, not_begun,
+    waiting_stream,
 };
 use crate::assistant::log_header::begin_log;
 use crate::conversations::client::ID_HEADER;
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
-use crate::platform::live::{self, TurnLog};
+use crate::platform::live::TurnLog;
 use crate::platform::negotiate::{Delivery, Wire};
 use crate::platform::output::Output;
 use crate::platform::owner::Owner;
@@ -197,7 +197,7 @@ async fn checked_to_wait(
 }
 
 /// Queues a checked message behind the running turn: its stream says so at once, and carries
-/// its turn when it begins. 409 `queue_full` past [`MAX_QUEUED`].
+/// its turn when it begins. 409 `queue_full` past four waiting.
 fn enqueue(
     host: &Host,
     id: &str,
@@ -205,18 +205,8 @@ fn enqueue(
     order: Box<GuidedOrder>,
     mut wire: Wire,
 ) -> AppResult<Response> {
-    if host.guided_waiting().borrow().len() >= MAX_QUEUED {
-        return Err(AppError::conflict(
-            "queue_full",
-            "this conversation already has as many messages waiting as it may; wait for an answer",
-        ));
-    }
-    let (mut response, sink) = live::event_stream(&wire)?;
-    response.headers_mut().set(ID_HEADER, id)?;
-    let queued = StreamEvent::Status {
-        message: "Queued: answered after the current answer...".into(),
-    };
-    live::note(&sink, &mut wire, &queued);
+    let waiting = host.guided_waiting().borrow().len();
+    let (response, sink) = waiting_stream(id, &mut wire, waiting)?;
     host.guided_waiting().borrow_mut().push_back(GuidedWaiting {
         owner,
         order,
@@ -265,13 +255,7 @@ async fn begin_waiting(host: &Host, state: &State, env: &Env, id: &str) -> Optio
                 host.show(log.clone(), None);
                 return Some((turn, start, log));
             }
-            Err(error) => {
-                let failed = StreamEvent::Error {
-                    code: error.code().into(),
-                    message: error.message().into(),
-                };
-                live::note(&sink, &mut wire, &failed);
-            }
+            Err(error) => not_begun(&sink, &mut wire, &error),
         }
     }
 }
