@@ -2,7 +2,8 @@
 // `wrangler dev` with a fake provider whose answers take a while. A reload while the desk writes
 // its answer joins the turn on the server and the answer shows once, with no second model call;
 // Stop gives the turn up: nothing of it shows, the question goes back into the box, and asking
-// again is answered.
+// again is answered. With the session open in two tabs, a question asked in one streams in the
+// other, Stop works from either, and a handoff made in one shows in the other.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
@@ -80,6 +81,48 @@ describe("live help-desk turns on the Help page", () => {
     slowModel(0);
     await page.press("#help-input", "Enter");
     await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("two tabs of a session: a question asked in one is answered in both, Stop works from the other, a handoff shows in both", async () => {
+    slowModel(0);
+    const { context, page: first, errors } = await helpPage();
+    await first.fill("#help-input", QUESTION);
+    await first.press("#help-input", "Enter");
+    await first.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
+    const second = await context.newPage();
+    second.on("pageerror", (error) => errors.push(error.message));
+    await second.goto(`${stack.base}/#help`);
+    await second.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
+    // Asked in the second tab: the first shows the question, the desk's progress and the answer.
+    const again = "Answers stop midway and are slow, why?";
+    slowModel(250);
+    await second.fill("#help-input", again);
+    await second.press("#help-input", "Enter");
+    await first.locator(".help-log .msg.user", { hasText: again }).waitFor({ timeout: 20000 });
+    await first.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    await first.locator(".help-log .msg.assistant", { hasText: ANSWER }).nth(1).waitFor({ timeout: 20000 });
+    await second.locator(".help-log .msg.assistant", { hasText: ANSWER }).nth(1).waitFor({ timeout: 20000 });
+    await first.waitForSelector("#help-input:not([disabled])");
+    for (const page of [first, second]) assert.equal(await page.locator(".help-log .msg").count(), 4, "each message once in each tab");
+    // Asked in the first, stopped from the second: both drop it; the question goes back only
+    // into the box it was typed in.
+    slowModel(300, ANSWER.repeat(4));
+    const third = "Why do answers stop midway and get slow?";
+    await first.fill("#help-input", third);
+    await first.press("#help-input", "Enter");
+    await second.locator(".help-log .msg.user", { hasText: third }).waitFor({ timeout: 20000 });
+    await second.locator('.help [data-action="stop"]:not([hidden])').click();
+    await alerts(first).filter({ hasText: "Stopped" }).waitFor({ timeout: 20000 });
+    await alerts(second).filter({ hasText: "Stopped" }).waitFor({ timeout: 20000 });
+    assert.equal(await first.inputValue("#help-input"), third);
+    assert.equal(await second.inputValue("#help-input"), "");
+    for (const page of [first, second]) assert.equal(await page.locator(".help-log .msg.user", { hasText: third }).count(), 0);
+    // A handoff from the first tab's button shows in the second without a reload.
+    await first.fill("#help-input", "");
+    await first.click("text=Talk to a person");
+    await second.locator(".help-banner.escalated").waitFor({ timeout: 20000 });
     assert.deepEqual(errors, []);
     await context.close();
   });

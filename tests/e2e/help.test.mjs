@@ -13,6 +13,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { assertSchema } from "../contract.mjs";
 import { ADMIN_TOKEN, apiCaller, asOwner, generousLimits, newOwner, readEvents, startStack, until, wranglerConfig } from "./harness.mjs";
 
@@ -516,5 +517,67 @@ describe("live help-desk turns", () => {
     slowModel(0);
     const answered = await ask(owner, QUESTION, id);
     assert.equal(answered.turns, before.turns + 1);
+  });
+
+  /** A tab's WebSocket on help session `id` as `owner`: whether it opened, and its messages. */
+  const watchSession = async (owner, id) => {
+    const ws = new WebSocket(`${stack.base.replace("http", "ws")}/api/help/sessions/${id}/ws`, ["stepwise.v1", `bearer.${owner}`]);
+    const messages = [];
+    ws.addEventListener("message", (event) => messages.push(JSON.parse(event.data)));
+    const opened = await new Promise((resolve) => {
+      ws.addEventListener("open", () => resolve(true), { once: true });
+      ws.addEventListener("error", () => resolve(false), { once: true });
+    });
+    return { ws, opened, messages, seen: (type) => until(() => messages.find((m) => m.type === type), 15000) };
+  };
+
+  test("every tab of a session is told: a turn begun elsewhere is announced and joined whole, a change is read again", async () => {
+    slowModel(0);
+    const owner = newOwner();
+    const id = (await ask(owner, QUESTION)).session_id;
+    // Refusals: another owner's session, a session that does not exist, another site's page, no upgrade.
+    assert.equal((await watchSession(newOwner(), id)).opened, false);
+    assert.equal((await watchSession(owner, "0".repeat(32))).opened, false);
+    // (fetch refuses to send an upgrade: a plain request carries it.)
+    const upgrade = { ...asOwner(owner), upgrade: "websocket", connection: "Upgrade", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" };
+    const foreign = await new Promise((resolve, reject) => {
+      const url = new URL(`${stack.base}/api/help/sessions/${id}/ws`);
+      const req = httpRequest(url, { headers: { ...upgrade, origin: "https://elsewhere.example" } }, (res) => (res.resume(), resolve(res.statusCode)));
+      req.on("upgrade", (res, socket) => (socket.destroy(), resolve(res.statusCode)));
+      req.on("error", reject);
+      req.end();
+    });
+    assert.equal(foreign, 403);
+    assert.equal((await fetch(`${stack.base}/api/help/sessions/${id}/ws`, { headers: asOwner(owner) })).status, 422);
+    const other = await watchSession(owner, id);
+    assert.ok(other.opened);
+    assert.equal(other.ws.protocol, "stepwise.v1");
+    other.ws.send(JSON.stringify({ type: "resume" }));
+    await other.seen("help:caught_up");
+    assert.equal(other.messages.some((m) => m.type === "help:turn_started"), false, "no turn runs");
+    // A turn asked in one tab is announced to the other, which joins it after the announced id.
+    slowModel(250);
+    const asking = await streamed(owner, { session_id: id, message: AGAIN[0] });
+    assert.equal(asking.status, 200);
+    const started = await other.seen("help:turn_started");
+    assert.deepEqual([started.message, started.turn, started.after], [AGAIN[0], 2, 2_000_000]);
+    // A tab opened meanwhile is told of the running turn when it asks.
+    const late = await watchSession(owner, id);
+    late.ws.send(JSON.stringify({ type: "resume" }));
+    await late.seen("help:caught_up");
+    assert.deepEqual(late.messages.map((m) => m.type), ["help:turn_started", "help:caught_up"]);
+    assert.equal(late.messages[0].after, started.after);
+    const joined = await join(owner, id, started.after);
+    assert.equal(joined.status, 200);
+    const [mine, theirs] = await Promise.all([asking.done, readEvents(joined).done]);
+    assert.deepEqual(theirs.map((e) => e.id), mine.map((e) => e.id), "the other tab got every event of the turn");
+    assert.equal(theirs.at(-1).data.payload.reply, SLOW_ANSWER);
+    // The answer and a handoff are changes every tab is told of (the asking tab's too).
+    await other.seen("help:changed");
+    const changes = other.messages.filter((m) => m.type === "help:changed").length;
+    assert.equal((await call("POST", `/api/help/sessions/${id}/handoff`, { owner, body: {} })).status, 200);
+    await until(() => other.messages.filter((m) => m.type === "help:changed").length > changes, 15000);
+    other.ws.close();
+    late.ws.close();
   });
 });

@@ -41,16 +41,20 @@ use crate::platform::settings::var;
 use crate::research::messages::{CallMessage, LLM_CALL, RESEARCH_EVENT};
 
 #[event(fetch)]
-async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response> {
+async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response> {
     let origin = req.headers().get("origin")?;
     let allowed = var(&env, "ALLOWED_ORIGINS").unwrap_or_default();
     if req.method() == Method::Options {
         return cors::preflight(origin.as_deref(), &allowed);
     }
-    let response = match router::route(req, env).await {
+    let response = match router::route(req, env.clone()).await {
         Ok(response) => response,
         Err(error) => error.to_response()?,
     };
+    // New conversations' objects, started for the next first turns once this one has its answer.
+    if conversations::warm::wanted() {
+        ctx.wait_until(conversations::warm::refill(env));
+    }
     cors::decorate(response, origin.as_deref(), &allowed)
 }
 

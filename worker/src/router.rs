@@ -204,6 +204,9 @@ async fn owned(req: Request, env: Env, owner: &Owner) -> AppResult<Response> {
         (Method::Post, ["api", "help", "sessions", id, "stop"]) => {
             help::stop(&req, &env, owner, id).await
         }
+        (Method::Get, ["api", "help", "sessions", id, "ws"]) => {
+            help::watch(&req, &env, owner, id).await
+        }
         (Method::Get, ["api", "streams"]) => streams::list(&req, &env, owner).await,
         (Method::Post, ["api", "streams"]) => streams::create(req, &env, owner).await,
         (Method::Get, ["api", "streams", id]) => streams::get(&env, owner, id).await,
@@ -294,7 +297,13 @@ async fn owned(req: Request, env: Env, owner: &Owner) -> AppResult<Response> {
             | ["api", "research", ..]
             | ["api", "assistant" | "streams" | "help"]
             | ["api", "help", "sessions", _]
-            | ["api", "help", "sessions", _, "handoff" | "stream" | "stop"]
+            | [
+                "api",
+                "help",
+                "sessions",
+                _,
+                "handoff" | "stream" | "stop" | "ws",
+            ]
             | [
                 "api",
                 "assistant",

@@ -12,6 +12,7 @@
 import type { ChatContext } from "../../crates/wasm/pkg/stepwise.js";
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
+import { HelpTabs } from "./help-tabs.js";
 import { authHeaders } from "./owner.js";
 import type { Page } from "./page.js";
 import { readSse } from "./sse.js";
@@ -89,10 +90,20 @@ export class HelpView implements Page {
   /** The session of the turn being answered (a first turn's is the page's only once it
    * answers), and a count of New questions (a turn begun before one is not shown). */
   private turnSession: string | null = null;
+  /** The turn being answered was asked here (not in another tab). */
+  private ownTurn = false;
   private generation = 0;
   /** The clarifying question waiting for an answer, and the messages shown (for the tray). */
   private question: Question | null = null;
   private readonly shown: HelpMessage[] = [];
+  /** The session's WebSocket: what other tabs ask, answer and change shows here too. */
+  private tabs: HelpTabs | null = null;
+  /** Another tab started or left a session: this page shows it too, unless it is answering. */
+  private readonly onStorage = (event: StorageEvent): void => {
+    if (event.key !== SESSION_KEY || this.busy || event.newValue === this.sessionId) return;
+    if (event.newValue) void this.reread(event.newValue);
+    else this.clear();
+  };
 
   /** What the assistant tray sees: the Help page and where the session stands. */
   context(): ChatContext {
@@ -124,8 +135,42 @@ export class HelpView implements Page {
     this.input.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && !e.shiftKey) (e.preventDefault(), void this.ask());
     });
+    window.addEventListener("storage", this.onStorage);
     if (this.sessionId) await this.resume(this.sessionId);
+    this.watch(this.sessionId);
     await this.rejoin();
+  }
+
+  /** Leaves the page: the session's socket closes (a turn being answered goes on server-side). */
+  unmount(): void {
+    window.removeEventListener("storage", this.onStorage);
+    this.watch(null);
+  }
+
+  /** Keeps the WebSocket of session `id` (none for `null`) open. */
+  private watch(id: string | null): void {
+    if (this.tabs?.id === id) return;
+    this.tabs?.close();
+    this.tabs = id ? new HelpTabs(id, { started: (message, after) => this.followOther(message, after), changed: () => this.refresh() }) : null;
+  }
+
+  /** Another tab asked `message`: its answer streams here too (joined after event `after`), and
+   * Stop works from here. Nothing happens while this page answers a turn itself. */
+  private async followOther(message: string, after: number): Promise<void> {
+    const session = this.sessionId;
+    if (this.busy || !session) return;
+    const joined = await this.join(session, String(after));
+    if (this.busy || session !== this.sessionId) return;
+    if (joined === "ended") return this.reread(session);
+    if (!joined) return;
+    this.setBusy(true);
+    this.reveal(this.append({ role: "user", text: message }));
+    await this.answerTurn(joined, session, message, this.generation, false);
+  }
+
+  /** The session changed elsewhere: it is read again, unless this page is answering a turn. */
+  private async refresh(): Promise<void> {
+    if (!this.busy && this.sessionId) await this.reread(this.sessionId);
   }
 
   private async resume(id: string): Promise<void> {
@@ -227,8 +272,9 @@ export class HelpView implements Page {
    * join, as the server runs it whatever happens to this page: its answer shown (a first turn's
    * session then the page's), or why there is none. A turn begun before a New question shows
    * nothing. */
-  private async answerTurn(body: ReadableStream<Uint8Array>, session: string | null, message: string, generation: number): Promise<void> {
+  private async answerTurn(body: ReadableStream<Uint8Array>, session: string | null, message: string, generation: number, own = true): Promise<void> {
     this.turnSession = session;
+    this.ownTurn = own;
     if (session) localStorage.setItem(RUNNING_KEY, JSON.stringify({ session_id: session, message }));
     let lost = false;
     try {
@@ -238,7 +284,8 @@ export class HelpView implements Page {
       this.showAnswer(answer);
     } catch (error) {
       lost = error instanceof Unanswered && error.why === "lost";
-      if (generation === this.generation) await this.unanswered(error as Error, message);
+      // Another tab's question goes back into that tab's box, not this one's.
+      if (generation === this.generation) await this.unanswered(error as Error, own ? message : "");
     } finally {
       if (generation === this.generation) {
         if (!lost) localStorage.removeItem(RUNNING_KEY);
@@ -311,6 +358,7 @@ export class HelpView implements Page {
   private adopt(id: string): void {
     this.sessionId = id;
     localStorage.setItem(SESSION_KEY, id);
+    this.watch(id);
   }
 
   private showAnswer(answer: TurnAnswer): void {
@@ -327,7 +375,7 @@ export class HelpView implements Page {
     if (error instanceof Unanswered && error.why === "away") return this.reread(error.session);
     this.log.lastElementChild?.remove();
     this.shown.pop();
-    if (!(error instanceof Unanswered && error.why === "lost")) this.input.value = message;
+    if (message && !(error instanceof Unanswered && error.why === "lost")) this.input.value = message;
     this.notice.textContent = error.message;
     this.notice.hidden = false;
   }
@@ -380,19 +428,26 @@ export class HelpView implements Page {
   }
 
   private startOver(): void {
-    // A turn still being answered is stopped, and its end not shown.
-    if (this.busy && this.turnSession) void api("POST", `/api/help/sessions/${this.turnSession}/stop`, {}).catch(() => {});
+    // A turn this page asked that is still being answered is stopped (another tab's is left
+    // alone), and its end not shown.
+    if (this.busy && this.turnSession && this.ownTurn) void api("POST", `/api/help/sessions/${this.turnSession}/stop`, {}).catch(() => {});
     this.generation++;
     this.turnSession = null;
     localStorage.removeItem(RUNNING_KEY);
     this.setBusy(false);
     localStorage.removeItem(SESSION_KEY);
+    this.clear();
+    this.input.focus();
+  }
+
+  /** Shows no session (its socket closed). */
+  private clear(): void {
     this.sessionId = null;
+    this.watch(null);
     this.log.replaceChildren();
     this.shown.length = 0;
     this.showQuestion(null);
     this.setStatus("open", false);
-    this.input.focus();
   }
 }
 

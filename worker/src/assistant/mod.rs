@@ -33,12 +33,11 @@ use serde::{Deserialize, Serialize};
 use self::host::{DeliveryOrder, Ordered, TurnOrder};
 use self::session::Session;
 use self::turn::{Ask, AssistantTurn, Handshake};
-use crate::conversations::{client, index};
+use crate::conversations::{client, index, warm};
 use crate::handshake::{sheets, sources};
 use crate::platform::body::read_json;
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
-use crate::platform::ids;
 use crate::platform::kv::Kv;
 use crate::platform::negotiate::Delivery;
 use crate::platform::owner::Owner;
@@ -271,7 +270,7 @@ pub(super) async fn start(
 ) -> AppResult<Response> {
     let (conversation_id, start) = match conversation_id {
         Some(id) => (id, false),
-        None => (ids::random_id()?, true),
+        None => (warm::new_conversation_id()?, true),
     };
     let order = TurnOrder {
         owner: owner.clone(),

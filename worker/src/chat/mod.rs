@@ -20,6 +20,7 @@ use worker::{Env, Request, Response, console_warn};
 use self::conversation::{Conversation, TOKEN_HEADER};
 pub use self::turn::Turn;
 use crate::assistant::host::{self, DeliveryOrder, GuidedOrder, Ordered, TurnOrder};
+use crate::conversations::warm;
 use crate::platform::body::read_json;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::ids;
@@ -56,7 +57,7 @@ pub async fn run_turn(
     owner: &Owner,
 ) -> AppResult<Response> {
     let (id, token, start) = match continuing(&request)? {
-        None => (ids::random_id()?, ids::random_id()?, true),
+        None => (warm::new_conversation_id()?, ids::random_id()?, true),
         Some((id, _)) => (id.to_owned(), conversation::require_token(token)?, false),
     };
     let order = TurnOrder {

@@ -6,3 +6,4 @@ pub mod client;
 pub mod index;
 pub mod object;
 mod rows;
+pub mod warm;

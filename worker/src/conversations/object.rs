@@ -34,6 +34,7 @@ use crate::platform::kv::{Kv, relist_due};
 use crate::platform::negotiate::stream_wire;
 use crate::platform::owner::WS_PROTOCOL;
 use crate::platform::queues;
+use crate::platform::upgrade;
 use crate::platform::url_parts::seen_event;
 use crate::platform::{ids, live};
 
@@ -69,6 +70,8 @@ impl DurableObject for Conversation {
 
     async fn fetch(&self, req: Request) -> Result<Response> {
         let answered = match req.path().as_str() {
+            // Started ahead of its first turn (`super::warm`): nothing is read or stored.
+            "/warm" => Ok(Response::empty()?.with_status(204)),
             "/ws" => self.watch(&req).await,
             "/broadcast" => self.relay(req).await,
             "/turn" => self.turn(req).await,
@@ -99,15 +102,8 @@ impl DurableObject for Conversation {
         ws: WebSocket,
         message: WebSocketIncomingMessage,
     ) -> Result<()> {
-        let WebSocketIncomingMessage::String(text) = message else {
-            return Ok(());
-        };
-        if text == "ping" {
-            return ws.send_with_str("pong");
-        }
         // `{"type": "resume", "after": <seq>}`: the running turn's events the tab missed.
-        let asked: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-        if asked["type"] == "resume" {
+        if let Some(asked) = upgrade::resume_asked(&ws, message) {
             let after = asked["after"].as_u64().unwrap_or(0);
             if let Ok(Some(record)) = self.load_current(&self.state.storage()).await {
                 self.host.replay(ws.as_ref(), &record.id, after);
@@ -123,18 +119,13 @@ impl DurableObject for Conversation {
         _reason: String,
         _clean: bool,
     ) -> Result<()> {
-        let code = if code == 1005 || code == 1006 {
-            1000
-        } else {
-            code as u16
-        };
-        let _ = ws.close(Some(code), Some("closed"));
+        upgrade::close_as_asked(&ws, code);
         self.host.sockets_changed();
         Ok(())
     }
 
     async fn websocket_error(&self, ws: WebSocket, _error: worker::Error) -> Result<()> {
-        let _ = ws.close(Some(1011), Some("error"));
+        upgrade::close_on_error(&ws);
         self.host.sockets_changed();
         Ok(())
     }

@@ -108,21 +108,7 @@ pub async fn watch(
     id: &str,
     kind: ConversationKind,
 ) -> AppResult<Response> {
-    let upgrade = req.headers().get("upgrade")?.unwrap_or_default();
-    if !upgrade.eq_ignore_ascii_case("websocket") {
-        return Err(AppError::invalid_request(
-            "this route speaks WebSocket (`Upgrade: websocket`)",
-        ));
-    }
-    let origin = req.headers().get("origin")?;
-    let url = req.url()?;
-    let own = url.origin().ascii_serialization();
-    let allowed = crate::platform::settings::var(env, "ALLOWED_ORIGINS").unwrap_or_default();
-    if !crate::platform::cors::may_connect(origin.as_deref(), &own, &allowed) {
-        return Err(AppError::forbidden(
-            "this page's origin may not open the conversation's WebSocket",
-        ));
-    }
+    crate::platform::upgrade::admit(&req, env)?;
     if !ids::is_id(id) {
         return Err(AppError::conversation_not_found());
     }

@@ -57,7 +57,7 @@ pub async fn send(
     Ok(serde_json::from_str(&text)?)
 }
 
-/// A join or a Stop of `owner` on session `id`'s object (`path`): its answer as it is, errors
+/// A join, a Stop or a WebSocket (`ws`) of `owner` on session `id`'s object (`path`): its answer as it is, errors
 /// included (404 for a string that is not a session id).
 pub async fn ask(
     env: &Env,
@@ -74,5 +74,8 @@ pub async fn ask(
     let request = Request::new_with_init(&format!("https://{BINDING}.internal/{path}"), &init)?;
     request.headers().set(ID_HEADER, id)?;
     request.headers().set(OWNER_HEADER, &owner.id)?;
+    if path == "ws" {
+        request.headers().set("upgrade", "websocket")?;
+    }
     objects::fetch(env, BINDING, id, request).await
 }

@@ -45,6 +45,8 @@ const SEQ_SPAN: u64 = 1_000_000;
 pub struct HelpRun {
     /// The owner id of the session: only they join or stop it.
     owner: String,
+    /// The question, for the session's other tabs.
+    message: String,
     /// The turn's number in the session (set when the session grants it).
     turn: Cell<u64>,
     frames: RefCell<Vec<String>>,
@@ -58,12 +60,13 @@ pub struct HelpRun {
 }
 
 impl HelpRun {
-    /// A new turn of `owner`, and what its request waits for.
-    pub fn new(owner: &str) -> (HelpRun, Awaited) {
+    /// A new turn of `owner` asking `message`, and what its request waits for.
+    pub fn new(owner: &str, message: &str) -> (HelpRun, Awaited) {
         let (begun, begun_rx) = oneshot::channel();
         let (answered, ended_rx) = oneshot::channel();
         let run = HelpRun {
             owner: owner.to_owned(),
+            message: message.to_owned(),
             turn: Cell::new(0),
             frames: RefCell::new(Vec::new()),
             sinks: RefCell::new(Vec::new()),
@@ -97,6 +100,21 @@ impl HelpRun {
             // The request may have gone: the turn runs on all the same.
             let _ = waiting.send(Ok(()));
         }
+    }
+
+    /// What the session's other tabs are told of the turn while it runs
+    /// (`{"type": "help:turn_started", "turn", "after", "message"}`: joined after `after`, its
+    /// events all come); `None` once it has ended or before the session granted it.
+    pub fn started(&self) -> Option<Value> {
+        let turn = self.turn.get();
+        (turn > 0 && !self.ended.get()).then(|| {
+            json!({
+                "type": "help:turn_started",
+                "turn": turn,
+                "after": turn * SEQ_SPAN,
+                "message": self.message,
+            })
+        })
     }
 
     /// A progress note (`status` event): what the turn is doing now.

@@ -85,6 +85,18 @@ pub async fn stop(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResul
     client::ask(env, owner, id, "stop", Method::Post).await
 }
 
+/// `GET /api/help/sessions/:id/ws`: the owner's tab watches the session (a WebSocket; a browser
+/// names the owner token as the subprotocol `bearer.<token>`). It is told when a turn begins,
+/// `{"type": "help:turn_started", "turn", "after", "message"}` (join it with `GET …/stream`
+/// after `after`), and when what the session shows changed, `{"type": "help:changed"}` (read it
+/// again); sending `{"type": "resume"}` gets the running turn's `help:turn_started`, if one runs,
+/// then `{"type": "help:caught_up"}`. Another owner's session: 404; another site's page: 403;
+/// a 17th tab: 409 `too_many_watchers`.
+pub async fn watch(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    crate::platform::upgrade::admit(req, env)?;
+    client::ask(env, owner, id, "ws", Method::Get).await
+}
+
 /// `DELETE /api/help/sessions/:id`: the owner deletes the session (and its operator listing).
 pub async fn delete_session(env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
     client::send(

@@ -16,8 +16,8 @@ use serde_json::json;
 use stepwise_core::help::session::Handled;
 use stepwise_core::help::{Caller, HelpCommand, HelpSession, SessionStatus, handle};
 use worker::{
-    DurableObject, Env, Method, Request, Response, Result, State, Storage, console_warn,
-    durable_object,
+    DurableObject, Env, Method, Request, Response, Result, State, Storage, WebSocket,
+    WebSocketIncomingMessage, WebSocketPair, console_warn, durable_object,
 };
 
 use super::client::{Envelope, ID_HEADER, OWNER_HEADER, TurnOrder};
@@ -27,12 +27,16 @@ use crate::conversations::client::retention_ms;
 use crate::platform::deadline::{Alarm, now_ms};
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
+use crate::platform::owner::WS_PROTOCOL;
+use crate::platform::upgrade;
 use crate::platform::url_parts::seen_event;
 
 /// Storage key of the record.
 const RECORD: &str = "session";
 /// Wait before announcing an escalation again after a failure.
 const ANNOUNCE_RETRY_MS: u64 = 30_000;
+/// Tabs that may watch one session at once.
+const MAX_WATCHERS: usize = 16;
 
 /// The Durable Object class `HelpDesk` (wrangler.toml), one instance per session id.
 #[durable_object]
@@ -60,6 +64,7 @@ impl DurableObject for HelpDesk {
             (Method::Post, "/turn") => self.begin_turn(req).await,
             (Method::Get, "/join") => self.join(&req).await,
             (Method::Post, "/stop") => self.stop(&req).await,
+            (Method::Get, "/ws") => self.watch(&req).await,
             _ => self.answer(req).await,
         };
         match answered {
@@ -119,9 +124,74 @@ impl DurableObject for HelpDesk {
         self.armed.at(&storage, expires).await?;
         Response::ok("")
     }
+
+    async fn websocket_message(
+        &self,
+        ws: WebSocket,
+        message: WebSocketIncomingMessage,
+    ) -> Result<()> {
+        // `{"type": "resume"}` (a tab that connected): the running turn, if one runs, then
+        // `help:caught_up`.
+        if upgrade::resume_asked(&ws, message).is_some() {
+            if let Some(started) = self.run.borrow().as_ref().and_then(|run| run.started()) {
+                ws.send_with_str(started.to_string())?;
+            }
+            ws.send_with_str(json!({ "type": "help:caught_up" }).to_string())?;
+        }
+        Ok(())
+    }
+
+    async fn websocket_close(
+        &self,
+        ws: WebSocket,
+        code: usize,
+        _reason: String,
+        _clean: bool,
+    ) -> Result<()> {
+        upgrade::close_as_asked(&ws, code);
+        Ok(())
+    }
+
+    async fn websocket_error(&self, ws: WebSocket, _error: worker::Error) -> Result<()> {
+        upgrade::close_on_error(&ws);
+        Ok(())
+    }
 }
 
 impl HelpDesk {
+    /// `GET /ws` of the owner: a tab watches the session (a hibernatable WebSocket). It is told
+    /// when a turn begins (`help:turn_started`, with the question and the event id to join it
+    /// after) and when what the session shows changed (`help:changed`: an answer, a handoff, a
+    /// close); 404 for a session that is not the owner's, 409 past [`MAX_WATCHERS`] tabs.
+    async fn watch(&self, req: &Request) -> AppResult<Response> {
+        self.owning(req).await?;
+        if self.state.get_websockets().len() >= MAX_WATCHERS {
+            return Err(AppError::conflict(
+                "too_many_watchers",
+                "this session has as many watchers as it may; close a tab",
+            ));
+        }
+        let pair = WebSocketPair::new()?;
+        self.state.accept_web_socket(&pair.server);
+        let response = Response::from_websocket(pair.client)?;
+        response
+            .headers()
+            .set("sec-websocket-protocol", WS_PROTOCOL)?;
+        Ok(response)
+    }
+
+    /// Tells every watching tab `message`.
+    fn tell(&self, message: &serde_json::Value) {
+        let sockets = self.state.get_websockets();
+        if sockets.is_empty() {
+            return;
+        }
+        let text = message.to_string();
+        for ws in sockets {
+            let _ = ws.send_with_str(&text);
+        }
+    }
+
     /// `POST /turn` a [`TurnOrder`]: runs the turn in the background (it goes on when the
     /// request goes). Once the session grants it, a streamed order is answered with the turn's
     /// events; a JSON order waits for its answer. A refusal (another owner's session, a turn
@@ -141,7 +211,7 @@ impl HelpDesk {
         {
             return Err(stepwise_core::help::HelpError::TurnInProgress.into());
         }
-        let (run, awaited) = HelpRun::new(&order.owner.id);
+        let (run, awaited) = HelpRun::new(&order.owner.id, &order.message);
         let run = Rc::new(run);
         let (env, running, task_id) = (self.env.clone(), run.clone(), id.clone());
         let streamed = order.streamed;
@@ -159,6 +229,9 @@ impl HelpDesk {
             Err(_) => return Err(AppError::internal(&"the help turn ended unseen")),
         }
         self.run.replace(Some(run.clone()));
+        if let Some(started) = run.started() {
+            self.tell(&started);
+        }
         if streamed {
             let mut response = run
                 .subscribe(0)?
@@ -225,6 +298,13 @@ impl HelpDesk {
             &envelope.command,
             now_ms(),
         )?;
+        // Watching tabs read the session again when what it shows changed.
+        let shown = |r: &HelpSession| (r.messages.len(), r.status, r.handoff_offered);
+        let changed = handled.erase
+            || handled
+                .record
+                .as_ref()
+                .is_some_and(|next| record.as_ref().map(shown) != Some(shown(next)));
         if handled.erase {
             storage.delete_all().await?;
             self.armed.forget();
@@ -253,6 +333,9 @@ impl HelpDesk {
                 next.updated_at.saturating_add(retention_ms(&self.env))
             };
             self.armed.at(&storage, at).await?;
+        }
+        if changed {
+            self.tell(&json!({ "type": "help:changed" }));
         }
         Ok(Response::from_json(&handled.reply)?)
     }

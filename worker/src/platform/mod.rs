@@ -25,5 +25,6 @@ pub mod spend_objects;
 pub mod sse;
 pub mod stop;
 pub mod turnstile;
+pub mod upgrade;
 pub mod url_parts;
 pub mod webhook;

@@ -45,13 +45,14 @@ export class LiveConnection {
   private failures = 0;
 
   /** Opens the socket of conversation `id`; `after()` is the last sequence number seen. A
-   * guided conversation's (`guidedToken`: its token) is at `/api/conversations/:id/ws`. */
-  constructor(readonly id: string, private readonly after: () => number, private readonly handle: (event: LiveEvent) => void, private readonly guidedToken?: string) {
+   * guided conversation's (`guidedToken`: its token) is at `/api/conversations/:id/ws`; `path`
+   * names another route (a help session's). */
+  constructor(readonly id: string, private readonly after: () => number, private readonly handle: (event: LiveEvent) => void, private readonly guidedToken?: string, private readonly path?: string) {
     this.open();
   }
 
   private open(): void {
-    const path = this.guidedToken ? `/api/conversations/${this.id}/ws` : `/api/assistant/conversations/${this.id}/ws`;
+    const path = this.path ?? (this.guidedToken ? `/api/conversations/${this.id}/ws` : `/api/assistant/conversations/${this.id}/ws`);
     const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${path}`;
     const protocols = ["stepwise.v1", `bearer.${ownerToken()}`, ...(this.guidedToken ? [`token.${this.guidedToken}`] : [])];
     const socket = new WebSocket(url, protocols);
@@ -71,7 +72,7 @@ export class LiveConnection {
       }
       const ofTurn = event.type === "conversation:turn_started" || event.type === "conversation:turn_event";
       if (this.held && ofTurn) return void this.held.push(event);
-      if (this.held && event.type === "conversation:caught_up") {
+      if (this.held && event.type.endsWith(":caught_up")) {
         const seen = new Set<string>();
         const order = (e: LiveEvent) => (e.type === "conversation:turn_started" ? leaseOf(e) * SEQ_SPAN : e.seq ?? 0);
         for (const held of this.held.sort((a, b) => order(a) - order(b))) {

@@ -1,0 +1,44 @@
+//! The Help page's live connection: its session's WebSocket, open while the page shows a session,
+//! so a question asked in another tab (or window) shows here too, its answer streaming in as it
+//! does there, and an answer, a handoff or a close made elsewhere shows without a reload. The
+//! server only says that something happened (`help:turn_started`, `help:changed`); the page then
+//! joins the turn's event stream or reads the session again, as it does after a reload.
+
+import { LiveConnection, type LiveEvent } from "./assistant/live.js";
+
+/** What the page does when its session changes elsewhere. */
+export interface HelpTabHooks {
+  /** A turn began with `message`: joined after event `after` (every event of it comes). */
+  started(message: string, after: number): Promise<void>;
+  /** What the session shows changed (an answer, a handoff, a close): read it again. */
+  changed(): Promise<void>;
+}
+
+/** The WebSocket of one help session; the page's hooks are called one at a time, in order. */
+export class HelpTabs {
+  private readonly connection: LiveConnection;
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(readonly id: string, private readonly hooks: HelpTabHooks) {
+    this.connection = new LiveConnection(id, () => 0, (event) => this.handle(event), undefined, `/api/help/sessions/${id}/ws`);
+  }
+
+  /** Closes the connection (the page shows another session, or none). */
+  close(): void {
+    this.connection.close();
+  }
+
+  private handle(live: LiveEvent): void {
+    // The help desk's messages: `{type, message, after}` and `{type}`.
+    const event = live as unknown as { type: string; message?: unknown; after?: number };
+    const hooks = this.hooks;
+    let next: (() => Promise<void>) | null = null;
+    if (event.type === "help:turn_started" && typeof event.message === "string") {
+      const [message, after] = [event.message, event.after ?? 0];
+      next = () => hooks.started(message, after);
+    } else if (event.type === "help:changed") {
+      next = () => hooks.changed();
+    }
+    if (next) this.queue = this.queue.then(next).catch(() => {});
+  }
+}
