@@ -2,7 +2,7 @@
 // `wrangler dev` with a fake provider whose answers take a while. A reload while the desk writes
 // its answer joins the turn on the server and the answer shows once, with no second model call;
 // Stop gives the turn up: nothing of it shows, the question goes back into the box, and asking
-// again is answered. With the session open in two tabs, a question asked in one streams in the
+// again is answered. A question typed meanwhile waits, shown as queued. With the session open in two tabs, a question asked in one streams in the
 // other, Stop works from either, and a handoff made in one shows in the other.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -81,6 +81,31 @@ describe("live help-desk turns on the Help page", () => {
     slowModel(0);
     await page.press("#help-input", "Enter");
     await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("a question typed while the desk answers waits, shown as queued, and is asked when the answer ends", async () => {
+    slowModel(250);
+    const { context, page, errors } = await helpPage();
+    await page.fill("#help-input", QUESTION);
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    const next = "Answers stop midway and are slow, why?";
+    await page.fill("#help-input", next);
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-log .msg.user.queued", { hasText: next }).waitFor();
+    assert.equal(await page.inputValue("#help-input"), "", "the box is free for a draft");
+    assert.ok(await page.locator(".help-composer button[type=submit]").isDisabled(), "one question waits at a time");
+    await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).nth(1).waitFor({ timeout: 30000 });
+    await page.waitForSelector("#help-input:not([disabled])");
+    assert.deepEqual(await page.locator(".help-log .msg").evaluateAll((all) => all.map((m) => `${m.className}: ${m.textContent.slice(0, 20)}`)), [
+      `msg user: ${QUESTION.slice(0, 20)}`,
+      `msg assistant: ${ANSWER.slice(0, 20)}`,
+      `msg user: ${next.slice(0, 20)}`,
+      `msg assistant: ${ANSWER.slice(0, 20)}`,
+    ]);
+    assert.equal(await alerts(page).count(), 0, await alerts(page).allTextContents().then(String));
     assert.deepEqual(errors, []);
     await context.close();
   });

@@ -519,6 +519,42 @@ describe("live help-desk turns", () => {
     assert.equal(answered.turns, before.turns + 1);
   });
 
+  test("a streamed question sent while the desk answers waits: its stream says so, then it is answered after, in order; past four, a JSON one or a stranger's is refused", async () => {
+    slowModel(0);
+    const owner = newOwner();
+    const id = (await ask(owner, QUESTION)).session_id;
+    slowModel(150);
+    const since = Date.now();
+    const running = await streamed(owner, { session_id: id, message: AGAIN[0] });
+    assert.equal(running.status, 200);
+    await until(() => stack.fake.requests.some((r) => r.at >= since && r.kind && !r.system.startsWith("Translate")));
+    const questions = ["Why are my answers slow?", "Why does an answer stop midway?", "Answers are slow: why?", "Why do answers get slow?"];
+    const waiting = [];
+    for (const message of questions) waiting.push(await streamed(owner, { session_id: id, message }));
+    for (const queued of waiting) {
+      assert.equal(queued.status, 200);
+      assert.equal(queued.session, id);
+      const first = await until(() => queued.events[0]);
+      assert.deepEqual([first.event, Number.isNaN(first.id)], ["status", true], "a note of the stream, with no id");
+      assert.match(first.data.message, /^Queued/);
+    }
+    const fifth = await streamed(owner, { session_id: id, message: "One more question?" });
+    const full = await fifth.done;
+    assert.equal(fifth.status, 409, JSON.stringify(full));
+    const json = await call("POST", "/api/help", { owner, body: { session_id: id, message: "And in JSON?" } });
+    assert.deepEqual([json.status, json.json.error.code], [409, "turn_in_progress"]);
+    const stranger = await call("POST", "/api/help", { owner: newOwner(), headers: { accept: "text/event-stream" }, body: { session_id: id, message: "Mine?" } });
+    assert.equal(stranger.status, 404);
+    // Each is answered after the one before, as a turn of its own, on its own stream.
+    const ends = await Promise.all([running.done, ...waiting.map((w) => w.done)]);
+    const turns = ends.map((events) => Math.floor(events.find((e) => !Number.isNaN(e.id)).id / 1_000_000));
+    assert.deepEqual(turns, [2, 3, 4, 5, 6], "one turn each, in the order sent");
+    for (const events of ends) assert.equal(events.at(-1).event, "complete", JSON.stringify(events.at(-1)));
+    const session = (await call("GET", `/api/help/sessions/${id}`, { owner })).json;
+    assert.deepEqual(session.messages.filter((m) => m.role === "user").map((m) => m.text), [QUESTION, AGAIN[0], ...questions]);
+    assert.equal(session.turns, 6);
+  });
+
   /** A tab's WebSocket on help session `id` as `owner`: whether it opened, and its messages. */
   const watchSession = async (owner, id) => {
     const ws = new WebSocket(`${stack.base.replace("http", "ws")}/api/help/sessions/${id}/ws`, ["stepwise.v1", `bearer.${owner}`]);

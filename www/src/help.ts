@@ -92,6 +92,8 @@ export class HelpView implements Page {
   private turnSession: string | null = null;
   /** The turn being answered was asked here (not in another tab). */
   private ownTurn = false;
+  /** A question typed while an answer is written: shown as queued, asked when it ends. */
+  private queued: { message: string; bubble: HTMLElement } | null = null;
   private generation = 0;
   /** The clarifying question waiting for an answer, and the messages shown (for the tray). */
   private question: Question | null = null;
@@ -238,18 +240,21 @@ export class HelpView implements Page {
     this.banner.textContent = status === "escalated" ? "Escalated: a person has this conversation and will reply here. You can keep asking meanwhile." : "This session is closed. Start a new question.";
     this.banner.className = `help-banner ${status}`;
     this.input.disabled = closed;
-    this.send.disabled = closed || this.busy;
+    this.send.disabled = closed || (this.busy && !!this.queued);
     this.handoff.hidden = status !== "open" || !this.log.querySelector(".msg.assistant");
     this.handoff.className = handoffOffered ? "btn" : "btn secondary";
   }
 
-  private async ask(): Promise<void> {
-    const message = this.input.value;
-    if (this.busy || !message.trim() || this.status === "resolved") return;
+  /** Asks what the box holds (or `queued`, a question that waited): while an answer is being
+   * written, the question waits for it. */
+  private async ask(queued?: string): Promise<void> {
+    const message = queued ?? this.input.value;
+    if (!message.trim() || this.status === "resolved") return;
+    if (this.busy) return this.queue(message);
     this.setBusy(true);
     this.notice.hidden = true;
     this.reveal(this.append({ role: "user", text: message }));
-    this.input.value = "";
+    if (queued === undefined) this.input.value = "";
     const generation = this.generation;
     const body = this.sessionId ? { session_id: this.sessionId, message } : { message };
     const headers = authHeaders({ "content-type": "application/json", accept: "text/event-stream" });
@@ -266,6 +271,33 @@ export class HelpView implements Page {
       await this.answerTurn(response.body, response.headers.get("x-stepwise-session") ?? this.sessionId, message, generation);
     }
     this.input.focus();
+  }
+
+  /** A question typed while an answer is written waits, shown as queued, and is asked as soon as
+   * the answer ends; one at a time. */
+  private queue(message: string): void {
+    if (this.queued) {
+      this.notice.textContent = "A question is already waiting for this answer.";
+      this.notice.hidden = false;
+      return;
+    }
+    const bubble = h("div", { class: "msg user queued" }, message, h("span", { class: "msg-status" }, " (queued)"));
+    this.log.append(bubble);
+    this.reveal(bubble);
+    this.input.value = "";
+    this.queued = { message, bubble };
+    this.setBusy(true);
+  }
+
+  /** Asks the question that waited for the answer that just ended; after a lost connection (the
+   * answer goes on on the server) it goes back into the box instead. */
+  private askQueued(lost: boolean): void {
+    const next = this.queued;
+    this.queued = null;
+    if (!next) return;
+    next.bubble.remove();
+    if (lost) this.input.value ||= next.message;
+    else void this.ask(next.message);
   }
 
   /** Follows the turn of `session` (asked `message`) to its end, kept meanwhile for a reload to
@@ -291,6 +323,7 @@ export class HelpView implements Page {
         if (!lost) localStorage.removeItem(RUNNING_KEY);
         this.turnSession = null;
         this.setBusy(false);
+        this.askQueued(lost);
       }
     }
   }
@@ -405,7 +438,8 @@ export class HelpView implements Page {
 
   private setBusy(busy: boolean): void {
     this.busy = busy;
-    this.send.disabled = busy || this.status === "resolved";
+    // While an answer is written, one more question may wait for it.
+    this.send.disabled = (busy && !!this.queued) || this.status === "resolved";
     this.stopButton.hidden = !busy;
     // The waiting clarifying question's line comes back in place of the turn's progress.
     if (!busy) this.showQuestion(this.question);
@@ -433,6 +467,9 @@ export class HelpView implements Page {
     if (this.busy && this.turnSession && this.ownTurn) void api("POST", `/api/help/sessions/${this.turnSession}/stop`, {}).catch(() => {});
     this.generation++;
     this.turnSession = null;
+    // A question that waited goes back into the box.
+    if (this.queued) this.input.value ||= this.queued.message;
+    this.queued = null;
     localStorage.removeItem(RUNNING_KEY);
     this.setBusy(false);
     localStorage.removeItem(SESSION_KEY);

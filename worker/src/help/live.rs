@@ -153,15 +153,22 @@ impl HelpRun {
     /// The turn's events after `after` as an event stream, then the live ones until it ends;
     /// `None` (nothing to join) when `after` is of another turn, or is 0 and the turn has ended.
     pub fn subscribe(&self, after: u64) -> AppResult<Option<Response>> {
-        let turn = self.turn.get();
         let known = match after {
             0 => !self.ended.get(),
-            seen => seen / SEQ_SPAN == turn,
+            seen => seen / SEQ_SPAN == self.turn.get(),
         };
         if !known {
             return Ok(None);
         }
         let (response, sink) = stream_response()?;
+        self.attach(sink, after);
+        Ok(Some(response))
+    }
+
+    /// Writes the turn's events after `after` to `sink`, then the live ones until it ends (a
+    /// waiting message's stream, once its turn began).
+    pub fn attach(&self, sink: EventSink, after: u64) {
+        let turn = self.turn.get();
         for (n, frame) in self.frames.borrow().iter().enumerate() {
             if turn * SEQ_SPAN + n as u64 + 1 > after {
                 sink.write(frame.as_bytes());
@@ -170,7 +177,11 @@ impl HelpRun {
         if !self.ended.get() {
             self.sinks.borrow_mut().push(sink);
         }
-        Ok(Some(response))
+    }
+
+    /// Whether the session granted the turn (it holds the session's lease until it ends).
+    pub fn was_granted(&self) -> bool {
+        self.turn.get() > 0
     }
 
     /// The answer is found (the turn now commits it): a Stop from now on is refused.

@@ -8,6 +8,7 @@ pub mod client;
 pub mod escalations;
 pub mod index;
 pub mod kb;
+pub mod lane;
 pub mod live;
 pub mod object;
 pub mod search;

@@ -9,20 +9,21 @@
 // `#[durable_object]` generates wasm-bindgen glue without docs; everything written here has them.
 #![allow(missing_docs)]
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use serde_json::json;
 use stepwise_core::help::session::Handled;
-use stepwise_core::help::{Caller, HelpCommand, HelpSession, SessionStatus, handle};
+use stepwise_core::help::{Caller, HelpCommand, HelpError, HelpSession, SessionStatus, handle};
+use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::{
     DurableObject, Env, Method, Request, Response, Result, State, Storage, WebSocket,
     WebSocketIncomingMessage, WebSocketPair, console_warn, durable_object,
 };
 
 use super::client::{Envelope, ID_HEADER, OWNER_HEADER, TurnOrder};
+use super::lane::{self, Lane};
 use super::live::{Ended, HelpRun, stopped_error};
-use super::{escalations, index, turn};
+use super::{escalations, index};
 use crate::conversations::client::retention_ms;
 use crate::platform::deadline::{Alarm, now_ms};
 use crate::platform::error::{AppError, AppResult};
@@ -45,17 +46,18 @@ pub struct HelpDesk {
     env: Env,
     /// The alarm this instance set, until it fires.
     armed: Alarm,
-    /// The session's running turn, or its last one (until the next begins).
-    run: RefCell<Option<Rc<HelpRun>>>,
+    /// The session's running (or last) turn and the messages waiting behind it.
+    lane: Rc<Lane>,
 }
 
 impl DurableObject for HelpDesk {
     fn new(state: State, env: Env) -> Self {
+        let lane = Rc::new(Lane::new(JsValue::from(state.as_raw()).unchecked_into()));
         HelpDesk {
             state,
             env,
             armed: Alarm::default(),
-            run: RefCell::new(None),
+            lane,
         }
     }
 
@@ -133,7 +135,7 @@ impl DurableObject for HelpDesk {
         // `{"type": "resume"}` (a tab that connected): the running turn, if one runs, then
         // `help:caught_up`.
         if upgrade::resume_asked(&ws, message).is_some() {
-            if let Some(started) = self.run.borrow().as_ref().and_then(|run| run.started()) {
+            if let Some(started) = self.lane.run().and_then(|run| run.started()) {
                 ws.send_with_str(started.to_string())?;
             }
             ws.send_with_str(json!({ "type": "help:caught_up" }).to_string())?;
@@ -180,18 +182,6 @@ impl HelpDesk {
         Ok(response)
     }
 
-    /// Tells every watching tab `message`.
-    fn tell(&self, message: &serde_json::Value) {
-        let sockets = self.state.get_websockets();
-        if sockets.is_empty() {
-            return;
-        }
-        let text = message.to_string();
-        for ws in sockets {
-            let _ = ws.send_with_str(&text);
-        }
-    }
-
     /// `POST /turn` a [`TurnOrder`]: runs the turn in the background (it goes on when the
     /// request goes). Once the session grants it, a streamed order is answered with the turn's
     /// events; a JSON order waits for its answer. A refusal (another owner's session, a turn
@@ -199,39 +189,32 @@ impl HelpDesk {
     async fn begin_turn(&self, mut req: Request) -> AppResult<Response> {
         let id = session_id(&req)?;
         let order: TurnOrder = serde_json::from_str(&req.text().await?)?;
-        // The owner's own second turn is refused here; anyone else's reaches the session, which
-        // refuses a stranger as it refuses a missing session.
-        let running = self.run.borrow().as_ref().is_some_and(|run| !run.is_done());
-        if running
-            && self
-                .run
-                .borrow()
-                .as_ref()
-                .is_some_and(|r| r.is_of(&order.owner.id))
-        {
-            return Err(stepwise_core::help::HelpError::TurnInProgress.into());
+        // While the session's turn runs (the owner's: a session has one), the owner's streamed
+        // message waits behind it, and any other is refused; anyone else is refused as for a
+        // missing session.
+        if let Some(running) = self.lane.busy() {
+            if !running.is_of(&order.owner.id) {
+                return Err(HelpError::NotFound.into());
+            }
+            if order.streamed && !order.create && lane::queues(&self.env) {
+                return self.lane.enqueue(&id, order);
+            }
+            return Err(HelpError::TurnInProgress.into());
         }
         let (run, awaited) = HelpRun::new(&order.owner.id, &order.message);
         let run = Rc::new(run);
-        let (env, running, task_id) = (self.env.clone(), run.clone(), id.clone());
         let streamed = order.streamed;
-        self.state.wait_until(async move {
-            let ended = match turn::run(&env, &order, &task_id, &running).await {
-                Ok(answer) => Ended::Answer(answer),
-                Err(error) if error.code() == "turn_stopped" => Ended::Stopped,
-                Err(error) => Ended::Failed(error),
-            };
-            running.end(ended);
-        });
+        let work = self
+            .lane
+            .clone()
+            .work(self.env.clone(), id.clone(), order, run.clone());
+        self.state.wait_until(work);
         match awaited.begun.await {
             Ok(Ok(())) => {}
             Ok(Err(refused)) => return Err(refused),
             Err(_) => return Err(AppError::internal(&"the help turn ended unseen")),
         }
-        self.run.replace(Some(run.clone()));
-        if let Some(started) = run.started() {
-            self.tell(&started);
-        }
+        self.lane.granted(&run);
         if streamed {
             let mut response = run
                 .subscribe(0)?
@@ -253,7 +236,7 @@ impl HelpDesk {
     async fn join(&self, req: &Request) -> AppResult<Response> {
         let owner = self.owning(req).await?;
         let after = seen_event(req)?;
-        let joined = match self.run.borrow().as_ref() {
+        let joined = match self.lane.run() {
             Some(run) if run.is_of(&owner) => run.subscribe(after)?,
             _ => None,
         };
@@ -267,9 +250,8 @@ impl HelpDesk {
     async fn stop(&self, req: &Request) -> AppResult<Response> {
         let owner = self.owning(req).await?;
         let stopped = self
-            .run
-            .borrow()
-            .as_ref()
+            .lane
+            .run()
             .is_some_and(|run| run.is_of(&owner) && run.stop());
         Ok(Response::from_json(&json!({ "stopped": stopped }))?)
     }
@@ -309,7 +291,7 @@ impl HelpDesk {
             storage.delete_all().await?;
             self.armed.forget();
             // An erased session's last turn is not joinable any more.
-            self.run.replace(None);
+            self.lane.forget();
             if let Some(gone) = &record
                 && let Ok(kv) = Kv::new(&self.env)
             {
@@ -335,7 +317,7 @@ impl HelpDesk {
             self.armed.at(&storage, at).await?;
         }
         if changed {
-            self.tell(&json!({ "type": "help:changed" }));
+            self.lane.tell(&json!({ "type": "help:changed" }));
         }
         Ok(Response::from_json(&handled.reply)?)
     }

@@ -1,0 +1,176 @@
+//! A help session's turns in its object's memory: the running (or last) one, and the streamed
+//! messages waiting behind it (`HELP_QUEUE`, default on; at most four, 409 `queue_full` past
+//! them). A waiting message's stream says "Queued…" at once; its turn begins when the ones
+//! before it end, in order, and its events follow on the same stream. The background task of
+//! the turn that holds the session works through them, so no two turns of a session ever run at
+//! once. The session's watching tabs are told when each turn begins.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use futures::channel::oneshot;
+use serde_json::{Value, json};
+use worker::worker_sys::DurableObjectState;
+use worker::{Env, Response};
+
+use super::client::{ID_HEADER, TurnOrder};
+use super::live::{Ended, HelpRun};
+use super::turn;
+use crate::platform::error::{AppError, AppResult};
+use crate::platform::settings::var;
+use crate::platform::sse::{EventSink, stream_response};
+
+/// Most messages that wait behind a running turn.
+pub const MAX_WAITING: usize = 4;
+
+/// A streamed message waiting for its turn, and its client's stream.
+struct Waiting {
+    order: TurnOrder,
+    sink: EventSink,
+}
+
+/// A turn to run, and for a waiting message, its stream and the news of its grant.
+type Next = (
+    TurnOrder,
+    Rc<HelpRun>,
+    Option<(EventSink, oneshot::Receiver<AppResult<()>>)>,
+);
+
+/// The session's turns in this instance, shared with the task that runs them.
+pub struct Lane {
+    run: RefCell<Option<Rc<HelpRun>>>,
+    waiting: RefCell<VecDeque<Waiting>>,
+    /// The object's state, which holds the watching tabs' sockets.
+    tabs: DurableObjectState,
+}
+
+impl Lane {
+    /// The lane of an object whose state's JS handle is `tabs`.
+    pub fn new(tabs: DurableObjectState) -> Lane {
+        Lane {
+            run: RefCell::new(None),
+            waiting: RefCell::new(VecDeque::new()),
+            tabs,
+        }
+    }
+
+    /// The running turn, or the last one (until the next is granted).
+    pub fn run(&self) -> Option<Rc<HelpRun>> {
+        self.run.borrow().clone()
+    }
+
+    /// Forgets the last turn (its session was erased).
+    pub fn forget(&self) {
+        self.run.replace(None);
+    }
+
+    /// The turn that runs, or whose waiting messages are not through yet (`None`: the session
+    /// is free).
+    pub fn busy(&self) -> Option<Rc<HelpRun>> {
+        let run = self.run.borrow();
+        run.as_ref()
+            .filter(|r| !r.is_done() || !self.waiting.borrow().is_empty())
+            .cloned()
+    }
+
+    /// The session granted `run`: it is the one joined and stopped, and the tabs are told.
+    pub fn granted(&self, run: &Rc<HelpRun>) {
+        self.run.replace(Some(run.clone()));
+        if let Some(started) = run.started() {
+            self.tell(&started);
+        }
+    }
+
+    /// Tells every watching tab `message`.
+    pub fn tell(&self, message: &Value) {
+        let sockets = self.tabs.get_websockets().unwrap_or_default();
+        if sockets.is_empty() {
+            return;
+        }
+        let text = message.to_string();
+        for ws in sockets {
+            let _ = ws.send_with_str(&text);
+        }
+    }
+
+    /// Queues a streamed message of session `id` behind the running turn: its stream, which
+    /// says so at once. 409 `queue_full` past [`MAX_WAITING`].
+    pub fn enqueue(&self, id: &str, order: TurnOrder) -> AppResult<Response> {
+        if self.waiting.borrow().len() >= MAX_WAITING {
+            return Err(AppError::conflict(
+                "queue_full",
+                "this session already has as many questions waiting as it may; wait for an answer",
+            ));
+        }
+        let (mut response, sink) = stream_response()?;
+        response.headers_mut().set(ID_HEADER, id)?;
+        let queued =
+            json!({ "type": "status", "message": "Queued: answered after the current answer…" });
+        sink.write(frame_without_id("status", &queued).as_bytes());
+        self.waiting.borrow_mut().push_back(Waiting { order, sink });
+        Ok(response)
+    }
+
+    /// Runs `run`, the turn of `order` in session `id`, to its end; then, if the session granted
+    /// it (it held the session), every message waiting behind it, in order.
+    pub async fn work(self: Rc<Self>, env: Env, id: String, order: TurnOrder, run: Rc<HelpRun>) {
+        let first = (order, run, None);
+        let mut next: Option<Next> = Some(first);
+        let mut holds = false;
+        while let Some((order, run, waiting)) = next.take() {
+            let ran = async {
+                let ended = match turn::run(&env, &order, &id, &run).await {
+                    Ok(answer) => Ended::Answer(answer),
+                    Err(error) if error.code() == "turn_stopped" => Ended::Stopped,
+                    Err(error) => Ended::Failed(error),
+                };
+                run.end(ended);
+            };
+            let followed = async {
+                let Some((sink, begun)) = waiting else {
+                    return;
+                };
+                match begun.await {
+                    Ok(Ok(())) => {
+                        self.granted(&run);
+                        run.attach(sink, 0);
+                    }
+                    Ok(Err(refused)) => {
+                        let failed = json!({ "type": "error", "code": refused.code(), "message": refused.message() });
+                        sink.write(frame_without_id("error", &failed).as_bytes());
+                    }
+                    Err(_) => {}
+                }
+            };
+            futures::future::join(ran, followed).await;
+            // Only the task whose turn held the session works through the waiting messages.
+            holds = holds || run.was_granted();
+            if holds {
+                next = self.next_waiting();
+            }
+        }
+    }
+
+    /// The next waiting message as a turn to run (it is the lane's turn from now on, so a
+    /// message arriving meanwhile waits behind it).
+    fn next_waiting(&self) -> Option<Next> {
+        let Waiting { order, sink } = self.waiting.borrow_mut().pop_front()?;
+        let (run, awaited) = HelpRun::new(&order.owner.id, &order.message);
+        let run = Rc::new(run);
+        self.run.replace(Some(run.clone()));
+        Some((order, run, Some((sink, awaited.begun))))
+    }
+}
+
+/// Whether a streamed message sent while a turn runs waits for it (`HELP_QUEUE`, default on)
+/// rather than being refused with 409 `turn_in_progress`.
+pub fn queues(env: &Env) -> bool {
+    var(env, "HELP_QUEUE").is_none_or(|v| v.trim() != "false")
+}
+
+/// An event with no id: a note of the stream, not of a turn (a join never repeats it). The
+/// JSON text of `data` has no line break.
+fn frame_without_id(event: &str, data: &Value) -> String {
+    format!("event: {event}\ndata: {data}\n\n")
+}
