@@ -282,7 +282,10 @@ describe("waiting, reminders and overrides", () => {
     assert.equal(lived.at(-1).deadline, lived.at(-1).opened_at + resolved.request.sla_ms);
     const message = await seen((e) => e.type === "conversation:message" && e.message.role === "assistant", 20000);
     assert.match(message.message.content, /^⚠ Answered without the context asked for: it was not supplied in time\.\n\nPlain answer\./);
-    assert.ok(events.some((e) => e.type === "conversation:delta" && e.text.startsWith("⚠")));
+    // The fallback's turn streams to the watching tabs as any turn does: begun, then its events.
+    const began = events.find((e) => e.type === "conversation:turn_started");
+    assert.ok(began, "the fallback's turn was announced");
+    assert.ok(events.some((e) => e.type === "conversation:turn_event" && e.event.type === "model_delta" && e.event.text.startsWith("⚠") && Math.floor(e.seq / 1_000_000) === began.lease), JSON.stringify(events.filter((e) => e.type.startsWith("conversation:turn")).slice(0, 4)));
     ws.close();
     const read = await call("GET", `/api/assistant/conversations/${deferred.json.conversation_id}`, { owner });
     assert.deepEqual(read.json.messages.map((m) => m.role), ["user", "assistant"]);

@@ -2,8 +2,9 @@
 // Durable Object whether or not anyone reads it; a client that drops reconnects with
 // `Last-Event-ID` and gets the rest exactly once; a second client joins the running turn; Stop
 // aborts the provider's call and keeps the partial answer; a Worker restarted mid-turn leaves the
-// answer `interrupted` and the conversation open; a resumed context request whose model call
-// fails waits again instead of sticking. The fake provider paces its deltas so turns last.
+// answer `interrupted` and the conversation open; a resumed context request's turn streams to
+// every tab and can be joined and stopped; one whose model call fails waits again instead of
+// sticking. The fake provider paces its deltas so turns last.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -156,6 +157,41 @@ describe("live turns", () => {
     assert.deepEqual(again.json, { stopped: false }, "nothing runs any more");
     const next = await api.post(owner, { message: "Next question", conversation_id: id });
     assert.equal((await next.done).at(-1).event, "complete", "the conversation takes new messages");
+  });
+
+  test("a resumed context request's turn is live: a watching tab streams it, a join gets it, Stop stops it and its JSON supply is told so", async () => {
+    const owner = newOwner();
+    const deferred = await api.call("POST", "/api/assistant", { owner, headers: { accept: "application/json" }, body: { provider: "fake-openai", message: "Compare this with my notes", context } });
+    assert.equal(deferred.json.status, "context_required", deferred.text);
+    const { conversation_id: id, request_id: requestId } = deferred.json;
+    const slot = deferred.json.required.find((s) => s.artifact_type === "note").slot;
+    const ws = new WebSocket(`${stack.base.replace("http", "ws")}/api/assistant/conversations/${id}/ws`, ["stepwise.v1", `bearer.${owner}`]);
+    const seen = [];
+    ws.addEventListener("message", (event) => seen.push(JSON.parse(event.data)));
+    await new Promise((resolve) => ws.addEventListener("open", resolve, { once: true }));
+    const since = Date.now();
+    const supplying = api.call("POST", "/api/assistant/context-supply", { owner, body: { conversation_id: id, request_id: requestId, payloads: [{ slot, text: "My note: dosing matters most." }] } });
+    // The other tab is told the turn began and streams it; a join gets it from its start.
+    const began = await until(() => seen.find((e) => e.type === "conversation:turn_started"));
+    assert.equal(began.message, null, "its message is stored already");
+    await until(() => seen.filter((e) => e.type === "conversation:turn_event" && e.event.type === "model_delta").length >= 2);
+    const joined = await api.join(owner, id);
+    assert.equal(joined.status, 200, joined.text);
+    await until(() => joined.events.some((e) => e.event === "text_delta"));
+    assert.equal(Math.floor(joined.events[0].id / 1_000_000), began.lease);
+    const stop = await api.call("POST", `/api/assistant/conversations/${id}/stop`, { owner });
+    assert.deepEqual([stop.status, stop.json], [200, { stopped: true }]);
+    const supplied = await supplying;
+    assert.deepEqual([supplied.status, supplied.json.error.code], [409, "turn_stopped"]);
+    const events = await joined.done;
+    assert.equal(events.at(-1).event, "stopped");
+    await until(() => seen.some((e) => e.type === "conversation:turn_event" && e.event.type === "stopped"));
+    assert.ok(await until(() => api.turnCalls(since)[0]?.closedEarly), "the provider saw its connection closed");
+    const stored = await api.conversation(owner, id);
+    assert.equal(stored.waiting, null, "nothing waits any more");
+    assert.deepEqual(stored.messages.map((m) => [m.role, m.status ?? null]), [["user", "answered"], ["assistant", "stopped"]]);
+    assert.equal(stored.messages.at(-1).content, events.at(-1).data.message);
+    ws.close();
   });
 
   test("messages sent mid-answer wait and are answered after it, in order; past four, 409 queue_full", async () => {

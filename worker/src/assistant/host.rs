@@ -3,8 +3,9 @@
 //! begins the turn and runs it in the background ([`Host::run`]) while the caller, and any
 //! client that joins later ([`Host::join`], from its `Last-Event-ID`), reads the turn's log
 //! (`crate::platform::live`). A Stop ([`Host::stop`]) aborts the model call; the turn keeps what
-//! it generated, marked `stopped`. Deferred turns (`Ordered::Resume`) and JSON answers run the
-//! same way, answered when they end.
+//! it generated, marked `stopped`. A deferred turn resumed (`Ordered::Resume`: a supply, a force,
+//! the wait running out) has a log too, so every tab streams it and Stop stops it, even when its
+//! request waits for one JSON answer (`Output::LiveJson`); other JSON turns are awaited whole.
 //!
 //! The object knows which turns it runs ([`Host::idle`]): a conversation whose record says a turn
 //! runs while its object runs none lost that turn with an earlier instance of the object (a
@@ -416,25 +417,53 @@ impl Host {
                 let (turn, request) =
                     prepare_resume(env.clone(), &owner, &id, &request_id, warning.as_deref())
                         .await?;
-                let Some(wire) = wire else {
-                    let mut out = Output::json();
-                    let stored = turn.run(&mut out).await;
-                    return answered(out, request, stored);
-                };
-                // Streamed to the run that resumed it (AG-UI), not logged: its answer reaches
-                // the other tabs whole, as a JSON resume's does.
-                let (mut out, response) = match Output::sse(wire) {
+                // Logged as any turn: the other tabs stream it, a reload joins it, Stop stops
+                // it, and a message sent meanwhile waits for it. (If waiting messages are being
+                // worked through already, their task goes on with them afterwards.)
+                let leads = !self.streaming.replace(true);
+                let lease = turn.session.lease;
+                let begun = super::log_header::begin_log(state, &id, lease, None, None, None).await;
+                let opened = begun.and_then(|log| match wire {
+                    Some(wire) => {
+                        let mut response = log.subscribe(0, wire)?;
+                        response.headers_mut().set(ID_HEADER, &id)?;
+                        Ok((log, Some(response)))
+                    }
+                    None => Ok((log, None)),
+                });
+                let (log, response) = match opened {
                     Ok(opened) => opened,
                     Err(error) => {
                         turn.session.abort(env).await;
+                        if leads {
+                            self.work_through_queue(state, env, &id, running, None);
+                        }
                         return Err(error);
                     }
                 };
-                state.wait_until(async move {
-                    let _running = running;
-                    turn.run(&mut out).await;
-                });
-                return Ok(response);
+                self.show(log.clone(), None);
+                // Streamed (an AG-UI run resuming it): run in the background, as a turn is.
+                if let Some(response) = response {
+                    match leads {
+                        true => {
+                            self.work_through_queue(state, env, &id, running, Some((turn, log)))
+                        }
+                        false => state.wait_until(async move {
+                            let _running = running;
+                            turn.run(&mut Output::Live(log.clone())).await;
+                            log.finish().await;
+                        }),
+                    }
+                    return Ok(response);
+                }
+                // Awaited for its JSON answer, its events logged all the same.
+                let mut out = Output::LiveJson(log.clone(), None);
+                let stored = turn.run(&mut out).await;
+                log.finish().await;
+                if leads {
+                    self.work_through_queue(state, env, &id, running, None);
+                }
+                return answered(out, request, stored);
             }
             Ordered::Guided(_) => {
                 return Err(AppError::internal(

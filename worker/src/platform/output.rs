@@ -1,12 +1,11 @@
-//! Where a turn's events go, for the guided chat and the assistant alike: an SSE stream written
-//! as they happen (Stepwise's own events, each with its `id`, or another dialect: the AI SDK's
-//! UI message stream, AG-UI), a live turn's log that clients join and leave (`super::live`), or
-//! collected into one JSON answer (`Accept: application/json`).
+//! Where a turn's events go, for the guided chat and the assistant alike: a live turn's log that
+//! clients join and leave, each reading it in its dialect (`super::live`), one JSON answer
+//! collected (`Accept: application/json`), or both (a deferred turn resumed by a JSON request,
+//! which other tabs still stream).
 
 use std::rc::Rc;
 
 use serde_json::Value;
-use stepwise_core::interop::ui_message::STREAM_HEADER;
 use stepwise_core::llm::ProviderError;
 use stepwise_core::markers::Event;
 use stepwise_core::protocol::{ContextRequired, StreamEvent, TurnAnswer};
@@ -14,22 +13,14 @@ use worker::Response;
 
 use super::error::{AppError, AppResult};
 use super::live::TurnLog;
-use super::negotiate::Wire;
-use super::sse::{EventSink, stream_response};
 
 /// The events of one turn.
 pub enum Output {
-    /// An event stream.
-    Sse {
-        /// Frames to the response body.
-        sink: EventSink,
-        /// The id of the last event sent.
-        last_id: u64,
-        /// The dialect the events are written in.
-        wire: Wire,
-    },
     /// A live turn's log: every client of the turn reads it, the turn does not wait for any.
     Live(Rc<TurnLog>),
+    /// A live turn's log whose request also waits for one JSON answer (a deferred turn resumed
+    /// by a JSON request): every event goes to the log, and the answer is collected as `Json`'s.
+    LiveJson(Rc<TurnLog>, Option<Result<JsonAnswer, AppError>>),
     /// One JSON answer: the turn's answer, or the failure that ended it.
     Json(Option<Result<JsonAnswer, AppError>>),
 }
@@ -53,23 +44,6 @@ pub fn display_text(events: std::vec::Drain<'_, Event>) -> String {
 }
 
 impl Output {
-    /// An event stream in the dialect `wire`, and the response that carries it (marked with the
-    /// dialect's header where it has one: the UI message stream's).
-    pub fn sse(wire: Wire) -> AppResult<(Self, Response)> {
-        let (mut response, sink) = stream_response()?;
-        if matches!(wire, Wire::UiMessage(_)) {
-            response
-                .headers_mut()
-                .set(STREAM_HEADER.0, STREAM_HEADER.1)?;
-        }
-        let out = Output::Sse {
-            sink,
-            last_id: 0,
-            wire,
-        };
-        Ok((out, response))
-    }
-
     /// A collector for one JSON answer.
     pub fn json() -> Self {
         Output::Json(None)
@@ -77,7 +51,7 @@ impl Output {
 
     /// A status note.
     pub async fn status(&mut self, message: &str) {
-        if matches!(self, Output::Sse { .. } | Output::Live(_)) {
+        if self.streams() {
             let message = message.to_owned();
             self.emit(StreamEvent::Status { message }).await;
         }
@@ -86,33 +60,16 @@ impl Output {
     /// A piece of the model's answer: its display text, or its own text when asked for. False
     /// once the client of an event stream has gone away.
     pub async fn delta(&mut self, model_text: &str, shown: String) -> bool {
-        let model_deltas = matches!(
-            self,
-            Output::Sse {
-                wire: Wire::Stepwise { model_deltas: true },
-                ..
-            }
-        );
-        let event = match self {
-            Output::Sse { .. } if model_deltas && !model_text.is_empty() => {
-                StreamEvent::ModelDelta {
-                    text: model_text.to_owned(),
-                }
-            }
-            Output::Sse { .. } if !model_deltas && !shown.is_empty() => {
-                StreamEvent::TextDelta { text: shown }
-            }
-            Output::Sse { sink, .. } => return sink.is_open(),
-            Output::Live(log) => {
+        match self {
+            Output::Live(log) | Output::LiveJson(log, _) => {
                 if !shown.is_empty() || !model_text.is_empty() {
                     let event = StreamEvent::TextDelta { text: shown };
                     log.push(event, Some(model_text.to_owned())).await;
                 }
-                return !log.is_stopped();
+                !log.is_stopped()
             }
-            Output::Json(_) => return true,
-        };
-        self.emit(event).await
+            Output::Json(_) => true,
+        }
     }
 
     /// A tool starts (`tool_start`).
@@ -156,18 +113,20 @@ impl Output {
     /// The turn's answer: the `complete` event.
     pub async fn complete(&mut self, answer: TurnAnswer) {
         match self {
-            Output::Json(slot) => *slot = Some(Ok(JsonAnswer::Turn(Box::new(answer)))),
-            Output::Sse { .. } | Output::Live(_) => {
-                let payload = Box::new(answer);
-                self.emit(StreamEvent::Complete { payload }).await;
+            Output::Json(slot) => return *slot = Some(Ok(JsonAnswer::Turn(Box::new(answer)))),
+            Output::LiveJson(_, slot) => {
+                *slot = Some(Ok(JsonAnswer::Turn(Box::new(answer.clone()))))
             }
+            Output::Live(_) => {}
         }
+        let payload = Box::new(answer);
+        self.emit(StreamEvent::Complete { payload }).await;
     }
 
     /// The turn ends with a call held for the owner's approval: the `approval_required` event
     /// (a JSON answer carries the approval on the answer).
     pub async fn approval_required(&mut self, approval: &stepwise_core::approval::Approval) {
-        if matches!(self, Output::Sse { .. } | Output::Live(_)) {
+        if self.streams() {
             let approval = Box::new(approval.clone());
             self.emit(StreamEvent::ApprovalRequired { approval }).await;
         }
@@ -176,18 +135,21 @@ impl Output {
     /// The turn was deferred: the `context_required` event (the JSON answer).
     pub async fn context_required(&mut self, waiting: ContextRequired) {
         match self {
-            Output::Json(slot) => *slot = Some(Ok(JsonAnswer::Waiting(Box::new(waiting)))),
-            Output::Sse { .. } | Output::Live(_) => {
-                let payload = Box::new(waiting);
-                self.emit(StreamEvent::ContextRequired { payload }).await;
+            Output::Json(slot) => return *slot = Some(Ok(JsonAnswer::Waiting(Box::new(waiting)))),
+            Output::LiveJson(_, slot) => {
+                *slot = Some(Ok(JsonAnswer::Waiting(Box::new(waiting.clone()))));
             }
+            Output::Live(_) => {}
         }
+        let payload = Box::new(waiting);
+        self.emit(StreamEvent::ContextRequired { payload }).await;
     }
 
     /// The collected answer, if the turn produced one (JSON mode).
     pub fn answer(&self) -> Option<&TurnAnswer> {
         match self {
-            Output::Json(Some(Ok(JsonAnswer::Turn(answer)))) => Some(answer),
+            Output::Json(Some(Ok(JsonAnswer::Turn(answer))))
+            | Output::LiveJson(_, Some(Ok(JsonAnswer::Turn(answer)))) => Some(answer),
             _ => None,
         }
     }
@@ -199,38 +161,22 @@ impl Output {
 
     /// The failure that ended the turn: the `error` event (the JSON answer's error).
     pub async fn error(&mut self, error: AppError) {
+        let event = StreamEvent::Error {
+            code: error.code().into(),
+            message: error.message().into(),
+        };
         match self {
-            Output::Json(slot) => *slot = Some(Err(error)),
-            Output::Sse { .. } | Output::Live(_) => {
-                let event = StreamEvent::Error {
-                    code: error.code().into(),
-                    message: error.message().into(),
-                };
-                self.emit(event).await;
-            }
+            Output::Json(slot) => return *slot = Some(Err(error)),
+            Output::LiveJson(_, slot) => *slot = Some(Err(error)),
+            Output::Live(_) => {}
         }
+        self.emit(event).await;
     }
 
     /// Sends an event; false when the client has gone away (the response stream was closed).
     async fn emit(&mut self, event: StreamEvent) -> bool {
         match self {
-            Output::Sse {
-                sink,
-                last_id,
-                wire,
-            } => {
-                *last_id += 1;
-                let frame = match wire {
-                    Wire::Stepwise { .. } => event.to_sse(*last_id),
-                    Wire::UiMessage(encoder) => encoder.encode(&event),
-                    Wire::AgUi(encoder) => encoder.encode(&event),
-                };
-                if frame.is_empty() {
-                    return sink.is_open();
-                }
-                sink.write(frame.as_bytes())
-            }
-            Output::Live(log) => {
+            Output::Live(log) | Output::LiveJson(log, _) => {
                 log.push(event, None).await;
                 !log.is_stopped()
             }
@@ -241,7 +187,7 @@ impl Output {
     /// The turn's log, when it is a live turn.
     pub fn live(&self) -> Option<&Rc<TurnLog>> {
         match self {
-            Output::Live(log) => Some(log),
+            Output::Live(log) | Output::LiveJson(log, _) => Some(log),
             _ => None,
         }
     }
@@ -274,27 +220,39 @@ impl Output {
         self.live().is_some_and(|log| log.is_stopped())
     }
 
-    /// Sends the `stopped` event that ends a stopped turn, with the partial answer kept.
+    /// Sends the `stopped` event that ends a stopped turn, with the partial answer kept (a
+    /// request waiting for the JSON answer is told so: 409 `turn_stopped`).
     pub async fn stopped(&mut self, message: String) {
+        if let Output::LiveJson(_, slot) = self {
+            *slot = Some(Err(AppError::conflict(
+                "turn_stopped",
+                "the turn was stopped before it answered; what it wrote is kept, marked stopped",
+            )));
+        }
         self.emit(StreamEvent::Stopped { message }).await;
     }
 
     /// The JSON answer of a collected turn (header `x-stepwise-persisted`), or its error.
     pub fn into_json_response(self, persisted: bool) -> AppResult<Response> {
-        match self {
-            Output::Json(Some(Ok(JsonAnswer::Waiting(waiting)))) => {
-                Ok(Response::from_json(&waiting)?)
-            }
-            Output::Json(Some(Ok(JsonAnswer::Turn(answer)))) => {
+        let collected = match self {
+            Output::Json(collected) | Output::LiveJson(_, collected) => collected,
+            Output::Live(_) => None,
+        };
+        match collected {
+            Some(Ok(JsonAnswer::Waiting(waiting))) => Ok(Response::from_json(&waiting)?),
+            Some(Ok(JsonAnswer::Turn(answer))) => {
                 let mut response = Response::from_json(&answer)?;
                 let flag = if persisted { "true" } else { "false" };
                 response.headers_mut().set("x-stepwise-persisted", flag)?;
                 Ok(response)
             }
-            Output::Json(Some(Err(error))) => Err(error),
-            Output::Json(None) | Output::Sse { .. } | Output::Live(_) => {
-                Err(AppError::internal(&"a turn ended without an answer"))
-            }
+            Some(Err(error)) => Err(error),
+            None => Err(AppError::internal(&"a turn ended without an answer")),
         }
+    }
+
+    /// Whether the turn's events go to a stream or a log (not only to one JSON answer).
+    fn streams(&self) -> bool {
+        !matches!(self, Output::Json(_))
     }
 }

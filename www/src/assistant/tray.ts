@@ -76,6 +76,8 @@ export class Tray {
   /** Turn events the socket brought while this tab's own turn streamed, sorted out when it ends. */
   private stash: LiveEvent[] = [];
   private card: RequestCard | null = null;
+  /** The card's turn resumed and streams here (its whole answer is not shown again). */
+  private cardStreamed = false;
   /** The answers on screen by their index among the stored messages. */
   private readonly views = new Map<number, AnswerView>();
   private live: LiveConnection | null = null;
@@ -456,6 +458,7 @@ export class Tray {
   /** A request card for the waiting turn. */
   private showRequest(id: string, request: ContextRequestJson): void {
     this.card?.root.remove();
+    this.cardStreamed = false;
     this.card = new RequestCard(id, request, (answer) => this.showAnswer(answer));
     this.log.append(this.card.root);
     this.log.scrollTop = this.log.scrollHeight;
@@ -465,6 +468,7 @@ export class Tray {
   private showAnswer(answer: Parameters<AnswerView["complete"]>[0]): void {
     if (!this.card) return;
     this.card = null;
+    if (this.cardStreamed) return void (this.cardStreamed = false);
     const view = this.view();
     view.complete(answer);
     this.stored(view);
@@ -501,6 +505,9 @@ export class Tray {
         return void this.load(this.conversationId).then(() => this.live?.resume());
       }
       this.remoteLease = leaseOf(event);
+      // A waiting turn resuming (a supply here or elsewhere, a force, the wait running out)
+      // streams here as it is written: its whole answer is not shown again when it comes.
+      if (this.card) this.cardStreamed = true;
       const message = event.message;
       if (message) this.log.append(h("div", { class: `msg user${message.action ? " action" : ""}` }, message.content));
       this.remote = this.answerView();
