@@ -519,7 +519,7 @@ describe("live help-desk turns", () => {
     assert.equal(answered.turns, before.turns + 1);
   });
 
-  test("a streamed question sent while the desk answers waits: its stream says so, then it is answered after, in order; past four, a JSON one or a stranger's is refused", async () => {
+  test("a streamed question sent while the desk answers waits: its stream says so, then it is answered after, in order; past four, a JSON one or a stranger's is refused; a waiting one can be stopped", async () => {
     slowModel(0);
     const owner = newOwner();
     const id = (await ask(owner, QUESTION)).session_id;
@@ -545,14 +545,21 @@ describe("live help-desk turns", () => {
     assert.deepEqual([json.status, json.json.error.code], [409, "turn_in_progress"]);
     const stranger = await call("POST", "/api/help", { owner: newOwner(), headers: { accept: "text/event-stream" }, body: { session_id: id, message: "Mine?" } });
     assert.equal(stranger.status, 404);
-    // Each is answered after the one before, as a turn of its own, on its own stream.
+    // A waiting question is stopped by the id its stream gave: taken out of the line, nothing of it kept.
+    const last = waiting.pop();
+    const bad = await call("POST", `/api/help/sessions/${id}/stop`, { owner, body: { waiting: "not an id" } });
+    assert.deepEqual([bad.status, bad.json.error.code], [422, "invalid_request"]);
+    const stopped = await call("POST", `/api/help/sessions/${id}/stop`, { owner, body: { waiting: last.events[0].data.waiting } });
+    assert.deepEqual([stopped.status, stopped.json], [200, { stopped: true }]);
+    assert.deepEqual((await last.done).map((e) => e.event), ["status", "stopped"]);
+    // Each other is answered after the one before, as a turn of its own, on its own stream.
     const ends = await Promise.all([running.done, ...waiting.map((w) => w.done)]);
     const turns = ends.map((events) => Math.floor(events.find((e) => !Number.isNaN(e.id)).id / 1_000_000));
-    assert.deepEqual(turns, [2, 3, 4, 5, 6], "one turn each, in the order sent");
+    assert.deepEqual(turns, [2, 3, 4, 5], "one turn each, in the order sent");
     for (const events of ends) assert.equal(events.at(-1).event, "complete", JSON.stringify(events.at(-1)));
     const session = (await call("GET", `/api/help/sessions/${id}`, { owner })).json;
-    assert.deepEqual(session.messages.filter((m) => m.role === "user").map((m) => m.text), [QUESTION, AGAIN[0], ...questions]);
-    assert.equal(session.turns, 6);
+    assert.deepEqual(session.messages.filter((m) => m.role === "user").map((m) => m.text), [QUESTION, AGAIN[0], ...questions.slice(0, 3)]);
+    assert.equal(session.turns, 5);
   });
 
   /** A tab's WebSocket on help session `id` as `owner`: whether it opened, and its messages. */

@@ -202,7 +202,8 @@ async fn owned(req: Request, env: Env, owner: &Owner) -> AppResult<Response> {
             help::join(&req, &env, owner, id).await
         }
         (Method::Post, ["api", "help", "sessions", id, "stop"]) => {
-            help::stop(&req, &env, owner, id).await
+            let id = (*id).to_owned();
+            help::stop(req, &env, owner, &id).await
         }
         (Method::Get, ["api", "help", "sessions", id, "ws"]) => {
             help::watch(&req, &env, owner, id).await

@@ -18,6 +18,8 @@ export interface HelpTabHooks {
 export class HelpTabs {
   private readonly connection: LiveConnection;
   private queue: Promise<void> = Promise.resolve();
+  /** Times the socket caught up (after the first, it was opened again). */
+  private connected = 0;
 
   constructor(readonly id: string, private readonly hooks: HelpTabHooks) {
     this.connection = new LiveConnection(id, () => 0, (event) => this.handle(event), undefined, `/api/help/sessions/${id}/ws`);
@@ -36,7 +38,8 @@ export class HelpTabs {
     if (event.type === "help:turn_started" && typeof event.message === "string") {
       const [message, after] = [event.message, event.after ?? 0];
       next = () => hooks.started(message, after);
-    } else if (event.type === "help:changed") {
+    } else if (event.type === "help:changed" || (event.type === "help:caught_up" && this.connected++ > 0)) {
+      // A change, or a connection opened again (what changed while it was down is not sent).
       next = () => hooks.changed();
     }
     if (next) this.queue = this.queue.then(next).catch(() => {});

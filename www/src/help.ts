@@ -12,6 +12,7 @@
 import type { ChatContext } from "../../crates/wasm/pkg/stepwise.js";
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
+import { SEQ_SPAN } from "./assistant/live.js";
 import { HelpTabs } from "./help-tabs.js";
 import { authHeaders } from "./owner.js";
 import type { Page } from "./page.js";
@@ -94,6 +95,18 @@ export class HelpView implements Page {
   private ownTurn = false;
   /** A question typed while an answer is written: shown as queued, asked when it ends. */
   private queued: { message: string; bubble: HTMLElement } | null = null;
+  /** The question of the turn being answered, as shown (taken back if nothing of it is kept). */
+  private asked: { line: HTMLElement; message: HelpMessage } | null = null;
+  /** Questions shown as begun on this page (a reading of the session begun before one is not
+   * shown over it). */
+  private turnsBegun = 0;
+  /** The session changed elsewhere while this page answered: it is read again afterwards. */
+  private stale = false;
+  /** Another tab changed the session while this page answered (read when it ends). */
+  private storageMissed = false;
+  /** The id the server gave this page's question while it waited behind another turn (a Stop
+   * names it). */
+  private waitingId: string | null = null;
   private generation = 0;
   /** The clarifying question waiting for an answer, and the messages shown (for the tray). */
   private question: Question | null = null;
@@ -102,7 +115,8 @@ export class HelpView implements Page {
   private tabs: HelpTabs | null = null;
   /** Another tab started or left a session: this page shows it too, unless it is answering. */
   private readonly onStorage = (event: StorageEvent): void => {
-    if (event.key !== SESSION_KEY || this.busy || event.newValue === this.sessionId) return;
+    if (event.key !== SESSION_KEY || event.newValue === this.sessionId) return;
+    if (this.busy) return void (this.storageMissed = true);
     if (event.newValue) void this.reread(event.newValue);
     else this.clear();
   };
@@ -143,6 +157,16 @@ export class HelpView implements Page {
     await this.rejoin();
   }
 
+  /** Shows the session another tab left this browser on (none: a New question there). */
+  private followStorage(): void {
+    this.storageMissed = false;
+    this.stale = false;
+    const id = localStorage.getItem(SESSION_KEY);
+    if (id === this.sessionId) return;
+    if (id) void this.reread(id);
+    else this.clear();
+  }
+
   /** Leaves the page: the session's socket closes (a turn being answered goes on server-side). */
   unmount(): void {
     window.removeEventListener("storage", this.onStorage);
@@ -166,23 +190,24 @@ export class HelpView implements Page {
     if (joined === "ended") return this.reread(session);
     if (!joined) return;
     this.setBusy(true);
-    this.reveal(this.append({ role: "user", text: message }));
+    this.showAsked(message);
     await this.answerTurn(joined, session, message, this.generation, false);
   }
 
   /** The session changed elsewhere: it is read again, unless this page is answering a turn. */
   private async refresh(): Promise<void> {
-    if (!this.busy && this.sessionId) await this.reread(this.sessionId);
+    if (this.busy) this.stale = true;
+    else if (this.sessionId) await this.reread(this.sessionId);
   }
 
+  /** Shows session `id` as the server has it, unless a turn began on the page meanwhile (the
+   * turn's end reads it again). */
   private async resume(id: string): Promise<void> {
+    const turns = this.turnsBegun;
     try {
       const session = await api<Session>("GET", `/api/help/sessions/${id}`);
-      for (const message of session.messages) this.append(message);
-      const last = [...session.messages].reverse().find((m) => m.role === "desk");
-      this.showQuestion(session.dialog_state === "NEEDS_CLARIFICATION" ? last?.question ?? null : null);
-      this.setStatus(session.status, session.handoff_offered);
-      this.reveal(this.log.lastElementChild);
+      if (turns !== this.turnsBegun) return void (this.stale = true);
+      this.render(session);
     } catch (error) {
       // Only a session that is gone is forgotten; a lost connection keeps it for the next try.
       if ((error as Error).message.includes("(help_session_not_found)")) this.startOver();
@@ -191,6 +216,25 @@ export class HelpView implements Page {
         this.notice.hidden = false;
       }
     }
+  }
+
+  /** Shows `session` whole, in place of what the log showed. */
+  private render(session: Session): void {
+    this.log.replaceChildren();
+    this.shown.length = 0;
+    for (const message of session.messages) this.append(message);
+    const last = [...session.messages].reverse().find((m) => m.role === "desk");
+    this.showQuestion(session.dialog_state === "NEEDS_CLARIFICATION" ? last?.question ?? null : null);
+    this.setStatus(session.status, session.handoff_offered);
+    this.reveal(this.log.lastElementChild);
+  }
+
+  /** Shows the question of a turn that begins. */
+  private showAsked(text: string): void {
+    const message: HelpMessage = { role: "user", text };
+    this.turnsBegun++;
+    this.asked = { line: this.append(message), message };
+    this.reveal(this.asked.line);
   }
 
   /** Adds a message to the log and answers its first element. */
@@ -253,7 +297,7 @@ export class HelpView implements Page {
     if (this.busy) return this.queue(message);
     this.setBusy(true);
     this.notice.hidden = true;
-    this.reveal(this.append({ role: "user", text: message }));
+    this.showAsked(message);
     if (queued === undefined) this.input.value = "";
     const generation = this.generation;
     const body = this.sessionId ? { session_id: this.sessionId, message } : { message };
@@ -265,6 +309,7 @@ export class HelpView implements Page {
       const why = !response ? "The connection was lost before the server answered." : json?.error ? `${json.error.message} (${json.error.code})` : `The server answered ${response.status}.`;
       await this.unanswered(new Unanswered(why, "failed"), message);
       this.setBusy(false);
+      this.askQueued(true);
     } else {
       // A first turn's session becomes the page's only when it answers (a stopped or failed
       // one is erased).
@@ -296,7 +341,8 @@ export class HelpView implements Page {
     this.queued = null;
     if (!next) return;
     next.bubble.remove();
-    if (lost) this.input.value ||= next.message;
+    // Beside what the box holds already (a question given back), never instead of it.
+    if (lost) this.input.value = [this.input.value, next.message].filter(Boolean).join("\n");
     else void this.ask(next.message);
   }
 
@@ -307,10 +353,13 @@ export class HelpView implements Page {
   private async answerTurn(body: ReadableStream<Uint8Array>, session: string | null, message: string, generation: number, own = true): Promise<void> {
     this.turnSession = session;
     this.ownTurn = own;
-    if (session) localStorage.setItem(RUNNING_KEY, JSON.stringify({ session_id: session, message }));
+    this.waitingId = null;
+    const running = { session_id: session, message, turn: 0, waited: false };
+    const keep = () => session && localStorage.setItem(RUNNING_KEY, JSON.stringify(running));
+    keep();
     let lost = false;
     try {
-      const answer = await this.follow(body, session);
+      const answer = await this.follow(body, session, running, keep);
       if (generation !== this.generation) return;
       this.adopt(answer.session_id);
       this.showAnswer(answer);
@@ -322,21 +371,30 @@ export class HelpView implements Page {
       if (generation === this.generation) {
         if (!lost) localStorage.removeItem(RUNNING_KEY);
         this.turnSession = null;
+        this.waitingId = null;
+        this.asked = null;
         this.setBusy(false);
+        // What changed elsewhere meanwhile shows now (unless a question waited: after it).
+        if (this.storageMissed && !this.queued) this.followStorage();
+        else if (this.stale && !this.queued && this.sessionId) (this.stale = false), void this.reread(this.sessionId);
         this.askQueued(lost);
       }
     }
   }
 
   /** Follows a turn's events until its answer; a broken connection joins the turn (of
-   * `session`) again after the last event read. */
-  private async follow(body: ReadableStream<Uint8Array>, session: string | null): Promise<TurnAnswer> {
+   * `session`) again after the last event read. `running` (what a reload joins) learns the
+   * turn's number, or that it waited behind another turn, and `keep` stores it. */
+  private async follow(body: ReadableStream<Uint8Array>, session: string | null, running: { turn: number; waited: boolean }, keep: () => void): Promise<TurnAnswer> {
     let lastId: string | undefined;
     for (let attempt = 0; ; attempt++) {
       try {
         for await (const message of readSse(body)) {
+          if (message.id && !lastId) (running.turn = Math.floor(Number(message.id) / SEQ_SPAN)), keep();
           if (message.id) lastId = message.id;
           const event = JSON.parse(message.data);
+          // A question that waits behind another turn: a Stop names it by this id.
+          if (event.type === "status" && typeof event.waiting === "string") (this.waitingId = event.waiting), (running.waited = true), keep();
           if (event.type === "status") this.progress.textContent = event.message;
           else if (event.type === "complete") return event.payload as TurnAnswer;
           else if (event.type === "error") throw new Unanswered(`${event.message} (${event.code})`, "failed");
@@ -345,7 +403,8 @@ export class HelpView implements Page {
       } catch (error) {
         if (error instanceof Unanswered) throw error;
       }
-      if (attempt >= REJOIN_DELAYS_MS.length || !session) {
+      // A question still waiting has no turn to join yet: the desk answers it all the same.
+      if (attempt >= REJOIN_DELAYS_MS.length || !session || (running.waited && !lastId)) {
         throw new Unanswered("The connection was lost while the desk was answering. The answer goes on on the server: reload the page to see it.", "lost");
       }
       await new Promise((resolve) => setTimeout(resolve, REJOIN_DELAYS_MS[attempt]));
@@ -367,7 +426,7 @@ export class HelpView implements Page {
 
   /** After a reload, joins the turn this page was waiting for, if the server still runs it. */
   private async rejoin(): Promise<void> {
-    let running: { session_id?: string; message?: string } | null = null;
+    let running: { session_id?: string; message?: string; turn?: number; waited?: boolean } | null = null;
     try {
       running = JSON.parse(localStorage.getItem(RUNNING_KEY) ?? "null");
     } catch {
@@ -378,19 +437,24 @@ export class HelpView implements Page {
     // A turn of this page's session, or the first turn of a new one.
     if (!session || (this.sessionId && session !== this.sessionId) || typeof running?.message !== "string") return;
     const message = running.message;
-    const joined = await this.join(session);
+    // Its own turn (not another question's that runs now): joined from its first event, or,
+    // if it was still waiting, read from the session once answered.
+    const turn = Number(running.turn) || 0;
+    if (!turn && running.waited) return this.reread(session);
+    const joined = await this.join(session, turn ? String(turn * SEQ_SPAN) : undefined);
     if (joined === "ended") return this.reread(session);
     if (!joined) return;
     this.setBusy(true);
-    this.reveal(this.append({ role: "user", text: message }));
+    this.showAsked(message);
     await this.answerTurn(joined, session, message, this.generation);
   }
 
 
   /** The session `id` is the page's (a first turn answered). */
   private adopt(id: string): void {
+    // Written only when it changes, so a tab that left the session is not pulled back to it.
+    if (this.sessionId !== id) localStorage.setItem(SESSION_KEY, id);
     this.sessionId = id;
-    localStorage.setItem(SESSION_KEY, id);
     this.watch(id);
   }
 
@@ -406,8 +470,12 @@ export class HelpView implements Page {
    * from the session; otherwise nothing of it was kept, and the message goes back into the field. */
   private async unanswered(error: Error, message: string): Promise<void> {
     if (error instanceof Unanswered && error.why === "away") return this.reread(error.session);
-    this.log.lastElementChild?.remove();
-    this.shown.pop();
+    const asked = this.asked;
+    this.asked = null;
+    if (asked) {
+      asked.line.remove();
+      this.shown.splice(this.shown.indexOf(asked.message), 1);
+    }
     if (message && !(error instanceof Unanswered && error.why === "lost")) this.input.value = message;
     this.notice.textContent = error.message;
     this.notice.hidden = false;
@@ -416,8 +484,6 @@ export class HelpView implements Page {
   /** Shows session `id` as the server has it (a turn ended while the page was not reading it;
    * a first turn's session is the page's if it answered). */
   private async reread(id: string): Promise<void> {
-    this.log.replaceChildren();
-    this.shown.length = 0;
     this.adopt(id);
     await this.resume(id);
   }
@@ -427,7 +493,7 @@ export class HelpView implements Page {
     if (!this.turnSession) return;
     this.stopButton.disabled = true;
     try {
-      await api("POST", `/api/help/sessions/${this.turnSession}/stop`, {});
+      await api("POST", `/api/help/sessions/${this.turnSession}/stop`, this.waitingId ? { waiting: this.waitingId } : {});
     } catch (error) {
       this.notice.textContent = `Stop was refused: ${(error as Error).message}`;
       this.notice.hidden = false;
@@ -450,11 +516,11 @@ export class HelpView implements Page {
   private async askForPerson(): Promise<void> {
     if (!this.sessionId || this.busy) return;
     try {
+      const turns = this.turnsBegun;
       const session = await api<Session>("POST", `/api/help/sessions/${this.sessionId}/handoff`, {});
-      const last = session.messages.at(-1);
-      if (last?.role === "desk") this.reveal(this.append(last));
-      this.showQuestion(null);
-      this.setStatus(session.status, false);
+      // The session as it is now (the desk's handoff reply last), unless a turn began meanwhile.
+      if (turns === this.turnsBegun) this.render(session);
+      else this.stale = true;
     } catch (error) {
       this.notice.textContent = (error as Error).message;
       this.notice.hidden = false;
@@ -464,7 +530,7 @@ export class HelpView implements Page {
   private startOver(): void {
     // A turn this page asked that is still being answered is stopped (another tab's is left
     // alone), and its end not shown.
-    if (this.busy && this.turnSession && this.ownTurn) void api("POST", `/api/help/sessions/${this.turnSession}/stop`, {}).catch(() => {});
+    if (this.busy && this.turnSession && this.ownTurn) void api("POST", `/api/help/sessions/${this.turnSession}/stop`, this.waitingId ? { waiting: this.waitingId } : {}).catch(() => {});
     this.generation++;
     this.turnSession = null;
     // A question that waited goes back into the box.

@@ -218,7 +218,8 @@ pub async fn fallback(env: &Env, message: &serde_json::Value) -> AppResult<()> {
         return Ok(());
     }
     let error = AppError::relayed(status, &response.text().await?);
-    // Already answered (a supply or a force won the race), or deleted: nothing to do. An
+    // Already answered (a supply or a force won the race), stopped by its owner once resumed, or
+    // deleted: nothing to do. An
     // identity that never passed the Turnstile check gets no model call from the server either
     // (retrying would not change that): the request stays open for the owner to supply or force.
     if matches!(
@@ -226,6 +227,7 @@ pub async fn fallback(env: &Env, message: &serde_json::Value) -> AppResult<()> {
         "context_request_not_found"
             | "conversation_not_found"
             | "turn_in_progress"
+            | "turn_stopped"
             | "challenge_required"
     ) {
         return Ok(());

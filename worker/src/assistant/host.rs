@@ -419,7 +419,8 @@ impl Host {
                         .await?;
                 // Logged as any turn: the other tabs stream it, a reload joins it, Stop stops
                 // it, and a message sent meanwhile waits for it. (If waiting messages are being
-                // worked through already, their task goes on with them afterwards.)
+                // worked through already, it took the lease between two of them: the next one
+                // cannot begin while it runs and gets `turn_in_progress`.)
                 let leads = !self.streaming.replace(true);
                 let lease = turn.session.lease;
                 let begun = super::log_header::begin_log(state, &id, lease, None, None, None).await;
@@ -658,8 +659,8 @@ impl Host {
         }
     }
 
-    /// Asks the running streamed turn to stop; false when none runs (a JSON or resumed turn
-    /// runs to its end).
+    /// Asks the running logged turn (a streamed one, or a resumed one) to stop; false when none
+    /// runs (a JSON turn runs to its end).
     pub fn stop(&self) -> bool {
         self.log.borrow().as_ref().is_some_and(|log| log.stop())
     }

@@ -1,7 +1,8 @@
 //! Talking to a help session's Durable Object (one per session id, named by the id): an
 //! [`Envelope`] of a caller and a command goes in as JSON, the core's [`HelpReply`] comes back;
 //! a refusal comes back as the usual error answer and is turned into the same [`AppError`].
-//! A turn ([`TurnOrder`], `POST /turn`), a join and a Stop ([`ask`]) are requests of their own.
+//! A turn ([`TurnOrder`], `POST /turn`), a join, a Stop and a tab's WebSocket ([`ask`]) are
+//! requests of their own.
 
 use serde::{Deserialize, Serialize};
 use stepwise_core::help::{Caller, HelpCommand, HelpError, HelpReply};

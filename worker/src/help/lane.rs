@@ -1,9 +1,10 @@
 //! A help session's turns in its object's memory: the running (or last) one, and the streamed
 //! messages waiting behind it (`HELP_QUEUE`, default on; at most four, 409 `queue_full` past
-//! them). A waiting message's stream says "Queued…" at once; its turn begins when the ones
-//! before it end, in order, and its events follow on the same stream. The background task of
-//! the turn that holds the session works through them, so no two turns of a session ever run at
-//! once. The session's watching tabs are told when each turn begins.
+//! them). A waiting message's stream says "Queued…" at once, with the id a Stop names it by; its
+//! turn begins when the ones before it end, in order, and its events follow on the same stream.
+//! The background task of the turn that holds the lane (from the moment it is being begun)
+//! works through them, so no two turns of a session ever run at once. The session's watching
+//! tabs are told when each turn begins.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -18,14 +19,16 @@ use super::client::{ID_HEADER, TurnOrder};
 use super::live::{Ended, HelpRun};
 use super::turn;
 use crate::platform::error::{AppError, AppResult};
+use crate::platform::ids::random_id;
 use crate::platform::settings::var;
 use crate::platform::sse::{EventSink, stream_response};
 
 /// Most messages that wait behind a running turn.
 pub const MAX_WAITING: usize = 4;
 
-/// A streamed message waiting for its turn, and its client's stream.
+/// A streamed message waiting for its turn, its id (for a Stop) and its client's stream.
 struct Waiting {
+    id: String,
     order: TurnOrder,
     sink: EventSink,
 }
@@ -74,6 +77,12 @@ impl Lane {
             .cloned()
     }
 
+    /// `run` is being begun: from now on it is the session's turn here (a question arriving
+    /// meanwhile waits behind it), and its task works through what waits.
+    pub fn hold(&self, run: &Rc<HelpRun>) {
+        self.run.replace(Some(run.clone()));
+    }
+
     /// The session granted `run`: it is the one joined and stopped, and the tabs are told.
     pub fn granted(&self, run: &Rc<HelpRun>) {
         self.run.replace(Some(run.clone()));
@@ -105,19 +114,44 @@ impl Lane {
         }
         let (mut response, sink) = stream_response()?;
         response.headers_mut().set(ID_HEADER, id)?;
-        let queued =
-            json!({ "type": "status", "message": "Queued: answered after the current answer…" });
+        let waiting = random_id()?;
+        let queued = json!({
+            "type": "status",
+            "message": "Queued: answered after the current answer…",
+            "waiting": waiting,
+        });
         sink.write(frame_without_id("status", &queued).as_bytes());
-        self.waiting.borrow_mut().push_back(Waiting { order, sink });
+        self.waiting.borrow_mut().push_back(Waiting {
+            id: waiting,
+            order,
+            sink,
+        });
         Ok(response)
     }
 
-    /// Runs `run`, the turn of `order` in session `id`, to its end; then, if the session granted
-    /// it (it held the session), every message waiting behind it, in order.
+    /// Stops the message that waits as `id`: taken out of the line, its stream ends with
+    /// `stopped` (nothing of it ran); once its turn has begun, that turn is stopped. False when
+    /// there is no such message, or its answer is found.
+    pub fn stop_waiting(&self, id: &str) -> bool {
+        let taken = {
+            let mut waiting = self.waiting.borrow_mut();
+            let at = waiting.iter().position(|w| w.id == id);
+            at.and_then(|at| waiting.remove(at))
+        };
+        if let Some(Waiting { sink, .. }) = taken {
+            let stopped = json!({ "type": "stopped", "message": "" });
+            sink.write(frame_without_id("stopped", &stopped).as_bytes());
+            return true;
+        }
+        self.run()
+            .is_some_and(|run| run.is_waited(id) && run.stop())
+    }
+
+    /// Runs `run`, the turn of `order` in session `id` (held: [`Lane::hold`]), to its end; then
+    /// every message waiting behind it, in order.
     pub async fn work(self: Rc<Self>, env: Env, id: String, order: TurnOrder, run: Rc<HelpRun>) {
         let first = (order, run, None);
         let mut next: Option<Next> = Some(first);
-        let mut holds = false;
         while let Some((order, run, waiting)) = next.take() {
             let ran = async {
                 let ended = match turn::run(&env, &order, &id, &run).await {
@@ -144,20 +178,18 @@ impl Lane {
                 }
             };
             futures::future::join(ran, followed).await;
-            // Only the task whose turn held the session works through the waiting messages.
-            holds = holds || run.was_granted();
-            if holds {
-                next = self.next_waiting();
-            }
+            // This task holds the lane: it works through what waits, in order.
+            next = self.next_waiting();
         }
     }
 
     /// The next waiting message as a turn to run (it is the lane's turn from now on, so a
     /// message arriving meanwhile waits behind it).
     fn next_waiting(&self) -> Option<Next> {
-        let Waiting { order, sink } = self.waiting.borrow_mut().pop_front()?;
+        let Waiting { id, order, sink } = self.waiting.borrow_mut().pop_front()?;
         let (run, awaited) = HelpRun::new(&order.owner.id, &order.message);
         let run = Rc::new(run);
+        run.waited_as(&id);
         self.run.replace(Some(run.clone()));
         Some((order, run, Some((sink, awaited.begun))))
     }

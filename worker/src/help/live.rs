@@ -47,6 +47,8 @@ pub struct HelpRun {
     owner: String,
     /// The question, for the session's other tabs.
     message: String,
+    /// The id its stream was given while it waited behind another turn (`super::lane`).
+    waited_as: RefCell<Option<String>>,
     /// The turn's number in the session (set when the session grants it).
     turn: Cell<u64>,
     frames: RefCell<Vec<String>>,
@@ -67,6 +69,7 @@ impl HelpRun {
         let run = HelpRun {
             owner: owner.to_owned(),
             message: message.to_owned(),
+            waited_as: RefCell::new(None),
             turn: Cell::new(0),
             frames: RefCell::new(Vec::new()),
             sinks: RefCell::new(Vec::new()),
@@ -81,6 +84,16 @@ impl HelpRun {
             ended: ended_rx,
         };
         (run, awaited)
+    }
+
+    /// The turn is that of the message that waited as `id`.
+    pub fn waited_as(&self, id: &str) {
+        self.waited_as.replace(Some(id.to_owned()));
+    }
+
+    /// Whether the turn is that of the message that waited as `id`.
+    pub fn is_waited(&self, id: &str) -> bool {
+        self.waited_as.borrow().as_deref() == Some(id)
     }
 
     /// Whether `owner` is the turn's.

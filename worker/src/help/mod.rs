@@ -19,9 +19,10 @@ use stepwise_core::help::{Caller, HelpCommand, HelpDoc, HelpError, SessionStatus
 use worker::{Env, Method, Request, Response};
 
 use self::kb::{ImportReport, Kb};
-use crate::platform::body::{read_json_text, require_json};
+use crate::platform::body::{read_json, read_json_text, require_json};
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
+use crate::platform::ids;
 use crate::platform::kv::Kv;
 use crate::platform::owner::Owner;
 use crate::platform::spend;
@@ -77,13 +78,33 @@ pub async fn join(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResul
     client::ask(env, owner, id, &format!("join?after={after}"), Method::Get).await
 }
 
-/// `POST /api/help/sessions/:id/stop` (`{}`): stops the session's running turn: its work is
-/// dropped (closing its model call) and nothing of it is kept; every client's stream ends with
-/// `stopped`, and the request that began it gets 409 `turn_stopped`. `{"stopped": true}`, or
-/// `false` when no turn runs or its answer is already found.
-pub async fn stop(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
-    require_json(req)?;
-    client::ask(env, owner, id, "stop", Method::Post).await
+/// `POST /api/help/sessions/:id/stop` (`{}`, or `{"waiting": "<id>"}` for a question that waits
+/// behind another turn, named by its stream's `waiting`): stops the session's running turn: its
+/// work is dropped (closing its model call) and nothing of it is kept; every client's stream
+/// ends with `stopped`, and the request that began it gets 409 `turn_stopped`. A waiting
+/// question is taken out of the line (its stream ends with `stopped`), or, once its turn has
+/// begun, that turn is stopped. `{"stopped": true}`, or `false` when nothing was stopped (no turn
+/// runs, its answer is already found, or no such question waits).
+pub async fn stop(mut req: Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
+    let asked: StopBody = read_json(&mut req).await?;
+    let path = match asked.waiting {
+        Some(waiting) if ids::is_id(&waiting) => format!("stop?waiting={waiting}"),
+        Some(_) => {
+            return Err(AppError::invalid_request(
+                "invalid field `waiting`: not the id of a waiting question",
+            ));
+        }
+        None => "stop".to_owned(),
+    };
+    client::ask(env, owner, id, &path, Method::Post).await
+}
+
+/// The body of a help Stop.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StopBody {
+    #[serde(default)]
+    waiting: Option<String>,
 }
 
 /// `GET /api/help/sessions/:id/ws`: the owner's tab watches the session (a WebSocket; a browser

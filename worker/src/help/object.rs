@@ -30,7 +30,7 @@ use crate::platform::error::{AppError, AppResult};
 use crate::platform::kv::Kv;
 use crate::platform::owner::WS_PROTOCOL;
 use crate::platform::upgrade;
-use crate::platform::url_parts::seen_event;
+use crate::platform::url_parts::{query_param, seen_event};
 
 /// Storage key of the record.
 const RECORD: &str = "session";
@@ -194,7 +194,12 @@ impl HelpDesk {
         // missing session.
         if let Some(running) = self.lane.busy() {
             if !running.is_of(&order.owner.id) {
-                return Err(HelpError::NotFound.into());
+                // A turn the session granted is its owner's; one being begun may be a stranger's
+                // (the session refuses it), so its owner is asked to wait.
+                return Err(match running.was_granted() {
+                    true => HelpError::NotFound.into(),
+                    false => HelpError::TurnInProgress.into(),
+                });
             }
             if order.streamed && !order.create && lane::queues(&self.env) {
                 return self.lane.enqueue(&id, order);
@@ -203,6 +208,7 @@ impl HelpDesk {
         }
         let (run, awaited) = HelpRun::new(&order.owner.id, &order.message);
         let run = Rc::new(run);
+        self.lane.hold(&run);
         let streamed = order.streamed;
         let work = self
             .lane
@@ -246,13 +252,19 @@ impl HelpDesk {
         }
     }
 
-    /// `POST /stop` of the owner: `{"stopped": true}` when a turn ran and was asked to stop.
+    /// `POST /stop[?waiting=<id>]` of the owner: `{"stopped": true}` when a turn ran and was asked
+    /// to stop, or the question that waits as `id` was taken out of the line (or its turn, once
+    /// begun, was asked to stop).
     async fn stop(&self, req: &Request) -> AppResult<Response> {
         let owner = self.owning(req).await?;
-        let stopped = self
-            .lane
-            .run()
-            .is_some_and(|run| run.is_of(&owner) && run.stop());
+        let stopped = match query_param(&req.inner().url(), "waiting") {
+            // A question that waited: taken out of the line, or its turn stopped once begun.
+            Some(waiting) => self.lane.stop_waiting(&waiting),
+            None => self
+                .lane
+                .run()
+                .is_some_and(|run| run.is_of(&owner) && run.stop()),
+        };
         Ok(Response::from_json(&json!({ "stopped": stopped }))?)
     }
 

@@ -133,6 +133,7 @@ export class RequestCard {
       this.render();
       this.status.textContent = "Delivered; the assistant still needs the rest.";
     } catch (error) {
+      if (this.stopped(error as Error)) return;
       this.status.textContent = `Not delivered: ${(error as Error).message} Try again.`;
     }
   }
@@ -143,6 +144,7 @@ export class RequestCard {
       const answered = await api<Answered>("POST", `/api/assistant/conversations/${this.conversationId}/requests/${this.request.request_id}/force`);
       if (answered.status === "answered") this.done(answered.answer, "Answered without the context.");
     } catch (error) {
+      if (this.stopped(error as Error)) return;
       this.status.textContent = `${(error as Error).message} Try again.`;
     }
   }
@@ -151,6 +153,14 @@ export class RequestCard {
   hold(): void {
     this.root.classList.add("reminded");
     this.status.textContent = "Your message is kept in the box below: attach, skip or run without context first, then send it.";
+  }
+
+  /** The resumed turn was stopped (here or in another tab): the card closes, nothing to retry. */
+  private stopped(error: Error): boolean {
+    if (!error.message.endsWith("(turn_stopped)")) return false;
+    this.answered = true;
+    this.close("Stopped: what the assistant wrote is kept.");
+    return true;
   }
 
   private done(answer: AssistantResponse, outcome: string): void {
