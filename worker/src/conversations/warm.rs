@@ -1,6 +1,6 @@
 //! New conversations' objects started ahead of their first turn. A first turn runs on a new
-//! object, and starting one is most of what a first turn costs beyond a later one (on workerd,
-//! 2.8 ms of 3.5: bench/README.md "First turns on objects started ahead"). So each isolate
+//! object, and starting one is what a first turn cost beyond a later one (on workerd, about
+//! 2.8 ms: bench/README.md "First turns on objects started ahead"). So each isolate
 //! keeps a few ids whose objects it has already started (`POST /warm`, which reads and stores
 //! nothing): a first turn takes one, and after the request has answered, its Worker starts as
 //! many as were taken since the last refill, in `waitUntil`, off the turn's path.
