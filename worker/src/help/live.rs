@@ -47,7 +47,7 @@ pub struct HelpRun {
     owner: String,
     /// The question, for the session's other tabs.
     message: String,
-    /// The id its stream was given while it waited behind another turn (`super::lane`).
+    /// The id its stream was given while it waited behind another turn (in its session's lane).
     waited_as: RefCell<Option<String>>,
     /// The turn's number in the session (set when the session grants it).
     turn: Cell<u64>,
