@@ -562,6 +562,27 @@ describe("live help-desk turns", () => {
     assert.equal(session.turns, 5);
   });
 
+  test("HELP_QUEUE=false: a streamed question sent while the desk answers is refused at once, as before (409 turn_in_progress)", async () => {
+    const other = await startStack({ config: generousLimits, overrides: { HELP_QUEUE: "false" } });
+    try {
+      other.fake.script((request) => (request.system.startsWith("Translate") ? { reply: "[de]" } : { reply: SLOW_ANSWER, paced: true, delayMs: 200 }));
+      const owner = newOwner();
+      const post = (body) =>
+        fetch(`${other.base}/api/help`, { method: "POST", headers: { ...asOwner(owner), "content-type": "application/json", accept: "text/event-stream" }, body: JSON.stringify(body) });
+      const first = await post({ message: QUESTION });
+      assert.equal(first.status, 200);
+      const id = first.headers.get("x-stepwise-session");
+      const events = readEvents(first);
+      await until(() => events.events.some((e) => e.event === "status"));
+      const second = await post({ session_id: id, message: AGAIN[0] });
+      const refused = await second.json();
+      assert.deepEqual([second.status, refused.error.code], [409, "turn_in_progress"]);
+      assert.equal((await events.done).at(-1).event, "complete");
+    } finally {
+      await other.stop();
+    }
+  });
+
   /** A tab's WebSocket on help session `id` as `owner`: whether it opened, and its messages. */
   const watchSession = async (owner, id) => {
     const ws = new WebSocket(`${stack.base.replace("http", "ws")}/api/help/sessions/${id}/ws`, ["stepwise.v1", `bearer.${owner}`]);
