@@ -78,6 +78,10 @@ export class Tray {
   private card: RequestCard | null = null;
   /** The card's turn resumed and streams here (its whole answer is not shown again). */
   private cardStreamed = false;
+  /** The card's answer came whole (the socket was down meanwhile): the resumed turn the socket
+   * replays once it is back is not shown again, nor is the turn of that lease. */
+  private answeredWhole = false;
+  private skippedLease = 0;
   /** The answers on screen by their index among the stored messages. */
   private readonly views = new Map<number, AnswerView>();
   private live: LiveConnection | null = null;
@@ -459,6 +463,7 @@ export class Tray {
   private showRequest(id: string, request: ContextRequestJson): void {
     this.card?.root.remove();
     this.cardStreamed = false;
+    this.answeredWhole = false;
     this.card = new RequestCard(id, request, (answer) => this.showAnswer(answer));
     this.log.append(this.card.root);
     this.log.scrollTop = this.log.scrollHeight;
@@ -469,6 +474,7 @@ export class Tray {
     if (!this.card) return;
     this.card = null;
     if (this.cardStreamed) return void (this.cardStreamed = false);
+    this.answeredWhole = true;
     const view = this.view();
     view.complete(answer);
     this.stored(view);
@@ -483,6 +489,8 @@ export class Tray {
     // Sequence numbers are a conversation's own.
     this.seq = 0;
     this.shown.clear();
+    this.skippedLease = 0;
+    this.answeredWhole = false;
     this.ownLease = 0;
     this.stash = [];
     this.live = new LiveConnection(id, () => this.seq, (event) => this.onLive(event));
@@ -495,6 +503,13 @@ export class Tray {
     // by its stream), or another tab's turn queued behind it. (A turn still running elsewhere
     // while this tab's message waits, `remote`, is shown at once.)
     if (ofTurn && this.busy && !this.remote) return void this.stash.push(event);
+    if (ofTurn && leaseOf(event) === this.skippedLease) return void (event.seq && this.saw(event.seq));
+    if (event.type === "conversation:turn_started" && !event.message && this.answeredWhole) {
+      // The resumed turn whose answer the card showed whole, replayed after a reconnection.
+      this.answeredWhole = false;
+      this.skippedLease = leaseOf(event);
+      return;
+    }
     if (event.type === "conversation:turn_started") {
       this.setRunning(true);
       if (this.remote && leaseOf(event) === this.remoteLease) return;
@@ -576,6 +591,8 @@ export class Tray {
     this.live = null;
     this.seq = 0;
     this.shown.clear();
+    this.skippedLease = 0;
+    this.answeredWhole = false;
     this.ownLease = 0;
     this.stash = [];
     this.setRunning(false);
