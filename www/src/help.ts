@@ -157,6 +157,15 @@ export class HelpView implements Page {
     await this.rejoin();
   }
 
+  /** After a turn, or a send that failed: a question that waited is asked (or, `lost`, given
+   * back); once none is asked, what changed elsewhere meanwhile shows. */
+  private settle(lost: boolean): void {
+    this.askQueued(lost);
+    if (this.busy) return; // The waiting question is being asked: its end settles again.
+    if (this.storageMissed) this.followStorage();
+    else if (this.stale && this.sessionId) (this.stale = false), void this.reread(this.sessionId);
+  }
+
   /** Shows the session another tab left this browser on (none: a New question there). */
   private followStorage(): void {
     this.storageMissed = false;
@@ -309,7 +318,7 @@ export class HelpView implements Page {
       const why = !response ? "The connection was lost before the server answered." : json?.error ? `${json.error.message} (${json.error.code})` : `The server answered ${response.status}.`;
       await this.unanswered(new Unanswered(why, "failed"), message);
       this.setBusy(false);
-      this.askQueued(true);
+      this.settle(true);
     } else {
       // A first turn's session becomes the page's only when it answers (a stopped or failed
       // one is erased).
@@ -374,10 +383,7 @@ export class HelpView implements Page {
         this.waitingId = null;
         this.asked = null;
         this.setBusy(false);
-        // What changed elsewhere meanwhile shows now (unless a question waited: after it).
-        if (this.storageMissed && !this.queued) this.followStorage();
-        else if (this.stale && !this.queued && this.sessionId) (this.stale = false), void this.reread(this.sessionId);
-        this.askQueued(lost);
+        this.settle(lost);
       }
     }
   }

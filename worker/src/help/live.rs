@@ -164,10 +164,15 @@ impl HelpRun {
     }
 
     /// The turn's events after `after` as an event stream, then the live ones until it ends;
-    /// `None` (nothing to join) when `after` is of another turn, or is 0 and the turn has ended.
+    /// `None` (nothing to join) when `after` is of another turn, or names none of its events (0,
+    /// or the turn's number × 10⁶) and the turn has ended.
     pub fn subscribe(&self, after: u64) -> AppResult<Option<Response>> {
+        // A client that saw none of the turn (no id, or the turn's number alone) joins it only
+        // while it runs: once it has ended, the session holds it.
         let known = match after {
-            0 => !self.ended.get(),
+            seen if seen % SEQ_SPAN == 0 => {
+                !self.ended.get() && (seen == 0 || seen / SEQ_SPAN == self.turn.get())
+            }
             seen => seen / SEQ_SPAN == self.turn.get(),
         };
         if !known {
@@ -190,11 +195,6 @@ impl HelpRun {
         if !self.ended.get() {
             self.sinks.borrow_mut().push(sink);
         }
-    }
-
-    /// Whether the session granted the turn (it holds the session's lease until it ends).
-    pub fn was_granted(&self) -> bool {
-        self.turn.get() > 0
     }
 
     /// The answer is found (the turn now commits it): a Stop from now on is refused.

@@ -189,17 +189,18 @@ impl HelpDesk {
     async fn begin_turn(&self, mut req: Request) -> AppResult<Response> {
         let id = session_id(&req)?;
         let order: TurnOrder = serde_json::from_str(&req.text().await?)?;
-        // While the session's turn runs (the owner's: a session has one), the owner's streamed
-        // message waits behind it, and any other is refused; anyone else is refused as for a
-        // missing session.
+        // Only the session's owner reaches its lane (anyone else is refused as for a missing
+        // session, whatever runs); a new session's first turn has no one else's to wait for.
+        if !order.create {
+            let record = load(&self.state.storage()).await?;
+            let caller = Caller::Owner(order.owner.id.clone());
+            handle(record.as_ref(), &id, &caller, &HelpCommand::Read, now_ms())?;
+        }
+        // While the session's turn runs, the owner's streamed message waits behind it, and any
+        // other is refused. (No wait between this check and the lane's hold below.)
         if let Some(running) = self.lane.busy() {
             if !running.is_of(&order.owner.id) {
-                // A turn the session granted is its owner's; one being begun may be a stranger's
-                // (the session refuses it), so its owner is asked to wait.
-                return Err(match running.was_granted() {
-                    true => HelpError::NotFound.into(),
-                    false => HelpError::TurnInProgress.into(),
-                });
+                return Err(HelpError::NotFound.into());
             }
             if order.streamed && !order.create && lane::queues(&self.env) {
                 return self.lane.enqueue(&id, order);

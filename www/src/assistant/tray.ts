@@ -536,6 +536,8 @@ export class Tray {
       if (this.show(this.remote, event.event as unknown as StreamEvent)) this.remote = null;
       this.log.scrollTop = this.log.scrollHeight;
     } else if (event.type === "conversation:caught_up") {
+      // The replay after a reconnection is over: a later resumed turn is shown.
+      this.answeredWhole = false;
       this.setRunning(Boolean(event.running) || this.busy);
       // The turn ended while this tab was away: the stored conversation has its answer.
       if (!event.running && this.remote && this.conversationId) (this.remote = null, void this.load(this.conversationId));
