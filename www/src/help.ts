@@ -116,9 +116,8 @@ export class HelpView implements Page {
   /** Another tab started or left a session: this page shows it too, unless it is answering. */
   private readonly onStorage = (event: StorageEvent): void => {
     if (event.key !== SESSION_KEY || event.newValue === this.sessionId) return;
-    if (this.busy) return void (this.storageMissed = true);
-    if (event.newValue) void this.reread(event.newValue);
-    else this.clear();
+    if (this.busy) this.storageMissed = true;
+    else this.followStorage();
   };
 
   /** What the assistant tray sees: the Help page and where the session stands. */

@@ -83,9 +83,8 @@ impl Lane {
         self.run.replace(Some(run.clone()));
     }
 
-    /// The session granted `run`: it is the one joined and stopped, and the tabs are told.
-    pub fn granted(&self, run: &Rc<HelpRun>) {
-        self.run.replace(Some(run.clone()));
+    /// The session granted `run` (held already): the watching tabs are told it began.
+    pub fn granted(&self, run: &HelpRun) {
         if let Some(started) = run.started() {
             self.tell(&started);
         }

@@ -57,8 +57,8 @@ impl Output {
         }
     }
 
-    /// A piece of the model's answer: its display text, or its own text when asked for. False
-    /// once the client of an event stream has gone away.
+    /// A piece of the model's answer: its display text, with the model's own text for the
+    /// clients that ask for it. False once the live turn's owner stopped it.
     pub async fn delta(&mut self, model_text: &str, shown: String) -> bool {
         match self {
             Output::Live(log) | Output::LiveJson(log, _) => {
@@ -113,7 +113,10 @@ impl Output {
     /// The turn's answer: the `complete` event.
     pub async fn complete(&mut self, answer: TurnAnswer) {
         match self {
-            Output::Json(slot) => return *slot = Some(Ok(JsonAnswer::Turn(Box::new(answer)))),
+            Output::Json(slot) => {
+                *slot = Some(Ok(JsonAnswer::Turn(Box::new(answer))));
+                return;
+            }
             Output::LiveJson(_, slot) => {
                 *slot = Some(Ok(JsonAnswer::Turn(Box::new(answer.clone()))))
             }
@@ -135,7 +138,10 @@ impl Output {
     /// The turn was deferred: the `context_required` event (the JSON answer).
     pub async fn context_required(&mut self, waiting: ContextRequired) {
         match self {
-            Output::Json(slot) => return *slot = Some(Ok(JsonAnswer::Waiting(Box::new(waiting)))),
+            Output::Json(slot) => {
+                *slot = Some(Ok(JsonAnswer::Waiting(Box::new(waiting))));
+                return;
+            }
             Output::LiveJson(_, slot) => {
                 *slot = Some(Ok(JsonAnswer::Waiting(Box::new(waiting.clone()))));
             }
@@ -166,14 +172,17 @@ impl Output {
             message: error.message().into(),
         };
         match self {
-            Output::Json(slot) => return *slot = Some(Err(error)),
+            Output::Json(slot) => {
+                *slot = Some(Err(error));
+                return;
+            }
             Output::LiveJson(_, slot) => *slot = Some(Err(error)),
             Output::Live(_) => {}
         }
         self.emit(event).await;
     }
 
-    /// Sends an event; false when the client has gone away (the response stream was closed).
+    /// Sends an event; false once the live turn's owner stopped it.
     async fn emit(&mut self, event: StreamEvent) -> bool {
         match self {
             Output::Live(log) | Output::LiveJson(log, _) => {
