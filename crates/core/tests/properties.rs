@@ -171,6 +171,34 @@ proptest! {
     }
 
     #[test]
+    fn a_parser_reset_after_any_text_parses_the_next_as_a_new_one_does(before in text(), text in text(), cut in any::<usize>(), offsets in prop::collection::vec(any::<usize>(), 0..24)) {
+        let names = vec!["SCHEMA_PROPOSAL".to_owned()];
+        let offsets: Vec<usize> = offsets.iter().map(|o| o % (text.len() + 1)).collect();
+        let chunks = split_at_offsets(&text, &offsets);
+        let mut fresh = stepwise_core::markers::MarkerParser::with_registry(registry(&names));
+        let mut reused = stepwise_core::markers::MarkerParser::with_registry(registry(&names));
+        fresh.set_text_spans(true);
+        reused.set_text_spans(true);
+        // Cut anywhere, ended or not: inside a body, a held line start, a marker's value.
+        let cut = before.char_indices().map(|(i, _)| i).nth(cut % (before.chars().count() + 1)).unwrap_or(before.len());
+        reused.parse(&before[..cut]);
+        if cut % 2 == 1 { reused.end_parse() }
+        reused.reset();
+        for chunk in chunks.iter().copied().chain([""]) {
+            for parser in [&mut fresh, &mut reused] {
+                if chunk.is_empty() { parser.end_parse() } else { parser.parse(chunk) }
+            }
+            prop_assert_eq!(reused.take_events().collect::<Vec<_>>(), fresh.take_events().collect::<Vec<_>>());
+            prop_assert_eq!(reused.take_text_pieces().collect::<Vec<_>>(), fresh.take_text_pieces().collect::<Vec<_>>());
+            prop_assert_eq!(reused.open_body_start(), fresh.open_body_start());
+            prop_assert_eq!(reused.drain_body_spans().collect::<Vec<_>>(), fresh.drain_body_spans().collect::<Vec<_>>());
+            prop_assert_eq!(reused.text_position(), fresh.text_position());
+        }
+        prop_assert_eq!(reused.fed(), text.len());
+        prop_assert_eq!(reused.finish(), fresh.finish());
+    }
+
+    #[test]
     fn the_body_spans_of_any_split_point_at_each_payload_body_in_the_text(text in text(), offsets in prop::collection::vec(any::<usize>(), 0..24)) {
         let names = vec!["SCHEMA_PROPOSAL".to_owned()];
         let offsets: Vec<usize> = offsets.iter().map(|o| o % (text.len() + 1)).collect();

@@ -23,8 +23,7 @@ function prng(seed) {
 }
 
 /** Parses `chunks`; returns events with adjacent text merged, and the final parse. */
-function parse(chunks, payloads) {
-  const stream = new MarkerStream(payloads);
+function parse(chunks, payloads, stream = new MarkerStream(payloads)) {
   const events = [];
   const push = (event) => {
     const last = events.at(-1);
@@ -76,6 +75,28 @@ test("the shared vectors parse through the JS entry as the core parses them, at 
       const payloads = events.filter((e) => e.kind === "payload").map((e) => e.value);
       assert.equal(payloads.length, parsed.payloads.length, c.name);
       payloads.forEach((p, i) => assert.equal(parsed.payloads[i], p, `${c.name}: finish gives the events' payload objects`));
+    }
+  }
+});
+
+test("a stream made after others were finished or freed anywhere parses as a new one", () => {
+  const random = prng(20261127);
+  const schema = repoFile("fixtures/schema-64k.txt");
+  // Cut points inside a JSON body, a held line start, a marker's value and a surrogate pair.
+  const leftovers = [schema.slice(0, 40000), "Intro\nSUGGES", "OPTIONS: a|b", "Hi \uD83D", schema, "TARGET_FIELD: x\n"];
+  for (const c of markerCases) {
+    const fresh = [];
+    // More streams at once than are kept: the last ones are new, the first reused.
+    for (let i = 0; i < 6; i++) fresh.push(new MarkerStream(c.payload_markers));
+    const chunks = randomSplit(c.text, random, 40);
+    const results = fresh.map((stream) => parse(chunks, c.payload_markers, stream));
+    for (const result of results.slice(1)) assert.deepEqual(result, results[0], c.name);
+    for (const leftover of leftovers) {
+      const abandoned = new MarkerStream(c.payload_markers);
+      abandoned.feed(leftover.slice(0, 1 + Math.floor(random() * leftover.length)));
+      if (random() < 0.5) abandoned.free();
+      else abandoned.finish();
+      assert.deepEqual(parse(chunks, c.payload_markers), results[0], `${c.name} after ${JSON.stringify(leftover.slice(0, 20))}`);
     }
   }
 });

@@ -44,7 +44,7 @@ const DIAGNOSTIC = 7;
 const LOOP_MAX = 64;
 
 /** Whether a UTF-16 unit is White_Space, as Rust's `char::is_whitespace` (JS's `trim` also
- * strips U+FEFF and keeps U+0085). */
+ * strips U+FEFF and keeps U+0085): the core trims the message so. */
 function isSpace(unit) {
   if (unit <= 0x20) return unit === 0x20 || (unit >= 0x09 && unit <= 0x0d);
   if (unit < 0x85) return false;
@@ -52,14 +52,6 @@ function isSpace(unit) {
     unit === 0x2028 || unit === 0x2029 || unit === 0x202f || unit === 0x205f || unit === 0x3000;
 }
 
-/** Rust's `str::trim`, as the core trims the message. */
-function trim(text) {
-  let start = 0;
-  let end = text.length;
-  while (start < end && isSpace(text.charCodeAt(start))) start++;
-  while (end > start && isSpace(text.charCodeAt(end - 1))) end--;
-  return start === 0 && end === text.length ? text : text.slice(start, end);
-}
 
 const encoder = new TextEncoder();
 // `ignoreBOM`: a blob that starts with U+FEFF keeps it (the offsets count it).
@@ -76,6 +68,27 @@ function views() {
     bytes = new Uint8Array(buffer);
     words = new Uint32Array(buffer);
   }
+}
+
+// Finished streams kept for reuse, a few for each set of payload marker names: making a stream
+// (the names crossing, the registry, the buffers, the bindings' finalizer) costs about 1 µs, as
+// much as parsing a short reply (bench/README.md). `free` resets a stream and keeps it here.
+const KEPT_PER_NAMES = 4;
+const KEPT_NAME_SETS = 8;
+/** Finished streams by `namesKey`: `{ inner, shared, leads }`. */
+const kept = new Map();
+
+/** A key for a set of payload marker names (lengths before names, so that no two sets share
+ * one); `undefined` when they are not an array of strings, which are never kept. */
+function namesKey(names) {
+  if (names === undefined || names === null) return "";
+  if (!Array.isArray(names)) return undefined;
+  let key = "";
+  for (const name of names) {
+    if (typeof name !== "string") return undefined;
+    key += name.length + ":" + name;
+  }
+  return key;
 }
 
 /** A suggested action read from the tape: `(label), (action), (handler), 0 | 1, (target)`. */
@@ -98,7 +111,11 @@ function append(events, more) {
   for (const event of more) add(events, event);
 }
 
-export class MarkerStream extends Bindings {
+export class MarkerStream {
+  /** The stream's half in wasm (the bindings' `MarkerStream`). */
+  #inner;
+  /** Its payload marker names' `namesKey`, to keep it by when freed. */
+  #key;
   /** Where the shared block is, in words: `[input address, input capacity, tape address, tape
    * length, blob address, blob length, spans address, spans length]`, then the 8 words of the
    * lead-byte map. */
@@ -110,8 +127,11 @@ export class MarkerStream extends Bindings {
   #window = "";
   /** The text since an undecided line start, while one is held (the tape's `EARLIER`). */
   #pending = "";
-  /** The display text so far: `finish`'s message. */
+  /** The display text so far, trimmed as the core trims it (`finish`'s message): built trimmed,
+   * so that `finish` need not read it (reading a string built by `+=` copies it whole first). */
   #message = "";
+  /** Whitespace after the message's last other character, added to it before the next one. */
+  #tail = "";
   /** Every payload given out so far, in order: `finish`'s payloads. */
   #payloads = [];
   /** `AT_LINE_START`, `IN_TEXT_LINE` or 0: where the parser stands, for `#skip`. */
@@ -125,9 +145,18 @@ export class MarkerStream extends Bindings {
   /** The lead-byte map: bit `b` set when a line whose first UTF-8 byte is `b` may be a marker. */
   #leads;
 
+  /** A stream recognizing the built-in markers plus the given payload marker names (e.g.
+   * `["SCHEMA_PROPOSAL"]`); throws `invalid_marker_name`, `duplicate_marker` or
+   * `too_many_markers`. */
   constructor(payloadMarkers) {
-    super(payloadMarkers);
-    this.#shared = this.sharedAt() >>> 2;
+    this.#key = namesKey(payloadMarkers);
+    const reused = this.#key === undefined ? undefined : kept.get(this.#key)?.pop();
+    if (reused) {
+      ({ inner: this.#inner, shared: this.#shared, leads: this.#leads } = reused);
+      return;
+    }
+    this.#inner = new Bindings(payloadMarkers);
+    this.#shared = this.#inner.sharedAt() >>> 2;
     views();
     this.#leads = words.slice(this.#shared + 8, this.#shared + 16);
   }
@@ -157,16 +186,25 @@ export class MarkerStream extends Bindings {
     this.#held = "";
     this.#flush();
     this.#position = 0;
-    const code = this.endInput();
+    const code = this.#inner.endInput();
     return code === NO_EVENTS ? held : held.concat(this.#events("", code));
   }
 
-  /** Frees the stream's wasm memory; a later `feed`, `end` or `finish` throws `stream_freed`
-   * (without writing into the freed memory). */
+  /** Frees the stream: its wasm memory is freed, or kept (reset) for a stream made later with
+   * the same payload markers. A later `feed`, `end` or `finish` throws `stream_freed`; a second
+   * `free` does nothing. */
   free() {
+    if (this.#freed) return;
     this.#position = 0;
     this.#freed = true;
-    super.free();
+    const inner = this.#inner;
+    this.#inner = undefined;
+    let streams = this.#key === undefined ? undefined : kept.get(this.#key);
+    if (!streams && this.#key !== undefined && kept.size < KEPT_NAME_SETS) kept.set(this.#key, (streams = []));
+    if (streams && streams.length < KEPT_PER_NAMES) {
+      inner.reset();
+      streams.push({ inner, shared: this.#shared, leads: this.#leads });
+    } else inner.free();
   }
 
   #live() {
@@ -177,7 +215,7 @@ export class MarkerStream extends Bindings {
 
   finish() {
     this.end();
-    this.finishRest();
+    this.#inner.finishRest();
     views();
     const shared = this.#shared;
     const from = words[shared + 4];
@@ -193,7 +231,7 @@ export class MarkerStream extends Bindings {
     const optional = () => (word() === 1 ? string() : null);
     // The tape's order (crates/wasm/src/tape.rs); properties are read in the order written.
     const parsed = {
-      message: trim(this.#message),
+      message: this.#message,
       suggestions: list(string),
       options: list(string),
       extracted: list(() => ({ field: string(), value: string() })),
@@ -218,7 +256,7 @@ export class MarkerStream extends Bindings {
     if (this.#position === IN_TEXT_LINE && text.indexOf("\n") < 0) {
       // The usual delta: more of a text line.
       this.#take(text.length, 0, true);
-      this.#message += text;
+      this.#say(text);
       return [{ type: "text", text }];
     }
     const length = text.length;
@@ -245,7 +283,7 @@ export class MarkerStream extends Bindings {
       if (end > at) {
         this.#take(end - at, lines, inLine);
         const run = end - at === length ? text : text.slice(at, end);
-        this.#message += run;
+        this.#say(run);
         add(events, { type: "text", text: run });
         at = end;
         continue;
@@ -272,6 +310,26 @@ export class MarkerStream extends Bindings {
     return ((this.#leads[lead >> 5] >>> (lead & 31)) & 1) === 1;
   }
 
+  /** Adds display text to the message, which stays trimmed: whitespace at its start is dropped,
+   * and whitespace at its end is held in `#tail` until other text follows. */
+  #say(text) {
+    let end = text.length;
+    while (end > 0 && isSpace(text.charCodeAt(end - 1))) end--;
+    if (end === 0) {
+      if (this.#message.length > 0) this.#tail += text;
+      return;
+    }
+    let start = 0;
+    if (this.#message.length === 0) {
+      while (isSpace(text.charCodeAt(start))) start++;
+    } else if (this.#tail.length > 0) {
+      this.#message += this.#tail;
+      this.#tail = "";
+    }
+    this.#message += start === 0 && end === text.length ? text : text.slice(start, end);
+    if (end < text.length) this.#tail = text.slice(end);
+  }
+
   /** Counts display text the entry took, for the core's next call. */
   #take(units, lines, inLine) {
     this.#taken += units;
@@ -282,7 +340,7 @@ export class MarkerStream extends Bindings {
   /** Tells the core the text taken since its last call. */
   #flush() {
     if (this.#taken > 0) {
-      this.skipText(this.#taken, this.#takenLines, this.#position === IN_TEXT_LINE);
+      this.#inner.skipText(this.#taken, this.#takenLines, this.#position === IN_TEXT_LINE);
       this.#taken = 0;
       this.#takenLines = 0;
     }
@@ -290,10 +348,10 @@ export class MarkerStream extends Bindings {
 
   #parse(text) {
     this.#flush();
-    const code = this.feedInput(this.#write(text), text.length);
+    const code = this.#inner.feedInput(this.#write(text), text.length);
     this.#position = code & POSITION;
     if ((code & ~POSITION) === CHUNK_AS_TEXT) {
-      this.#message += text;
+      this.#say(text);
       return [{ type: "text", text }];
     }
     let events;
@@ -303,7 +361,7 @@ export class MarkerStream extends Bindings {
         events = [];
         break;
       case CHUNK_AS_TEXT:
-        this.#message += text;
+        this.#say(text);
         events = [{ type: "text", text }];
         break;
       default:
@@ -323,7 +381,7 @@ export class MarkerStream extends Bindings {
     const length = text.length;
     views();
     if (length * 3 > words[shared + 1]) {
-      this.reserveInput(length * 3);
+      this.#inner.reserveInput(length * 3);
       views();
     }
     const at = words[shared];
@@ -361,7 +419,7 @@ export class MarkerStream extends Bindings {
       else if (kind === DIAGNOSTIC) events.push({ type: "diagnostic", code: string(), message: string(), line: word() });
       else if (kind === TEXT) {
         const piece = text.slice(word(), word());
-        this.#message += piece;
+        this.#say(piece);
         events.push({ type: "text", text: piece });
       } else {
         let joined = "";
@@ -370,7 +428,7 @@ export class MarkerStream extends Bindings {
           if (source === SPAN) joined += text.slice(word(), word());
           else joined += this.#pending.slice(this.#pending.length - word());
         }
-        this.#message += joined;
+        this.#say(joined);
         events.push({ type: "text", text: joined });
       }
     }

@@ -36,6 +36,10 @@ pub const AT_LINE_START: u32 = 128;
 /// with its first line break is display text.
 pub const IN_TEXT_LINE: u32 = 256;
 
+/// The largest input buffer [`MarkerStream::reset`] keeps (a chunk of a third as many UTF-16
+/// units fits in it).
+const KEPT_INPUT: usize = 64 * 1024;
+
 /// Slots of the shared block the JS entry reads (`MarkerStream::shared`).
 const INPUT_AT: usize = 0;
 const INPUT_CAPACITY: usize = 1;
@@ -186,6 +190,25 @@ impl MarkerStream {
     pub fn end_input(&mut self) -> u32 {
         self.parser.end_parse();
         self.write_tape("", 0)
+    }
+
+    /// Makes the stream as new for the next reply, keeping its memory up to a bound: the entry
+    /// keeps a few finished streams of each set of payload markers and hands them out again,
+    /// since making a stream (the registry, the buffers, the crossing of the names) costs more
+    /// than parsing a short reply.
+    #[wasm_bindgen(skip_typescript)]
+    pub fn reset(&mut self) {
+        self.parser.reset();
+        self.fed16 = 0;
+        self.window = Window::default();
+        self.windowed.clear();
+        self.tape.clear();
+        self.spans.clear();
+        self.pieces.clear();
+        if self.input.len() > KEPT_INPUT {
+            self.input = Vec::new();
+        }
+        self.reserve_input(0);
     }
 
     /// The half of the entry's `finish` in wasm: writes the parse without its message and

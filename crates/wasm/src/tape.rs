@@ -92,7 +92,7 @@ impl Tape {
         }
     }
 
-    fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.words.clear();
         self.blob.clear();
         self.blob16 = 0;

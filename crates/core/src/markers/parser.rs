@@ -132,6 +132,52 @@ impl MarkerParser {
         }
     }
 
+    /// Starts over for a new stream: the parser is then as [`Self::with_registry`] made it (with
+    /// the same registry and span mode), but keeps the memory it allocated, for a caller that
+    /// parses one reply after another.
+    ///
+    /// ```
+    /// use stepwise_core::markers::MarkerParser;
+    /// let mut parser = MarkerParser::new();
+    /// parser.parse("Pick:\nSUGGESTIONS: a, b\nTARGET_FIE");
+    /// parser.reset();
+    /// parser.parse("Hello\n");
+    /// assert!(parser.parsed().suggestions.is_empty());
+    /// assert_eq!(parser.fed(), 6);
+    /// ```
+    pub fn reset(&mut self) {
+        // Every field named, so that a field added later is not forgotten here.
+        let MarkerParser {
+            registry: _,
+            mode,
+            prefix,
+            value,
+            line,
+            marker_line,
+            check,
+            fallback,
+            events,
+            parsed,
+            ended,
+            fed,
+            body_start,
+            body_spans,
+            pieces,
+        } = self;
+        *mode = Mode::LineStart;
+        prefix.clear();
+        value.clear();
+        (*line, *marker_line) = (1, 1);
+        *check = JsonCheck::default();
+        *fallback = None;
+        events.clear();
+        *parsed = Parsed::default();
+        *ended = false;
+        (*fed, *body_start) = (0, 0);
+        body_spans.clear();
+        pieces.clear();
+    }
+
     /// Turns span mode on or off: in span mode the `Text` events that [`Self::parse`] and
     /// [`Self::end`] complete are empty, and their text is given by [`Self::take_text_pieces`]
     /// as ranges of the chunk just fed (and text held from earlier chunks), for a caller that

@@ -67,6 +67,11 @@ impl TextPieces {
         }
     }
 
+    /// Drops the pieces not taken (span mode stays as it is).
+    pub(crate) fn clear(&mut self) {
+        self.pieces.clear();
+    }
+
     pub(crate) fn drain(&mut self) -> std::vec::Drain<'_, TextPiece> {
         self.pieces.drain(..)
     }
