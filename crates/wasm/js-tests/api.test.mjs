@@ -242,6 +242,20 @@ test("applyAction returns the new state and steps() lists the workflow", () => {
   assert.equal(workflow.inferStep(next.config), "focus_areas");
 });
 
+test("the message is trimmed as the core trims it (Unicode White_Space, not U+FEFF), at any split", () => {
+  const text = "\u3000 \n Hello\u0085 \n\nSUGGESTIONS: a\n \u2028World\t \n\u00a0";
+  const want = "Hello\u0085 \n\n \u2028World";
+  for (let cut = 0; cut <= text.length; cut++) {
+    for (let second = cut; second <= text.length; second += 3) {
+      const chunks = [text.slice(0, cut), text.slice(cut, second), text.slice(second)].filter((c) => c !== "");
+      assert.equal(parse(chunks).parsed.message, want, `cut at ${cut} and ${second}`);
+    }
+  }
+  assert.equal(parse(["\ufeff Hi \ufeff\n"]).parsed.message, "\ufeff Hi \ufeff");
+  assert.equal(parse([" \n\t", "\n  "]).parsed.message, "");
+  assert.equal(parse(["a ", " ", "b"]).parsed.message, "a  b");
+});
+
 test("finish() gives the whole parse with null for absent values, as on the wire", () => {
   const stream = new MarkerStream();
   stream.feed("Hello\n");

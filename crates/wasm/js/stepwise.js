@@ -134,6 +134,9 @@ export class MarkerStream {
   #tail = "";
   /** Every payload given out so far, in order: `finish`'s payloads. */
   #payloads = [];
+  /** Whether a marker or a diagnostic was given out: only they fill the parse's other fields,
+   * so `finish` reads them from the core only then. */
+  #marked = false;
   /** `AT_LINE_START`, `IN_TEXT_LINE` or 0: where the parser stands, for `#skip`. */
   #position = AT_LINE_START;
   /** Text taken since the core was last told (`#flush`): UTF-16 units and line breaks (whether
@@ -215,6 +218,12 @@ export class MarkerStream {
 
   finish() {
     this.end();
+    if (!this.#marked) {
+      const parsed = { message: this.#message, suggestions: [], options: [], extracted: [], proposed_message: null,
+        target_field: null, suggested_values: [], suggested_actions: [], payloads: this.#payloads, diagnostics: [] };
+      this.free();
+      return parsed;
+    }
     this.#inner.finishRest();
     views();
     const shared = this.#shared;
@@ -415,9 +424,13 @@ export class MarkerStream {
     const events = [];
     while (at < end) {
       const kind = word();
-      if (kind === MARKER) events.push(this.#marker(string(), word, string));
-      else if (kind === DIAGNOSTIC) events.push({ type: "diagnostic", code: string(), message: string(), line: word() });
-      else if (kind === TEXT) {
+      if (kind === MARKER) {
+        this.#marked = true;
+        events.push(this.#marker(string(), word, string));
+      } else if (kind === DIAGNOSTIC) {
+        this.#marked = true;
+        events.push({ type: "diagnostic", code: string(), message: string(), line: word() });
+      } else if (kind === TEXT) {
         const piece = text.slice(word(), word());
         this.#say(piece);
         events.push({ type: "text", text: piece });
