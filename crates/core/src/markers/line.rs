@@ -85,11 +85,9 @@ pub(crate) fn classify(prefix: &str, registry: &MarkerRegistry) -> LineStart {
         Step::Done | Step::Fail => {}
         Step::NeedMore => return LineStart::Undecided,
     }
-    let name_bytes =
-        cursor.take_while(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
-    // The name is ASCII, a sub-slice of a &str.
-    let name = std::str::from_utf8(name_bytes).unwrap_or_default();
-    if name.is_empty() || !name.as_bytes()[0].is_ascii_uppercase() {
+    // The name is ASCII: it is compared as bytes.
+    let name = cursor.take_while(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    if name.first().is_none_or(|b| !b.is_ascii_uppercase()) {
         return if cursor.rest.is_empty() && name.is_empty() {
             LineStart::Undecided
         } else {
@@ -98,7 +96,7 @@ pub(crate) fn classify(prefix: &str, registry: &MarkerRegistry) -> LineStart {
     }
     // `__NAME__:` puts the closing underscores into the name's character class; names never end
     // with `_`, so up to two trailing underscores are bold, not name.
-    let trailing = name.len() - name.trim_end_matches('_').len();
+    let trailing = name.iter().rev().take_while(|&&b| b == b'_').count();
     let bare = &name[..name.len() - trailing];
     let bold_closed = trailing == 2;
     match cursor.rest {
@@ -121,7 +119,7 @@ fn undecided_if(possible: bool) -> LineStart {
     }
 }
 
-fn marker(registry: &MarkerRegistry, name: &str) -> LineStart {
+fn marker(registry: &MarkerRegistry, name: &[u8]) -> LineStart {
     registry
         .lookup(name)
         .map_or(LineStart::Text, LineStart::Marker)

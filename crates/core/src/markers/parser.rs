@@ -171,7 +171,7 @@ impl MarkerParser {
         *check = JsonCheck::default();
         *fallback = None;
         events.clear();
-        *parsed = Parsed::default();
+        parsed.clear();
         *ended = false;
         (*fed, *body_start) = (0, 0);
         body_spans.clear();

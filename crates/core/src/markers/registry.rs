@@ -108,7 +108,7 @@ impl MarkerRegistry {
         if !valid {
             return Err(RegistryError::InvalidName(name.to_owned()));
         }
-        if self.lookup(name).is_some() {
+        if self.lookup(name.as_bytes()).is_some() {
             return Err(RegistryError::Duplicate(name.to_owned()));
         }
         if self.payloads.len() >= MAX_PAYLOAD_MARKERS {
@@ -129,15 +129,15 @@ impl MarkerRegistry {
     }
 
     /// The marker with exactly this name.
-    pub(crate) fn lookup(&self, name: &str) -> Option<MarkerId> {
+    pub(crate) fn lookup(&self, name: &[u8]) -> Option<MarkerId> {
         BUILTIN
             .iter()
-            .find(|(n, _)| *n == name)
+            .find(|(n, _)| n.as_bytes() == name)
             .map(|(_, id)| *id)
             .or_else(|| {
                 self.payloads
                     .iter()
-                    .position(|n| n == name)
+                    .position(|n| n.as_bytes() == name)
                     .map(MarkerId::Payload)
             })
     }
@@ -153,8 +153,13 @@ impl MarkerRegistry {
     }
 
     /// Whether some marker name starts with `prefix`.
-    pub(crate) fn has_prefix(&self, prefix: &str) -> bool {
-        BUILTIN.iter().any(|(n, _)| n.starts_with(prefix))
-            || self.payloads.iter().any(|n| n.starts_with(prefix))
+    pub(crate) fn has_prefix(&self, prefix: &[u8]) -> bool {
+        BUILTIN
+            .iter()
+            .any(|(n, _)| n.as_bytes().starts_with(prefix))
+            || self
+                .payloads
+                .iter()
+                .any(|n| n.as_bytes().starts_with(prefix))
     }
 }

@@ -219,6 +219,33 @@ pub struct Parsed {
 }
 
 impl Parsed {
+    /// Empties the parse, keeping the lists' memory (for a parser that starts over).
+    pub(crate) fn clear(&mut self) {
+        // Every field named, so that a field added later is not forgotten here.
+        let Parsed {
+            message,
+            suggestions,
+            options,
+            extracted,
+            proposed_message,
+            target_field,
+            suggested_values,
+            suggested_actions,
+            payloads,
+            diagnostics,
+        } = self;
+        message.clear();
+        suggestions.clear();
+        options.clear();
+        extracted.clear();
+        *proposed_message = None;
+        *target_field = None;
+        suggested_values.clear();
+        suggested_actions.clear();
+        payloads.clear();
+        diagnostics.clear();
+    }
+
     /// Folds one event into the parse; returns how many chips or checkboxes were dropped
     /// because the parse already held [`MAX_LIST_ITEMS`] of them.
     pub(crate) fn absorb(&mut self, event: &Event) -> usize {

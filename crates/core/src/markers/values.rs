@@ -146,7 +146,9 @@ fn list(
     separator: char,
     make: fn(Vec<String>) -> Marker,
 ) -> (Marker, Option<(DiagnosticCode, String)>) {
-    let mut items: Vec<String> = Vec::new();
+    // One allocation for the list: its separators tell how many items it has at most.
+    let most = memchr::memchr_iter(separator as u8, value.as_bytes()).count() + 1;
+    let mut items: Vec<String> = Vec::with_capacity(most.min(MAX_LIST_ITEMS));
     let mut dropped = 0usize;
     for item in value
         .split(separator)
