@@ -15,17 +15,17 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
 
+mod queue;
+
+use futures::channel::oneshot;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use stepwise_core::conversation::{ConversationEvent, ConversationKind};
 use stepwise_core::interop::ui_message::UiMessageEncoder;
 use stepwise_core::protocol::ChatRequest;
 use stepwise_core::protocol::StreamEvent;
-use worker::wasm_bindgen::{JsCast, JsValue};
-use worker::worker_sys::DurableObjectState;
 use worker::{Env, Method, Request, RequestInit, Response, State, web_sys};
 
-use super::turn::AssistantTurn;
 use super::{Asked, prepare, prepare_resume};
 use crate::chat::conversation::TOKEN_HEADER;
 use crate::conversations::client::{BINDING, ID_HEADER, OWNER_HEADER};
@@ -264,7 +264,7 @@ pub struct Host {
     /// The log of the latest streamed turn (kept after it ends, for late joiners).
     log: Rc<RefCell<Option<Rc<TurnLog>>>>,
     /// Messages sent while a streamed turn runs, answered after it in order.
-    queue: Rc<RefCell<VecDeque<Queued>>>,
+    queue: Rc<RefCell<VecDeque<queue::Queued>>>,
     /// A streamed turn is being begun or runs, or queued ones are being worked through: set
     /// before the first wait, so a message arriving in any gap waits in the queue.
     streaming: Rc<Cell<bool>>,
@@ -274,6 +274,9 @@ pub struct Host {
     /// Guided messages sent while a streamed turn runs (the guided chat's hosted turns), in
     /// order.
     guided: Rc<RefCell<VecDeque<GuidedWaiting>>>,
+    /// Resumed turns being begun or run, each until its sender is dropped: a waiting message
+    /// whose turn could not begin because one of them took the lease waits for them.
+    resumes: Rc<RefCell<Vec<oneshot::Receiver<()>>>>,
 }
 
 /// A guided message waiting for the running turn to end, with its client's stream.
@@ -286,14 +289,6 @@ pub struct GuidedWaiting {
     pub sink: EventSink,
     /// The dialect.
     pub wire: Wire,
-}
-
-/// A message waiting for the running turn to end, with its client's stream.
-struct Queued {
-    owner: Owner,
-    asked: Box<Asked>,
-    sink: EventSink,
-    wire: Wire,
 }
 
 /// Most messages that wait behind a running turn.
@@ -414,13 +409,15 @@ impl Host {
                 warning,
             } => {
                 let wire = delivery.wire(false)?;
+                // Held until the resumed turn ends (or fails to begin): if waiting messages are
+                // being worked through, it may take the lease between two of them, and the next
+                // one then waits for it (`begin_queued`).
+                let resuming = self.resuming();
                 let (turn, request) =
                     prepare_resume(env.clone(), &owner, &id, &request_id, warning.as_deref())
                         .await?;
                 // Logged as any turn: the other tabs stream it, a reload joins it, Stop stops
-                // it, and a message sent meanwhile waits for it. (If waiting messages are being
-                // worked through already, it took the lease between two of them: the next one
-                // cannot begin while it runs and gets `turn_in_progress`.)
+                // it, and a message sent meanwhile waits for it.
                 let leads = !self.streaming.replace(true);
                 let lease = turn.session.lease;
                 let begun = super::log_header::begin_log(state, &id, lease, None, None, None).await;
@@ -450,7 +447,7 @@ impl Host {
                             self.work_through_queue(state, env, &id, running, Some((turn, log)))
                         }
                         false => state.wait_until(async move {
-                            let _running = running;
+                            let (_running, _resuming) = (running, resuming);
                             turn.run(&mut Output::Live(log.clone())).await;
                             log.finish().await;
                         }),
@@ -461,6 +458,7 @@ impl Host {
                 let mut out = Output::LiveJson(log.clone(), None);
                 let stored = turn.run(&mut out).await;
                 log.finish().await;
+                drop(resuming);
                 if leads {
                     self.work_through_queue(state, env, &id, running, None);
                 }
@@ -513,58 +511,6 @@ impl Host {
         Ok(response)
     }
 
-    /// Runs `first` (when given), then the queued messages' turns one after the other, in the
-    /// background; the host streams no more when the queue is empty.
-    fn work_through_queue(
-        &self,
-        state: &State,
-        env: &Env,
-        id: &str,
-        running: Running,
-        first: Option<(AssistantTurn, Rc<TurnLog>)>,
-    ) {
-        let (shared, env, id) = (self.shared(), env.clone(), id.to_owned());
-        // The state's JS handle, owned, for the queued turns begun after this one.
-        let owned =
-            State::from(JsValue::from(state.as_raw()).unchecked_into::<DurableObjectState>());
-        state.wait_until(async move {
-            let _running = running;
-            let mut next = match first {
-                Some(first) => Some(first),
-                None => shared.begin_queued(&owned, &env, &id).await,
-            };
-            while let Some((turn, log)) = next.take() {
-                let mut out = Output::Live(log.clone());
-                turn.run(&mut out).await;
-                log.finish().await;
-                next = shared.begin_queued(&owned, &env, &id).await;
-            }
-            // No wait between the empty queue and this: nothing can be queued in between.
-            shared.streaming.set(false);
-        });
-    }
-
-    /// Queues a message behind the running turn: its stream says so at once, and carries its
-    /// turn when it begins. 409 `queue_full` past [`MAX_QUEUED`].
-    fn enqueue(
-        &self,
-        id: &str,
-        owner: Owner,
-        asked: Box<Asked>,
-        mut wire: Wire,
-    ) -> AppResult<Response> {
-        // What can be checked now is: a bad page context is refused before it waits.
-        stepwise_core::registry::ChatContext::from_value(asked.context.clone())?;
-        let (response, sink) = waiting_stream(id, &mut wire, self.queue.borrow().len())?;
-        self.queue.borrow_mut().push_back(Queued {
-            owner,
-            asked,
-            sink,
-            wire,
-        });
-        Ok(response)
-    }
-
     /// The parts of the host a running turn's task shares.
     fn shared(&self) -> Host {
         Host {
@@ -574,54 +520,7 @@ impl Host {
             streaming: self.streaming.clone(),
             guest: self.guest.clone(),
             guided: self.guided.clone(),
-        }
-    }
-
-    /// Begins the next queued message's turn, if any: its client's stream joins the new log. A
-    /// message whose turn cannot begin gets the reason as an `error` event and the next is tried.
-    async fn begin_queued(
-        &self,
-        state: &State,
-        env: &Env,
-        id: &str,
-    ) -> Option<(AssistantTurn, Rc<TurnLog>)> {
-        loop {
-            let Queued {
-                owner,
-                asked,
-                sink,
-                mut wire,
-            } = self.queue.borrow_mut().pop_front()?;
-            let begun = match prepare(env.clone(), &owner, id, false, *asked).await {
-                Ok(turn) => {
-                    let lease = turn.session.lease;
-                    match super::log_header::begin_log(
-                        state,
-                        id,
-                        lease,
-                        turn.user_entry(),
-                        None,
-                        None,
-                    )
-                    .await
-                    {
-                        Ok(log) => Ok((turn, log)),
-                        Err(error) => {
-                            turn.session.abort(env).await;
-                            Err(error)
-                        }
-                    }
-                }
-                Err(error) => Err(error),
-            };
-            match begun {
-                Ok((turn, log)) => {
-                    log.attach(sink, wire, 0);
-                    self.show(log.clone(), None);
-                    return Some((turn, log));
-                }
-                Err(error) => not_begun(&sink, &mut wire, &error),
-            }
+            resumes: self.resumes.clone(),
         }
     }
 

@@ -159,7 +159,7 @@ pub async fn post_action(mut req: Request, env: Env, owner: &Owner) -> AppResult
 }
 
 /// What a request asks of a turn: a message or a server action, from which page.
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 pub(crate) struct Asked {
     /// The new conversation's title (the message, or the action's label).
     title: String,

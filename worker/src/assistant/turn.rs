@@ -48,7 +48,7 @@ use crate::provider::{Gateway, ModelStream};
 use crate::registry::registry;
 
 /// What the user asked: a message, or a server action with its target.
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Ask {
     /// A message for the model.

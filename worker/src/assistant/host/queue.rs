@@ -1,0 +1,153 @@
+//! The waiting line of a conversation's object: messages sent while a streamed turn runs wait
+//! here and are answered after it, in order, by the task of the turn that leads
+//! ([`Host::work_through_queue`]); a resumed turn that takes the lease between two of them is
+//! waited for ([`Host::resuming`]).
+
+use std::rc::Rc;
+
+use futures::channel::oneshot;
+use worker::wasm_bindgen::{JsCast, JsValue};
+use worker::worker_sys::DurableObjectState;
+use worker::{Env, Response, State};
+
+use super::{Host, Running, not_begun, waiting_stream};
+use crate::assistant::turn::AssistantTurn;
+use crate::assistant::{Asked, log_header, prepare};
+use crate::platform::error::AppResult;
+use crate::platform::live::TurnLog;
+use crate::platform::negotiate::Wire;
+use crate::platform::output::Output;
+use crate::platform::owner::Owner;
+use crate::platform::sse::EventSink;
+
+/// A message waiting for the running turn to end, with its client's stream.
+pub(super) struct Queued {
+    owner: Owner,
+    asked: Box<Asked>,
+    sink: EventSink,
+    wire: Wire,
+}
+
+impl Host {
+    /// Runs `first` (when given), then the queued messages' turns one after the other, in the
+    /// background; the host streams no more when the queue is empty.
+    pub(super) fn work_through_queue(
+        &self,
+        state: &State,
+        env: &Env,
+        id: &str,
+        running: Running,
+        first: Option<(AssistantTurn, Rc<TurnLog>)>,
+    ) {
+        let (shared, env, id) = (self.shared(), env.clone(), id.to_owned());
+        // The state's JS handle, owned, for the queued turns begun after this one.
+        let owned =
+            State::from(JsValue::from(state.as_raw()).unchecked_into::<DurableObjectState>());
+        state.wait_until(async move {
+            let _running = running;
+            let mut next = match first {
+                Some(first) => Some(first),
+                None => shared.begin_queued(&owned, &env, &id).await,
+            };
+            while let Some((turn, log)) = next.take() {
+                let mut out = Output::Live(log.clone());
+                turn.run(&mut out).await;
+                log.finish().await;
+                next = shared.begin_queued(&owned, &env, &id).await;
+            }
+            // No wait between the empty queue and this: nothing can be queued in between.
+            shared.streaming.set(false);
+        });
+    }
+
+    /// Queues a message behind the running turn: its stream says so at once, and carries its
+    /// turn when it begins. 409 `queue_full` past [`MAX_QUEUED`].
+    pub(super) fn enqueue(
+        &self,
+        id: &str,
+        owner: Owner,
+        asked: Box<Asked>,
+        mut wire: Wire,
+    ) -> AppResult<Response> {
+        // What can be checked now is: a bad page context is refused before it waits.
+        stepwise_core::registry::ChatContext::from_value(asked.context.clone())?;
+        let (response, sink) = waiting_stream(id, &mut wire, self.queue.borrow().len())?;
+        self.queue.borrow_mut().push_back(Queued {
+            owner,
+            asked,
+            sink,
+            wire,
+        });
+        Ok(response)
+    }
+
+    /// Notes a resumed turn being begun: the waiting messages' task waits for it while the
+    /// returned sender lives (finished ones are forgotten here).
+    pub(super) fn resuming(&self) -> oneshot::Sender<()> {
+        let (sender, receiver) = oneshot::channel();
+        let mut resumes = self.resumes.borrow_mut();
+        resumes.retain_mut(|resume| matches!(resume.try_recv(), Ok(None)));
+        resumes.push(receiver);
+        sender
+    }
+
+    /// Begins the next queued message's turn, if any: its client's stream joins the new log. A
+    /// message whose turn cannot begin gets the reason as an `error` event and the next is tried.
+    async fn begin_queued(
+        &self,
+        state: &State,
+        env: &Env,
+        id: &str,
+    ) -> Option<(AssistantTurn, Rc<TurnLog>)> {
+        loop {
+            let Queued {
+                owner,
+                asked,
+                sink,
+                mut wire,
+            } = self.queue.borrow_mut().pop_front()?;
+            // Kept to try again if a resumed turn took the lease meanwhile.
+            let again = (*asked).clone();
+            let begun = match prepare(env.clone(), &owner, id, false, *asked).await {
+                Ok(turn) => {
+                    let lease = turn.session.lease;
+                    match log_header::begin_log(state, id, lease, turn.user_entry(), None, None)
+                        .await
+                    {
+                        Ok(log) => Ok((turn, log)),
+                        Err(error) => {
+                            turn.session.abort(env).await;
+                            Err(error)
+                        }
+                    }
+                }
+                Err(error) => Err(error),
+            };
+            let resumes: Vec<_> = match &begun {
+                Err(error) if error.code() == "turn_in_progress" => {
+                    std::mem::take(&mut *self.resumes.borrow_mut())
+                }
+                _ => Vec::new(),
+            };
+            if !resumes.is_empty() {
+                // A resumed turn holds the lease: this message waits for it, still first.
+                self.queue.borrow_mut().push_front(Queued {
+                    owner,
+                    asked: Box::new(again),
+                    sink,
+                    wire,
+                });
+                futures::future::join_all(resumes).await;
+                continue;
+            }
+            match begun {
+                Ok((turn, log)) => {
+                    log.attach(sink, wire, 0);
+                    self.show(log.clone(), None);
+                    return Some((turn, log));
+                }
+                Err(error) => not_begun(&sink, &mut wire, &error),
+            }
+        }
+    }
+}
