@@ -33,7 +33,8 @@ function guided(stack) {
     if (response.status !== 200) return { status: response.status, json: await response.json() };
     const id = headers.get("x-stepwise-conversation");
     const token = headers.get("x-conversation-token") ?? from?.token;
-    return { status: 200, ...readEvents(response), owner, id, token, abort: () => controller.abort() };
+    const waiting = headers.get("x-stepwise-waiting");
+    return { status: 200, ...readEvents(response), owner, id, token, waiting, abort: () => controller.abort() };
   }
   /** Joins conversation `id`'s turn after `lastEventId`, with `token`. */
   async function join(owner, id, token, lastEventId) {
@@ -42,7 +43,7 @@ function guided(stack) {
     if (response.status === 200) return { status: 200, ...readEvents(response) };
     return { status: response.status, text: await response.text(), done: Promise.resolve([]) };
   }
-  const stop = (owner, id, token) => call("POST", `/api/conversations/${id}/stop`, { owner, headers: token ? { "x-conversation-token": token } : {} });
+  const stop = (owner, id, token, body) => call("POST", `/api/conversations/${id}/stop`, { owner, headers: token ? { "x-conversation-token": token } : {}, body });
   const snapshot = async (owner, id, token) => (await call("GET", `/api/conversations/${id}`, { owner, headers: { "x-conversation-token": token } })).json;
   const calls = (since) => stack.fake.requests.filter((r) => r.at >= since);
   /** A finished first turn: `{id, token, turns}`. */
@@ -207,12 +208,25 @@ describe("live guided turns", () => {
     const read = calls[1].body.messages;
     assert.ok(read.some((m) => m.role === "assistant" && m.content.includes("Line 24")), "the second call read the first answer, whole");
     assert.equal(read.at(-1).content, "And then this");
+    // A waiting message stopped by its id leaves the line; the running turn goes on.
+    const third = await api.post(owner, "Longer again", { ...from, turns: from.turns + 2 });
+    await until(() => third.events.some((e) => e.event === "text_delta"));
+    const fourth = await api.post(owner, "Never mind", { ...from, turns: from.turns + 2 });
+    assert.match(fourth.waiting ?? "", /^[0-9a-f]{32}$/);
+    const refused = await api.stop(owner, from.id, undefined, { waiting: fourth.waiting });
+    assert.equal(refused.status, 403, "a guided Stop needs the conversation's token");
+    const stopped = await api.stop(owner, from.id, from.token, { waiting: fourth.waiting });
+    assert.deepEqual(stopped.json, { stopped: true });
+    assert.deepEqual((await fourth.done).map((e) => e.event), ["status", "stopped"]);
+    assert.equal((await third.done).at(-1).event, "complete");
     const stored = await api.snapshot(owner, from.id, from.token);
-    assert.equal(stored.turns, from.turns + 2);
-    assert.deepEqual(stored.conversation_history.slice(-4).map((m) => (m.role === "user" ? `user: ${m.content}` : m.role)), [
+    assert.equal(stored.turns, from.turns + 3);
+    assert.deepEqual(stored.conversation_history.slice(-6).map((m) => (m.role === "user" ? `user: ${m.content}` : m.role)), [
       "user: A long answer, please",
       "assistant",
       "user: And then this",
+      "assistant",
+      "user: Longer again",
       "assistant",
     ]);
   });

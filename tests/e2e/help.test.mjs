@@ -426,7 +426,7 @@ describe("live help-desk turns", () => {
       body: JSON.stringify(body),
     });
     const controller = { abort: () => response.body.cancel().catch(() => {}) };
-    return { status: response.status, session: response.headers.get("x-stepwise-session"), ...(response.status === 200 ? readEvents(response) : { events: [], done: Promise.resolve([]) }), ...controller };
+    return { status: response.status, session: response.headers.get("x-stepwise-session"), waiting: response.headers.get("x-stepwise-waiting"), ...(response.status === 200 ? readEvents(response) : { events: [], done: Promise.resolve([]) }), ...controller };
   };
   const join = (owner, id, after) =>
     fetch(`${stack.base}/api/help/sessions/${id}/stream`, { headers: { ...asOwner(owner), ...(after ? { "last-event-id": String(after) } : {}) } });
@@ -537,6 +537,7 @@ describe("live help-desk turns", () => {
       const first = await until(() => queued.events[0]);
       assert.deepEqual([first.event, Number.isNaN(first.id)], ["status", true], "a note of the stream, with no id");
       assert.match(first.data.message, /^Queued/);
+      assert.equal(queued.waiting, first.data.waiting, "the stream's header names it too, as the conversations' do");
     }
     const fifth = await streamed(owner, { session_id: id, message: "One more question?" });
     const full = await fifth.done;

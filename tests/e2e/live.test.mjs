@@ -34,7 +34,8 @@ function live(stack) {
       signal: controller.signal,
     });
     assert.equal(response.status, 200);
-    return { ...read(response), owner, id: response.headers.get("x-stepwise-conversation"), abort: () => controller.abort() };
+    const [id, waiting] = ["x-stepwise-conversation", "x-stepwise-waiting"].map((name) => response.headers.get(name));
+    return { ...read(response), owner, id, waiting, abort: () => controller.abort() };
   }
   /** Joins conversation `id`'s turn after `lastEventId`. */
   async function join(owner, id, lastEventId) {
@@ -220,6 +221,42 @@ describe("live turns", () => {
     const stored = await api.conversation(owner, id);
     assert.deepEqual(stored.messages.filter((m) => m.role === "user").map((m) => m.content), ["The first question", "The second question", "Question 3", "Question 4", "Question 5"]);
     assert.deepEqual(stored.messages.map((m) => m.role), Array.from({ length: 10 }, (_, i) => (i % 2 ? "assistant" : "user")));
+  });
+
+  test("a Stop naming a waiting message stops it alone: out of the line, or its turn once begun", async () => {
+    const owner = newOwner();
+    const running = await api.post(owner, { message: "The first question" });
+    await until(() => running.events.filter((e) => e.event === "text_delta").length >= 2);
+    const id = running.id;
+    assert.equal(running.waiting, null, "a turn that runs at once has no waiting id");
+    const second = await api.post(owner, { message: "The second question", conversation_id: id });
+    const third = await api.post(owner, { message: "The third question", conversation_id: id });
+    assert.match(second.waiting ?? "", /^[0-9a-f]{32}$/, "a waiting message's stream is named");
+    assert.notEqual(second.waiting, third.waiting);
+    const stop = (body, who = owner) => api.call("POST", `/api/assistant/conversations/${id}/stop`, { owner: who, body });
+    const bad = await stop({ waiting: "not an id" });
+    assert.deepEqual([bad.status, bad.json.error.code], [422, "invalid_request"]);
+    const stranger = await stop({ waiting: second.waiting }, newOwner());
+    assert.equal(stranger.status, 404, "another owner cannot stop it, nor learn it waits");
+    const unknown = await stop({ waiting: "0".repeat(32) });
+    assert.deepEqual(unknown.json, { stopped: false });
+    // Out of the line: its stream ends with `stopped`; the running turn goes on.
+    const out = await stop({ waiting: second.waiting });
+    assert.deepEqual([out.status, out.json], [200, { stopped: true }]);
+    const secondEvents = await second.done;
+    assert.deepEqual(secondEvents.map((e) => e.event), ["status", "stopped"]);
+    assert.deepEqual((await stop({ waiting: second.waiting })).json, { stopped: false }, "it is gone");
+    assert.equal(running.events.at(-1)?.event === "stopped", false);
+    // Once its turn has begun, that turn is stopped.
+    await until(() => third.events.some((e) => e.event === "text_delta"));
+    assert.equal((await running.done).at(-1).event, "complete", "the first turn was not stopped");
+    const begun = await stop({ waiting: third.waiting });
+    assert.deepEqual(begun.json, { stopped: true });
+    assert.equal((await third.done).at(-1).event, "stopped");
+    const stored = await api.conversation(owner, id);
+    assert.deepEqual(stored.messages.map((m) => [m.role, m.content.slice(0, 20), m.status ?? null]).filter((m) => m[0] === "user"),
+      [["user", "The first question", null], ["user", "The third question", null]], "the stopped waiting message was never stored");
+    assert.equal(stored.messages.at(-1).status, "stopped");
   });
 
   test("joining with no turn to join is 204; another owner's conversation is 404", async () => {

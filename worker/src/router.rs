@@ -274,14 +274,14 @@ async fn owned(req: Request, env: Env, owner: &Owner) -> AppResult<Response> {
         }
         (Method::Post, ["api", "assistant", "conversations", id, "stop"]) => {
             body::require_json(&req)?;
-            host::stop(&req, &env, owner, id, ConversationKind::Assistant).await
+            host::stop(req, &env, owner, id, ConversationKind::Assistant).await
         }
         (Method::Get, ["api", "conversations", id, "ws"]) => {
             handshake::watch(req, &env, owner, id, ConversationKind::Guided).await
         }
         (Method::Post, ["api", "conversations", id, "stop"]) => {
             body::require_json(&req)?;
-            host::stop(&req, &env, owner, id, ConversationKind::Guided).await
+            host::stop(req, &env, owner, id, ConversationKind::Guided).await
         }
         (Method::Get, ["api", "assistant", "conversations", id, "ws"]) => {
             handshake::watch(req, &env, owner, id, ConversationKind::Assistant).await

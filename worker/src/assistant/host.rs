@@ -37,7 +37,7 @@ use crate::platform::owner::Owner;
 use crate::platform::settings::var;
 use crate::platform::sse::EventSink;
 use crate::platform::url_parts::seen_event;
-use crate::platform::{ids, objects};
+use crate::platform::{body, ids, objects};
 
 /// A turn for a conversation's object to run.
 #[derive(Serialize, Deserialize)]
@@ -179,17 +179,45 @@ pub async fn join(
 /// `POST /api/assistant/conversations/:id/stop` and `POST /api/conversations/:id/stop` (with a
 /// guided conversation's token): stops the running turn (the model call is aborted, what was
 /// generated is kept marked `stopped`, every client gets `stopped`): `{"stopped": true}`, or
-/// `false` when no turn runs.
+/// `false` when no turn runs. With `{"waiting": id}` (the id a waiting message's stream was
+/// named by, [`WAITING_HEADER`]), it stops that message only: taken out of the line, its
+/// stream ends with `stopped`; once its turn has begun, that turn is stopped. A `waiting` that
+/// is not an id: 422.
 pub async fn stop(
-    req: &Request,
+    mut req: Request,
     env: &Env,
     owner: &Owner,
     id: &str,
     kind: ConversationKind,
 ) -> AppResult<Response> {
-    let forwarded = forwarded(req, &[TOKEN_HEADER], kind)?;
-    ask(env, owner, id, "stop", Method::Post, &forwarded).await
+    let forwarded = forwarded(&req, &[TOKEN_HEADER], kind)?;
+    let bytes = body::read_limited(&mut req).await?;
+    let asked: StopBody = match bytes.iter().all(u8::is_ascii_whitespace) {
+        true => StopBody::default(),
+        false => body::parse_json(&bytes)?,
+    };
+    let path = match asked.waiting {
+        Some(waiting) if ids::is_id(&waiting) => format!("stop?waiting={waiting}"),
+        Some(_) => {
+            return Err(AppError::invalid_request(
+                "invalid field `waiting`: not the id of a waiting message",
+            ));
+        }
+        None => "stop".to_owned(),
+    };
+    ask(env, owner, id, &path, Method::Post, &forwarded).await
 }
+
+/// The body of a conversation's Stop (none, or `{}`, stops the running turn).
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StopBody {
+    #[serde(default)]
+    waiting: Option<String>,
+}
+
+/// The header naming a waiting message's stream: its id, for a Stop of that message only.
+pub const WAITING_HEADER: &str = "x-stepwise-waiting";
 
 /// The header naming the kind of conversation a join or a Stop is for (its route's): the
 /// guided routes never reach an assistant conversation, nor the assistant's a guided one.
@@ -274,6 +302,8 @@ pub struct Host {
     /// Guided messages sent while a streamed turn runs (the guided chat's hosted turns), in
     /// order.
     guided: Rc<RefCell<VecDeque<GuidedWaiting>>>,
+    /// The waiting message whose turn the latest log is (its id), for a Stop naming it.
+    waited_as: Rc<RefCell<Option<String>>>,
     /// Resumed turns being begun or run, each until its sender is dropped: a waiting message
     /// whose turn could not begin because one of them took the lease waits for them.
     resumes: Rc<RefCell<Vec<oneshot::Receiver<()>>>>,
@@ -281,6 +311,8 @@ pub struct Host {
 
 /// A guided message waiting for the running turn to end, with its client's stream.
 pub struct GuidedWaiting {
+    /// The id its stream was named by ([`WAITING_HEADER`]), for a Stop of it.
+    pub id: String,
     /// Who sent it.
     pub owner: Owner,
     /// The message's turn.
@@ -295,13 +327,14 @@ pub struct GuidedWaiting {
 pub const MAX_QUEUED: usize = 4;
 
 /// The stream of a message that waits behind the running turn, `waiting` others before it:
-/// it says so at once, and carries the message's turn when it begins. 409 `queue_full` past
-/// [`MAX_QUEUED`].
+/// it says so at once, and carries the message's turn when it begins; it is named by a new id
+/// in [`WAITING_HEADER`] (returned too), which a Stop of this message names. 409 `queue_full`
+/// past [`MAX_QUEUED`].
 pub fn waiting_stream(
     id: &str,
     wire: &mut Wire,
     waiting: usize,
-) -> AppResult<(Response, EventSink)> {
+) -> AppResult<(Response, EventSink, String)> {
     if waiting >= MAX_QUEUED {
         return Err(AppError::conflict(
             "queue_full",
@@ -309,12 +342,14 @@ pub fn waiting_stream(
         ));
     }
     let (mut response, sink) = live::event_stream(wire)?;
+    let waiting_id = ids::random_id()?;
     response.headers_mut().set(ID_HEADER, id)?;
+    response.headers_mut().set(WAITING_HEADER, &waiting_id)?;
     let queued = StreamEvent::Status {
         message: "Queued: answered after the current answer...".into(),
     };
     live::note(&sink, wire, &queued);
-    Ok((response, sink))
+    Ok((response, sink, waiting_id))
 }
 
 /// Ends a waiting message's stream with why its turn could not begin.
@@ -374,6 +409,13 @@ impl Host {
     pub fn show(&self, log: Rc<TurnLog>, guest: Option<(String, String)>) {
         *self.log.borrow_mut() = Some(log);
         *self.guest.borrow_mut() = guest;
+        *self.waited_as.borrow_mut() = None;
+    }
+
+    /// [`Self::show`] for the turn of the message that waited as `waiting`.
+    pub fn show_waited(&self, log: Rc<TurnLog>, waiting: String) {
+        self.show(log, None);
+        *self.waited_as.borrow_mut() = Some(waiting);
     }
 
     /// Forgets the latest turn's log and who may join it (the conversation was erased).
@@ -520,6 +562,7 @@ impl Host {
             streaming: self.streaming.clone(),
             guest: self.guest.clone(),
             guided: self.guided.clone(),
+            waited_as: self.waited_as.clone(),
             resumes: self.resumes.clone(),
         }
     }
@@ -562,6 +605,29 @@ impl Host {
     /// runs (a JSON turn runs to its end).
     pub fn stop(&self) -> bool {
         self.log.borrow().as_ref().is_some_and(|log| log.stop())
+    }
+
+    /// Stops the message that waits as `waiting` (an assistant or a guided one): taken out of
+    /// the line, its stream ends with `stopped` (nothing of it ran); once its turn has begun,
+    /// that turn is stopped. False when there is no such message, or its turn ended.
+    pub fn stop_waiting(&self, waiting: &str) -> bool {
+        let stopped = StreamEvent::Stopped {
+            message: String::new(),
+        };
+        if let Some((sink, mut wire)) = self.take_queued(waiting) {
+            live::note(&sink, &mut wire, &stopped);
+            return true;
+        }
+        let taken = {
+            let mut guided = self.guided.borrow_mut();
+            let at = guided.iter().position(|g| g.id == waiting);
+            at.and_then(|at| guided.remove(at))
+        };
+        if let Some(GuidedWaiting { sink, mut wire, .. }) = taken {
+            live::note(&sink, &mut wire, &stopped);
+            return true;
+        }
+        self.waited_as.borrow().as_deref() == Some(waiting) && self.stop()
     }
 }
 

@@ -206,8 +206,9 @@ fn enqueue(
     mut wire: Wire,
 ) -> AppResult<Response> {
     let waiting = host.guided_waiting().borrow().len();
-    let (response, sink) = waiting_stream(id, &mut wire, waiting)?;
+    let (response, sink, waiting_id) = waiting_stream(id, &mut wire, waiting)?;
     host.guided_waiting().borrow_mut().push_back(GuidedWaiting {
+        id: waiting_id,
         owner,
         order,
         sink,
@@ -222,6 +223,7 @@ fn enqueue(
 async fn begin_waiting(host: &Host, state: &State, env: &Env, id: &str) -> Option<Begun> {
     loop {
         let GuidedWaiting {
+            id: waiting_id,
             owner,
             mut order,
             sink,
@@ -252,7 +254,7 @@ async fn begin_waiting(host: &Host, state: &State, env: &Env, id: &str) -> Optio
         match begun.await {
             Ok((turn, start, log)) => {
                 log.attach(sink, wire, 0);
-                host.show(log.clone(), None);
+                host.show_waited(log.clone(), waiting_id);
                 return Some((turn, start, log));
             }
             Err(error) => not_begun(&sink, &mut wire, &error),

@@ -35,7 +35,7 @@ use crate::platform::negotiate::stream_wire;
 use crate::platform::owner::WS_PROTOCOL;
 use crate::platform::queues;
 use crate::platform::upgrade;
-use crate::platform::url_parts::seen_event;
+use crate::platform::url_parts::{query_param, seen_event};
 use crate::platform::{ids, live};
 
 /// Most browsers watching one conversation.
@@ -191,10 +191,13 @@ impl Conversation {
     }
 
     /// `POST /stop`: the owner (with a guided conversation's token) stops the running turn: `{"stopped": true}`, or `false` when no
-    /// streamed turn runs.
+    /// streamed turn runs; `POST /stop?waiting=…` stops the message that waits as that id.
     async fn stop(&self, req: &Request) -> AppResult<Response> {
         self.owned(req).await?;
-        let stopped = self.host.stop();
+        let stopped = match query_param(req.url()?.as_ref(), "waiting") {
+            Some(waiting) => self.host.stop_waiting(&waiting),
+            None => self.host.stop(),
+        };
         Ok(Response::from_json(
             &serde_json::json!({ "stopped": stopped }),
         )?)

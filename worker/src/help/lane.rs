@@ -114,6 +114,9 @@ impl Lane {
         let (mut response, sink) = stream_response()?;
         response.headers_mut().set(ID_HEADER, id)?;
         let waiting = random_id()?;
+        response
+            .headers_mut()
+            .set(crate::assistant::host::WAITING_HEADER, &waiting)?;
         let queued = json!({
             "type": "status",
             "message": "Queued: answered after the current answer…",

@@ -53,7 +53,8 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> AppResult<T> {
     })
 }
 
-async fn read_limited(req: &mut Request) -> AppResult<Vec<u8>> {
+/// The body's bytes, at most [`MAX_BODY_BYTES`] (413 past them).
+pub async fn read_limited(req: &mut Request) -> AppResult<Vec<u8>> {
     let declared = req
         .headers()
         .get("content-length")?

@@ -4,7 +4,7 @@ use worker::{Headers, Response, Result};
 
 const ALLOWED_METHODS: &str = "GET, POST, PUT, DELETE, OPTIONS";
 const ALLOWED_HEADERS: &str = "content-type, accept, authorization, x-conversation-token, x-stepwise-deltas, x-stepwise-format, last-event-id, mcp-protocol-version, mcp-session-id";
-const EXPOSED_HEADERS: &str = "x-stepwise-persisted, x-stepwise-conversation, x-stepwise-session, x-conversation-token, retry-after, mcp-session-id";
+const EXPOSED_HEADERS: &str = "x-stepwise-persisted, x-stepwise-conversation, x-stepwise-session, x-stepwise-waiting, x-conversation-token, retry-after, mcp-session-id";
 
 fn is_allowed(origin: Option<&str>, allowed: &str) -> Option<String> {
     let origin = origin?;

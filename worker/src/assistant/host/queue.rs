@@ -22,6 +22,8 @@ use crate::platform::sse::EventSink;
 
 /// A message waiting for the running turn to end, with its client's stream.
 pub(super) struct Queued {
+    /// The id its stream was named by, for a Stop of it.
+    id: String,
     owner: Owner,
     asked: Box<Asked>,
     sink: EventSink,
@@ -71,14 +73,23 @@ impl Host {
     ) -> AppResult<Response> {
         // What can be checked now is: a bad page context is refused before it waits.
         stepwise_core::registry::ChatContext::from_value(asked.context.clone())?;
-        let (response, sink) = waiting_stream(id, &mut wire, self.queue.borrow().len())?;
+        let waiting = self.queue.borrow().len();
+        let (response, sink, waiting_id) = waiting_stream(id, &mut wire, waiting)?;
         self.queue.borrow_mut().push_back(Queued {
+            id: waiting_id,
             owner,
             asked,
             sink,
             wire,
         });
         Ok(response)
+    }
+
+    /// Takes the message that waits as `waiting` out of the line: its client's stream.
+    pub(super) fn take_queued(&self, waiting: &str) -> Option<(EventSink, Wire)> {
+        let mut queue = self.queue.borrow_mut();
+        let at = queue.iter().position(|queued| queued.id == waiting)?;
+        queue.remove(at).map(|queued| (queued.sink, queued.wire))
     }
 
     /// Notes a resumed turn being begun: the waiting messages' task waits for it while the
@@ -101,6 +112,7 @@ impl Host {
     ) -> Option<(AssistantTurn, Rc<TurnLog>)> {
         loop {
             let Queued {
+                id: waiting_id,
                 owner,
                 asked,
                 sink,
@@ -132,6 +144,7 @@ impl Host {
             if !resumes.is_empty() {
                 // A resumed turn holds the lease: this message waits for it, still first.
                 self.queue.borrow_mut().push_front(Queued {
+                    id: waiting_id,
                     owner,
                     asked: Box::new(again),
                     sink,
@@ -143,7 +156,7 @@ impl Host {
             match begun {
                 Ok((turn, log)) => {
                     log.attach(sink, wire, 0);
-                    self.show(log.clone(), None);
+                    self.show_waited(log.clone(), waiting_id);
                     return Some((turn, log));
                 }
                 Err(error) => not_begun(&sink, &mut wire, &error),
