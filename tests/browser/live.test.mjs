@@ -3,7 +3,8 @@
 // of one owner show the same conversation: a message sent in the first streams in both; the
 // first tab is reloaded mid-answer and the answer goes on streaming there, then completes; a
 // second long answer is stopped from the other tab and both show it stopped; a message sent while
-// an answer streams is queued and answered after it in both tabs; a reload shows the stopped one.
+// an answer streams is queued and answered after it in both tabs, and Stop in the tab whose message
+// waits stops that message alone (back into its box); a reload shows the stopped one.
 // Screenshot: tests/browser/screenshots/assistant-stopped.png.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -113,6 +114,23 @@ describe("live turns in the tray", () => {
       await described([first, second], () => page.waitForFunction(() => document.querySelectorAll(".tray-log .msg.assistant[aria-busy]").length === 0 && /Line 30/.test(document.querySelector(".tray-log .msg.assistant:last-child .text")?.textContent ?? ""), null, { timeout: 30000 }));
       const users = await page.locator(".tray-log .msg.user").allInnerTexts();
       assert.deepEqual(users.slice(-2), ["Once more, in full", "And a follow-up"], `tab ${page === first ? 1 : 2}:\n${await trayState(page)}`);
+    }
+
+    // Stop in the tab whose message waits stops that message alone: it goes back into its box,
+    // and the answer it waited for goes on to its end in both tabs.
+    await first.fill("#assistant-input", "A last long one");
+    await first.press("#assistant-input", "Enter");
+    await second.locator(".tray-log .msg.user", { hasText: "A last long one" }).waitFor();
+    await whenLines(second, 2);
+    await second.fill("#assistant-input", "Never mind this");
+    await second.press("#assistant-input", "Enter");
+    await second.waitForFunction(() => /Queued/.test(document.querySelector(".tray-log .msg.assistant:last-child .typing-text")?.textContent ?? ""), null, { timeout: 10000 });
+    await second.click(".tray-composer button:has-text('Stop')");
+    await described([first, second], () => second.waitForFunction(() => document.querySelector("#assistant-input").value === "Never mind this" && ![...document.querySelectorAll(".tray-log .msg.user")].some((m) => m.textContent === "Never mind this"), null, { timeout: 10000 }));
+    for (const page of [first, second]) {
+      await described([first, second], () => page.waitForFunction(() => document.querySelectorAll(".tray-log .msg.assistant[aria-busy]").length === 0 && /Line 30/.test(document.querySelector(".tray-log .msg.assistant:last-child .text")?.textContent ?? ""), null, { timeout: 30000 }));
+      assert.equal(await lastAnswer(page).getAttribute("data-status"), null, "the answer it waited for was not stopped");
+      assert.equal(await page.locator(".tray-log .msg.user", { hasText: "Never mind this" }).count(), 0);
     }
     await first.close();
     first = await open();

@@ -7,7 +7,8 @@
 //! started in another tab the same way, and brings a waiting request's reminders and updates and
 //! the answer when it comes from elsewhere (the SLA's fallback). A message sent while a turn runs
 //! waits ("Queued") and is answered right after. Stop stops the running turn wherever it was
-//! started; its partial answer stays, marked stopped. What the owner does with a card (accept,
+//! started; its partial answer stays, marked stopped. In a tab whose message waits, Stop stops
+//! that message alone, which goes back into the box. What the owner does with a card (accept,
 //! dismiss, a failed apply) is kept with the conversation and shows in every tab and after a
 //! reload. "Context" lists what the assistant can read of the stream and job in view, attachable
 //! to a waiting card. Past context requests say what they got; a writing style can be chosen, and the
@@ -73,6 +74,10 @@ export class Tray {
   private shown = new Map<number, number>();
   /** The lease of this tab's own streaming turn (from its events' ids). */
   private ownLease = 0;
+  /** The id the server named this tab's message by while it waited behind another tab's turn
+   * (`x-stepwise-waiting`): Stop then stops that message (or its turn, once begun), not the
+   * turn it waits for. */
+  private waitingId: string | null = null;
   /** Turn events the socket brought while this tab's own turn streamed, sorted out when it ends. */
   private stash: LiveEvent[] = [];
   private card: RequestCard | null = null;
@@ -181,8 +186,10 @@ export class Tray {
     const writing_style = this.styleChosen ? this.style.value || "default" : undefined;
     const refused = await this.turn("/api/assistant", { conversation_id: this.conversationId ?? undefined, message, context: this.context(), writing_style });
     if (!refused) return;
-    // A message the server refused is kept in the composer to send again, never lost.
+    // A message the server refused, or stopped while it waited, is kept in the composer to
+    // send again, never lost.
     if (!this.input.value.trim()) this.input.value = message;
+    if (refused === "waiting_stopped") bubble.remove();
     if (refused === "context_pending" && this.card) (bubble.remove(), this.card.hold());
   }
 
@@ -216,8 +223,9 @@ export class Tray {
         const refused = await this.turn(path(approval), { decision: "approve", ...(edited ? { arguments: edited } : {}), context: this.context() }, true);
         if (refused) {
           bubble.remove();
-          // The failed answer view says why; the card says it too and stays decidable.
-          this.log.lastElementChild?.remove();
+          // The failed answer view says why; the card says it too and stays decidable. (A
+          // message stopped while it waited has no answer view left.)
+          if (refused !== "waiting_stopped") this.log.lastElementChild?.remove();
           throw new Error(refusal(refused));
         }
       },
@@ -278,10 +286,18 @@ export class Tray {
       }
       const id = response.headers.get("x-stepwise-conversation");
       if (id) (this.remember(id), this.watch(id));
+      this.waitingId = response.headers.get("x-stepwise-waiting");
       this.setRunning(true);
+      let begun = false;
       for await (const message of readSse(response.body)) {
-        if (message.id) (this.ownLease = this.saw(Number(message.id)));
+        if (message.id) (this.ownLease = this.saw(Number(message.id)), (begun = true));
         const event = JSON.parse(message.data) as StreamEvent;
+        // Stopped while it waited: nothing of it ran, and it goes back to the composer.
+        if (event.type === "stopped" && !begun && this.waitingId) {
+          ended = true;
+          answer.root.remove();
+          return "waiting_stopped";
+        }
         if (this.show(answer, event)) {
           ended = true;
           // A turn that could not begin after waiting in the queue (an approval decided
@@ -295,6 +311,7 @@ export class Tray {
       // The connection dropped; the turn runs on at the server.
     } finally {
       this.setBusy(false);
+      this.waitingId = null;
       if (!ended) this.rejoin(answer);
       // What the socket brought meanwhile that was not this turn's: another tab's turn queued
       // behind it is shown now; one that began before it, unseen here, belongs above it, so the
@@ -350,12 +367,13 @@ export class Tray {
     return lease;
   }
 
-  /** Stops the running turn (wherever it was started). */
+  /** Stops the running turn (wherever it was started), or this tab's message while it waits
+   * behind another tab's turn (and then its turn). */
   private async stop(): Promise<void> {
     if (!this.conversationId) return;
     this.stopButton.disabled = true;
     try {
-      await api("POST", `/api/assistant/conversations/${this.conversationId}/stop`, {});
+      await api("POST", `/api/assistant/conversations/${this.conversationId}/stop`, this.waitingId ? { waiting: this.waitingId } : {});
     } catch {
       // The turn ended meanwhile, or the network failed: its end comes as an event either way.
     } finally {
@@ -623,6 +641,7 @@ function refusal(code: string): string {
     approval_settled: "It was decided already (here or in another tab); it runs at most once.",
     approval_expired: "It expired before it was answered.",
     turn_in_progress: "Another answer is being written; approve again when it is done.",
+    waiting_stopped: "It was stopped while it waited for the answer being written; approve again.",
   };
   return known[code] ?? `The approval was refused (${code}).`;
 }
