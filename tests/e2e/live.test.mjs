@@ -234,8 +234,10 @@ describe("live turns", () => {
     assert.match(second.waiting ?? "", /^[0-9a-f]{32}$/, "a waiting message's stream is named");
     assert.notEqual(second.waiting, third.waiting);
     const stop = (body, who = owner) => api.call("POST", `/api/assistant/conversations/${id}/stop`, { owner: who, body });
-    const bad = await stop({ waiting: "not an id" });
-    assert.deepEqual([bad.status, bad.json.error.code], [422, "invalid_request"]);
+    for (const body of [{ waiting: "not an id" }, { waiting: null }, { waiting: 7 }, { turn: 1 }]) {
+      const bad = await stop(body);
+      assert.deepEqual([bad.status, bad.json.error.code], [422, "invalid_request"], `${JSON.stringify(body)}: nothing is stopped for it`);
+    }
     const stranger = await stop({ waiting: second.waiting }, newOwner());
     assert.equal(stranger.status, 404, "another owner cannot stop it, nor learn it waits");
     const unknown = await stop({ waiting: "0".repeat(32) });

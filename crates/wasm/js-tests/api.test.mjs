@@ -99,6 +99,15 @@ test("a stream made after others were finished or freed anywhere parses as a new
       assert.deepEqual(parse(chunks, c.payload_markers), results[0], `${c.name} after ${JSON.stringify(leftover.slice(0, 20))}`);
     }
   }
+  // More sets of payload names than are kept: the oldest give way, and every set still parses.
+  const text = "Intro\nPLAN_A: {\"a\": 1}\nSUGGESTIONS: x, y\n";
+  for (let round = 0; round < 3; round++) {
+    for (let set = 0; set < 12; set++) {
+      const names = ["PLAN_A", ...Array.from({ length: set }, (_, i) => `EXTRA_${i}`)];
+      const { parsed } = parse(randomSplit(text, random, 9), names);
+      assert.deepEqual([parsed.message, parsed.suggestions, parsed.payloads], ["Intro", ["x", "y"], [{ type: "plan_a", data: { a: 1 } }]], `set ${set}`);
+    }
+  }
 });
 
 test("marker values with quotes, backslashes, control and non-BMP characters cross intact at any split", () => {

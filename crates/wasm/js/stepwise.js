@@ -72,7 +72,8 @@ function views() {
 
 // Finished streams kept for reuse, a few for each set of payload marker names: making a stream
 // (the names crossing, the registry, the buffers, the bindings' finalizer) costs about 1 µs, as
-// much as parsing a short reply (bench/README.md). `free` resets a stream and keeps it here.
+// much as parsing a short reply (bench/README.md). `free` resets a stream and keeps it here;
+// past KEPT_NAME_SETS sets, the set used longest ago is freed.
 const KEPT_PER_NAMES = 4;
 const KEPT_NAME_SETS = 8;
 /** Finished streams by `namesKey`: `{ inner, shared, leads }`. */
@@ -153,8 +154,12 @@ export class MarkerStream {
    * `too_many_markers`. */
   constructor(payloadMarkers) {
     this.#key = namesKey(payloadMarkers);
-    const reused = this.#key === undefined ? undefined : kept.get(this.#key)?.pop();
+    const streams = this.#key === undefined ? undefined : kept.get(this.#key);
+    const reused = streams?.pop();
     if (reused) {
+      // The set used last is the one kept longest.
+      kept.delete(this.#key);
+      kept.set(this.#key, streams);
       ({ inner: this.#inner, shared: this.#shared, leads: this.#leads } = reused);
       return;
     }
@@ -203,7 +208,15 @@ export class MarkerStream {
     const inner = this.#inner;
     this.#inner = undefined;
     let streams = this.#key === undefined ? undefined : kept.get(this.#key);
-    if (!streams && this.#key !== undefined && kept.size < KEPT_NAME_SETS) kept.set(this.#key, (streams = []));
+    if (!streams && this.#key !== undefined) {
+      // Past KEPT_NAME_SETS sets, the one used longest ago gives way.
+      if (kept.size >= KEPT_NAME_SETS) {
+        const [oldest, its] = kept.entries().next().value;
+        kept.delete(oldest);
+        for (const stream of its) stream.inner.free();
+      }
+      kept.set(this.#key, (streams = []));
+    }
     if (streams && streams.length < KEPT_PER_NAMES) {
       inner.reset();
       streams.push({ inner, shared: this.#shared, leads: this.#leads });

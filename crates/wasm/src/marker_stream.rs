@@ -192,7 +192,9 @@ impl MarkerStream {
         self.write_tape("", 0)
     }
 
-    /// Makes the stream as new for the next reply, keeping its memory up to a bound: the entry
+    /// Makes the stream as new for the next reply, keeping its buffers up to [`KEPT_INPUT`]
+    /// bytes each (the input, the tape's words and blob; the core's value buffer up to its
+    /// `KEPT_ON_RESET`): the entry
     /// keeps a few finished streams of each set of payload markers and hands them out again,
     /// since making a stream (the registry, the buffers, the crossing of the names) costs more
     /// than parsing a short reply.
@@ -208,6 +210,8 @@ impl MarkerStream {
         if self.input.len() > KEPT_INPUT {
             self.input = Vec::new();
         }
+        self.tape.shrink_to(KEPT_INPUT);
+        self.spans.shrink_to(KEPT_INPUT / 4);
         self.reserve_input(0);
     }
 

@@ -92,6 +92,13 @@ impl Tape {
         }
     }
 
+    /// Clears the tape and gives back memory past `bytes` in each of its buffers.
+    pub(crate) fn shrink_to(&mut self, bytes: usize) {
+        self.clear();
+        self.words.shrink_to(bytes / 4);
+        self.blob.shrink_to(bytes);
+    }
+
     pub(crate) fn clear(&mut self) {
         self.words.clear();
         self.blob.clear();

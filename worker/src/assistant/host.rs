@@ -36,6 +36,7 @@ use crate::platform::output::Output;
 use crate::platform::owner::Owner;
 use crate::platform::settings::var;
 use crate::platform::sse::EventSink;
+use crate::platform::stop::stop_path;
 use crate::platform::url_parts::seen_event;
 use crate::platform::{body, ids, objects};
 
@@ -182,7 +183,7 @@ pub async fn join(
 /// `false` when no turn runs. With `{"waiting": id}` (the id a waiting message's stream was
 /// named by, [`WAITING_HEADER`]), it stops that message only: taken out of the line, its
 /// stream ends with `stopped`; once its turn has begun, that turn is stopped. A `waiting` that
-/// is not an id: 422.
+/// is not an id (or `null`): 422.
 pub async fn stop(
     mut req: Request,
     env: &Env,
@@ -191,29 +192,8 @@ pub async fn stop(
     kind: ConversationKind,
 ) -> AppResult<Response> {
     let forwarded = forwarded(&req, &[TOKEN_HEADER], kind)?;
-    let bytes = body::read_limited(&mut req).await?;
-    let asked: StopBody = match bytes.iter().all(u8::is_ascii_whitespace) {
-        true => StopBody::default(),
-        false => body::parse_json(&bytes)?,
-    };
-    let path = match asked.waiting {
-        Some(waiting) if ids::is_id(&waiting) => format!("stop?waiting={waiting}"),
-        Some(_) => {
-            return Err(AppError::invalid_request(
-                "invalid field `waiting`: not the id of a waiting message",
-            ));
-        }
-        None => "stop".to_owned(),
-    };
+    let path = stop_path(&body::read_limited(&mut req).await?)?;
     ask(env, owner, id, &path, Method::Post, &forwarded).await
-}
-
-/// The body of a conversation's Stop (none, or `{}`, stops the running turn).
-#[derive(Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StopBody {
-    #[serde(default)]
-    waiting: Option<String>,
 }
 
 /// The header naming a waiting message's stream: its id, for a Stop of that message only.
@@ -304,6 +284,9 @@ pub struct Host {
     guided: Rc<RefCell<VecDeque<GuidedWaiting>>>,
     /// The waiting message whose turn the latest log is (its id), for a Stop naming it.
     waited_as: Rc<RefCell<Option<String>>>,
+    /// The waiting message taken out of the line whose turn is being begun (its id), and
+    /// whether a Stop named it meanwhile.
+    beginning: Rc<RefCell<Option<(String, bool)>>>,
     /// Resumed turns being begun or run, each until its sender is dropped: a waiting message
     /// whose turn could not begin because one of them took the lease waits for them.
     resumes: Rc<RefCell<Vec<oneshot::Receiver<()>>>>,
@@ -350,6 +333,14 @@ pub fn waiting_stream(
     };
     live::note(&sink, wire, &queued);
     Ok((response, sink, waiting_id))
+}
+
+/// Ends the stream of a message stopped while it waited (nothing of it ran) with `stopped`.
+pub fn stopped_waiting(sink: &EventSink, wire: &mut Wire) {
+    let stopped = StreamEvent::Stopped {
+        message: String::new(),
+    };
+    live::note(sink, wire, &stopped);
 }
 
 /// Ends a waiting message's stream with why its turn could not begin.
@@ -451,9 +442,10 @@ impl Host {
                 warning,
             } => {
                 let wire = delivery.wire(false)?;
-                // Held until the resumed turn ends (or fails to begin): if waiting messages are
-                // being worked through, it may take the lease between two of them, and the next
-                // one then waits for it (`begin_queued`).
+                // Held until the resumed turn ends (or fails to begin), when waiting messages
+                // are being worked through: it may take the lease between two of them, and the
+                // next one then waits for it (`begin_queued`). When it leads, its own task works
+                // through the waiting messages after it, and this is dropped once it has begun.
                 let resuming = self.resuming();
                 let (turn, request) =
                     prepare_resume(env.clone(), &owner, &id, &request_id, warning.as_deref())
@@ -563,6 +555,7 @@ impl Host {
             guest: self.guest.clone(),
             guided: self.guided.clone(),
             waited_as: self.waited_as.clone(),
+            beginning: self.beginning.clone(),
             resumes: self.resumes.clone(),
         }
     }
@@ -611,11 +604,8 @@ impl Host {
     /// the line, its stream ends with `stopped` (nothing of it ran); once its turn has begun,
     /// that turn is stopped. False when there is no such message, or its turn ended.
     pub fn stop_waiting(&self, waiting: &str) -> bool {
-        let stopped = StreamEvent::Stopped {
-            message: String::new(),
-        };
         if let Some((sink, mut wire)) = self.take_queued(waiting) {
-            live::note(&sink, &mut wire, &stopped);
+            stopped_waiting(&sink, &mut wire);
             return true;
         }
         let taken = {
@@ -624,10 +614,31 @@ impl Host {
             at.and_then(|at| guided.remove(at))
         };
         if let Some(GuidedWaiting { sink, mut wire, .. }) = taken {
-            live::note(&sink, &mut wire, &stopped);
+            stopped_waiting(&sink, &mut wire);
+            return true;
+        }
+        if let Some((id, asked)) = self.beginning.borrow_mut().as_mut()
+            && id == waiting
+        {
+            *asked = true;
             return true;
         }
         self.waited_as.borrow().as_deref() == Some(waiting) && self.stop()
+    }
+
+    /// Notes that the message that waited as `waiting` is out of the line and its turn being
+    /// begun: a Stop naming it meanwhile is kept for [`Self::begun`].
+    pub fn beginning(&self, waiting: &str) {
+        *self.beginning.borrow_mut() = Some((waiting.to_owned(), false));
+    }
+
+    /// Ends [`Self::beginning`]: whether a Stop named the message meanwhile (its turn, if it
+    /// began, is then stopped at once).
+    pub fn begun(&self) -> bool {
+        self.beginning
+            .borrow_mut()
+            .take()
+            .is_some_and(|(_, asked)| asked)
     }
 }
 

@@ -229,6 +229,7 @@ async fn begin_waiting(host: &Host, state: &State, env: &Env, id: &str) -> Optio
             sink,
             mut wire,
         } = host.guided_waiting().borrow_mut().pop_front()?;
+        host.beginning(&waiting_id);
         let begun = async {
             let stored = conversation::read(env, &owner, id, Some(order.token.clone())).await?;
             order.request.turns = Some(stored.turns);
@@ -251,10 +252,16 @@ async fn begin_waiting(host: &Host, state: &State, env: &Env, id: &str) -> Optio
                 }
             }
         };
-        match begun.await {
+        let begun = begun.await;
+        let stop_asked = host.begun();
+        match begun {
             Ok((turn, start, log)) => {
                 log.attach(sink, wire, 0);
                 host.show_waited(log.clone(), waiting_id);
+                if stop_asked {
+                    // Stopped while it was being begun: its turn stops at once.
+                    log.stop();
+                }
                 return Some((turn, start, log));
             }
             Err(error) => not_begun(&sink, &mut wire, &error),

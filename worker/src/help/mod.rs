@@ -19,13 +19,13 @@ use stepwise_core::help::{Caller, HelpCommand, HelpDoc, HelpError, SessionStatus
 use worker::{Env, Method, Request, Response};
 
 use self::kb::{ImportReport, Kb};
-use crate::platform::body::{read_json, read_json_text, require_json};
+use crate::platform::body::{read_json_text, read_limited, require_json};
 use crate::platform::deadline::now_ms;
 use crate::platform::error::{AppError, AppResult};
-use crate::platform::ids;
 use crate::platform::kv::Kv;
 use crate::platform::owner::Owner;
 use crate::platform::spend;
+use crate::platform::stop::stop_path;
 use crate::platform::url_parts::seen_event;
 
 /// `GET /api/help/sessions/:id`: the owner's session (transcript, clarification context,
@@ -86,25 +86,9 @@ pub async fn join(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResul
 /// begun, that turn is stopped. `{"stopped": true}`, or `false` when nothing was stopped (no turn
 /// runs, its answer is already found, or no such question waits).
 pub async fn stop(mut req: Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
-    let asked: StopBody = read_json(&mut req).await?;
-    let path = match asked.waiting {
-        Some(waiting) if ids::is_id(&waiting) => format!("stop?waiting={waiting}"),
-        Some(_) => {
-            return Err(AppError::invalid_request(
-                "invalid field `waiting`: not the id of a waiting question",
-            ));
-        }
-        None => "stop".to_owned(),
-    };
+    require_json(&req)?;
+    let path = stop_path(&read_limited(&mut req).await?)?;
     client::ask(env, owner, id, &path, Method::Post).await
-}
-
-/// The body of a help Stop.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StopBody {
-    #[serde(default)]
-    waiting: Option<String>,
 }
 
 /// `GET /api/help/sessions/:id/ws`: the owner's tab watches the session (a WebSocket; a browser

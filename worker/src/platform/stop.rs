@@ -1,10 +1,14 @@
 //! A running turn's Stop: a flag its owner sets once, and a future the turn races against its
-//! next piece of work (a model's next chunk, a pipeline's next effect).
+//! next piece of work (a model's next chunk, a pipeline's next effect); and the body of a Stop
+//! route, which may name one waiting message instead ([`stop_path`]).
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
+
+use crate::platform::error::{AppError, AppResult};
+use crate::platform::ids;
 
 /// Set once by a Stop; [`StopFlag::requested`] resolves when it is.
 #[derive(Default)]
@@ -47,4 +51,40 @@ impl Future for StopRequested<'_> {
         *self.0.waker.borrow_mut() = Some(cx.waker().clone());
         Poll::Pending
     }
+}
+
+/// The path of a Stop at a turn's object, from the route's body: `stop` for none, `{}`, or
+/// no `waiting`; `stop?waiting=<id>` for `{"waiting": "<id>"}` (the message that waits as that
+/// id). 422 for any other `waiting` (`null` too: a client that lost the id must not stop the
+/// turn another tab waits for) or another field.
+pub fn stop_path(body: &[u8]) -> AppResult<String> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok("stop".to_owned());
+    }
+    let asked: StopBody = crate::platform::body::parse_json(body)?;
+    match asked.waiting {
+        None => Ok("stop".to_owned()),
+        Some(serde_json::Value::String(waiting)) if ids::is_id(&waiting) => {
+            Ok(format!("stop?waiting={waiting}"))
+        }
+        Some(_) => Err(AppError::invalid_request(
+            "invalid field `waiting`: not the id of a waiting message",
+        )),
+    }
+}
+
+/// The body of a Stop.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StopBody {
+    /// Present (even `null`) or absent: an absent field is `None`, any value `Some`.
+    #[serde(default, deserialize_with = "present")]
+    waiting: Option<serde_json::Value>,
+}
+
+/// A field's value as given, `null` included.
+fn present<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<serde_json::Value>, D::Error> {
+    serde::Deserialize::deserialize(deserializer).map(Some)
 }

@@ -8,7 +8,8 @@
 //! the answer when it comes from elsewhere (the SLA's fallback). A message sent while a turn runs
 //! waits ("Queued") and is answered right after. Stop stops the running turn wherever it was
 //! started; its partial answer stays, marked stopped. In a tab whose message waits, Stop stops
-//! that message alone, which goes back into the box. What the owner does with a card (accept,
+//! that message alone, which goes back into the box (an action or an approval stopped so can be
+//! pressed again). What the owner does with a card (accept,
 //! dismiss, a failed apply) is kept with the conversation and shows in every tab and after a
 //! reload. "Context" lists what the assistant can read of the stream and job in view, attachable
 //! to a waiting card. Past context requests say what they got; a writing style can be chosen, and the
@@ -196,8 +197,11 @@ export class Tray {
   /** A suggested action: the page runs client actions; server actions are a turn of their own. */
   private act(action: SuggestedAction): void {
     if (action.handler === "client") return this.host.clientAction(action.action, action.target ?? undefined);
-    this.log.append(h("div", { class: "msg user action" }, action.label));
-    void this.turn("/api/assistant/actions", { conversation_id: this.conversationId ?? undefined, action: action.action, target: action.target, label: action.label, context: this.context() });
+    const bubble = h("div", { class: "msg user action" }, action.label);
+    this.log.append(bubble);
+    const asked = { conversation_id: this.conversationId ?? undefined, action: action.action, target: action.target, label: action.label, context: this.context() };
+    // Stopped while it waited: nothing of it ran, and its button is still there to press again.
+    void this.turn("/api/assistant/actions", asked).then((refused) => refused === "waiting_stopped" && bubble.remove());
   }
 
   private context(): ChatContext {

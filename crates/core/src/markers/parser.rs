@@ -20,6 +20,8 @@ use crate::json::{JsonCheck, Progress};
 pub const MAX_LINE_LEN: usize = 64 * 1024;
 /// Largest JSON body, in bytes; a larger one is dropped with a diagnostic.
 pub const MAX_PAYLOAD_LEN: usize = 256 * 1024;
+/// The most of its value buffer [`MarkerParser::reset`] keeps, in bytes.
+pub const KEPT_ON_RESET: usize = 16 * 1024;
 
 /// Where in the grammar the parser stands between two bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,8 +135,8 @@ impl MarkerParser {
     }
 
     /// Starts over for a new stream: the parser is then as [`Self::with_registry`] made it (with
-    /// the same registry and span mode), but keeps the memory it allocated, for a caller that
-    /// parses one reply after another.
+    /// the same registry and span mode), but keeps the memory it allocated (a value buffer up to
+    /// [`KEPT_ON_RESET`] bytes), for a caller that parses one reply after another.
     ///
     /// ```
     /// use stepwise_core::markers::MarkerParser;
@@ -167,6 +169,8 @@ impl MarkerParser {
         *mode = Mode::LineStart;
         prefix.clear();
         value.clear();
+        // A JSON body may have grown it to MAX_PAYLOAD_LEN: not kept for the next reply.
+        value.shrink_to(KEPT_ON_RESET);
         (*line, *marker_line) = (1, 1);
         *check = JsonCheck::default();
         *fallback = None;

@@ -147,6 +147,7 @@ fn list(
     make: fn(Vec<String>) -> Marker,
 ) -> (Marker, Option<(DiagnosticCode, String)>) {
     // One allocation for the list: its separators tell how many items it has at most.
+    debug_assert!(separator.is_ascii(), "a separator is one byte");
     let most = memchr::memchr_iter(separator as u8, value.as_bytes()).count() + 1;
     let mut items: Vec<String> = Vec::with_capacity(most.min(MAX_LIST_ITEMS));
     let mut dropped = 0usize;

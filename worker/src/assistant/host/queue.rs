@@ -10,7 +10,7 @@ use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::worker_sys::DurableObjectState;
 use worker::{Env, Response, State};
 
-use super::{Host, Running, not_begun, waiting_stream};
+use super::{Host, Running, not_begun, stopped_waiting, waiting_stream};
 use crate::assistant::turn::AssistantTurn;
 use crate::assistant::{Asked, log_header, prepare};
 use crate::platform::error::AppResult;
@@ -120,6 +120,7 @@ impl Host {
             } = self.queue.borrow_mut().pop_front()?;
             // Kept to try again if a resumed turn took the lease meanwhile.
             let again = (*asked).clone();
+            self.beginning(&waiting_id);
             let begun = match prepare(env.clone(), &owner, id, false, *asked).await {
                 Ok(turn) => {
                     let lease = turn.session.lease;
@@ -135,12 +136,17 @@ impl Host {
                 }
                 Err(error) => Err(error),
             };
+            let stop_asked = self.begun();
             let resumes: Vec<_> = match &begun {
                 Err(error) if error.code() == "turn_in_progress" => {
                     std::mem::take(&mut *self.resumes.borrow_mut())
                 }
                 _ => Vec::new(),
             };
+            if !resumes.is_empty() && stop_asked {
+                stopped_waiting(&sink, &mut wire);
+                continue;
+            }
             if !resumes.is_empty() {
                 // A resumed turn holds the lease: this message waits for it, still first.
                 self.queue.borrow_mut().push_front(Queued {
@@ -157,6 +163,10 @@ impl Host {
                 Ok((turn, log)) => {
                     log.attach(sink, wire, 0);
                     self.show_waited(log.clone(), waiting_id);
+                    if stop_asked {
+                        // Stopped while it was being begun: its turn stops at once.
+                        log.stop();
+                    }
                     return Some((turn, log));
                 }
                 Err(error) => not_begun(&sink, &mut wire, &error),
