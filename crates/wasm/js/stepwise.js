@@ -52,7 +52,6 @@ function isSpace(unit) {
     unit === 0x2028 || unit === 0x2029 || unit === 0x202f || unit === 0x205f || unit === 0x3000;
 }
 
-
 const encoder = new TextEncoder();
 // `ignoreBOM`: a blob that starts with U+FEFF keeps it (the offsets count it).
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
