@@ -37,11 +37,13 @@ const SPAN = 3;
 const MARKER = 6;
 const DIAGNOSTIC = 7;
 // Chunks up to this many UTF-16 units are written by a loop while they are ASCII instead of by
-// `encodeInto` and its `subarray`. In Chromium, where the package lives, the loop took
-// 0.62-0.75x the time at 64 units and was even from 256 (a limit of 32 made the payload at
-// 64 B chunks 0.76x as fast); in node `encodeInto` is about 100 ns flat and wins from about 30
-// units (bench/README.md).
-const LOOP_MAX = 64;
+// `encodeInto` and its `subarray`. Node's `encodeInto` is a native call of about 100 ns, which
+// the loop (about 2.5 ns a unit) loses to from about 30 units: there the limit is 64 (a limit
+// of 32 made Chromium's payload at 64 B chunks 0.76x as fast). Chromium's goes through its
+// DOM bindings, 0.4-1.3 µs a call at 32-256 units: the loop wins up to about 256, and a limit of
+// 256 made its reply 1.14-1.56x as fast at 256 B to 64 KiB chunks, where node's was 1.27-1.49x
+// slower (bench/README.md). Other engines, not measured, get the browser's limit.
+const LOOP_MAX = globalThis.process?.versions?.node ? 64 : 256;
 
 /** Whether a UTF-16 unit is White_Space, as Rust's `char::is_whitespace` (JS's `trim` also
  * strips U+FEFF and keeps U+0085): the core trims the message so. */
