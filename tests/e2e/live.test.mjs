@@ -234,7 +234,7 @@ describe("live turns", () => {
     assert.match(second.waiting ?? "", /^[0-9a-f]{32}$/, "a waiting message's stream is named");
     assert.notEqual(second.waiting, third.waiting);
     const stop = (body, who = owner) => api.call("POST", `/api/assistant/conversations/${id}/stop`, { owner: who, body });
-    for (const body of [{ waiting: "not an id" }, { waiting: null }, { waiting: 7 }, { turn: 1 }]) {
+    for (const body of [{ waiting: "not an id" }, { waiting: null }, { waiting: 7 }, { turn: 1 }, [second.waiting], []]) {
       const bad = await stop(body);
       assert.deepEqual([bad.status, bad.json.error.code], [422, "invalid_request"], `${JSON.stringify(body)}: nothing is stopped for it`);
     }

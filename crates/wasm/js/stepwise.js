@@ -42,7 +42,8 @@ const DIAGNOSTIC = 7;
 // of 32 made Chromium's payload at 64 B chunks 0.76x as fast). Chromium's goes through its
 // DOM bindings, 0.4-1.3 µs a call at 32-256 units: the loop wins up to about 256, and a limit of
 // 256 made its reply 1.14-1.56x as fast at 256 B to 64 KiB chunks, where node's was 1.27-1.49x
-// slower (bench/README.md). Other engines, not measured, get the browser's limit.
+// slower (bench/README.md). Engines that say they are node (Bun, Deno 2, Electron with node)
+// get node's limit; others, not measured, the browser's.
 const LOOP_MAX = globalThis.process?.versions?.node ? 64 : 256;
 
 /** Whether a UTF-16 unit is White_Space, as Rust's `char::is_whitespace` (JS's `trim` also

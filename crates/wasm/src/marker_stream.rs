@@ -192,9 +192,9 @@ impl MarkerStream {
         self.write_tape("", 0)
     }
 
-    /// Makes the stream as new for the next reply, keeping its buffers up to [`KEPT_INPUT`]
-    /// bytes each (the input, the tape's words and blob; the core's value buffer up to its
-    /// `KEPT_ON_RESET`): the entry
+    /// Makes the stream as new for the next reply, keeping its largest buffers up to
+    /// [`KEPT_INPUT`] bytes each (the input, the tape's words and blob, the spans; the core's
+    /// value buffer up to its `KEPT_ON_RESET`; the small lists as they are): the entry
     /// keeps a few finished streams of each set of payload markers and hands them out again,
     /// since making a stream (the registry, the buffers, the crossing of the names) costs more
     /// than parsing a short reply.

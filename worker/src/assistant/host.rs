@@ -284,12 +284,19 @@ pub struct Host {
     guided: Rc<RefCell<VecDeque<GuidedWaiting>>>,
     /// The waiting message whose turn the latest log is (its id), for a Stop naming it.
     waited_as: Rc<RefCell<Option<String>>>,
-    /// The waiting message taken out of the line whose turn is being begun (its id), and
-    /// whether a Stop named it meanwhile.
-    beginning: Rc<RefCell<Option<(String, bool)>>>,
+    /// The waiting message taken out of the line whose turn is being begun.
+    beginning: Rc<RefCell<Option<Beginning>>>,
     /// Resumed turns being begun or run, each until its sender is dropped: a waiting message
     /// whose turn could not begin because one of them took the lease waits for them.
     resumes: Rc<RefCell<Vec<oneshot::Receiver<()>>>>,
+}
+
+/// A waiting message whose turn is being begun, for a Stop that names it meanwhile.
+struct Beginning {
+    /// The id its stream was named by.
+    waiting: String,
+    /// Whether a Stop named it; `None` when it is not stopped (an approved call).
+    stop: Option<bool>,
 }
 
 /// A guided message waiting for the running turn to end, with its client's stream.
@@ -445,7 +452,8 @@ impl Host {
                 // Held until the resumed turn ends (or fails to begin), when waiting messages
                 // are being worked through: it may take the lease between two of them, and the
                 // next one then waits for it (`begin_queued`). When it leads, its own task works
-                // through the waiting messages after it, and this is dropped once it has begun.
+                // through the waiting messages after it, and a streamed one drops this once it
+                // has begun.
                 let resuming = self.resuming();
                 let (turn, request) =
                     prepare_resume(env.clone(), &owner, &id, &request_id, warning.as_deref())
@@ -617,19 +625,31 @@ impl Host {
             stopped_waiting(&sink, &mut wire);
             return true;
         }
-        if let Some((id, asked)) = self.beginning.borrow_mut().as_mut()
-            && id == waiting
+        if let Some(beginning) = self.beginning.borrow_mut().as_mut()
+            && beginning.waiting == waiting
         {
-            *asked = true;
-            return true;
+            // An approved call being begun runs at most once, and is not stopped.
+            return beginning.stop.replace(true).is_some();
         }
         self.waited_as.borrow().as_deref() == Some(waiting) && self.stop()
     }
 
     /// Notes that the message that waited as `waiting` is out of the line and its turn being
-    /// begun: a Stop naming it meanwhile is kept for [`Self::begun`].
-    pub fn beginning(&self, waiting: &str) {
-        *self.beginning.borrow_mut() = Some((waiting.to_owned(), false));
+    /// begun: a Stop naming it meanwhile is kept for [`Self::begun`], unless it is not
+    /// `stoppable` (an approved call, which runs at most once: such a Stop answers `false`).
+    pub fn beginning(&self, waiting: &str, stoppable: bool) {
+        *self.beginning.borrow_mut() = Some(Beginning {
+            waiting: waiting.to_owned(),
+            stop: stoppable.then_some(false),
+        });
+    }
+
+    /// Whether a Stop named the message being begun ([`Self::beginning`]) so far.
+    pub fn stop_asked(&self) -> bool {
+        self.beginning
+            .borrow()
+            .as_ref()
+            .is_some_and(|b| b.stop == Some(true))
     }
 
     /// Ends [`Self::beginning`]: whether a Stop named the message meanwhile (its turn, if it
@@ -638,7 +658,7 @@ impl Host {
         self.beginning
             .borrow_mut()
             .take()
-            .is_some_and(|(_, asked)| asked)
+            .is_some_and(|b| b.stop == Some(true))
     }
 }
 

@@ -164,6 +164,11 @@ impl AssistantTurn {
     /// Runs the turn, emitting its events; returns whether it was stored (a deferred turn's
     /// message counts as stored).
     pub async fn run(mut self, out: &mut Output) -> bool {
+        // Stopped before it ran (a waiting message stopped while its log was being begun):
+        // nothing runs, no model call and no action; the message is kept with no answer.
+        if out.is_stopped() {
+            return self.keep_stopped(out).await;
+        }
         if self.handshake.user_message_id.is_empty() {
             self.handshake.user_message_id = ids::random_id().unwrap_or_default();
         }

@@ -26,7 +26,7 @@ use super::conversation::{self, TOKEN_HEADER};
 use super::{Prepared, Turn, prepare, refund};
 use crate::assistant::host::{
     GuidedOrder, GuidedWaiting, Host, Ordered, Running, TurnOrder, guided_queues, not_begun,
-    waiting_stream,
+    stopped_waiting, waiting_stream,
 };
 use crate::assistant::log_header::begin_log;
 use crate::conversations::client::ID_HEADER;
@@ -229,7 +229,7 @@ async fn begin_waiting(host: &Host, state: &State, env: &Env, id: &str) -> Optio
             sink,
             mut wire,
         } = host.guided_waiting().borrow_mut().pop_front()?;
-        host.beginning(&waiting_id);
+        host.beginning(&waiting_id, true);
         let begun = async {
             let stored = conversation::read(env, &owner, id, Some(order.token.clone())).await?;
             order.request.turns = Some(stored.turns);
@@ -240,11 +240,17 @@ async fn begin_waiting(host: &Host, state: &State, env: &Env, id: &str) -> Optio
                 charge,
                 ..
             } = prepared;
+            if host.stop_asked() {
+                // Stopped while it was being prepared: nothing of it runs or is kept.
+                turn.conversation.abort(env).await;
+                refund(env, &owner, charge).await;
+                return Ok(None);
+            }
             let kept = turn.kept_if_cut_short(&start);
             let shown = Entry::user(&turn.request.message, now_ms(), None);
             let lease = turn.conversation.lease.unwrap_or(0);
             match begin_log(state, id, lease, None, kept, Some(shown)).await {
-                Ok(log) => Ok((turn, start, log)),
+                Ok(log) => Ok(Some((turn, start, log))),
                 Err(error) => {
                     turn.conversation.abort(env).await;
                     refund(env, &owner, charge).await;
@@ -252,18 +258,21 @@ async fn begin_waiting(host: &Host, state: &State, env: &Env, id: &str) -> Optio
                 }
             }
         };
-        let begun = begun.await;
+        let begun: AppResult<Option<Begun>> = begun.await;
         let stop_asked = host.begun();
         match begun {
-            Ok((turn, start, log)) => {
+            Ok(Some((turn, start, log))) => {
                 log.attach(sink, wire, 0);
                 host.show_waited(log.clone(), waiting_id);
                 if stop_asked {
-                    // Stopped while it was being begun: its turn stops at once.
+                    // Stopped while its log was being begun: the turn stops at its first wait.
                     log.stop();
                 }
                 return Some((turn, start, log));
             }
+            // Stopped, and no turn of it began: its stream says so.
+            Ok(None) => stopped_waiting(&sink, &mut wire),
+            Err(_) if stop_asked => stopped_waiting(&sink, &mut wire),
             Err(error) => not_begun(&sink, &mut wire, &error),
         }
     }

@@ -56,12 +56,19 @@ impl Future for StopRequested<'_> {
 /// The path of a Stop at a turn's object, from the route's body: `stop` for none, `{}`, or
 /// no `waiting`; `stop?waiting=<id>` for `{"waiting": "<id>"}` (the message that waits as that
 /// id). 422 for any other `waiting` (`null` too: a client that lost the id must not stop the
-/// turn another tab waits for) or another field.
+/// turn another tab waits for), another field, or a body that is not an object.
 pub fn stop_path(body: &[u8]) -> AppResult<String> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok("stop".to_owned());
     }
-    let asked: StopBody = crate::platform::body::parse_json(body)?;
+    let value: serde_json::Value = crate::platform::body::parse_json(body)?;
+    if !value.is_object() {
+        return Err(AppError::invalid_request(
+            "a Stop's body is a JSON object: `{}`, or `{\"waiting\": id}`",
+        ));
+    }
+    let asked: StopBody =
+        serde_json::from_value(value).map_err(|e| AppError::invalid_request(e.to_string()))?;
     match asked.waiting {
         None => Ok("stop".to_owned()),
         Some(serde_json::Value::String(waiting)) if ids::is_id(&waiting) => {

@@ -103,7 +103,8 @@ impl Host {
     }
 
     /// Begins the next queued message's turn, if any: its client's stream joins the new log. A
-    /// message whose turn cannot begin gets the reason as an `error` event and the next is tried.
+    /// message whose turn cannot begin gets the reason as an `error` event (one a Stop named
+    /// while it was being begun gets `stopped`), and the next is tried.
     async fn begin_queued(
         &self,
         state: &State,
@@ -120,14 +121,19 @@ impl Host {
             } = self.queue.borrow_mut().pop_front()?;
             // Kept to try again if a resumed turn took the lease meanwhile.
             let again = (*asked).clone();
-            self.beginning(&waiting_id);
+            self.beginning(&waiting_id, !again.continues());
             let begun = match prepare(env.clone(), &owner, id, false, *asked).await {
+                // Stopped while it was being prepared: nothing of it runs or is kept.
+                Ok(turn) if self.stop_asked() => {
+                    turn.session.abort(env).await;
+                    Ok(None)
+                }
                 Ok(turn) => {
                     let lease = turn.session.lease;
                     match log_header::begin_log(state, id, lease, turn.user_entry(), None, None)
                         .await
                     {
-                        Ok(log) => Ok((turn, log)),
+                        Ok(log) => Ok(Some((turn, log))),
                         Err(error) => {
                             turn.session.abort(env).await;
                             Err(error)
@@ -137,16 +143,18 @@ impl Host {
                 Err(error) => Err(error),
             };
             let stop_asked = self.begun();
+            if stop_asked && !matches!(begun, Ok(Some(_))) {
+                // Stopped, and no turn of it began: its stream says so (not why it could not
+                // begin), and the next message is tried as if it had never waited.
+                stopped_waiting(&sink, &mut wire);
+                continue;
+            }
             let resumes: Vec<_> = match &begun {
                 Err(error) if error.code() == "turn_in_progress" => {
                     std::mem::take(&mut *self.resumes.borrow_mut())
                 }
                 _ => Vec::new(),
             };
-            if !resumes.is_empty() && stop_asked {
-                stopped_waiting(&sink, &mut wire);
-                continue;
-            }
             if !resumes.is_empty() {
                 // A resumed turn holds the lease: this message waits for it, still first.
                 self.queue.borrow_mut().push_front(Queued {
@@ -160,15 +168,17 @@ impl Host {
                 continue;
             }
             match begun {
-                Ok((turn, log)) => {
+                Ok(Some((turn, log))) => {
                     log.attach(sink, wire, 0);
                     self.show_waited(log.clone(), waiting_id);
                     if stop_asked {
-                        // Stopped while it was being begun: its turn stops at once.
+                        // Stopped while its log was being begun: the turn stops before it runs
+                        // anything (`AssistantTurn::run`), keeping the message and no answer.
                         log.stop();
                     }
                     return Some((turn, log));
                 }
+                Ok(None) => stopped_waiting(&sink, &mut wire),
                 Err(error) => not_begun(&sink, &mut wire, &error),
             }
         }
