@@ -38,7 +38,7 @@ const MARKER = 6;
 const DIAGNOSTIC = 7;
 // Chunks up to this many UTF-16 units are written by a loop while they are ASCII instead of by
 // `encodeInto` and its `subarray`. Node's `encodeInto` is a native call of about 100 ns, which
-// the loop (about 2.5 ns a unit) loses to from about 30 units: there the limit is 64 (a limit
+// the loop (2-3.5 ns a unit) loses to from about 30 units: there the limit is 64 (a limit
 // of 32 made Chromium's payload at 64 B chunks 0.76x as fast). Chromium's goes through its
 // DOM bindings, 0.4-1.3 µs a call at 32-256 units: the loop wins up to about 256, and a limit of
 // 256 made its reply 1.14-1.56x as fast at 256 B to 64 KiB chunks, where node's was 1.27-1.49x

@@ -36,7 +36,7 @@ use crate::platform::output::Output;
 use crate::platform::owner::Owner;
 use crate::platform::settings::var;
 use crate::platform::sse::EventSink;
-use crate::platform::stop::stop_path;
+use crate::platform::stop::{WAITING_HEADER, stop_path};
 use crate::platform::url_parts::seen_event;
 use crate::platform::{body, ids, objects};
 
@@ -196,9 +196,6 @@ pub async fn stop(
     ask(env, owner, id, &path, Method::Post, &forwarded).await
 }
 
-/// The header naming a waiting message's stream: its id, for a Stop of that message only.
-pub const WAITING_HEADER: &str = "x-stepwise-waiting";
-
 /// The header naming the kind of conversation a join or a Stop is for (its route's): the
 /// guided routes never reach an assistant conversation, nor the assistant's a guided one.
 pub const KIND_HEADER: &str = "x-stepwise-kind";
@@ -340,6 +337,13 @@ pub fn waiting_stream(
     };
     live::note(&sink, wire, &queued);
     Ok((response, sink, waiting_id))
+}
+
+/// Takes the first entry of `line` for which `is` holds out of it.
+fn take_where<T>(line: &RefCell<VecDeque<T>>, is: impl Fn(&T) -> bool) -> Option<T> {
+    let mut line = line.borrow_mut();
+    let at = line.iter().position(is)?;
+    line.remove(at)
 }
 
 /// Ends the stream of a message stopped while it waited (nothing of it ran) with `stopped`.
@@ -612,16 +616,10 @@ impl Host {
     /// the line, its stream ends with `stopped` (nothing of it ran); once its turn has begun,
     /// that turn is stopped. False when there is no such message, or its turn ended.
     pub fn stop_waiting(&self, waiting: &str) -> bool {
-        if let Some((sink, mut wire)) = self.take_queued(waiting) {
-            stopped_waiting(&sink, &mut wire);
-            return true;
-        }
-        let taken = {
-            let mut guided = self.guided.borrow_mut();
-            let at = guided.iter().position(|g| g.id == waiting);
-            at.and_then(|at| guided.remove(at))
-        };
-        if let Some(GuidedWaiting { sink, mut wire, .. }) = taken {
+        let taken = self
+            .take_queued(waiting)
+            .or_else(|| take_where(&self.guided, |g| g.id == waiting).map(|g| (g.sink, g.wire)));
+        if let Some((sink, mut wire)) = taken {
             stopped_waiting(&sink, &mut wire);
             return true;
         }

@@ -116,7 +116,7 @@ impl Lane {
         let waiting = random_id()?;
         response
             .headers_mut()
-            .set(crate::assistant::host::WAITING_HEADER, &waiting)?;
+            .set(crate::platform::stop::WAITING_HEADER, &waiting)?;
         let queued = json!({
             "type": "status",
             "message": "Queued: answered after the current answer…",

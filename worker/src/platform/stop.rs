@@ -53,6 +53,10 @@ impl Future for StopRequested<'_> {
     }
 }
 
+/// The header naming a waiting message's stream (a conversation's or a help session's): its
+/// id, which a Stop of that message alone names ([`stop_path`]).
+pub const WAITING_HEADER: &str = "x-stepwise-waiting";
+
 /// The path of a Stop at a turn's object, from the route's body: `stop` for none, `{}`, or
 /// no `waiting`; `stop?waiting=<id>` for `{"waiting": "<id>"}` (the message that waits as that
 /// id). 422 for any other `waiting` (`null` too: a client that lost the id must not stop the
@@ -62,36 +66,23 @@ pub fn stop_path(body: &[u8]) -> AppResult<String> {
         return Ok("stop".to_owned());
     }
     let value: serde_json::Value = crate::platform::body::parse_json(body)?;
-    if !value.is_object() {
+    let Some(fields) = value.as_object() else {
         return Err(AppError::invalid_request(
             "a Stop's body is a JSON object: `{}`, or `{\"waiting\": id}`",
         ));
+    };
+    if let Some(field) = fields.keys().find(|field| *field != "waiting") {
+        return Err(AppError::invalid_request(format!(
+            "unknown field `{field:.64}`, expected `waiting`"
+        )));
     }
-    let asked: StopBody =
-        serde_json::from_value(value).map_err(|e| AppError::invalid_request(e.to_string()))?;
-    match asked.waiting {
+    match fields.get("waiting") {
         None => Ok("stop".to_owned()),
-        Some(serde_json::Value::String(waiting)) if ids::is_id(&waiting) => {
+        Some(serde_json::Value::String(waiting)) if ids::is_id(waiting) => {
             Ok(format!("stop?waiting={waiting}"))
         }
         Some(_) => Err(AppError::invalid_request(
             "invalid field `waiting`: not the id of a waiting message",
         )),
     }
-}
-
-/// The body of a Stop.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StopBody {
-    /// Present (even `null`) or absent: an absent field is `None`, any value `Some`.
-    #[serde(default, deserialize_with = "present")]
-    waiting: Option<serde_json::Value>,
-}
-
-/// A field's value as given, `null` included.
-fn present<'de, D: serde::Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Option<serde_json::Value>, D::Error> {
-    serde::Deserialize::deserialize(deserializer).map(Some)
 }

@@ -10,7 +10,7 @@ use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::worker_sys::DurableObjectState;
 use worker::{Env, Response, State};
 
-use super::{Host, Running, not_begun, stopped_waiting, waiting_stream};
+use super::{Host, Running, not_begun, stopped_waiting, take_where, waiting_stream};
 use crate::assistant::turn::AssistantTurn;
 use crate::assistant::{Asked, log_header, prepare};
 use crate::platform::error::AppResult;
@@ -87,9 +87,7 @@ impl Host {
 
     /// Takes the message that waits as `waiting` out of the line: its client's stream.
     pub(super) fn take_queued(&self, waiting: &str) -> Option<(EventSink, Wire)> {
-        let mut queue = self.queue.borrow_mut();
-        let at = queue.iter().position(|queued| queued.id == waiting)?;
-        queue.remove(at).map(|queued| (queued.sink, queued.wire))
+        take_where(&self.queue, |queued| queued.id == waiting).map(|q| (q.sink, q.wire))
     }
 
     /// Notes a resumed turn being begun: the waiting messages' task waits for it while the
