@@ -48,6 +48,19 @@ const described = async (pages, wait) => {
     throw new Error(`${error.message}\n${states.join("\n")}`);
   }
 };
+/** Waits until `page` shows no answer being written and its last answer whole. */
+const whenWhole = (page) => page.waitForFunction(() => document.querySelectorAll(".tray-log .msg.assistant[aria-busy]").length === 0 && /Line 30/.test(document.querySelector(".tray-log .msg.assistant:last-child .text")?.textContent ?? ""), null, { timeout: 30000 });
+/** Sends `running` from `first` and, once `second` streams it, `waiting` from `second`, which
+ * waits behind it ("Queued"). */
+const sendAndQueue = async (first, second, running, waiting) => {
+  await first.fill("#assistant-input", running);
+  await first.press("#assistant-input", "Enter");
+  await second.locator(".tray-log .msg.user", { hasText: running }).waitFor();
+  await whenLines(second, 2);
+  await second.fill("#assistant-input", waiting);
+  await second.press("#assistant-input", "Enter");
+  await second.waitForFunction(() => /Queued/.test(document.querySelector(".tray-log .msg.assistant:last-child .typing-text")?.textContent ?? ""), null, { timeout: 10000 });
+};
 const whenDone = (page) => page.waitForFunction(() => document.querySelector(".tray-log .msg.assistant:last-child")?.getAttribute("aria-busy") === null, null, { timeout: 30000 });
 
 describe("live turns in the tray", () => {
@@ -102,33 +115,21 @@ describe("live turns in the tray", () => {
 
     // A message sent from the second tab while the first tab's answer streams waits, then is
     // answered right after it, in both tabs.
-    await first.fill("#assistant-input", "Once more, in full");
-    await first.press("#assistant-input", "Enter");
-    await second.locator(".tray-log .msg.user", { hasText: "Once more, in full" }).waitFor();
-    await whenLines(second, 2);
-    await second.fill("#assistant-input", "And a follow-up");
-    await second.press("#assistant-input", "Enter");
-    await second.waitForFunction(() => /Queued/.test(document.querySelector(".tray-log .msg.assistant:last-child .typing-text")?.textContent ?? ""), null, { timeout: 10000 });
+    await sendAndQueue(first, second, "Once more, in full", "And a follow-up");
     for (const page of [first, second]) {
       await page.locator(".tray-log .msg.user", { hasText: "And a follow-up" }).waitFor({ timeout: 30000 });
-      await described([first, second], () => page.waitForFunction(() => document.querySelectorAll(".tray-log .msg.assistant[aria-busy]").length === 0 && /Line 30/.test(document.querySelector(".tray-log .msg.assistant:last-child .text")?.textContent ?? ""), null, { timeout: 30000 }));
+      await described([first, second], () => whenWhole(page));
       const users = await page.locator(".tray-log .msg.user").allInnerTexts();
       assert.deepEqual(users.slice(-2), ["Once more, in full", "And a follow-up"], `tab ${page === first ? 1 : 2}:\n${await trayState(page)}`);
     }
 
     // Stop in the tab whose message waits stops that message alone: it goes back into its box,
     // and the answer it waited for goes on to its end in both tabs.
-    await first.fill("#assistant-input", "A last long one");
-    await first.press("#assistant-input", "Enter");
-    await second.locator(".tray-log .msg.user", { hasText: "A last long one" }).waitFor();
-    await whenLines(second, 2);
-    await second.fill("#assistant-input", "Never mind this");
-    await second.press("#assistant-input", "Enter");
-    await second.waitForFunction(() => /Queued/.test(document.querySelector(".tray-log .msg.assistant:last-child .typing-text")?.textContent ?? ""), null, { timeout: 10000 });
+    await sendAndQueue(first, second, "A last long one", "Never mind this");
     await second.click(".tray-composer button:has-text('Stop')");
     await described([first, second], () => second.waitForFunction(() => document.querySelector("#assistant-input").value === "Never mind this" && ![...document.querySelectorAll(".tray-log .msg.user")].some((m) => m.textContent === "Never mind this"), null, { timeout: 10000 }));
     for (const page of [first, second]) {
-      await described([first, second], () => page.waitForFunction(() => document.querySelectorAll(".tray-log .msg.assistant[aria-busy]").length === 0 && /Line 30/.test(document.querySelector(".tray-log .msg.assistant:last-child .text")?.textContent ?? ""), null, { timeout: 30000 }));
+      await described([first, second], () => whenWhole(page));
       assert.equal(await lastAnswer(page).getAttribute("data-status"), null, "the answer it waited for was not stopped");
       assert.equal(await page.locator(".tray-log .msg.user", { hasText: "Never mind this" }).count(), 0);
     }
