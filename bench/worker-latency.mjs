@@ -6,6 +6,8 @@
 // Usage: node bench/worker-latency.mjs [miniflare|wrangler] [later]   (default miniflare: workerd
 // driven directly; wrangler: under `wrangler dev`, whose local proxy adds its own hop; `later`:
 // each sample is a conversation's second turn, its first one made untimed before it)
+// [--worker DIR]: runs another build of the Worker (an earlier commit's `worker/build`, miniflare
+// only), to compare two builds in alternating runs of one sitting
 import { asOwner, startStack } from "../tests/e2e/harness.mjs";
 
 const LINES = 20;
@@ -73,13 +75,15 @@ async function rounds(stack, concurrency, total, fn) {
 }
 
 const runtime = process.argv.includes("wrangler") ? "wrangler" : "miniflare";
-const stack = await startStack({ runtime, overrides: { LLM_TIMEOUT_MS: "30000" } });
+const workerAt = process.argv.indexOf("--worker");
+const workerDir = workerAt > 0 ? process.argv[workerAt + 1] : undefined;
+const stack = await startStack({ runtime, workerDir, overrides: { LLM_TIMEOUT_MS: "30000" } });
 try {
   // Realistic framing: one write per SSE event, as providers send (the e2e suite's adversarial
   // byte-level splits would measure per-chunk overhead thousands of times instead).
   stack.fake.script({ reply: REPLY, paced: true });
   await rounds(stack, 1, 5, viaWorker); // warm up
-  console.log(`node ${process.version}; fake provider and the Worker (${runtime === "wrangler" ? "wrangler dev" : "workerd via miniflare"}) on loopback; ${LATER ? "a conversation's second turn" : "a first turn"}\n`);
+  console.log(`node ${process.version}; fake provider and the Worker (${workerDir ?? "this build"}, ${runtime === "wrangler" ? "wrangler dev" : "workerd via miniflare"}) on loopback; ${LATER ? "a conversation's second turn" : "a first turn"}\n`);
   console.log("| concurrency | direct p50 | direct p95 | via Worker p50 | via Worker p95 | added p50 | added p95 |");
   console.log("|---:|---:|---:|---:|---:|---:|---:|");
   for (const [concurrency, total] of [[1, 50], [50, 150]]) {

@@ -2,8 +2,10 @@
 //! object, and starting one is what a first turn cost beyond a later one (on workerd, about
 //! 2.8 ms: bench/README.md "First turns on objects started ahead"). So each isolate
 //! keeps a few ids whose objects it has already started (`POST /warm`, which reads and stores
-//! nothing): a first turn takes one, and after the request has answered, its Worker starts as
-//! many as were taken since the last refill, in `waitUntil`, off the turn's path.
+//! nothing): a first turn takes one, and [`REFILL_AFTER_MS`] after the request has answered,
+//! its Worker starts as many as were taken since the last refill, in `waitUntil`, off the turn's
+//! path. Started at once, they competed with the turn's own model call where the edge and the
+//! objects share a thread, as locally (bench/README.md "First turns: the refill waits").
 //!
 //! An id is handed out once and is as random as any other (the pool only holds ids, never
 //! anything of an owner). An object idle too long is evicted by the runtime; an id kept longer
@@ -12,8 +14,9 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::time::Duration;
 
-use worker::Env;
+use worker::{Delay, Env};
 
 use super::client::BINDING;
 use crate::platform::deadline::now_ms;
@@ -26,6 +29,10 @@ use crate::platform::js::{ObjectCall, call_object};
 pub const KEPT_FOR_MS: u64 = 8_000;
 /// The most ids an isolate keeps started, and starts in one refill.
 pub const MOST_KEPT: usize = 64;
+
+/// How long after the request a refill waits, in ms, so that the objects it starts do not
+/// compete with the first turn's own model call.
+pub const REFILL_AFTER_MS: u64 = 100;
 
 /// The isolate's started objects and how many were taken since the last refill.
 #[derive(Default)]
@@ -70,6 +77,7 @@ pub fn wanted() -> bool {
 /// Starts as many objects as were taken since the last refill (at most [`MOST_KEPT`] kept), all
 /// at once; each id joins the pool once its object has answered. A failure only costs the id.
 pub async fn refill(env: Env) {
+    Delay::from(Duration::from_millis(REFILL_AFTER_MS)).await;
     let count = STARTED.with(|started| {
         let mut started = started.borrow_mut();
         let room = MOST_KEPT.saturating_sub(started.ready.len());
