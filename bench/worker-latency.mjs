@@ -6,9 +6,11 @@
 // Usage: node bench/worker-latency.mjs [miniflare|wrangler] [later]   (default miniflare: workerd
 // driven directly; wrangler: under `wrangler dev`, whose local proxy adds its own hop; `later`:
 // each sample is a conversation's second turn, its first one made untimed before it)
+// `help`: each sample is a new help-desk session's question, timed to its answer (`complete`:
+// the desk shows an answer whole), each from a new owner (answers are cached per owner);
 // [--worker DIR]: runs another build of the Worker (an earlier commit's `worker/build`, miniflare
 // only), to compare two builds in alternating runs of one sitting
-import { asOwner, startStack } from "../tests/e2e/harness.mjs";
+import { asOwner, newOwner, startStack } from "../tests/e2e/harness.mjs";
 
 const LINES = 20;
 const REPLY = Array.from({ length: LINES }, (_, i) => `line ${i} of the answer\n`).join("");
@@ -39,6 +41,9 @@ async function firstMatch(response, start, done) {
 }
 
 const LATER = process.argv.includes("later");
+const HELP = process.argv.includes("help");
+/** A question the starter knowledge base answers with a model call. */
+const HELP_QUESTION = "Why are answers slow or stop midway?";
 const chatHeaders = { accept: "text/event-stream", "content-type": "application/json", ...asOwner() };
 
 /** A first turn, read to its end: the conversation's id, token and turns. */
@@ -50,6 +55,12 @@ async function opened(stack) {
 }
 
 async function viaWorker(stack) {
+  if (HELP) {
+    const headers = { ...chatHeaders, ...asOwner(newOwner()) };
+    const start = performance.now();
+    const response = await fetch(`${stack.base}/api/help`, { method: "POST", headers, body: JSON.stringify({ message: HELP_QUESTION }) });
+    return firstMatch(response, start, (t) => t.includes("event: complete"));
+  }
   let body = request;
   let headers = chatHeaders;
   if (LATER) {
@@ -83,7 +94,7 @@ try {
   // byte-level splits would measure per-chunk overhead thousands of times instead).
   stack.fake.script({ reply: REPLY, paced: true });
   await rounds(stack, 1, 5, viaWorker); // warm up
-  console.log(`node ${process.version}; fake provider and the Worker (${workerDir ?? "this build"}, ${runtime === "wrangler" ? "wrangler dev" : "workerd via miniflare"}) on loopback; ${LATER ? "a conversation's second turn" : "a first turn"}\n`);
+  console.log(`node ${process.version}; fake provider and the Worker (${workerDir ?? "this build"}, ${runtime === "wrangler" ? "wrangler dev" : "workerd via miniflare"}) on loopback; ${HELP ? "a new help session's question, to its answer" : LATER ? "a conversation's second turn" : "a first turn"}\n`);
   console.log("| concurrency | direct p50 | direct p95 | via Worker p50 | via Worker p95 | added p50 | added p95 |");
   console.log("|---:|---:|---:|---:|---:|---:|---:|");
   for (const [concurrency, total] of [[1, 50], [50, 150]]) {

@@ -395,6 +395,29 @@ describe("owners and input", () => {
     assert.equal((await call("GET", `/api/help/sessions/${mine.session_id}`, { owner })).status, 404, "deleted");
   });
 
+  test("new sessions started one after another, on objects the Worker started ahead, each hold their own question alone", async () => {
+    scriptModel();
+    const owners = [newOwner(), newOwner()];
+    const sessions = [];
+    for (let i = 0; i < 6; i++) {
+      const owner = owners[i % 2];
+      const turn = await ask(owner, `Question ${i}: where is my export?`);
+      sessions.push({ owner, id: turn.session_id, i });
+      // Past the refill's wait (platform/warm.rs REFILL_AFTER_MS), so the next session can take
+      // an object started after this one.
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    assert.equal(new Set(sessions.map((s) => s.id)).size, sessions.length, "every new session has an id of its own");
+    for (const { owner, id, i } of sessions) {
+      const session = (await call("GET", `/api/help/sessions/${id}`, { owner })).json;
+      assert.equal(session.turns, 1, `session ${i}`);
+      const asked = session.messages.filter((m) => m.role === "user").map((m) => m.text);
+      assert.deepEqual(asked, [`Question ${i}: where is my export?`], `session ${i} holds its own question alone`);
+      const other = owners.find((o) => o !== owner);
+      assert.equal((await call("GET", `/api/help/sessions/${id}`, { owner: other })).status, 404);
+    }
+  });
+
   test("empty, overlong and malformed messages are refused before anything happens", async () => {
     const owner = newOwner();
     const empty = await call("POST", "/api/help", { owner, body: { message: "  " } });

@@ -51,9 +51,10 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
         Ok(response) => response,
         Err(error) => error.to_response()?,
     };
-    // New conversations' objects, started for the next first turns once this one has its answer.
-    if conversations::warm::wanted() {
-        ctx.wait_until(conversations::warm::refill(env));
+    // New conversations' and help sessions' objects, started for the next first turns once this
+    // one has its answer.
+    if platform::warm::wanted() {
+        ctx.wait_until(platform::warm::refill(env));
     }
     cors::decorate(response, origin.as_deref(), &allowed)
 }

@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use self::host::{DeliveryOrder, Ordered, TurnOrder};
 use self::session::Session;
 use self::turn::{Ask, AssistantTurn, Handshake};
-use crate::conversations::{client, index, warm};
+use crate::conversations::{client, index};
 use crate::handshake::{sheets, sources};
 use crate::platform::body::read_json;
 use crate::platform::deadline::now_ms;
@@ -42,6 +42,7 @@ use crate::platform::kv::Kv;
 use crate::platform::negotiate::Delivery;
 use crate::platform::owner::Owner;
 use crate::platform::settings::{Settings, number};
+use crate::platform::warm;
 use crate::registry::{registry, registry_json};
 use crate::streams;
 
@@ -270,7 +271,7 @@ pub(super) async fn start(
 ) -> AppResult<Response> {
     let (conversation_id, start) = match conversation_id {
         Some(id) => (id, false),
-        None => (warm::new_conversation_id()?, true),
+        None => (warm::new_id(client::BINDING)?, true),
     };
     let order = TurnOrder {
         owner: owner.clone(),

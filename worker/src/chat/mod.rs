@@ -20,7 +20,7 @@ use worker::{Env, Request, Response, console_warn};
 use self::conversation::{Conversation, TOKEN_HEADER};
 pub use self::turn::Turn;
 use crate::assistant::host::{self, DeliveryOrder, GuidedOrder, Ordered, TurnOrder};
-use crate::conversations::warm;
+use crate::conversations;
 use crate::platform::body::read_json;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::ids;
@@ -28,7 +28,7 @@ use crate::platform::kv::Kv;
 use crate::platform::negotiate::{Delivery, Wire};
 use crate::platform::owner::Owner;
 use crate::platform::settings::Settings;
-use crate::platform::spend;
+use crate::platform::{spend, warm};
 use crate::workflows::store as workflows;
 
 /// The workflow used when a request names none.
@@ -57,7 +57,11 @@ pub async fn run_turn(
     owner: &Owner,
 ) -> AppResult<Response> {
     let (id, token, start) = match continuing(&request)? {
-        None => (warm::new_conversation_id()?, ids::random_id()?, true),
+        None => (
+            warm::new_id(conversations::client::BINDING)?,
+            ids::random_id()?,
+            true,
+        ),
         Some((id, _)) => (id.to_owned(), conversation::require_token(token)?, false),
     };
     let order = TurnOrder {

@@ -6,4 +6,3 @@ pub mod client;
 pub mod index;
 pub mod object;
 mod rows;
-pub mod warm;

@@ -70,7 +70,7 @@ impl DurableObject for Conversation {
 
     async fn fetch(&self, req: Request) -> Result<Response> {
         let answered = match req.path().as_str() {
-            // Started ahead of its first turn (`super::warm`): nothing is read or stored.
+            // Started ahead of its first turn (`crate::platform::warm`): nothing is read or stored.
             "/warm" => Ok(Response::empty()?.with_status(204)),
             "/ws" => self.watch(&req).await,
             "/broadcast" => self.relay(req).await,

@@ -63,6 +63,8 @@ impl DurableObject for HelpDesk {
 
     async fn fetch(&self, req: Request) -> Result<Response> {
         let answered = match (req.method(), req.path().as_str()) {
+            // Started ahead of its first turn (`crate::platform::warm`): nothing is read or stored.
+            (Method::Post, "/warm") => Ok(Response::empty()?.with_status(204)),
             (Method::Post, "/turn") => self.begin_turn(req).await,
             (Method::Get, "/join") => self.join(&req).await,
             (Method::Post, "/stop") => self.stop(&req).await,

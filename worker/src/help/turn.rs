@@ -38,7 +38,7 @@ use crate::platform::negotiate::wants_json;
 use crate::platform::owner::Owner;
 use crate::platform::settings::{Settings, number};
 use crate::platform::spend;
-use crate::platform::{crypto, objects};
+use crate::platform::{crypto, objects, warm};
 use crate::provider::Gateway;
 
 /// KV key of the knowledge base's version (changed by every import that changes an article),
@@ -100,7 +100,7 @@ async fn order(
     let id = match session_id {
         Some(id) if ids::is_id(&id) => id,
         Some(_) => return Err(HelpError::NotFound.into()),
-        None => random_id()?,
+        None => warm::new_id(BINDING)?,
     };
     let order = TurnOrder {
         owner: owner.clone(),

@@ -27,4 +27,5 @@ pub mod stop;
 pub mod turnstile;
 pub mod upgrade;
 pub mod url_parts;
+pub mod warm;
 pub mod webhook;
