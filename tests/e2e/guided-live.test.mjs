@@ -84,7 +84,12 @@ describe("live guided turns", () => {
     assert.equal(noToken.status, 403, "nor can the owner without its token");
     const rest = await api.join(owner, from.id, from.token, last);
     assert.equal(rest.status, 200, rest.text);
+    // A join naming an event the turn has not reached yet gets only the events after it.
+    const ahead = await api.join(owner, from.id, from.token, last + 10);
+    assert.equal(ahead.status, 200, ahead.text);
     const resumed = await rest.done;
+    const afterAhead = await ahead.done;
+    assert.deepEqual(afterAhead.map((e) => e.id), resumed.filter((e) => e.id > last + 10).map((e) => e.id), "only the events after the one named");
     assert.ok(resumed.length > 0 && resumed.every((e) => e.id > last), "only later events");
     const ids = [...seen, ...resumed].map((e) => e.id);
     assert.deepEqual(ids, [...new Set(ids)].sort((a, b) => a - b), "each event once, in order");
@@ -229,6 +234,29 @@ describe("live guided turns", () => {
       "user: Longer again",
       "assistant",
     ]);
+  });
+
+  test("a message sent while a new conversation's first turn streams waits behind it (turns 0, its token), and builds on it", async () => {
+    const owner = newOwner();
+    const first = await api.post(owner, "Track rivals, in detail");
+    await until(() => first.events.some((e) => e.event === "text_delta"));
+    const from = { id: first.id, token: first.token, turns: 0 };
+    // Nothing is stored yet: a stranger, a wrong token or a count other than 0 are refused.
+    const stranger = await api.post(newOwner(), "Mine now", from);
+    assert.deepEqual([stranger.status, stranger.json.error.code], [404, "conversation_not_found"]);
+    const wrongToken = await api.post(owner, "Mine now", { ...from, token: newOwner() });
+    assert.deepEqual([wrongToken.status, wrongToken.json.error.code], [404, "conversation_not_found"]);
+    const stale = await api.post(owner, "Stale", { ...from, turns: 1 });
+    assert.deepEqual([stale.status, stale.json.error.code], [409, "stale_turn"]);
+    const second = await api.post(owner, "And launches", from);
+    assert.equal(second.status, 200, JSON.stringify(second.json));
+    assert.match(second.waiting ?? "", /^[0-9a-f]{32}$/);
+    const [a, b] = await Promise.all([first.done, second.done]);
+    assert.equal(a.at(-1).event, "complete");
+    assert.equal(b.at(-1).event, "complete");
+    assert.equal(b.at(-1).data.payload.turns, 2, "the second builds on the first");
+    const stored = await api.snapshot(owner, first.id, first.token);
+    assert.deepEqual(stored.conversation_history.filter((m) => m.role === "user").map((m) => m.content), ["Track rivals, in detail", "And launches"]);
   });
 });
 

@@ -540,6 +540,25 @@ describe("live help-desk turns", () => {
     slowModel(0);
     const answered = await ask(owner, QUESTION, id);
     assert.equal(answered.turns, before.turns + 1);
+    // Then stopped once more: the next turn's events are numbered after the stopped one's, never
+    // again with its numbers (the session did not count it).
+    slowModel(300, LONG_ANSWER);
+    const since2 = Date.now();
+    const cut = await streamed(owner, { session_id: id, message: AGAIN[0] });
+    await until(() => stack.fake.requests.some((r) => r.at >= since2 && r.kind));
+    assert.deepEqual((await call("POST", `/api/help/sessions/${id}/stop`, { owner, body: {} })).json, { stopped: true });
+    const cutEvents = await cut.done;
+    slowModel(150);
+    const next = await streamed(owner, { session_id: id, message: AGAIN[1] });
+    await until(() => next.events.length > 0);
+    assert.ok(next.events[0].id > cutEvents.at(-1).id, `the next turn's ${next.events[0].id} comes after the stopped turn's ${cutEvents.at(-1).id}`);
+    // A join naming an event the turn has not reached yet gets only the events after it.
+    const ahead = next.events[0].id + 1;
+    const rest = await readEvents(await join(owner, id, ahead)).done;
+    assert.ok(rest.every((e) => e.id > ahead), `only events after ${ahead}: ${rest.map((e) => e.id)}`);
+    const whole = await next.done;
+    assert.equal(whole.at(-1).event, "complete");
+    assert.deepEqual(rest.map((e) => e.id), whole.filter((e) => e.id > ahead).map((e) => e.id));
   });
 
   test("a streamed question sent while the desk answers waits: its stream says so, then it is answered after, in order; past four, a JSON one or a stranger's is refused; a waiting one can be stopped", async () => {

@@ -16,7 +16,7 @@
 
 use std::rc::Rc;
 
-use stepwise_core::conversation::{Conversation, ConversationError, Entry};
+use stepwise_core::conversation::{ConversationError, Entry};
 use stepwise_core::turn::TurnStart;
 use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::worker_sys::DurableObjectState;
@@ -64,7 +64,7 @@ pub async fn run(host: &Host, state: &State, env: &Env, order: TurnOrder) -> App
             Delivery::Stream(wire) if !start && guided_queues(env) => wire,
             _ => return Err(ConversationError::TurnInProgress.into()),
         };
-        checked_to_wait(env, &id, &owner, &guided).await?;
+        checked_to_wait(host, env, &id, &owner, &guided).await?;
         // Still streaming after that wait: it waits (with no wait between this check and the
         // queue). Otherwise the turns ended meanwhile, and it runs now on what they stored.
         if host.streaming().get() {
@@ -177,23 +177,44 @@ fn work_through_waiting(
 }
 
 /// What a message that would wait is checked for first: its token (403), and its `turns`, the
-/// count the running turn began on (409 `stale_turn` otherwise). The stored conversation.
+/// count the running turn began on (409 `stale_turn` otherwise). A new conversation's first
+/// turn, stored only when it ends, began on none: its owner with its token (checked by the
+/// object) may send the next message with `turns: 0`.
 async fn checked_to_wait(
+    host: &Host,
     env: &Env,
     id: &str,
     owner: &Owner,
     order: &GuidedOrder,
-) -> AppResult<Conversation> {
-    let stored = conversation::read(env, owner, id, Some(order.token.clone())).await?;
+) -> AppResult<()> {
+    let current = match conversation::read(env, owner, id, Some(order.token.clone())).await {
+        Ok(stored) => stored.turns,
+        Err(error)
+            if error.code() == "conversation_not_found"
+                && first_turn_of(host, owner, order).await =>
+        {
+            0
+        }
+        Err(error) => return Err(error),
+    };
     let turns = order.request.turns.unwrap_or(u32::MAX);
-    if turns != stored.turns {
+    if turns != current {
         return Err(ConversationError::StaleTurn {
             stated: turns,
-            current: stored.turns,
+            current,
         }
         .into());
     }
-    Ok(stored)
+    Ok(())
+}
+
+/// Whether the turn running here is the first of `owner`'s new conversation, whose token
+/// `order` carries.
+async fn first_turn_of(host: &Host, owner: &Owner, order: &GuidedOrder) -> bool {
+    match conversation::hash_token(&order.token).await {
+        Ok(hash) => host.admits(&owner.id, &hash),
+        Err(_) => false,
+    }
 }
 
 /// Queues a checked message behind the running turn: its stream says so at once, and carries

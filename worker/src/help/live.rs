@@ -51,8 +51,13 @@ pub struct HelpRun {
     waited_as: RefCell<Option<String>>,
     /// The turn's number in the session (set when the session grants it).
     turn: Cell<u64>,
+    /// The number of the turn before it in this object's memory: a turn that failed or was
+    /// stopped is not counted by the session, and its numbers are not used again.
+    follows: Cell<u64>,
     frames: RefCell<Vec<String>>,
-    sinks: RefCell<Vec<EventSink>>,
+    /// The clients' streams, each with the last event it saw (one ahead of the turn's events
+    /// so far is not sent again when it comes).
+    sinks: RefCell<Vec<(EventSink, u64)>>,
     ended: Cell<bool>,
     stopped: StopFlag,
     /// The answer is found: the turn commits it, and Stop no longer applies.
@@ -71,6 +76,7 @@ impl HelpRun {
             message: message.to_owned(),
             waited_as: RefCell::new(None),
             turn: Cell::new(0),
+            follows: Cell::new(0),
             frames: RefCell::new(Vec::new()),
             sinks: RefCell::new(Vec::new()),
             ended: Cell::new(false),
@@ -106,9 +112,16 @@ impl HelpRun {
         self.ended.get()
     }
 
-    /// The session granted the turn, its `turn`th.
+    /// The turn comes after `before` (its events are numbered after all of `before`'s).
+    pub fn follows(&self, before: &HelpRun) {
+        self.follows
+            .set(before.turn.get().max(before.follows.get()));
+    }
+
+    /// The session granted the turn, its `turn`th: its events are numbered from that turn's,
+    /// or past the turn before it here when that one was not counted (it failed or was stopped).
     pub fn begun(&self, turn: u64) {
-        self.turn.set(turn);
+        self.turn.set(turn.max(self.follows.get() + 1));
         if let Some(waiting) = self.begun.borrow_mut().take() {
             // The request may have gone: the turn runs on all the same.
             let _ = waiting.send(Ok(()));
@@ -193,7 +206,7 @@ impl HelpRun {
             }
         }
         if !self.ended.get() {
-            self.sinks.borrow_mut().push(sink);
+            self.sinks.borrow_mut().push((sink, after));
         }
     }
 
@@ -222,7 +235,10 @@ impl HelpRun {
         // Clients that went away are dropped as they are found.
         self.sinks
             .borrow_mut()
-            .retain(|sink| sink.write(frame.as_bytes()));
+            .retain(|(sink, seen)| match seq > *seen {
+                true => sink.write(frame.as_bytes()),
+                false => sink.is_open(),
+            });
         self.frames.borrow_mut().push(frame);
     }
 }

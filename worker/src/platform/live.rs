@@ -50,6 +50,9 @@ pub struct Logged {
 struct Subscriber {
     sink: EventSink,
     wire: Wire,
+    /// The last event it saw: one ahead of the log (a number this turn has not reached yet) is
+    /// not sent again when it comes.
+    seen: u64,
 }
 
 /// The browsers watching a conversation (its object's hibernatable WebSockets): every event of
@@ -208,8 +211,12 @@ impl TurnLog {
 
     /// Adds a client whose stream already exists (a queued turn's), from event `after`.
     pub fn attach(&self, sink: EventSink, wire: Wire, after: u64) {
-        let mut subscriber = Subscriber { sink, wire };
         let first = self.within(after).unwrap_or(0);
+        let mut subscriber = Subscriber {
+            sink,
+            wire,
+            seen: first,
+        };
         let open = self
             .events
             .borrow()
@@ -410,6 +417,9 @@ impl Watchers {
 
 /// Sends one event to a client in its dialect; false once the client has gone away.
 fn send(subscriber: &mut Subscriber, logged: &Logged) -> bool {
+    if logged.seq <= subscriber.seen {
+        return subscriber.sink.is_open();
+    }
     let frame = match (&mut subscriber.wire, &logged.event) {
         (Wire::Stepwise { model_deltas: true }, StreamEvent::TextDelta { .. }) => {
             match logged.model_text.as_deref().filter(|t| !t.is_empty()) {
