@@ -240,4 +240,28 @@ describe("a message typed while the answer streams", () => {
     assert.deepEqual(errors, []);
     await context.close();
   });
+
+  test("a reload while it waits puts it back into the box, never sent and never lost; the answer goes on", async () => {
+    pacedModel();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    await page.goto(stack.base + "/#chat");
+    await page.fill("#chat-input", "Track rivals");
+    await page.press("#chat-input", "Enter");
+    await whenLines(page, 3);
+    const since = Date.now();
+    await page.fill("#chat-input", "Held through a reload");
+    await page.press("#chat-input", "Enter");
+    await page.locator(".chat-layout .log .msg.user.queued", { hasText: "Held through a reload" }).waitFor();
+    await page.reload();
+    await whenLines(page, LINES);
+    await whenIdle(page);
+    assert.equal(await page.inputValue("#chat-input"), "Held through a reload", "back in the box");
+    assert.equal(await page.locator(".chat-layout .log .msg.user", { hasText: "Held through a reload" }).count(), 0, "not shown as sent");
+    assert.equal(stack.fake.requests.filter((r) => r.at >= since).length, 0, "and not sent");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
 });

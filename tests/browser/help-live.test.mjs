@@ -110,6 +110,52 @@ describe("live help-desk turns on the Help page", () => {
     await context.close();
   });
 
+  test("a question queued in a tab is never lost: Stop there, while another tab's answer is written, gives it back and leaves that answer alone; so does a reload", async () => {
+    slowModel(0);
+    const { context, page: first, errors } = await helpPage();
+    await first.fill("#help-input", QUESTION);
+    await first.press("#help-input", "Enter");
+    await first.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
+    const second = await context.newPage();
+    second.on("pageerror", (error) => errors.push(error.message));
+    await second.goto(`${stack.base}/#help`);
+    await second.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
+    slowModel(250, ANSWER.repeat(3));
+    const since = Date.now();
+    const again = "Answers stop midway and are slow, why?";
+    await first.fill("#help-input", again);
+    await first.press("#help-input", "Enter");
+    await second.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    const mine = "Why do answers stop midway and get slow?";
+    await second.fill("#help-input", mine);
+    await second.press("#help-input", "Enter");
+    await second.locator(".help-log .msg.user.queued", { hasText: mine }).waitFor();
+    await second.locator('.help [data-action="stop"]:not([hidden])').click();
+    await second.locator(".help-log .msg.user.queued").waitFor({ state: "detached" });
+    assert.equal(await second.inputValue("#help-input"), mine, "the question is back in its box");
+    for (const page of [first, second]) await page.locator(".help-log .msg.assistant").nth(1).waitFor({ timeout: 30000 });
+    await first.waitForSelector("#help-input:not([disabled])");
+    for (const page of [first, second]) assert.equal(await alerts(page).filter({ hasText: "Stopped" }).count(), 0, "the other tab's answer was not stopped");
+    assert.equal(generations(since).length, 1, "the question given back was never asked");
+    assert.equal(generations(since)[0].closedEarly, null);
+    // Queued in the tab whose own answer is written, then reloaded: back in the box, not asked.
+    await second.fill("#help-input", "");
+    // (Another question: an answer is cached per owner, and a cached one is written at once.)
+    await first.fill("#help-input", "Answers are slow: why?");
+    await first.press("#help-input", "Enter");
+    await first.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    const held = "And why is it slow today?";
+    await first.fill("#help-input", held);
+    await first.press("#help-input", "Enter");
+    await first.locator(".help-log .msg.user.queued", { hasText: held }).waitFor();
+    await first.reload();
+    await first.locator(".help-log .msg.assistant").nth(2).waitFor({ timeout: 30000 });
+    assert.equal(await first.inputValue("#help-input"), held, "the queued question is back in the box after the reload");
+    assert.equal(generations(since).length, 2, "and it was not asked");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
   test("two tabs of a session: a question asked in one is answered in both, Stop works from the other, a handoff shows in both", async () => {
     slowModel(0);
     const { context, page: first, errors } = await helpPage();

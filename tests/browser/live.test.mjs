@@ -64,6 +64,37 @@ const sendAndQueue = async (first, second, running, waiting) => {
 const whenDone = (page) => page.waitForFunction(() => document.querySelector(".tray-log .msg.assistant:last-child")?.getAttribute("aria-busy") === null, null, { timeout: 30000 });
 
 describe("live turns in the tray", () => {
+  test("Stop from the keyboard leaves the focus in the box; a message sent offline fails at once and goes back into the box, and is answered once sent again", async () => {
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const errors = [];
+    const page = await context.newPage();
+    page.on("pageerror", (error) => errors.push(error.message));
+    await page.goto(stack.base + "/#chat");
+    await page.click(".tray-toggle");
+    await page.fill("#assistant-input", "A long one, stopped");
+    await page.press("#assistant-input", "Enter");
+    await page.locator(".tray-log .msg.user", { hasText: "A long one, stopped" }).waitFor();
+    await whenLines(page, 2);
+    await page.focus(".tray-composer button:has-text('Stop')");
+    await page.keyboard.press("Enter");
+    await page.waitForSelector(".tray-log .msg.assistant:last-child[data-status=stopped]", { timeout: 20000 });
+    await page.waitForFunction(() => document.activeElement?.id === "assistant-input", null, { timeout: 5000 });
+    await context.setOffline(true);
+    const since = Date.now();
+    await page.keyboard.type("Sent offline");
+    await page.keyboard.press("Enter");
+    await page.locator(".tray-log .msg.assistant:last-child [data-code=network_error]").waitFor({ timeout: 5000 });
+    assert.equal(await page.inputValue("#assistant-input"), "Sent offline", "the message is back in the box");
+    assert.equal(stack.fake.requests.filter((r) => r.at >= since).length, 0, "nothing reached the provider");
+    assert.ok(await page.locator(".tray-composer button[type=submit]").isEnabled(), "it can be sent again");
+    await context.setOffline(false);
+    await page.press("#assistant-input", "Enter");
+    await page.locator(".tray-log .msg.user", { hasText: "Sent offline" }).nth(1).waitFor();
+    await described([page], () => whenWhole(page));
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
   test("two tabs stream one turn; a reload mid-answer goes on streaming; Stop from the other tab stops it in both", async () => {
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     const errors = [];

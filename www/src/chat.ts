@@ -16,6 +16,8 @@ import { finishedControls, reviewSummary } from "./chat-review.js";
 import { label, readableError, shownValue } from "./chat-text.js";
 
 const STORAGE_KEY = "stepwise.chat.v1";
+/** A message this tab holds queued (not yet sent): a reload puts it back into the box. */
+const QUEUED_KEY = "stepwise.chat.queued.v1";
 
 /** Why a saved conversation's pencils and step links are disabled. */
 const SAVED_HINT = "Saved as a stream: edit it in the stream's Settings";
@@ -96,11 +98,21 @@ export class ChatView implements Page {
   async mount(parent: Element): Promise<void> {
     replace(parent, this.root);
     this.render();
+    // A message that waited when this tab was reloaded was never sent: it goes back into the box.
+    const held = sessionStorage.getItem(QUEUED_KEY);
+    sessionStorage.removeItem(QUEUED_KEY);
+    if (held) this.input.value ||= held;
     if (this.state.conversation_id && this.state.token) await this.resume();
     if (this.state.stream_id) await this.refreshSavedStream();
     // Not awaited: the rest of the app does not wait for an answer to end.
     void this.rejoin().finally(() => (this.rejoining = false));
     if (!this.state.history.length) this.greet();
+  }
+
+  /** The page is left: a message still queued is not sent from it; the next chat page puts it
+   * back into its box (it is kept for this tab until then). */
+  unmount(): void {
+    this.queued = null;
   }
 
   /** Whether this conversation was saved as a stream: its edits then belong to the stream. */
@@ -182,6 +194,7 @@ export class ChatView implements Page {
     if (this.running && !this.watching) void requestStop(this.running);
     this.generation++;
     this.queued = null;
+    sessionStorage.removeItem(QUEUED_KEY);
     this.running = null;
     this.setBusy(false);
     forget();
@@ -220,6 +233,7 @@ export class ChatView implements Page {
     this.log.scrollTop = this.log.scrollHeight;
     this.input.value = "";
     this.queued = { message, bubble };
+    sessionStorage.setItem(QUEUED_KEY, message);
   }
 
   /** Sends the message that waited for the answer that just ended; after a lost connection
@@ -228,6 +242,7 @@ export class ChatView implements Page {
     const next = this.queued;
     this.queued = null;
     if (!next) return;
+    sessionStorage.removeItem(QUEUED_KEY);
     next.bubble.remove();
     if (lost) this.input.value ||= next.message;
     else void this.send(next.message, { type: "text_input" });

@@ -28,6 +28,8 @@ export function withBold(text: string): (string | HTMLElement)[] {
 const SESSION_KEY = "stepwise.help.session";
 /** The turn being answered (`{session_id, message}`), for a reload to join. */
 const RUNNING_KEY = "stepwise.help.running.v1";
+/** A question this tab holds queued (not yet sent): a reload puts it back into the box. */
+const QUEUED_KEY = "stepwise.help.queued.v1";
 /** Waits between attempts to join a turn again after its connection broke. */
 const REJOIN_DELAYS_MS = [250, 1000, 3000];
 /** Messages of the help conversation the assistant tray sees (the newest). */
@@ -151,6 +153,10 @@ export class HelpView implements Page {
       if (e.key === "Enter" && !e.shiftKey) (e.preventDefault(), void this.ask());
     });
     window.addEventListener("storage", this.onStorage);
+    // A question that waited when this tab was reloaded was never sent: it goes back into the box.
+    const held = sessionStorage.getItem(QUEUED_KEY);
+    sessionStorage.removeItem(QUEUED_KEY);
+    if (held) this.input.value = [this.input.value, held].filter(Boolean).join("\n");
     if (this.sessionId) await this.resume(this.sessionId);
     this.watch(this.sessionId);
     await this.rejoin();
@@ -179,6 +185,9 @@ export class HelpView implements Page {
   unmount(): void {
     window.removeEventListener("storage", this.onStorage);
     this.watch(null);
+    // A question still queued is not asked from a page no longer shown: the next Help page
+    // puts it back into its box (it is kept for this tab until then).
+    this.queued = null;
   }
 
   /** Keeps the WebSocket of session `id` (none for `null`) open. */
@@ -339,7 +348,18 @@ export class HelpView implements Page {
     this.reveal(bubble);
     this.input.value = "";
     this.queued = { message, bubble };
+    sessionStorage.setItem(QUEUED_KEY, message);
     this.setBusy(true);
+  }
+
+  /** The question that waited is not asked: it goes back into the box, beside what is there. */
+  private unqueue(): void {
+    const held = this.queued;
+    this.queued = null;
+    if (!held) return;
+    sessionStorage.removeItem(QUEUED_KEY);
+    held.bubble.remove();
+    this.input.value = [this.input.value, held.message].filter(Boolean).join("\n");
   }
 
   /** Asks the question that waited for the answer that just ended; after a lost connection (the
@@ -348,6 +368,7 @@ export class HelpView implements Page {
     const next = this.queued;
     this.queued = null;
     if (!next) return;
+    sessionStorage.removeItem(QUEUED_KEY);
     next.bubble.remove();
     // Beside what the box holds already (a question given back), never instead of it.
     if (lost) this.input.value = [this.input.value, next.message].filter(Boolean).join("\n");
@@ -493,8 +514,16 @@ export class HelpView implements Page {
     await this.resume(id);
   }
 
-  /** Stop: the server drops the turn's work and keeps nothing of it. */
+  /** Stop: the server drops the turn's work and keeps nothing of it. In a tab that follows
+   * another tab's answer with a question of its own queued, Stop takes back that question (it
+   * was never sent) and leaves the other tab's answer alone. */
   private async stop(): Promise<void> {
+    if (!this.ownTurn && this.queued) {
+      this.unqueue();
+      this.setBusy(this.busy);
+      this.input.focus();
+      return;
+    }
     if (!this.turnSession) return;
     this.stopButton.disabled = true;
     try {
@@ -541,6 +570,7 @@ export class HelpView implements Page {
     // A question that waited goes back into the box.
     if (this.queued) this.input.value ||= this.queued.message;
     this.queued = null;
+    sessionStorage.removeItem(QUEUED_KEY);
     localStorage.removeItem(RUNNING_KEY);
     this.setBusy(false);
     localStorage.removeItem(SESSION_KEY);

@@ -278,8 +278,17 @@ export class Tray {
     const answer = this.answerView();
     this.setBusy(true);
     let ended = false;
+    let response: Response;
     try {
-      const response = await fetchWithChallenge(path, { method: "POST", headers: authHeaders({ "content-type": "application/json", accept: "text/event-stream", "x-stepwise-deltas": "model" }), body: JSON.stringify(body) });
+      response = await fetchWithChallenge(path, { method: "POST", headers: authHeaders({ "content-type": "application/json", accept: "text/event-stream", "x-stepwise-deltas": "model" }), body: JSON.stringify(body) });
+    } catch {
+      // The request never reached the server (offline, refused): nothing runs there, and the
+      // message is the caller's to keep.
+      this.setBusy(false);
+      answer.failed("The connection was lost before the server answered: nothing was sent.", "network_error");
+      return "network_error";
+    }
+    try {
       if (!response.ok || !response.body) {
         const json = await response.json().catch(() => null);
         if (json?.error?.code === "conversation_not_found") this.forget();
@@ -375,6 +384,8 @@ export class Tray {
    * behind another tab's turn (and then its turn). */
   private async stop(): Promise<void> {
     if (!this.conversationId) return;
+    // Disabled (then hidden) with the focus, Stop would leave it nowhere: the composer takes it.
+    if (document.activeElement === this.stopButton) this.input.focus();
     this.stopButton.disabled = true;
     try {
       await api("POST", `/api/assistant/conversations/${this.conversationId}/stop`, this.waitingId ? { waiting: this.waitingId } : {});
@@ -392,7 +403,10 @@ export class Tray {
 
   /** A turn runs (here or elsewhere): Stop shows. */
   private setRunning(running: boolean): void {
+    // Stop hidden while it has the focus would leave it nowhere: the composer takes it.
+    const hadFocus = !running && document.activeElement === this.stopButton;
     this.stopButton.hidden = !running;
+    if (hadFocus) this.input.focus();
   }
 
   /** Shows a stored conversation: every message, with its tools, cards, chips and actions; a turn
