@@ -40,17 +40,29 @@ const whenLines = (page, n) =>
   }, n, { timeout: 20000 });
 const whenIdle = (page) => page.waitForFunction(() => !document.querySelector(".chat-layout .log .msg.assistant[aria-busy]") && !document.querySelector("#chat-input")?.disabled, null, { timeout: 30000 });
 
+/** A chat page, its answers paced. */
+async function chatPage() {
+  pacedModel();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  await page.goto(stack.base + "/#chat");
+  return { context, page, errors };
+}
+
+/** A chat page whose first answer shows `lines` lines so far. */
+async function answering(lines = 3) {
+  const opened = await chatPage();
+  await opened.page.fill("#chat-input", "Track rivals");
+  await opened.page.press("#chat-input", "Enter");
+  await whenLines(opened.page, lines);
+  return opened;
+}
+
 describe("live guided turns in the chat", () => {
   test("a reload mid-answer joins the turn and the answer goes on; Stop keeps the answer so far, marked stopped", async () => {
-    pacedModel();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    const errors = [];
-    page.on("pageerror", (error) => errors.push(error.message));
-    await page.goto(stack.base + "/#chat");
-    await page.fill("#chat-input", "Track rivals");
-    await page.press("#chat-input", "Enter");
-    await whenLines(page, 5);
+    const { context, page, errors } = await answering(5);
     const calls = stack.fake.requests.length;
     await page.reload();
     // The page joins the turn on the server: the answer streams on, then completes.
@@ -122,12 +134,7 @@ describe("a guided turn whose page loses it", () => {
   });
 
   test("Start over during a first turn stops it: nothing of it shows, and the next message starts a new conversation", async () => {
-    pacedModel();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    const errors = [];
-    page.on("pageerror", (error) => errors.push(error.message));
-    await page.goto(stack.base + "/#chat");
+    const { context, page, errors } = await chatPage();
     const answered = page.waitForResponse((r) => r.url().endsWith("/api/chat"));
     await page.fill("#chat-input", "Track rivals");
     await page.press("#chat-input", "Enter");
@@ -216,15 +223,7 @@ describe("a guided conversation open in two tabs", () => {
 
 describe("a message typed while the answer streams", () => {
   test("it waits, shown as queued, and is sent and answered right after the answer, in order", async () => {
-    pacedModel();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    const errors = [];
-    page.on("pageerror", (error) => errors.push(error.message));
-    await page.goto(stack.base + "/#chat");
-    await page.fill("#chat-input", "Track rivals");
-    await page.press("#chat-input", "Enter");
-    await whenLines(page, 3);
+    const { context, page, errors } = await answering();
     const since = Date.now();
     // The box takes a message while the answer streams; it waits, marked queued.
     await page.fill("#chat-input", "Then this");
@@ -242,15 +241,7 @@ describe("a message typed while the answer streams", () => {
   });
 
   test("a reload while it waits puts it back into the box, never sent and never lost; the answer goes on", async () => {
-    pacedModel();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    const errors = [];
-    page.on("pageerror", (error) => errors.push(error.message));
-    await page.goto(stack.base + "/#chat");
-    await page.fill("#chat-input", "Track rivals");
-    await page.press("#chat-input", "Enter");
-    await whenLines(page, 3);
+    const { context, page, errors } = await answering();
     const since = Date.now();
     await page.fill("#chat-input", "Held through a reload");
     await page.press("#chat-input", "Enter");

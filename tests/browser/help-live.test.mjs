@@ -39,6 +39,20 @@ async function helpPage() {
   return { context, page, errors };
 }
 
+/** A session answered once in a first tab, then open in a second tab of the same browser. */
+async function twoTabs() {
+  slowModel(0);
+  const { context, page: first, errors } = await helpPage();
+  await first.fill("#help-input", QUESTION);
+  await first.press("#help-input", "Enter");
+  await first.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
+  const second = await context.newPage();
+  second.on("pageerror", (error) => errors.push(error.message));
+  await second.goto(`${stack.base}/#help`);
+  await second.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
+  return { context, first, second, errors };
+}
+
 const generations = (since) => stack.fake.requests.filter((r) => r.at >= since && r.kind && !r.system?.startsWith("Translate"));
 const alerts = (page) => page.locator(".help [role=alert]:not([hidden])");
 
@@ -111,15 +125,7 @@ describe("live help-desk turns on the Help page", () => {
   });
 
   test("a question queued in a tab is never lost: Stop there, while another tab's answer is written, gives it back and leaves that answer alone; so does a reload", async () => {
-    slowModel(0);
-    const { context, page: first, errors } = await helpPage();
-    await first.fill("#help-input", QUESTION);
-    await first.press("#help-input", "Enter");
-    await first.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
-    const second = await context.newPage();
-    second.on("pageerror", (error) => errors.push(error.message));
-    await second.goto(`${stack.base}/#help`);
-    await second.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
+    const { context, first, second, errors } = await twoTabs();
     slowModel(250, ANSWER.repeat(3));
     const since = Date.now();
     const again = "Answers stop midway and are slow, why?";
@@ -157,15 +163,7 @@ describe("live help-desk turns on the Help page", () => {
   });
 
   test("two tabs of a session: a question asked in one is answered in both, Stop works from the other, a handoff shows in both", async () => {
-    slowModel(0);
-    const { context, page: first, errors } = await helpPage();
-    await first.fill("#help-input", QUESTION);
-    await first.press("#help-input", "Enter");
-    await first.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
-    const second = await context.newPage();
-    second.on("pageerror", (error) => errors.push(error.message));
-    await second.goto(`${stack.base}/#help`);
-    await second.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
+    const { context, first, second, errors } = await twoTabs();
     // Asked in the second tab: the first shows the question, the desk's progress and the answer.
     const again = "Answers stop midway and are slow, why?";
     slowModel(250);
