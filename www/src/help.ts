@@ -502,7 +502,8 @@ export class HelpView implements Page {
       asked.line.remove();
       this.shown.splice(this.shown.indexOf(asked.message), 1);
     }
-    if (message && !(error instanceof Unanswered && error.why === "lost")) this.input.value = message;
+    // Beside what the box holds (a question given back after a reload), never instead of it.
+    if (message && !(error instanceof Unanswered && error.why === "lost")) this.input.value = [this.input.value, message].filter(Boolean).join("\n");
     this.notice.textContent = error.message;
     this.notice.hidden = false;
   }

@@ -430,6 +430,54 @@ fn sessions_commit_turns_under_a_lease_and_hand_over_when_the_offer_is_accepted(
 }
 
 #[test]
+fn every_turn_begun_has_a_number_of_its_own_even_one_given_up() {
+    let owner = Caller::Owner("o1".into());
+    let begin = |id: &str| HelpCommand::Begin {
+        lease_id: id.into(),
+        lease_ms: 1000,
+        create: false,
+    };
+    let first = begun("o1");
+    assert_eq!(first.begun, 1);
+    let mut world = World::new(Some(doc("billing", &["Invoice?"], true, "en")));
+    let commit = HelpCommand::Commit {
+        lease_id: "t1".into(),
+        turn: Box::new(outcome_of(&mut world, &first.state, "Charged twice")),
+    };
+    let session = handle(Some(&first), "s1", &owner, &commit, 20)
+        .unwrap()
+        .record
+        .unwrap();
+    // The second turn is given up (it failed, or was stopped): the session does not count it,
+    // and the third is numbered after it all the same.
+    let second = handle(Some(&session), "s1", &owner, &begin("t2"), 30).unwrap();
+    assert_eq!(second.reply.begun, Some(2));
+    let release = HelpCommand::Release {
+        lease_id: "t2".into(),
+    };
+    let given_up = handle(second.record.as_ref(), "s1", &owner, &release, 40)
+        .unwrap()
+        .record
+        .unwrap();
+    assert_eq!((given_up.turns, given_up.begun), (1, 2));
+    let third = handle(Some(&given_up), "s1", &owner, &begin("t3"), 50).unwrap();
+    assert_eq!(third.reply.begun, Some(3));
+    // Only a Begin numbers a turn.
+    assert_eq!(
+        handle(Some(&given_up), "s1", &owner, &HelpCommand::Read, 50)
+            .unwrap()
+            .reply
+            .begun,
+        None
+    );
+    // A record stored before turns were numbered counts on from its turns.
+    let mut older = given_up.clone();
+    (older.begun, older.turns) = (0, 4);
+    let next = handle(Some(&older), "s1", &owner, &begin("t4"), 60).unwrap();
+    assert_eq!(next.reply.begun, Some(5));
+}
+
+#[test]
 fn a_first_turn_given_up_leaves_no_session_and_a_user_may_ask_for_a_person() {
     let owner = Caller::Owner("o1".into());
     let session = begun("o1");

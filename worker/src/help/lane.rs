@@ -80,14 +80,7 @@ impl Lane {
     /// `run` is being begun: from now on it is the session's turn here (a question arriving
     /// meanwhile waits behind it), and its task works through what waits.
     pub fn hold(&self, run: &Rc<HelpRun>) {
-        self.take_over(run.clone());
-    }
-
-    /// `run` becomes the session's turn here, numbered after the one it replaces.
-    fn take_over(&self, run: Rc<HelpRun>) {
-        if let Some(before) = self.run.replace(Some(run.clone())) {
-            run.follows(&before);
-        }
+        self.run.replace(Some(run.clone()));
     }
 
     /// The session granted `run` (held already): the watching tabs are told it began.
@@ -199,7 +192,7 @@ impl Lane {
         let (run, awaited) = HelpRun::new(&order.owner.id, &order.message);
         let run = Rc::new(run);
         run.waited_as(&id);
-        self.take_over(run.clone());
+        self.run.replace(Some(run.clone()));
         Some((order, run, Some((sink, awaited.begun))))
     }
 }

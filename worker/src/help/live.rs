@@ -49,11 +49,10 @@ pub struct HelpRun {
     message: String,
     /// The id its stream was given while it waited behind another turn (in its session's lane).
     waited_as: RefCell<Option<String>>,
-    /// The turn's number in the session (set when the session grants it).
+    /// The turn's number among those the session began (set when the session grants it): a turn
+    /// that failed or was stopped is not counted by the session's `turns`, and its numbers are
+    /// never used again.
     turn: Cell<u64>,
-    /// The number of the turn before it in this object's memory: a turn that failed or was
-    /// stopped is not counted by the session, and its numbers are not used again.
-    follows: Cell<u64>,
     frames: RefCell<Vec<String>>,
     /// The clients' streams, each with the last event it saw (one ahead of the turn's events
     /// so far is not sent again when it comes).
@@ -76,7 +75,6 @@ impl HelpRun {
             message: message.to_owned(),
             waited_as: RefCell::new(None),
             turn: Cell::new(0),
-            follows: Cell::new(0),
             frames: RefCell::new(Vec::new()),
             sinks: RefCell::new(Vec::new()),
             ended: Cell::new(false),
@@ -112,16 +110,9 @@ impl HelpRun {
         self.ended.get()
     }
 
-    /// The turn comes after `before` (its events are numbered after all of `before`'s).
-    pub fn follows(&self, before: &HelpRun) {
-        self.follows
-            .set(before.turn.get().max(before.follows.get()));
-    }
-
-    /// The session granted the turn, its `turn`th: its events are numbered from that turn's,
-    /// or past the turn before it here when that one was not counted (it failed or was stopped).
+    /// The session granted the turn, the `turn`th it began: its events are numbered from it.
     pub fn begun(&self, turn: u64) {
-        self.turn.set(turn.max(self.follows.get() + 1));
+        self.turn.set(turn);
         if let Some(waiting) = self.begun.borrow_mut().take() {
             // The request may have gone: the turn runs on all the same.
             let _ = waiting.send(Ok(()));

@@ -132,7 +132,8 @@ pub async fn run(env: &Env, order: &TurnOrder, id: &str, running: &HelpRun) -> A
         create: order.create,
     };
     let begun = client::send(env, id, caller.clone(), begin).await?;
-    running.begun(u64::from(begun.session.turns) + 1);
+    let turn = begun.begun.unwrap_or(begun.session.turns + 1);
+    running.begun(u64::from(turn));
     let mut cache_key = None;
     // `None`: the owner stopped the turn (dropping the pipeline closes its model call).
     let found = {

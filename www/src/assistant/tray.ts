@@ -278,17 +278,19 @@ export class Tray {
     const answer = this.answerView();
     this.setBusy(true);
     let ended = false;
-    let response: Response;
     try {
-      response = await fetchWithChallenge(path, { method: "POST", headers: authHeaders({ "content-type": "application/json", accept: "text/event-stream", "x-stepwise-deltas": "model" }), body: JSON.stringify(body) });
-    } catch {
-      // The request never reached the server (offline, refused): nothing runs there, and the
-      // message is the caller's to keep.
-      this.setBusy(false);
-      answer.failed("The connection was lost before the server answered: nothing was sent.", "network_error");
-      return "network_error";
-    }
-    try {
+      let response: Response;
+      try {
+        response = await fetchWithChallenge(path, { method: "POST", headers: authHeaders({ "content-type": "application/json", accept: "text/event-stream", "x-stepwise-deltas": "model" }), body: JSON.stringify(body) });
+      } catch (error) {
+        // Online, the request may have reached the server before the connection broke: its
+        // turn is followed over the live connection, as a dropped stream is.
+        if (navigator.onLine) throw error;
+        // Offline, it never left: nothing runs there, and the message is the caller's to keep.
+        ended = true;
+        answer.failed("The connection was lost before the server answered: nothing was sent.", "network_error");
+        return "network_error";
+      }
       if (!response.ok || !response.body) {
         const json = await response.json().catch(() => null);
         if (json?.error?.code === "conversation_not_found") this.forget();

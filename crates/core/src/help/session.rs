@@ -131,6 +131,11 @@ pub struct HelpSession {
     pub search_calls: u32,
     /// Turns committed.
     pub turns: u32,
+    /// Turns begun, committed or not: a turn's events are numbered by it, so the numbers of a
+    /// turn that was given up (failed, stopped) are never used again. 0 in records stored before
+    /// it was kept, which then count from `turns`.
+    #[serde(default)]
+    pub begun: u32,
     /// The running turn's hold.
     pub lease: Option<Lease>,
     /// The last clarifying question the desk asked, open until the next turn resolves it.
@@ -279,6 +284,10 @@ pub struct HelpReply {
     pub session: SessionView,
     /// This command handed the session to a person.
     pub escalated: bool,
+    /// The number a `Begin` gave its turn (turns begun so far, this one included), by which its
+    /// events are numbered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub begun: Option<u32>,
 }
 
 /// A handled command: the record to save (`None`: unchanged), whether to erase it, the reply.
@@ -339,13 +348,14 @@ pub fn handle(
                 handoff_offered: false,
                 search_calls: 0,
                 turns: 0,
+                begun: 1,
                 lease: Some(Lease {
                     id: lease_id.clone(),
                     until: now.saturating_add(*lease_ms),
                 }),
                 question: None,
             };
-            Ok(changed(fresh, false))
+            Ok(begun(fresh))
         }
         (None, _, _) => Err(HelpError::NotFound),
         (Some(session), command, caller) => on_session(session, command, caller, now),
@@ -373,11 +383,12 @@ fn on_session(
             if held {
                 return Err(HelpError::TurnInProgress);
             }
+            next.begun = session.begun.max(session.turns).saturating_add(1);
             next.lease = Some(Lease {
                 id: lease_id.clone(),
                 until: now.saturating_add(*lease_ms),
             });
-            Ok(changed(next, false))
+            Ok(begun(next))
         }
         HelpCommand::Commit { lease_id, turn } if owner => {
             let ours = session
@@ -574,10 +585,19 @@ fn changed(next: HelpSession, escalated: bool) -> Handled {
         reply: HelpReply {
             session: next.view(),
             escalated,
+            begun: None,
         },
         record: Some(next),
         erase: false,
     }
+}
+
+/// A turn begun: the record, and the number its reply gives the turn.
+fn begun(next: HelpSession) -> Handled {
+    let number = next.begun;
+    let mut handled = changed(next, false);
+    handled.reply.begun = Some(number);
+    handled
 }
 
 fn unchanged(session: &HelpSession) -> Handled {
@@ -587,6 +607,7 @@ fn unchanged(session: &HelpSession) -> Handled {
         reply: HelpReply {
             session: session.view(),
             escalated: false,
+            begun: None,
         },
     }
 }
