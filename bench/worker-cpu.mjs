@@ -12,7 +12,8 @@
 // of any one invocation's. workerd via miniflare on loopback, the shipped build keeping names.
 // Bounded: a fixed number of turns per kind; the stack stops at the end.
 //
-// Usage: node bench/worker-cpu.mjs [turns per kind = 40] [kind ...]
+// Usage: node bench/worker-cpu.mjs [turns per kind = 40] [kind ...]   (TOP=N lists N own functions
+// per kind, 6 by default; WORKER_NAMES_DIR=DIR profiles another build's names-keeping wasm)
 import { rmSync } from "node:fs";
 import { asOwner, newOwner, parseSse, startStack } from "../tests/e2e/harness.mjs";
 import { connect, profileWhile } from "./cdp.mjs";
@@ -129,7 +130,7 @@ function bursts(profile) {
     lastBusy = at;
   });
   if (current) result.push(current);
-  const top = [...functions.entries()].sort((a, b) => b[1] - a[1]).slice(0, 6);
+  const top = [...functions.entries()].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP ?? 6));
   return { found: result, top, step };
 }
 
