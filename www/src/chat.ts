@@ -10,14 +10,13 @@ import { authHeaders } from "./owner.js";
 import { fetchWithChallenge } from "./turnstile.js";
 import type { Page } from "./page.js";
 import { Ended, forget, join, Lost, pendingRejoin, recall, remember, requestStop, Stopped, TurnReader, type LiveChoices, type Running } from "./chat-live.js";
+import { QueuedMessage } from "./chat-queue.js";
 import { confirmRestart } from "./chat-restart.js";
 import { OtherTabs } from "./chat-tabs.js";
 import { finishedControls, reviewSummary } from "./chat-review.js";
 import { label, readableError, shownValue } from "./chat-text.js";
 
 const STORAGE_KEY = "stepwise.chat.v1";
-/** A message this tab holds queued (not yet sent): a reload puts it back into the box. */
-const QUEUED_KEY = "stepwise.chat.queued.v1";
 
 /** Why a saved conversation's pencils and step links are disabled. */
 const SAVED_HINT = "Saved as a stream: edit it in the stream's Settings";
@@ -57,7 +56,7 @@ export class ChatView implements Page {
   /** A turn this page was reading before a reload is being joined (not another tab's). */
   private rejoining = pendingRejoin();
   /** A message typed while this page's answer streams, sent when it ends. */
-  private queued: { message: string; bubble: HTMLElement } | null = null;
+  private readonly queued = new QueuedMessage();
   private editing: string | null = null;
   private readonly root = h("div", { class: "chat-layout" });
   private readonly stepList = h("ol");
@@ -99,9 +98,7 @@ export class ChatView implements Page {
     replace(parent, this.root);
     this.render();
     // A message that waited when this tab was reloaded was never sent: it goes back into the box.
-    const held = sessionStorage.getItem(QUEUED_KEY);
-    sessionStorage.removeItem(QUEUED_KEY);
-    if (held) this.input.value ||= held;
+    this.input.value ||= QueuedMessage.restored() ?? "";
     if (this.state.conversation_id && this.state.token) await this.resume();
     if (this.state.stream_id) await this.refreshSavedStream();
     // Not awaited: the rest of the app does not wait for an answer to end.
@@ -112,7 +109,7 @@ export class ChatView implements Page {
   /** The page is left: a message still queued is not sent from it; the next chat page puts it
    * back into its box (it is kept for this tab until then). */
   unmount(): void {
-    this.queued = null;
+    this.queued.leave();
   }
 
   /** Whether this conversation was saved as a stream: its edits then belong to the stream. */
@@ -193,8 +190,7 @@ export class ChatView implements Page {
     // unseen) and its end not shown: the page has started over.
     if (this.running && !this.watching) void requestStop(this.running);
     this.generation++;
-    this.queued = null;
-    sessionStorage.removeItem(QUEUED_KEY);
+    this.queued.drop();
     this.running = null;
     this.setBusy(false);
     forget();
@@ -227,25 +223,18 @@ export class ChatView implements Page {
   /** A message typed while the answer streams waits, shown as queued, and is sent (checked on
    * the state the answer leaves) as soon as it ends; one at a time. */
   private queue(message: string): void {
-    if (this.queued) return this.showError("A message is already waiting for this answer.");
-    const bubble = h("div", { class: "msg user queued" }, message, h("span", { class: "msg-status" }, " (queued)"));
-    this.log.append(bubble);
-    this.log.scrollTop = this.log.scrollHeight;
+    if (this.queued.waiting) return this.showError("A message is already waiting for this answer.");
+    this.queued.hold(message, this.log);
     this.input.value = "";
-    this.queued = { message, bubble };
-    sessionStorage.setItem(QUEUED_KEY, message);
   }
 
   /** Sends the message that waited for the answer that just ended; after a lost connection
    * (the answer goes on on the server) it goes back into the box instead. */
   private sendQueued(lost = false): void {
-    const next = this.queued;
-    this.queued = null;
-    if (!next) return;
-    sessionStorage.removeItem(QUEUED_KEY);
-    next.bubble.remove();
-    if (lost) this.input.value ||= next.message;
-    else void this.send(next.message, { type: "text_input" });
+    const next = this.queued.take();
+    if (next === null) return;
+    if (lost) this.input.value ||= next;
+    else void this.send(next, { type: "text_input" });
   }
 
   /** Validates the action locally, then streams the turn. Nothing is sent if it is invalid. */
