@@ -10,8 +10,8 @@ import { authHeaders } from "./owner.js";
 import { fetchWithChallenge } from "./turnstile.js";
 import type { Page } from "./page.js";
 import { Ended, forget, join, Lost, pendingRejoin, recall, remember, requestStop, Stopped, TurnReader, type LiveChoices, type Running } from "./chat-live.js";
-import { QueuedMessage } from "./chat-queue.js";
 import { confirmRestart } from "./chat-restart.js";
+import { QueuedMessage } from "./queued.js";
 import { OtherTabs } from "./chat-tabs.js";
 import { finishedControls, reviewSummary } from "./chat-review.js";
 import { label, readableError, shownValue } from "./chat-text.js";
@@ -56,7 +56,7 @@ export class ChatView implements Page {
   /** A turn this page was reading before a reload is being joined (not another tab's). */
   private rejoining = pendingRejoin();
   /** A message typed while this page's answer streams, sent when it ends. */
-  private readonly queued = new QueuedMessage();
+  private readonly queued = new QueuedMessage("stepwise.chat.queued.v1");
   private editing: string | null = null;
   private readonly root = h("div", { class: "chat-layout" });
   private readonly stepList = h("ol");
@@ -98,7 +98,7 @@ export class ChatView implements Page {
     replace(parent, this.root);
     this.render();
     // A message that waited when this tab was reloaded was never sent: it goes back into the box.
-    this.input.value ||= QueuedMessage.restored() ?? "";
+    this.input.value ||= this.queued.restored() ?? "";
     if (this.state.conversation_id && this.state.token) await this.resume();
     if (this.state.stream_id) await this.refreshSavedStream();
     // Not awaited: the rest of the app does not wait for an answer to end.
@@ -225,6 +225,7 @@ export class ChatView implements Page {
   private queue(message: string): void {
     if (this.queued.waiting) return this.showError("A message is already waiting for this answer.");
     this.queued.hold(message, this.log);
+    this.log.scrollTop = this.log.scrollHeight;
     this.input.value = "";
   }
 

@@ -18,6 +18,7 @@ import { authHeaders } from "./owner.js";
 import type { Page } from "./page.js";
 import { readSse } from "./sse.js";
 import { fetchWithChallenge } from "./turnstile.js";
+import { QueuedMessage } from "./queued.js";
 
 /** An answer's text with its articles' `**bold**` spans as `<strong>` (built as nodes, never as
  * HTML, so nothing in an answer can inject markup); other text is kept as it is. */
@@ -28,8 +29,6 @@ export function withBold(text: string): (string | HTMLElement)[] {
 const SESSION_KEY = "stepwise.help.session";
 /** The turn being answered (`{session_id, message}`), for a reload to join. */
 const RUNNING_KEY = "stepwise.help.running.v1";
-/** A question this tab holds queued (not yet sent): a reload puts it back into the box. */
-const QUEUED_KEY = "stepwise.help.queued.v1";
 /** Waits between attempts to join a turn again after its connection broke. */
 const REJOIN_DELAYS_MS = [250, 1000, 3000];
 /** Messages of the help conversation the assistant tray sees (the newest). */
@@ -96,7 +95,7 @@ export class HelpView implements Page {
   /** The turn being answered was asked here (not in another tab). */
   private ownTurn = false;
   /** A question typed while an answer is written: shown as queued, asked when it ends. */
-  private queued: { message: string; bubble: HTMLElement } | null = null;
+  private readonly queued = new QueuedMessage("stepwise.help.queued.v1");
   /** The question of the turn being answered, as shown (taken back if nothing of it is kept). */
   private asked: { line: HTMLElement; message: HelpMessage } | null = null;
   /** Questions shown as begun on this page (a reading of the session begun before one is not
@@ -154,9 +153,7 @@ export class HelpView implements Page {
     });
     window.addEventListener("storage", this.onStorage);
     // A question that waited when this tab was reloaded was never sent: it goes back into the box.
-    const held = sessionStorage.getItem(QUEUED_KEY);
-    sessionStorage.removeItem(QUEUED_KEY);
-    if (held) this.input.value = [this.input.value, held].filter(Boolean).join("\n");
+    this.giveBack(this.queued.restored());
     if (this.sessionId) await this.resume(this.sessionId);
     this.watch(this.sessionId);
     await this.rejoin();
@@ -187,7 +184,7 @@ export class HelpView implements Page {
     this.watch(null);
     // A question still queued is not asked from a page no longer shown: the next Help page
     // puts it back into its box (it is kept for this tab until then).
-    this.queued = null;
+    this.queued.leave();
   }
 
   /** Keeps the WebSocket of session `id` (none for `null`) open. */
@@ -301,7 +298,7 @@ export class HelpView implements Page {
     this.banner.textContent = status === "escalated" ? "Escalated: a person has this conversation and will reply here. You can keep asking meanwhile." : "This session is closed. Start a new question.";
     this.banner.className = `help-banner ${status}`;
     this.input.disabled = closed;
-    this.send.disabled = closed || (this.busy && !!this.queued);
+    this.send.disabled = closed || (this.busy && this.queued.waiting);
     this.handoff.hidden = status !== "open" || !this.log.querySelector(".msg.assistant");
     this.handoff.className = handoffOffered ? "btn" : "btn secondary";
   }
@@ -338,41 +335,28 @@ export class HelpView implements Page {
   /** A question typed while an answer is written waits, shown as queued, and is asked as soon as
    * the answer ends; one at a time. */
   private queue(message: string): void {
-    if (this.queued) {
+    if (this.queued.waiting) {
       this.notice.textContent = "A question is already waiting for this answer.";
       this.notice.hidden = false;
       return;
     }
-    const bubble = h("div", { class: "msg user queued" }, message, h("span", { class: "msg-status" }, " (queued)"));
-    this.log.append(bubble);
-    this.reveal(bubble);
+    this.reveal(this.queued.hold(message, this.log));
     this.input.value = "";
-    this.queued = { message, bubble };
-    sessionStorage.setItem(QUEUED_KEY, message);
     this.setBusy(true);
   }
 
-  /** The question that waited is not asked: it goes back into the box, beside what is there. */
-  private unqueue(): void {
-    const held = this.queued;
-    this.queued = null;
-    if (!held) return;
-    sessionStorage.removeItem(QUEUED_KEY);
-    held.bubble.remove();
-    this.input.value = [this.input.value, held.message].filter(Boolean).join("\n");
+  /** A question given back goes into the box beside what is there, never instead of it. */
+  private giveBack(message: string | null): void {
+    if (message) this.input.value = [this.input.value, message].filter(Boolean).join("\n");
   }
 
   /** Asks the question that waited for the answer that just ended; after a lost connection (the
    * answer goes on on the server) it goes back into the box instead. */
   private askQueued(lost: boolean): void {
-    const next = this.queued;
-    this.queued = null;
-    if (!next) return;
-    sessionStorage.removeItem(QUEUED_KEY);
-    next.bubble.remove();
-    // Beside what the box holds already (a question given back), never instead of it.
-    if (lost) this.input.value = [this.input.value, next.message].filter(Boolean).join("\n");
-    else void this.ask(next.message);
+    const next = this.queued.take();
+    if (next === null) return;
+    if (lost) this.giveBack(next);
+    else void this.ask(next);
   }
 
   /** Follows the turn of `session` (asked `message`) to its end, kept meanwhile for a reload to
@@ -502,8 +486,7 @@ export class HelpView implements Page {
       asked.line.remove();
       this.shown.splice(this.shown.indexOf(asked.message), 1);
     }
-    // Beside what the box holds (a question given back after a reload), never instead of it.
-    if (message && !(error instanceof Unanswered && error.why === "lost")) this.input.value = [this.input.value, message].filter(Boolean).join("\n");
+    if (!(error instanceof Unanswered && error.why === "lost")) this.giveBack(message);
     this.notice.textContent = error.message;
     this.notice.hidden = false;
   }
@@ -519,8 +502,8 @@ export class HelpView implements Page {
    * another tab's answer with a question of its own queued, Stop takes back that question (it
    * was never sent) and leaves the other tab's answer alone. */
   private async stop(): Promise<void> {
-    if (!this.ownTurn && this.queued) {
-      this.unqueue();
+    if (!this.ownTurn && this.queued.waiting) {
+      this.giveBack(this.queued.take());
       this.setBusy(this.busy);
       this.input.focus();
       return;
@@ -540,7 +523,7 @@ export class HelpView implements Page {
   private setBusy(busy: boolean): void {
     this.busy = busy;
     // While an answer is written, one more question may wait for it.
-    this.send.disabled = (busy && !!this.queued) || this.status === "resolved";
+    this.send.disabled = (busy && this.queued.waiting) || this.status === "resolved";
     this.stopButton.hidden = !busy;
     // The waiting clarifying question's line comes back in place of the turn's progress.
     if (!busy) this.showQuestion(this.question);
@@ -569,9 +552,7 @@ export class HelpView implements Page {
     this.generation++;
     this.turnSession = null;
     // A question that waited goes back into the box.
-    if (this.queued) this.input.value ||= this.queued.message;
-    this.queued = null;
-    sessionStorage.removeItem(QUEUED_KEY);
+    this.input.value ||= this.queued.take() ?? "";
     localStorage.removeItem(RUNNING_KEY);
     this.setBusy(false);
     localStorage.removeItem(SESSION_KEY);

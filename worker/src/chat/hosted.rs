@@ -39,8 +39,15 @@ use crate::platform::owner::Owner;
 
 /// Begins the ordered guided turn and runs it: streamed, in the background, the answer being its
 /// log's stream (with the conversation's id, and a new conversation's token, in its headers);
-/// else awaited and answered as JSON.
-pub async fn run(host: &Host, state: &State, env: &Env, order: TurnOrder) -> AppResult<Response> {
+/// else awaited and answered as JSON. `behind_first`: the object admitted it as the next message
+/// of a new conversation whose first turn runs here (its owner, its token).
+pub async fn run(
+    host: &Host,
+    state: &State,
+    env: &Env,
+    order: TurnOrder,
+    behind_first: bool,
+) -> AppResult<Response> {
     let running = host.hold();
     let TurnOrder {
         owner,
@@ -64,7 +71,7 @@ pub async fn run(host: &Host, state: &State, env: &Env, order: TurnOrder) -> App
             Delivery::Stream(wire) if !start && guided_queues(env) => wire,
             _ => return Err(ConversationError::TurnInProgress.into()),
         };
-        checked_to_wait(host, env, &id, &owner, &guided).await?;
+        checked_to_wait(env, &id, &owner, &guided, behind_first).await?;
         // Still streaming after that wait: it waits (with no wait between this check and the
         // queue). Otherwise the turns ended meanwhile, and it runs now on what they stored.
         if host.streaming().get() {
@@ -178,23 +185,18 @@ fn work_through_waiting(
 
 /// What a message that would wait is checked for first: its token (403), and its `turns`, the
 /// count the running turn began on (409 `stale_turn` otherwise). A new conversation's first
-/// turn, stored only when it ends, began on none: its owner with its token (checked by the
-/// object) may send the next message with `turns: 0`.
+/// turn, stored only when it ends, began on none: the next message its owner sends with its
+/// token (`behind_first`, checked by the object) waits with `turns: 0`.
 async fn checked_to_wait(
-    host: &Host,
     env: &Env,
     id: &str,
     owner: &Owner,
     order: &GuidedOrder,
+    behind_first: bool,
 ) -> AppResult<()> {
     let current = match conversation::read(env, owner, id, Some(order.token.clone())).await {
         Ok(stored) => stored.turns,
-        Err(error)
-            if error.code() == "conversation_not_found"
-                && first_turn_of(host, owner, order).await =>
-        {
-            0
-        }
+        Err(error) if behind_first && error.code() == "conversation_not_found" => 0,
         Err(error) => return Err(error),
     };
     let turns = order.request.turns.unwrap_or(u32::MAX);
@@ -206,15 +208,6 @@ async fn checked_to_wait(
         .into());
     }
     Ok(())
-}
-
-/// Whether the turn running here is the first of `owner`'s new conversation, whose token
-/// `order` carries.
-async fn first_turn_of(host: &Host, owner: &Owner, order: &GuidedOrder) -> bool {
-    match conversation::hash_token(&order.token).await {
-        Ok(hash) => host.admits(&owner.id, &hash),
-        Err(_) => false,
-    }
 }
 
 /// Queues a checked message behind the running turn: its stream says so at once, and carries

@@ -164,22 +164,24 @@ impl Conversation {
             Ordered::Guided(_) => ConversationKind::Guided,
             _ => ConversationKind::Assistant,
         };
-        let mine = match (&record, &order.what) {
-            (Some(r), _) => !order.start && r.owner == owner && r.kind == kind,
-            (None, _) if order.start => true,
-            // A new guided conversation's first turn runs here and nothing is stored yet: its
-            // owner, with its token, may send the next message (which waits behind it).
-            (None, Ordered::Guided(guided)) if ids::is_id(&guided.token) => {
+        // A new guided conversation's first turn runs here and nothing is stored yet: its owner,
+        // with its token, may send the next message (which waits behind it).
+        let behind_first = match (&record, &order.what) {
+            (None, Ordered::Guided(guided)) if !order.start && ids::is_id(&guided.token) => {
                 self.host.admits(&owner, &hash_token(&guided.token).await?)
             }
-            (None, _) => false,
+            _ => false,
+        };
+        let mine = match &record {
+            Some(r) => !order.start && r.owner == owner && r.kind == kind,
+            None => order.start || behind_first,
         };
         if !mine || order.owner.id != owner {
             return Err(AppError::conversation_not_found());
         }
         match kind {
             ConversationKind::Guided => {
-                hosted::run(&self.host, &self.state, &self.env, order).await
+                hosted::run(&self.host, &self.state, &self.env, order, behind_first).await
             }
             ConversationKind::Assistant => self.host.run(&self.state, &self.env, order).await,
         }

@@ -132,7 +132,9 @@ pub async fn run(env: &Env, order: &TurnOrder, id: &str, running: &HelpRun) -> A
         create: order.create,
     };
     let begun = client::send(env, id, caller.clone(), begin).await?;
-    let turn = begun.begun.unwrap_or(begun.session.turns + 1);
+    let turn = begun
+        .begun
+        .ok_or_else(|| AppError::internal(&"a help session's Begin named no turn"))?;
     running.begun(u64::from(turn));
     let mut cache_key = None;
     // `None`: the owner stopped the turn (dropping the pipeline closes its model call).
