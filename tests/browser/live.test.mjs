@@ -4,7 +4,9 @@
 // first tab is reloaded mid-answer and the answer goes on streaming there, then completes; a
 // second long answer is stopped from the other tab and both show it stopped; a message sent while
 // an answer streams is queued and answered after it in both tabs, and Stop in the tab whose message
-// waits stops that message alone (back into its box); a reload shows the stopped one.
+// waits stops that message alone (back into its box); a reload shows the stopped one. In one tab,
+// a message sent while its own answer streams is held as queued and sent when the answer ends (a
+// reload meanwhile gives it back into the box, unsent).
 // Screenshot: tests/browser/screenshots/assistant-stopped.png.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -91,6 +93,46 @@ describe("live turns in the tray", () => {
     await page.press("#assistant-input", "Enter");
     await page.locator(".tray-log .msg.user", { hasText: "Sent offline" }).nth(1).waitFor();
     await described([page], () => whenWhole(page));
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("a message sent while the tab's own answer streams is queued, then answered after it; a reload while it waits gives it back unsent", async () => {
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const errors = [];
+    const page = await context.newPage();
+    page.on("pageerror", (error) => errors.push(error.message));
+    await page.goto(stack.base + "/#chat");
+    await page.click(".tray-toggle");
+    const sent = (text) => stack.fake.requests.filter((r) => JSON.stringify(r.body ?? "").includes(text)).length;
+    const send = async (text) => (await page.fill("#assistant-input", text), await page.press("#assistant-input", "Enter"));
+    await send("The first of two");
+    await page.locator(".tray-log .msg.user", { hasText: "The first of two" }).waitFor();
+    await whenLines(page, 2);
+    await send("The second, queued");
+    await page.locator(".tray-log .msg.user.queued", { hasText: "The second, queued" }).waitFor({ timeout: 5000 });
+    assert.equal(await page.inputValue("#assistant-input"), "", "the box is cleared");
+    assert.ok(await page.locator(".tray-composer button[type=submit]").isDisabled(), "one message waits at a time");
+    await send("A third, kept in the box");
+    assert.equal(await page.inputValue("#assistant-input"), "A third, kept in the box");
+    assert.equal(sent("The second, queued"), 0, "nothing is sent while the answer streams");
+    await page.locator(".tray-log .msg.user:not(.queued)", { hasText: "The second, queued" }).waitFor({ timeout: 30000 });
+    await described([page], () => whenWhole(page));
+    assert.deepEqual(await page.locator(".tray-log > .msg").evaluateAll((all) => all.map((m) => m.classList.contains("user") ? m.textContent : "answer")),
+      ["The first of two", "answer", "The second, queued", "answer"], await trayState(page));
+    assert.equal(sent("The second, queued"), 1, "sent once, after the answer it waited for");
+    assert.equal(await page.inputValue("#assistant-input"), "A third, kept in the box");
+
+    await send("A long one, then a reload");
+    await page.locator(".tray-log .msg.user", { hasText: "A long one, then a reload" }).waitFor();
+    await whenLines(page, 2);
+    await send("Held across the reload");
+    await page.locator(".tray-log .msg.user.queued").waitFor({ timeout: 5000 });
+    await page.reload();
+    await page.waitForFunction(() => document.querySelector("#assistant-input")?.value === "Held across the reload", null, { timeout: 10000 });
+    await described([page], () => whenWhole(page));
+    assert.equal(await page.locator(".tray-log .msg.user", { hasText: "Held across the reload" }).count(), 0, "not sent from the reloaded tab");
+    assert.equal(sent("Held across the reload"), 0);
     assert.deepEqual(errors, []);
     await context.close();
   });

@@ -18,7 +18,7 @@ import { authHeaders } from "./owner.js";
 import type { Page } from "./page.js";
 import { readSse } from "./sse.js";
 import { fetchWithChallenge } from "./turnstile.js";
-import { QueuedMessage } from "./queued.js";
+import { QueuedMessage, giveBack } from "./queued.js";
 
 /** An answer's text with its articles' `**bold**` spans as `<strong>` (built as nodes, never as
  * HTML, so nothing in an answer can inject markup); other text is kept as it is. */
@@ -153,7 +153,7 @@ export class HelpView implements Page {
     });
     window.addEventListener("storage", this.onStorage);
     // A question that waited when this tab was reloaded was never sent: it goes back into the box.
-    this.giveBack(this.queued.restored());
+    giveBack(this.input, this.queued.restored());
     if (this.sessionId) await this.resume(this.sessionId);
     this.watch(this.sessionId);
     await this.rejoin();
@@ -345,17 +345,13 @@ export class HelpView implements Page {
     this.setBusy(true);
   }
 
-  /** A question given back goes into the box beside what is there, never instead of it. */
-  private giveBack(message: string | null): void {
-    if (message) this.input.value = [this.input.value, message].filter(Boolean).join("\n");
-  }
 
   /** Asks the question that waited for the answer that just ended; after a lost connection (the
    * answer goes on on the server) it goes back into the box instead. */
   private askQueued(lost: boolean): void {
     const next = this.queued.take();
     if (next === null) return;
-    if (lost) this.giveBack(next);
+    if (lost) giveBack(this.input, next);
     else void this.ask(next);
   }
 
@@ -486,7 +482,7 @@ export class HelpView implements Page {
       asked.line.remove();
       this.shown.splice(this.shown.indexOf(asked.message), 1);
     }
-    if (!(error instanceof Unanswered && error.why === "lost")) this.giveBack(message);
+    if (!(error instanceof Unanswered && error.why === "lost")) giveBack(this.input, message);
     this.notice.textContent = error.message;
     this.notice.hidden = false;
   }
@@ -503,7 +499,7 @@ export class HelpView implements Page {
    * was never sent) and leaves the other tab's answer alone. */
   private async stop(): Promise<void> {
     if (!this.ownTurn && this.queued.waiting) {
-      this.giveBack(this.queued.take());
+      giveBack(this.input, this.queued.take());
       this.setBusy(this.busy);
       this.input.focus();
       return;

@@ -1,7 +1,7 @@
-//! The one message typed while an answer is written (the guided chat's, the Help page's): shown
-//! as queued in the log and sent when the answer ends. This tab keeps it (sessionStorage, under
-//! the page's `key`) until then, so a reload, or a page left and shown again, puts it back into
-//! the box unsent: never lost, never sent twice.
+//! The one message typed while an answer is written (the guided chat's, the Help page's, the
+//! assistant tray's): shown as queued in the log and sent when the answer ends. This tab keeps it
+//! (sessionStorage, under the page's `key`) until then, so a reload, or a page left and shown
+//! again, puts it back into the box unsent: never lost, never sent twice.
 import { h } from "./dom.js";
 
 export class QueuedMessage {
@@ -30,6 +30,11 @@ export class QueuedMessage {
     return bubble;
   }
 
+  /** Shows the waiting message's bubble again at the end of `log` (drawn anew meanwhile). */
+  showIn(log: HTMLElement): void {
+    if (this.held) log.append(this.held.bubble);
+  }
+
   /** The waiting message, out of the log and out of this tab's keeping (to send, or give back). */
   take(): string | null {
     const held = this.held;
@@ -50,4 +55,10 @@ export class QueuedMessage {
     this.held = null;
     sessionStorage.removeItem(this.key);
   }
+}
+
+/** Puts `message` (given back: refused, stopped, or never sent) into `box` beside what is there,
+ * never instead of it. */
+export function giveBack(box: HTMLTextAreaElement, message: string | null): void {
+  if (message) box.value = [box.value.trim(), message].filter(Boolean).join("\n");
 }

@@ -148,3 +148,14 @@ function canonical(value: unknown): string {
     Array.isArray(v) ? v.map(sorted) : v && typeof v === "object" ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted((v as Record<string, unknown>)[k])])) : v;
   return JSON.stringify(sorted(value));
 }
+
+/** What a refused approval says on its card. */
+export function approvalRefusal(code: string): string {
+  const known: Record<string, string> = {
+    approval_settled: "It was decided already (here or in another tab); it runs at most once.",
+    approval_expired: "It expired before it was answered.",
+    turn_in_progress: "Another answer is being written; approve again when it is done.",
+    waiting_stopped: "It was stopped while it waited for the answer being written; approve again.",
+  };
+  return known[code] ?? `The approval was refused (${code}).`;
+}

@@ -6,24 +6,27 @@
 //! ones are listed in History. The conversation's live connection (`live.ts`) streams a turn
 //! started in another tab the same way, and brings a waiting request's reminders and updates and
 //! the answer when it comes from elsewhere (the SLA's fallback). A message sent while a turn runs
-//! waits ("Queued") and is answered right after. Stop stops the running turn wherever it was
-//! started; its partial answer stays, marked stopped. In a tab whose message waits, Stop stops
-//! that message alone, which goes back into the box (an action or an approval stopped so can be
-//! pressed again). What the owner does with a card (accept,
-//! dismiss, a failed apply) is kept with the conversation and shows in every tab and after a
-//! reload. "Context" lists what the assistant can read of the stream and job in view, attachable
-//! to a waiting card. Past context requests say what they got; a writing style can be chosen, and the
-//! conversation keeps it. A tool call the assistant holds for approval shows as an approval card in
-//! every tab; approving it streams its run here like any turn.
+//! waits ("Queued") and is answered right after: sent while this tab's own answer streams, it is
+//! held here as queued (kept for the tab: a reload puts it back into the box unsent) and sent when
+//! that answer ends; sent while another tab's turn runs, it waits at the server. Stop stops the
+//! running turn wherever it was started; its partial answer stays, marked stopped. In a tab whose
+//! message waits, Stop stops that message alone, which goes back into the box (an action or an
+//! approval stopped so can be pressed again). What the owner does with a card (accept, dismiss, a
+//! failed apply) is kept with the conversation and shows in every tab and after a reload.
+//! "Context" lists what the assistant can read of the stream and job in view, attachable to a
+//! waiting card. Past context requests say what they got; a writing style can be chosen, and the
+//! conversation keeps it. A tool call the assistant holds for approval shows as an approval card
+//! in every tab; approving it streams its run here like any turn.
 
 import { resolveChat, type Approval, type AssistantConversation, type AssistantResponse, type CardOutcome, type CardState, type ChatContext, type ChatRegistryJson, type ConversationSummary, type StreamEvent, type SuggestedAction } from "../../../crates/wasm/pkg/stepwise.js";
 import { api } from "../api.js";
+import { QueuedMessage, giveBack } from "../queued.js";
 import { h, replace } from "../dom.js";
 import { authHeaders } from "../owner.js";
 import { fetchWithChallenge } from "../turnstile.js";
 import { readSse } from "../sse.js";
 import { type LiveEvent, LiveConnection, SEQ_SPAN, leaseOf } from "./live.js";
-import type { ApprovalActions } from "./approval.js";
+import { type ApprovalActions, approvalRefusal } from "./approval.js";
 import { AnswerView, type CardStates } from "./message.js";
 import type { PayloadHost } from "./payloads.js";
 import { showArtifacts } from "./artifacts.js";
@@ -79,6 +82,8 @@ export class Tray {
    * (`x-stepwise-waiting`): Stop then stops that message (or its turn, once begun), not the
    * turn it waits for. */
   private waitingId: string | null = null;
+  /** The one message sent while this tab's own answer streams: sent when that answer ends. */
+  private readonly queued = new QueuedMessage("stepwise.tray.queued.v1");
   /** Turn events the socket brought while this tab's own turn streamed, sorted out when it ends. */
   private stash: LiveEvent[] = [];
   private card: RequestCard | null = null;
@@ -127,6 +132,9 @@ export class Tray {
     // Open again only where it sits beside the page: a drawer left open would cover it.
     this.setOpen(this.wide.matches && localStorage.getItem(`${STORAGE_KEY}.open`) === "true", false);
     void this.loadStyles();
+    // A message that waited for an answer when this tab was reloaded was never sent: it goes
+    // back into the box.
+    giveBack(this.input, this.queued.restored());
     if (this.conversationId) await this.load(this.conversationId);
   }
 
@@ -172,7 +180,7 @@ export class Tray {
 
   private sendInput(): void {
     const text = this.input.value.trim();
-    if (!text || this.busy) return;
+    if (!text || (this.busy && this.queued.waiting)) return;
     this.input.value = "";
     void this.send(text);
   }
@@ -180,6 +188,7 @@ export class Tray {
   /** Sends a message with the page's context and streams the answer. */
   async send(message: string): Promise<void> {
     this.setOpen(true);
+    if (this.busy) return this.queue(message);
     const bubble = h("div", { class: "msg user" }, message);
     this.log.append(bubble);
     // A style chosen here is sent (the default one too, once another was kept); else the
@@ -189,14 +198,35 @@ export class Tray {
     if (!refused) return;
     // A message the server refused, or stopped while it waited, is kept in the composer to
     // send again, never lost.
-    if (!this.input.value.trim()) this.input.value = message;
+    giveBack(this.input, message);
     if (refused === "waiting_stopped") bubble.remove();
     if (refused === "context_pending" && this.card) (bubble.remove(), this.card.hold());
   }
 
-  /** A suggested action: the page runs client actions; server actions are a turn of their own. */
+  /** A message sent while this tab's answer streams waits for it, shown as queued, and is sent
+   * when it ends; one at a time (another goes back into the box). */
+  private queue(message: string): void {
+    if (this.queued.waiting) return giveBack(this.input, message);
+    this.queued.hold(message, this.log);
+    this.sendButton.disabled = true;
+    this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  /** Sends the message that waited for the answer that just ended; after a lost connection
+   * (the answer goes on at the server) or a Stop of this tab's own waiting message, it goes back
+   * into the box instead. */
+  private sendQueued(back: boolean): void {
+    const next = this.queued.take();
+    if (next === null) return;
+    if (back) giveBack(this.input, next);
+    else void this.send(next);
+  }
+
+  /** A suggested action: the page runs client actions; server actions are a turn of their own
+   * (pressed while this tab's answer streams, it says to wait: nothing is sent). */
   private act(action: SuggestedAction): void {
     if (action.handler === "client") return this.host.clientAction(action.action, action.target ?? undefined);
+    if (this.busy) return void this.log.append(h("p", { class: "log-note", role: "status" }, `"${action.label}" was not sent: wait for the answer being written, then press it again.`));
     const bubble = h("div", { class: "msg user action" }, action.label);
     this.log.append(bubble);
     const asked = { conversation_id: this.conversationId ?? undefined, action: action.action, target: action.target, label: action.label, context: this.context() };
@@ -230,7 +260,7 @@ export class Tray {
           // The failed answer view says why; the card says it too and stays decidable. (A
           // message stopped while it waited has no answer view left.)
           if (refused !== "waiting_stopped") this.log.lastElementChild?.remove();
-          throw new Error(refusal(refused));
+          throw new Error(approvalRefusal(refused));
         }
       },
       deny: async (approval, reason) => {
@@ -278,6 +308,7 @@ export class Tray {
     const answer = this.answerView();
     this.setBusy(true);
     let ended = false;
+    let lostOrStopped = false;
     try {
       let response: Response;
       try {
@@ -310,6 +341,7 @@ export class Tray {
         // Stopped while it waited: nothing of it ran, and it goes back to the composer.
         if (event.type === "stopped" && !begun && this.waitingId) {
           ended = true;
+          lostOrStopped = true;
           answer.root.remove();
           return "waiting_stopped";
         }
@@ -333,9 +365,12 @@ export class Tray {
       // stored conversation is shown again (and the live connection replays what still runs).
       const stashed = this.stash.splice(0);
       const before = stashed.some((event) => leaseOf(event) > 0 && leaseOf(event) < this.ownLease && !this.shown.has(leaseOf(event)));
-      if (before && this.conversationId) void this.load(this.conversationId).then(() => this.live?.resume());
+      let shown: Promise<unknown> = Promise.resolve();
+      if (before && this.conversationId) shown = this.load(this.conversationId).then(() => this.live?.resume());
       else for (const event of stashed) if (leaseOf(event) !== this.ownLease) this.onLive(event);
       this.log.scrollTop = this.log.scrollHeight;
+      // The message that waited for this answer goes once the log is whole again.
+      void shown.then(() => this.sendQueued(lostOrStopped || !ended));
     }
   }
 
@@ -400,7 +435,8 @@ export class Tray {
 
   private setBusy(busy: boolean): void {
     this.busy = busy;
-    this.sendButton.disabled = busy;
+    // While this tab's answer streams, one message can be sent: it waits for the answer.
+    this.sendButton.disabled = busy && this.queued.waiting;
   }
 
   /** A turn runs (here or elsewhere): Stop shows. */
@@ -414,6 +450,8 @@ export class Tray {
   /** Shows a stored conversation: every message, with its tools, cards, chips and actions; a turn
    * still running streams on. */
   private async load(id: string): Promise<void> {
+    // A message waiting for another conversation's answer is not sent to this one.
+    if (id !== this.conversationId) giveBack(this.input, this.queued.take());
     try {
       // The newest page, or as far back as this tab had paged this conversation (reading it
       // again, after another tab's turn or a catch-up, keeps the earlier pages shown); earlier
@@ -433,6 +471,7 @@ export class Tray {
       const waiting = conversation as unknown as { waiting: string | null; running: boolean; context_requests?: ContextRequestJson[] };
       const request = waiting.context_requests?.find((r) => r.request_id === waiting.waiting && r.status === "open");
       if (request) this.showRequest(id, request);
+      this.queued.showIn(this.log);
       this.seq = 0;
       this.shown.clear();
       this.remote = null;
@@ -624,6 +663,8 @@ export class Tray {
   }
 
   private newConversation(): void {
+    // A message waiting for the old conversation's answer is not sent to the new one.
+    giveBack(this.input, this.queued.take());
     this.forget();
     this.card = null;
     this.remote = null;
@@ -655,13 +696,3 @@ export class Tray {
   }
 }
 
-/** What a refused approval says on its card. */
-function refusal(code: string): string {
-  const known: Record<string, string> = {
-    approval_settled: "It was decided already (here or in another tab); it runs at most once.",
-    approval_expired: "It expired before it was answered.",
-    turn_in_progress: "Another answer is being written; approve again when it is done.",
-    waiting_stopped: "It was stopped while it waited for the answer being written; approve again.",
-  };
-  return known[code] ?? `The approval was refused (${code}).`;
-}
