@@ -65,14 +65,20 @@ const sendAndQueue = async (first, second, running, waiting) => {
 };
 const whenDone = (page) => page.waitForFunction(() => document.querySelector(".tray-log .msg.assistant:last-child")?.getAttribute("aria-busy") === null, null, { timeout: 30000 });
 
+/** A new browser context's page with the tray open, and the page errors it meets. */
+async function trayOpen() {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const errors = [];
+  const page = await context.newPage();
+  page.on("pageerror", (error) => errors.push(error.message));
+  await page.goto(stack.base + "/#chat");
+  await page.click(".tray-toggle");
+  return { context, page, errors };
+}
+
 describe("live turns in the tray", () => {
   test("Stop from the keyboard leaves the focus in the box; a message sent offline fails at once and goes back into the box, and is answered once sent again", async () => {
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    const errors = [];
-    const page = await context.newPage();
-    page.on("pageerror", (error) => errors.push(error.message));
-    await page.goto(stack.base + "/#chat");
-    await page.click(".tray-toggle");
+    const { context, page, errors } = await trayOpen();
     await page.fill("#assistant-input", "A long one, stopped");
     await page.press("#assistant-input", "Enter");
     await page.locator(".tray-log .msg.user", { hasText: "A long one, stopped" }).waitFor();
@@ -98,12 +104,7 @@ describe("live turns in the tray", () => {
   });
 
   test("a message sent while the tab's own answer streams is queued, then answered after it; a reload while it waits gives it back unsent", async () => {
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    const errors = [];
-    const page = await context.newPage();
-    page.on("pageerror", (error) => errors.push(error.message));
-    await page.goto(stack.base + "/#chat");
-    await page.click(".tray-toggle");
+    const { context, page, errors } = await trayOpen();
     const sent = (text) => stack.fake.requests.filter((r) => JSON.stringify(r.body ?? "").includes(text)).length;
     const send = async (text) => (await page.fill("#assistant-input", text), await page.press("#assistant-input", "Enter"));
     await send("The first of two");
