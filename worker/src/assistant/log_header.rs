@@ -53,8 +53,11 @@ pub async fn begin_log(
     // The state's JS handle, owned (the type does not implement `Clone`).
     let watchers = Watchers::new(JsValue::from(state.as_raw()).unchecked_into(), id);
     let log = TurnLog::new(lease, state.storage(), watchers, shown.or(header.user));
-    // The header, like the batches, only matters while the turn runs.
-    log.erase_when_done(HEADER);
+    // The header, like the batches, only matters while the turn runs (one never written is not
+    // erased: a first turn's log then touches no storage at all).
+    if keeps {
+        log.erase_when_done(HEADER);
+    }
     Ok(Rc::new(log))
 }
 
