@@ -134,6 +134,23 @@ describe("live turns in the tray", () => {
     await described([page], () => whenWhole(page));
     assert.equal(await page.locator(".tray-log .msg.user", { hasText: "Held across the reload" }).count(), 0, "not sent from the reloaded tab");
     assert.equal(sent("Held across the reload"), 0);
+
+    // New while the answer streams gives the queued message back; sent again, it starts the new
+    // conversation once that answer ends (the old answer, off screen, does not take the tray back).
+    await send("A long one, then New");
+    await page.locator(".tray-log .msg.user", { hasText: "A long one, then New" }).waitFor();
+    await whenLines(page, 2);
+    await send("Queued, then New");
+    await page.locator(".tray-log .msg.user.queued").waitFor({ timeout: 5000 });
+    await page.click(".tray-head button:has-text('New')", { timeout: 5000 });
+    assert.equal(await page.inputValue("#assistant-input"), "Queued, then New", "back in the box");
+    assert.ok(await page.locator(".tray-composer button[type=submit]").isEnabled(), "and it can be sent");
+    await page.press("#assistant-input", "Enter");
+    await page.locator(".tray-log .msg.user:not(.queued)", { hasText: "Queued, then New" }).waitFor({ timeout: 30000 });
+    await described([page], () => whenWhole(page));
+    await page.reload();
+    await page.locator(".tray-log .msg.assistant").first().waitFor();
+    assert.deepEqual(await page.locator(".tray-log .msg.user").allInnerTexts(), ["Queued, then New"], await trayState(page));
     assert.deepEqual(errors, []);
     await context.close();
   });

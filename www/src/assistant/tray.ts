@@ -30,6 +30,7 @@ import { type ApprovalActions, approvalRefusal } from "./approval.js";
 import { AnswerView, type CardStates } from "./message.js";
 import type { PayloadHost } from "./payloads.js";
 import { showArtifacts } from "./artifacts.js";
+import { StylePicker } from "./style-picker.js";
 import { type ContextRequestJson, RequestCard, requestSummary } from "./request.js";
 
 const STORAGE_KEY = "stepwise.assistant.v1";
@@ -55,8 +56,7 @@ export class Tray {
   private readonly input = h("textarea", { id: "assistant-input", rows: 2, maxlength: 8000, placeholder: "Ask about this page…" });
   private readonly sendButton = h("button", { class: "btn", type: "submit" }, "Send");
   /** The writing style of the answers (a style of the prompt sheet), kept by the conversation. */
-  private readonly style = h("select", { class: "tray-style", "aria-label": "Writing style", title: "Writing style" }, h("option", { value: "" }, "Default style"));
-  private styleChosen = false;
+  private readonly style = new StylePicker();
   private readonly stopButton = h("button", { class: "btn secondary", type: "button", hidden: true, onclick: () => void this.stop() }, "Stop");
   private readonly toggle = h("button", { class: "btn tray-toggle", type: "button", "aria-controls": "assistant", "aria-expanded": "false" }, "Assistant");
   private conversationId: string | null = localStorage.getItem(STORAGE_KEY);
@@ -108,14 +108,13 @@ export class Tray {
     });
     this.root.append(
       h("header", { class: "tray-head" }, h("h2", {}, "Assistant"),
-        this.style,
+        this.style.select,
         h("button", { class: "btn link", type: "button", onclick: () => this.showArtifacts() }, "Context"),
         h("button", { class: "btn link", type: "button", onclick: () => this.showHistory() }, "History"),
         h("button", { class: "btn link", type: "button", onclick: () => this.newConversation() }, "New"),
         h("button", { class: "btn link", type: "button", "aria-label": "Close the assistant", onclick: () => this.close() }, "×")),
       this.history, this.artifacts, this.log, composer);
     this.toggle.addEventListener("click", () => (this.root.hidden ? this.setOpen(true) : this.close()));
-    this.style.addEventListener("change", () => (this.styleChosen = true));
     // Escape closes the drawer from anywhere, and the column when focus is in it.
     document.addEventListener("keydown", (e) => {
       if (e.key !== "Escape" || e.defaultPrevented || this.root.hidden) return;
@@ -131,30 +130,11 @@ export class Tray {
     document.body.append(this.root);
     // Open again only where it sits beside the page: a drawer left open would cover it.
     this.setOpen(this.wide.matches && localStorage.getItem(`${STORAGE_KEY}.open`) === "true", false);
-    void this.loadStyles();
+    void this.style.load();
     // A message that waited for an answer when this tab was reloaded was never sent: it goes
     // back into the box.
     giveBack(this.input, this.queued.restored());
     if (this.conversationId) await this.load(this.conversationId);
-  }
-
-  /** The writing styles the prompt sheet offers (the default sheet's; the server checks each). */
-  private async loadStyles(): Promise<void> {
-    try {
-      const { styles } = await api<{ styles: string[] }>("GET", "/api/prompt-sheets/default.question");
-      const chosen = this.style.value;
-      for (const style of styles.filter((s) => s !== "default")) this.style.append(h("option", { value: style }, style[0].toUpperCase() + style.slice(1)));
-      this.style.value = chosen;
-    } catch {
-      // No choice offered: answers keep the sheet's default style.
-    }
-  }
-
-  /** Shows `style` as chosen (added when the list does not have it yet). */
-  private showStyle(style: string | null | undefined): void {
-    const value = style && style !== "default" ? style : "";
-    if (value && ![...this.style.options].some((o) => o.value === value)) this.style.append(h("option", { value }, value));
-    this.style.value = value;
   }
 
   /** Opens or closes the tray; its state is remembered on wide screens only. */
@@ -191,9 +171,7 @@ export class Tray {
     if (this.busy) return this.queue(message);
     const bubble = h("div", { class: "msg user" }, message);
     this.log.append(bubble);
-    // A style chosen here is sent (the default one too, once another was kept); else the
-    // conversation keeps its own.
-    const writing_style = this.styleChosen ? this.style.value || "default" : undefined;
+    const writing_style = this.style.toSend();
     const refused = await this.turn("/api/assistant", { conversation_id: this.conversationId ?? undefined, message, context: this.context(), writing_style });
     if (!refused) return;
     // A message the server refused, or stopped while it waited, is kept in the composer to
@@ -206,7 +184,7 @@ export class Tray {
   /** A message sent while this tab's answer streams waits for it, shown as queued, and is sent
    * when it ends; one at a time (another goes back into the box). */
   private queue(message: string): void {
-    if (this.queued.waiting) return giveBack(this.input, message);
+    if (this.queued.waiting) return (giveBack(this.input, message), this.note("A message already waits for this answer: this one is back in the box."));
     this.queued.hold(message, this.log);
     this.sendButton.disabled = true;
     this.log.scrollTop = this.log.scrollHeight;
@@ -222,11 +200,22 @@ export class Tray {
     else void this.send(next);
   }
 
+  /** A note in the log (what was not sent, and why). */
+  private note(text: string): void {
+    this.log.append(h("p", { class: "log-note", role: "status" }, text));
+  }
+
+  /** The waiting message, back into the box (Send is enabled again). */
+  private giveQueuedBack(): void {
+    giveBack(this.input, this.queued.take());
+    this.setBusy(this.busy);
+  }
+
   /** A suggested action: the page runs client actions; server actions are a turn of their own
    * (pressed while this tab's answer streams, it says to wait: nothing is sent). */
   private act(action: SuggestedAction): void {
     if (action.handler === "client") return this.host.clientAction(action.action, action.target ?? undefined);
-    if (this.busy) return void this.log.append(h("p", { class: "log-note", role: "status" }, `"${action.label}" was not sent: wait for the answer being written, then press it again.`));
+    if (this.busy) return this.note(`"${action.label}" was not sent: wait for the answer being written, then press it again.`);
     const bubble = h("div", { class: "msg user action" }, action.label);
     this.log.append(bubble);
     const asked = { conversation_id: this.conversationId ?? undefined, action: action.action, target: action.target, label: action.label, context: this.context() };
@@ -308,7 +297,7 @@ export class Tray {
     const answer = this.answerView();
     this.setBusy(true);
     let ended = false;
-    let lostOrStopped = false;
+    let refused: string | undefined;
     try {
       let response: Response;
       try {
@@ -320,18 +309,19 @@ export class Tray {
         // Offline, it never left: nothing runs there, and the message is the caller's to keep.
         ended = true;
         answer.failed("The connection was lost before the server answered: nothing was sent.", "network_error");
-        return "network_error";
+        return (refused = "network_error");
       }
       if (!response.ok || !response.body) {
         const json = await response.json().catch(() => null);
         if (json?.error?.code === "conversation_not_found") this.forget();
         ended = true;
-        if (json?.error?.code === "context_pending" && this.card) return (answer.root.remove(), "context_pending");
+        if (json?.error?.code === "context_pending" && this.card) return (answer.root.remove(), (refused = "context_pending"));
         answer.failed(json?.error?.message ?? `The server answered ${response.status}.`, json?.error?.code ?? "http_error");
-        return json?.error?.code ?? "http_error";
+        return (refused = json?.error?.code ?? "http_error");
       }
       const id = response.headers.get("x-stepwise-conversation");
-      if (id) (this.remember(id), this.watch(id));
+      // (Not once New or another conversation took the tray: this turn's answer is off screen.)
+      if (id && answer.root.isConnected) (this.remember(id), this.watch(id));
       this.waitingId = response.headers.get("x-stepwise-waiting");
       this.setRunning(true);
       let begun = false;
@@ -341,15 +331,14 @@ export class Tray {
         // Stopped while it waited: nothing of it ran, and it goes back to the composer.
         if (event.type === "stopped" && !begun && this.waitingId) {
           ended = true;
-          lostOrStopped = true;
           answer.root.remove();
-          return "waiting_stopped";
+          return (refused = "waiting_stopped");
         }
         if (this.show(answer, event)) {
           ended = true;
           // A turn that could not begin after waiting in the queue (an approval decided
           // meanwhile): a refusal, like one answered at once.
-          if (refuseOnError && event.type === "error") return event.code;
+          if (refuseOnError && event.type === "error") return (refused = event.code);
           return;
         }
         this.log.scrollTop = this.log.scrollHeight;
@@ -369,8 +358,11 @@ export class Tray {
       if (before && this.conversationId) shown = this.load(this.conversationId).then(() => this.live?.resume());
       else for (const event of stashed) if (leaseOf(event) !== this.ownLease) this.onLive(event);
       this.log.scrollTop = this.log.scrollHeight;
-      // The message that waited for this answer goes once the log is whole again.
-      void shown.then(() => this.sendQueued(lostOrStopped || !ended));
+      // The message that waited for this answer goes once the log is whole again, and after the
+      // caller has dealt with a refusal (a macrotask: the caller resumes in a microtask); after a
+      // refusal or a lost connection it goes back into the box, after the refused message.
+      const back = refused !== undefined || !ended;
+      void shown.then(() => setTimeout(() => this.sendQueued(back)));
     }
   }
 
@@ -388,13 +380,13 @@ export class Tray {
       // An assistant turn's `complete` carries an assistant answer.
       const payload = event.payload as AssistantResponse;
       answer.complete(payload);
-      this.stored(answer);
-      if (payload.conversation_id) this.remember(payload.conversation_id);
+      // An answer taken off screen (New, another conversation) leaves the tray as it is now.
+      if (payload.conversation_id && answer.root.isConnected) (this.stored(answer), this.remember(payload.conversation_id));
     } else if (event.type === "context_required") {
+      const onScreen = answer.root.isConnected;
       answer.root.remove();
       const waiting = event.payload as unknown as { conversation_id: string; request: ContextRequestJson };
-      this.remember(waiting.conversation_id);
-      this.showRequest(waiting.conversation_id, waiting.request);
+      if (onScreen) (this.remember(waiting.conversation_id), this.showRequest(waiting.conversation_id, waiting.request));
     } else return false;
     const ended = ["error", "stopped", "complete", "context_required"].includes(event.type);
     if (ended) this.setRunning(false);
@@ -450,8 +442,6 @@ export class Tray {
   /** Shows a stored conversation: every message, with its tools, cards, chips and actions; a turn
    * still running streams on. */
   private async load(id: string): Promise<void> {
-    // A message waiting for another conversation's answer is not sent to this one.
-    if (id !== this.conversationId) giveBack(this.input, this.queued.take());
     try {
       // The newest page, or as far back as this tab had paged this conversation (reading it
       // again, after another tab's turn or a catch-up, keeps the earlier pages shown); earlier
@@ -460,12 +450,13 @@ export class Tray {
       const limit = back ? Math.min(MAX_PAGE_MESSAGES, Math.max(PAGE_MESSAGES, back.count - back.from + PAGE_MESSAGES / 10)) : PAGE_MESSAGES;
       const conversation = await api<AssistantConversation>("GET", `/api/assistant/conversations/${id}?limit=${limit}`);
       this.shownBack = { id, from: conversation.messages_from, count: conversation.message_count };
+      // A message waiting for another conversation's answer is not sent to this one.
+      if (id !== this.conversationId) this.giveQueuedBack();
       this.remember(id);
       replace(this.log);
       this.views.clear();
       const requests = (conversation.context_requests ?? []) as unknown as ContextRequestJson[];
-      this.showStyle(conversation.writing_style);
-      this.styleChosen = false;
+      this.style.show(conversation.writing_style);
       if (conversation.messages_from > 0) this.log.append(this.earlier(id, conversation.messages_from, requests));
       this.log.append(...this.rendered(conversation.messages, conversation.messages_from, conversation.message_count - 1, requests));
       const waiting = conversation as unknown as { waiting: string | null; running: boolean; context_requests?: ContextRequestJson[] };
@@ -664,7 +655,7 @@ export class Tray {
 
   private newConversation(): void {
     // A message waiting for the old conversation's answer is not sent to the new one.
-    giveBack(this.input, this.queued.take());
+    this.giveQueuedBack();
     this.forget();
     this.card = null;
     this.remote = null;
@@ -679,8 +670,7 @@ export class Tray {
     this.setRunning(false);
     replace(this.log);
     this.views.clear();
-    this.showStyle(null);
-    this.styleChosen = false;
+    this.style.show(null);
     this.history.hidden = true;
     this.input.focus();
   }
