@@ -6,7 +6,9 @@
 // an answer streams is queued and answered after it in both tabs, and Stop in the tab whose message
 // waits stops that message alone (back into its box); a reload shows the stopped one. In one tab,
 // a message sent while its own answer streams is held as queued and sent when the answer ends (a
-// reload meanwhile gives it back into the box, unsent).
+// reload meanwhile gives it back into the box, unsent). A failed answer gives its message back, and a
+// failed first one leaves no conversation behind; History mid-answer leaves that answer running
+// off screen, and the conversation shown takes messages at once.
 // Screenshot: tests/browser/screenshots/assistant-stopped.png.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -153,6 +155,45 @@ describe("live turns in the tray", () => {
     assert.deepEqual(await page.locator(".tray-log .msg.user").allInnerTexts(), ["Queued, then New"], await trayState(page));
     assert.deepEqual(errors, []);
     await context.close();
+  });
+
+  test("a failed answer gives its message back (a failed first one leaves no conversation); History mid-answer leaves that answer to run off screen", async () => {
+    const { context, page, errors } = await trayOpen();
+    const usual = { reply: REPLY, paced: true, delayMs: 120 };
+    stack.fake.script((request) => (JSON.stringify(request.body).includes("Fail this first") ? { reply: "Partial", fault: "cut" } : request.system?.includes("Stepwise assistant") ? usual : { reply: "Other." }));
+    try {
+      const send = async (text) => (await page.fill("#assistant-input", text), await page.press("#assistant-input", "Enter"));
+      await send("Fail this first");
+      await page.locator(".tray-log .msg.assistant:last-child [data-code]").waitFor({ timeout: 20000 });
+      assert.equal(await page.inputValue("#assistant-input"), "Fail this first", "the message is back in the box");
+      assert.equal(await page.evaluate(() => localStorage.getItem("stepwise.assistant.v1")), null, "no conversation kept");
+      await send("A fresh start");
+      await page.locator(".tray-log .msg.user", { hasText: "A fresh start" }).waitFor();
+      await described([page], () => whenWhole(page));
+
+      await page.click(".tray-head button:has-text('New')");
+      await send("Long, then History");
+      await page.locator(".tray-log .msg.user", { hasText: "Long, then History" }).waitFor();
+      await whenLines(page, 2);
+      await page.click(".tray-head button:has-text('History')");
+      await page.click(".tray-history button:has-text('A fresh start')");
+      await page.locator(".tray-log .msg.user", { hasText: "A fresh start" }).waitFor();
+      await page.waitForTimeout(500);
+      assert.ok(await page.locator(".tray-composer button:has-text('Stop')").isHidden(), "nothing runs in this conversation");
+      const since = Date.now();
+      await send("Sent at once");
+      await page.locator(".tray-log .msg.user:not(.queued)", { hasText: "Sent at once" }).waitFor({ timeout: 5000 });
+      await page.waitForFunction(() => document.querySelectorAll(".tray-log .msg.assistant").length > 0 && !document.querySelector(".tray-log .queued"), null, { timeout: 5000 });
+      await described([page], () => whenWhole(page));
+      assert.ok(stack.fake.requests.some((r) => r.at >= since && JSON.stringify(r.body).includes("Sent at once")), "sent while the other answer ran off screen");
+      await page.reload();
+      await page.locator(".tray-log .msg.assistant").first().waitFor();
+      assert.deepEqual(await page.locator(".tray-log .msg.user").allInnerTexts(), ["A fresh start", "Sent at once"], await trayState(page));
+      assert.deepEqual(errors, []);
+    } finally {
+      stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? usual : { reply: "Other." }));
+      await context.close();
+    }
   });
 
   test("two tabs stream one turn; a reload mid-answer goes on streaming; Stop from the other tab stops it in both", async () => {

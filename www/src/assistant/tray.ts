@@ -18,7 +18,7 @@
 //! conversation keeps it. A tool call the assistant holds for approval shows as an approval card
 //! in every tab; approving it streams its run here like any turn.
 
-import { resolveChat, type Approval, type AssistantConversation, type AssistantResponse, type CardOutcome, type CardState, type ChatContext, type ChatRegistryJson, type ConversationSummary, type StreamEvent, type SuggestedAction } from "../../../crates/wasm/pkg/stepwise.js";
+import { resolveChat, type Approval, type AssistantConversation, type AssistantResponse, type CardOutcome, type CardState, type ChatContext, type ChatRegistryJson, type StreamEvent, type SuggestedAction } from "../../../crates/wasm/pkg/stepwise.js";
 import { api } from "../api.js";
 import { QueuedMessage, giveBack } from "../queued.js";
 import { h, replace } from "../dom.js";
@@ -31,6 +31,7 @@ import { AnswerView, type CardStates } from "./message.js";
 import type { PayloadHost } from "./payloads.js";
 import { showArtifacts } from "./artifacts.js";
 import { StylePicker } from "./style-picker.js";
+import { listConversations } from "./history.js";
 import { type ContextRequestJson, RequestCard, requestSummary } from "./request.js";
 
 const STORAGE_KEY = "stepwise.assistant.v1";
@@ -82,6 +83,9 @@ export class Tray {
    * (`x-stepwise-waiting`): Stop then stops that message (or its turn, once begun), not the
    * turn it waits for. */
   private waitingId: string | null = null;
+  /** Bumped when New or another conversation takes the tray: a turn of this tab's still
+   * streaming goes on at the server, off screen. */
+  private generation = 0;
   /** The one message sent while this tab's own answer streams: sent when that answer ends. */
   private readonly queued = new QueuedMessage("stepwise.tray.queued.v1");
   /** Turn events the socket brought while this tab's own turn streamed, sorted out when it ends. */
@@ -160,7 +164,7 @@ export class Tray {
 
   private sendInput(): void {
     const text = this.input.value.trim();
-    if (!text || (this.busy && this.queued.waiting)) return;
+    if (!text) return;
     this.input.value = "";
     void this.send(text);
   }
@@ -190,9 +194,9 @@ export class Tray {
     this.log.scrollTop = this.log.scrollHeight;
   }
 
-  /** Sends the message that waited for the answer that just ended; after a lost connection
-   * (the answer goes on at the server) or a Stop of this tab's own waiting message, it goes back
-   * into the box instead. */
+  /** Sends the message that waited for the answer that just ended; after a refusal or failure of
+   * that turn, a Stop of it while it waited, or a lost connection (the answer goes on at the
+   * server), it goes back into the box instead. */
   private sendQueued(back: boolean): void {
     const next = this.queued.take();
     if (next === null) return;
@@ -205,10 +209,15 @@ export class Tray {
     this.log.append(h("p", { class: "log-note", role: "status" }, text));
   }
 
-  /** The waiting message, back into the box (Send is enabled again). */
-  private giveQueuedBack(): void {
+  /** New or another conversation takes the tray: this tab's turn still streaming is left to
+   * run at the server (Stop and Send are this conversation's), and the message waiting for it
+   * goes back into the box. */
+  private otherView(): void {
+    this.generation++;
+    this.setBusy(false);
+    this.waitingId = null;
+    this.stash = [];
     giveBack(this.input, this.queued.take());
-    this.setBusy(this.busy);
   }
 
   /** A suggested action: the page runs client actions; server actions are a turn of their own
@@ -243,7 +252,7 @@ export class Tray {
         const label = edited ? "Approved with edits" : "Approved";
         const bubble = h("div", { class: "msg user action" }, `${label}: ${approval.summary}`);
         this.log.append(bubble);
-        const refused = await this.turn(path(approval), { decision: "approve", ...(edited ? { arguments: edited } : {}), context: this.context() }, true);
+        const refused = await this.turn(path(approval), { decision: "approve", ...(edited ? { arguments: edited } : {}), context: this.context() });
         if (refused) {
           bubble.remove();
           // The failed answer view says why; the card says it too and stays decidable. (A
@@ -292,9 +301,10 @@ export class Tray {
   /** One turn over SSE (`model_delta`s parsed here with the page's markers). If the stream
    * drops, the answer goes on over the live connection from the last event shown. A turn the
    * server refused before it began gives the error's code. */
-  private async turn(path: string, body: Record<string, unknown>, refuseOnError = false): Promise<string | undefined> {
+  private async turn(path: string, body: Record<string, unknown>): Promise<string | undefined> {
     if (this.busy) return;
     const answer = this.answerView();
+    const [generation, had] = [this.generation, this.conversationId];
     this.setBusy(true);
     let ended = false;
     let refused: string | undefined;
@@ -319,13 +329,16 @@ export class Tray {
         answer.failed(json?.error?.message ?? `The server answered ${response.status}.`, json?.error?.code ?? "http_error");
         return (refused = json?.error?.code ?? "http_error");
       }
+      // New or another conversation took the tray meanwhile: the turn goes on at the server, off
+      // screen, and leaves the tray alone.
+      if (generation !== this.generation) return void response.body.cancel().catch(() => {});
       const id = response.headers.get("x-stepwise-conversation");
-      // (Not once New or another conversation took the tray: this turn's answer is off screen.)
-      if (id && answer.root.isConnected) (this.remember(id), this.watch(id));
+      if (id) (this.remember(id), this.watch(id));
       this.waitingId = response.headers.get("x-stepwise-waiting");
       this.setRunning(true);
       let begun = false;
       for await (const message of readSse(response.body)) {
+        if (generation !== this.generation) return;
         if (message.id) (this.ownLease = this.saw(Number(message.id)), (begun = true));
         const event = JSON.parse(message.data) as StreamEvent;
         // Stopped while it waited: nothing of it ran, and it goes back to the composer.
@@ -336,34 +349,41 @@ export class Tray {
         }
         if (this.show(answer, event)) {
           ended = true;
-          // A turn that could not begin after waiting in the queue (an approval decided
-          // meanwhile): a refusal, like one answered at once.
-          if (refuseOnError && event.type === "error") return (refused = event.code);
-          return;
+          if (event.type !== "error") return;
+          // A failed turn (or one that could not begin after waiting) stored nothing: its message
+          // is the caller's again, like a refusal, and a conversation it began does not exist.
+          if (!had && id) (this.forget(), this.live?.close(), (this.live = null));
+          return (refused = event.code);
         }
         this.log.scrollTop = this.log.scrollHeight;
       }
     } catch {
       // The connection dropped; the turn runs on at the server.
     } finally {
-      this.setBusy(false);
-      this.waitingId = null;
-      if (!ended) this.rejoin(answer);
-      // What the socket brought meanwhile that was not this turn's: another tab's turn queued
-      // behind it is shown now; one that began before it, unseen here, belongs above it, so the
-      // stored conversation is shown again (and the live connection replays what still runs).
-      const stashed = this.stash.splice(0);
-      const before = stashed.some((event) => leaseOf(event) > 0 && leaseOf(event) < this.ownLease && !this.shown.has(leaseOf(event)));
-      let shown: Promise<unknown> = Promise.resolve();
-      if (before && this.conversationId) shown = this.load(this.conversationId).then(() => this.live?.resume());
-      else for (const event of stashed) if (leaseOf(event) !== this.ownLease) this.onLive(event);
-      this.log.scrollTop = this.log.scrollHeight;
-      // The message that waited for this answer goes once the log is whole again, and after the
-      // caller has dealt with a refusal (a macrotask: the caller resumes in a microtask); after a
-      // refusal or a lost connection it goes back into the box, after the refused message.
-      const back = refused !== undefined || !ended;
-      void shown.then(() => setTimeout(() => this.sendQueued(back)));
+      if (generation === this.generation) this.settle(answer, ended, refused);
     }
+  }
+
+  /** This tab's turn in `answer` ended (`ended`: its last event came; `refused`: the code of a
+   * refusal or failure): the tray takes messages again. */
+  private settle(answer: AnswerView, ended: boolean, refused: string | undefined): void {
+    this.setBusy(false);
+    this.waitingId = null;
+    if (!ended) this.rejoin(answer);
+    // What the socket brought meanwhile that was not this turn's: another tab's turn queued
+    // behind it is shown now; one that began before it, unseen here, belongs above it, so the
+    // stored conversation is shown again (and the live connection replays what still runs).
+    const stashed = this.stash.splice(0);
+    const before = stashed.some((event) => leaseOf(event) > 0 && leaseOf(event) < this.ownLease && !this.shown.has(leaseOf(event)));
+    let shown: Promise<unknown> = Promise.resolve();
+    if (before && this.conversationId) shown = this.load(this.conversationId).then(() => this.live?.resume());
+    else for (const event of stashed) if (leaseOf(event) !== this.ownLease) this.onLive(event);
+    this.log.scrollTop = this.log.scrollHeight;
+    // The message that waited for this answer goes once the log is whole again, and after the
+    // caller has dealt with a refusal (a macrotask: the caller resumes in a microtask); after a
+    // refusal or a lost connection it goes back into the box, after the refused message.
+    const back = refused !== undefined || !ended;
+    void shown.then(() => setTimeout(() => this.sendQueued(back)));
   }
 
   /** Shows one event of a turn in `answer`; true when the turn has ended. */
@@ -380,13 +400,13 @@ export class Tray {
       // An assistant turn's `complete` carries an assistant answer.
       const payload = event.payload as AssistantResponse;
       answer.complete(payload);
-      // An answer taken off screen (New, another conversation) leaves the tray as it is now.
-      if (payload.conversation_id && answer.root.isConnected) (this.stored(answer), this.remember(payload.conversation_id));
+      this.stored(answer);
+      if (payload.conversation_id) this.remember(payload.conversation_id);
     } else if (event.type === "context_required") {
-      const onScreen = answer.root.isConnected;
       answer.root.remove();
       const waiting = event.payload as unknown as { conversation_id: string; request: ContextRequestJson };
-      if (onScreen) (this.remember(waiting.conversation_id), this.showRequest(waiting.conversation_id, waiting.request));
+      this.remember(waiting.conversation_id);
+      this.showRequest(waiting.conversation_id, waiting.request);
     } else return false;
     const ended = ["error", "stopped", "complete", "context_required"].includes(event.type);
     if (ended) this.setRunning(false);
@@ -451,7 +471,7 @@ export class Tray {
       const conversation = await api<AssistantConversation>("GET", `/api/assistant/conversations/${id}?limit=${limit}`);
       this.shownBack = { id, from: conversation.messages_from, count: conversation.message_count };
       // A message waiting for another conversation's answer is not sent to this one.
-      if (id !== this.conversationId) this.giveQueuedBack();
+      if (id !== this.conversationId) this.otherView();
       this.remember(id);
       replace(this.log);
       this.views.clear();
@@ -640,22 +660,12 @@ export class Tray {
   private async showHistory(): Promise<void> {
     this.artifacts.hidden = true;
     this.history.hidden = !this.history.hidden;
-    if (this.history.hidden) return;
-    replace(this.history, h("p", { class: "muted" }, "Loading…"));
-    try {
-      const { items } = await api<{ items: ConversationSummary[] }>("GET", "/api/assistant/conversations?limit=20");
-      replace(this.history, h("h3", {}, "Past conversations"),
-        items.length
-          ? h("ul", {}, ...items.map((c) => h("li", {}, h("button", { class: "btn link", type: "button", onclick: () => ((this.history.hidden = true), void this.load(c.id)) }, c.title || "(untitled)"), h("span", { class: "muted" }, ` ${new Date(c.updated_at).toLocaleString()}`))))
-          : h("p", { class: "muted" }, "None yet."));
-    } catch (error) {
-      replace(this.history, h("p", { class: "error", role: "alert" }, (error as Error).message));
-    }
+    if (!this.history.hidden) await listConversations(this.history, (id) => ((this.history.hidden = true), void this.load(id)));
   }
 
   private newConversation(): void {
     // A message waiting for the old conversation's answer is not sent to the new one.
-    this.giveQueuedBack();
+    this.otherView();
     this.forget();
     this.card = null;
     this.remote = null;
