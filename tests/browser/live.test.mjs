@@ -79,7 +79,7 @@ async function trayOpen() {
 }
 
 describe("live turns in the tray", () => {
-  test("Stop from the keyboard leaves the focus in the box; a message sent offline fails at once and goes back into the box, and is answered once sent again", async () => {
+  test("Stop from the keyboard leaves the focus in the box; a message sent offline (or refused by the network) fails at once and goes back into the box, and is answered once sent again", async () => {
     const { context, page, errors } = await trayOpen();
     await page.fill("#assistant-input", "A long one, stopped");
     await page.press("#assistant-input", "Enter");
@@ -100,6 +100,16 @@ describe("live turns in the tray", () => {
     await context.setOffline(false);
     await page.press("#assistant-input", "Enter");
     await page.locator(".tray-log .msg.user", { hasText: "Sent offline" }).nth(1).waitFor();
+    await described([page], () => whenWhole(page));
+    // Online, a request the network refuses (here, aborted by the page's route) fails the same way.
+    await page.route("**/api/assistant", (route) => route.abort("connectionrefused"));
+    await page.fill("#assistant-input", "Refused by the network");
+    await page.press("#assistant-input", "Enter");
+    await page.locator(".tray-log .msg.assistant:last-child [data-code=network_error]").waitFor({ timeout: 5000 });
+    assert.equal(await page.inputValue("#assistant-input"), "Refused by the network", "back in the box");
+    await page.unroute("**/api/assistant");
+    await page.press("#assistant-input", "Enter");
+    await page.locator(".tray-log .msg.user", { hasText: "Refused by the network" }).nth(1).waitFor();
     await described([page], () => whenWhole(page));
     assert.deepEqual(errors, []);
     await context.close();

@@ -1,22 +1,23 @@
-//! The assistant tray, on every page: a right-hand column on wide screens, a drawer on narrow
-//! ones (which starts closed on every load, since it covers the page; Escape closes it and
-//! gives focus back). Each message goes with the page's context; the answer streams in with
-//! tool progress, payload cards, chips and action buttons. Conversations are the server's: the
-//! current one resumes after a reload (an answer still being written goes on streaming), and past
-//! ones are listed in History. The conversation's live connection (`live.ts`) streams a turn
-//! started in another tab the same way, and brings a waiting request's reminders and updates and
-//! the answer when it comes from elsewhere (the SLA's fallback). A message sent while a turn runs
-//! waits ("Queued") and is answered right after: sent while this tab's own answer streams, it is
-//! held here as queued (kept for the tab: a reload puts it back into the box unsent) and sent when
-//! that answer ends; sent while another tab's turn runs, it waits at the server. Stop stops the
-//! running turn wherever it was started; its partial answer stays, marked stopped. In a tab whose
-//! message waits, Stop stops that message alone, which goes back into the box (an action or an
-//! approval stopped so can be pressed again). What the owner does with a card (accept, dismiss, a
-//! failed apply) is kept with the conversation and shows in every tab and after a reload.
-//! "Context" lists what the assistant can read of the stream and job in view, attachable to a
-//! waiting card. Past context requests say what they got; a writing style can be chosen, and the
-//! conversation keeps it. A tool call the assistant holds for approval shows as an approval card
-//! in every tab; approving it streams its run here like any turn.
+//! The assistant tray, on every page: a right-hand column on wide screens, a drawer on narrow ones
+//! (which starts closed on every load, since it covers the page; Escape closes it and gives focus
+//! back). Each message goes with the page's context; the answer streams in with tool progress,
+//! payload cards, chips and action buttons. Conversations are the server's: the current one resumes
+//! after a reload (an answer still being written goes on streaming), and past ones are listed in
+//! History. The conversation's live connection (`live.ts`) streams a turn started in another tab
+//! the same way, and brings a waiting request's reminders and updates and the answer when it comes
+//! from elsewhere (the SLA's fallback). A message sent while a turn runs waits ("Queued") and is
+//! answered right after: sent while this tab's own answer streams, it is held here as queued (kept
+//! for the tab: a reload puts it back into the box unsent) and sent when that answer ends; sent
+//! while another tab's turn runs, it waits at the server. A message whose turn is refused or fails,
+//! or that never reaches the server, goes back into the box. Stop stops the running turn wherever
+//! it was started; its partial answer stays, marked stopped. In a tab whose message waits, Stop
+//! stops that message alone, which goes back into the box (an action or an approval stopped so can
+//! be pressed again). What the owner does with a card (accept, dismiss, a failed apply) is kept
+//! with the conversation and shows in every tab and after a reload. "Context" lists what the
+//! assistant can read of the stream and job in view, attachable to a waiting card. Past context
+//! requests say what they got; a writing style can be chosen, and the conversation keeps it. A tool
+//! call the assistant holds for approval shows as an approval card in every tab; approving it
+//! streams its run here like any turn.
 
 import { resolveChat, type Approval, type AssistantConversation, type AssistantResponse, type CardOutcome, type CardState, type ChatContext, type ChatRegistryJson, type StreamEvent, type SuggestedAction } from "../../../crates/wasm/pkg/stepwise.js";
 import { api } from "../api.js";
@@ -312,13 +313,12 @@ export class Tray {
       let response: Response;
       try {
         response = await fetchWithChallenge(path, { method: "POST", headers: authHeaders({ "content-type": "application/json", accept: "text/event-stream", "x-stepwise-deltas": "model" }), body: JSON.stringify(body) });
-      } catch (error) {
-        // Online, the request may have reached the server before the connection broke: its
-        // turn is followed over the live connection, as a dropped stream is.
-        if (navigator.onLine) throw error;
-        // Offline, it never left: nothing runs there, and the message is the caller's to keep.
+      } catch {
+        // Offline, it never left. Online it most likely did not either; if it did, its turn shows
+        // over the conversation's live connection like another tab's. The message is the
+        // caller's to keep either way.
         ended = true;
-        answer.failed("The connection was lost before the server answered: nothing was sent.", "network_error");
+        answer.failed(navigator.onLine ? "The connection failed before the server answered; if the message got through, its answer shows here." : "The connection was lost before the server answered: nothing was sent.", "network_error");
         return (refused = "network_error");
       }
       if (!response.ok || !response.body) {
