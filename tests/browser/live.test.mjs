@@ -67,7 +67,8 @@ const sendAndQueue = async (first, second, running, waiting) => {
 };
 const whenDone = (page) => page.waitForFunction(() => document.querySelector(".tray-log .msg.assistant:last-child")?.getAttribute("aria-busy") === null, null, { timeout: 30000 });
 
-/** A new browser context's page with the tray open, and the page errors it meets. */
+/** A new browser context's page with the tray open (below the header), and the page errors it
+ * meets. */
 async function trayOpen() {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
   const errors = [];
@@ -75,6 +76,8 @@ async function trayOpen() {
   page.on("pageerror", (error) => errors.push(error.message));
   await page.goto(stack.base + "/#chat");
   await page.click(".tray-toggle");
+  // The column starts below the header, not over its lower edge.
+  await page.waitForFunction(() => document.querySelector(".tray").getBoundingClientRect().top >= document.querySelector("header.top").getBoundingClientRect().bottom - 0.5, null, { timeout: 5000 });
   return { context, page, errors };
 }
 

@@ -112,7 +112,10 @@ async function main(): Promise<void> {
     },
     registry,
   );
-  await tray.mount(document.querySelector(".top")!);
+  const header = document.querySelector<HTMLElement>(".top")!;
+  // The tray's column starts where the header ends, however tall its font makes it.
+  new ResizeObserver(() => document.documentElement.style.setProperty("--top-height", `${header.offsetHeight}px`)).observe(header);
+  await tray.mount(header);
 }
 
 void main();
