@@ -6,7 +6,8 @@
 // is joined again where it broke off; Start over during a first turn stops it. With the
 // conversation open in two tabs, a turn sent in one streams in the other, and Stop in either
 // stops it in both. A message typed while the answer streams waits, shown as queued, and is
-// answered right after.
+// answered right after; behind an answer that fails, or across a Start over, it goes back into the
+// box instead.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
@@ -236,6 +237,40 @@ describe("a message typed while the answer streams", () => {
     const order = await page.locator(".chat-layout .log .msg").evaluateAll((all) => all.map((m) => (m.classList.contains("user") ? `user: ${m.firstChild?.textContent}` : "assistant")));
     assert.deepEqual(order.slice(-4), ["user: Track rivals", "assistant", "user: Then this", "assistant"]);
     assert.equal(await page.locator(".chat-layout .log .msg.queued").count(), 0, "no longer queued");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("a message queued behind an answer that fails goes back into the box after the failed one, and the error stays; Start over gives a queued message back", async () => {
+    const { context, page, errors } = await chatPage();
+    // The first answer streams two lines, then the connection to the provider is cut.
+    stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: "Other." } : { reply: REPLY, paced: true, delayMs: 150, fault: "cut" }));
+    const since = Date.now();
+    await page.fill("#chat-input", "Track rivals, cut");
+    await page.press("#chat-input", "Enter");
+    await whenLines(page, 1);
+    await page.fill("#chat-input", "Queued behind it");
+    await page.press("#chat-input", "Enter");
+    await page.locator(".chat-layout .log .msg.user.queued").waitFor();
+    await page.locator(".chat-layout .error[role=alert]").waitFor({ timeout: 20000 });
+    await whenIdle(page);
+    assert.equal(await page.inputValue("#chat-input"), "Track rivals, cut Queued behind it", "both back, in order");
+    assert.equal(stack.fake.requests.filter((r) => r.at >= since && JSON.stringify(r.body).includes("Queued behind it")).length, 0, "the queued one was not sent");
+    assert.ok(await page.locator(".chat-layout .error[role=alert]").isVisible(), "the error stays to be read");
+
+    pacedModel();
+    await page.fill("#chat-input", "Track rivals");
+    await page.press("#chat-input", "Enter");
+    await whenLines(page, 2);
+    await page.fill("#chat-input", "Queued, then Start over");
+    await page.press("#chat-input", "Enter");
+    await page.locator(".chat-layout .log .msg.user.queued").waitFor();
+    await page.click("button:has-text('Start over')");
+    // (A first turn still streaming has nothing to lose yet: no dialog asks.)
+    const erase = page.locator("dialog button:has-text('Erase and start over')");
+    if (await erase.isVisible()) await erase.click();
+    await page.waitForFunction(() => document.querySelector("#chat-input")?.value === "Queued, then Start over", null, { timeout: 10000 });
+    assert.equal(await page.locator(".chat-layout .log .msg.user.queued").count(), 0);
     assert.deepEqual(errors, []);
     await context.close();
   });

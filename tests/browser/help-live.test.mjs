@@ -2,7 +2,8 @@
 // `wrangler dev` with a fake provider whose answers take a while. A reload while the desk writes
 // its answer joins the turn on the server and the answer shows once, with no second model call;
 // Stop gives the turn up: nothing of it shows, the question goes back into the box, and asking
-// again is answered. A question typed meanwhile waits, shown as queued. With the session open in two tabs, a question asked in one streams in the
+// again is answered. A question typed meanwhile waits, shown as queued (given back, unsent, behind
+// an answer that fails, and beside a draft on New question); the handoff waits for the answer. With the session open in two tabs, a question asked in one streams in the
 // other, Stop works from either, and a handoff made in one shows in the other.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -120,6 +121,40 @@ describe("live help-desk turns on the Help page", () => {
       `msg assistant: ${ANSWER.slice(0, 20)}`,
     ]);
     assert.equal(await alerts(page).count(), 0, await alerts(page).allTextContents().then(String));
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("while an answer is written the handoff waits; New question gives a queued question back beside a draft; one queued behind a failed answer goes back after it, unsent", async () => {
+    slowModel(0);
+    const { context, page, errors } = await helpPage();
+    await page.fill("#help-input", QUESTION);
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
+    slowModel(300);
+    await page.fill("#help-input", "A second, slow question");
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    assert.ok(await page.locator("button:has-text('Talk to a person')").isDisabled(), "no handoff while an answer is written");
+    await page.fill("#help-input", "Queued question");
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-log .msg.user.queued").waitFor();
+    await page.fill("#help-input", "A draft");
+    await page.click("button:has-text('New question')");
+    assert.equal(await page.inputValue("#help-input"), "A draft\nQueued question", "the queued question beside the draft");
+
+    stack.fake.script((request) => (request.system?.startsWith("Translate") ? { reply: "[de]" } : { reply: ANSWER.repeat(3), paced: true, delayMs: 250, fault: "cut" }));
+    const since = Date.now();
+    await page.fill("#help-input", "Why do answers stop midway when cut?");
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    await page.fill("#help-input", "Behind the cut");
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-log .msg.user.queued").waitFor();
+    await alerts(page).first().waitFor({ timeout: 20000 });
+    await page.waitForFunction(() => document.querySelector("#help-input")?.value === "Why do answers stop midway when cut?\nBehind the cut", null, { timeout: 10000 });
+    assert.equal(stack.fake.requests.filter((r) => r.at >= since && JSON.stringify(r.body).includes("Behind the cut")).length, 0, "not asked");
+    assert.ok(await alerts(page).first().isVisible(), "why the answer failed stays shown");
     assert.deepEqual(errors, []);
     await context.close();
   });

@@ -11,10 +11,11 @@ import { fetchWithChallenge } from "./turnstile.js";
 import type { Page } from "./page.js";
 import { Ended, forget, join, Lost, pendingRejoin, recall, remember, requestStop, Stopped, TurnReader, type LiveChoices, type Running } from "./chat-live.js";
 import { confirmRestart } from "./chat-restart.js";
-import { QueuedMessage } from "./queued.js";
+import { QueuedMessage, giveBack } from "./queued.js";
 import { OtherTabs } from "./chat-tabs.js";
 import { finishedControls, reviewSummary } from "./chat-review.js";
 import { label, readableError, shownValue } from "./chat-text.js";
+import { fieldEditor } from "./chat-editor.js";
 
 const STORAGE_KEY = "stepwise.chat.v1";
 
@@ -98,7 +99,7 @@ export class ChatView implements Page {
     replace(parent, this.root);
     this.render();
     // A message that waited when this tab was reloaded was never sent: it goes back into the box.
-    this.input.value ||= this.queued.restored() ?? "";
+    giveBack(this.input, this.queued.restored());
     if (this.state.conversation_id && this.state.token) await this.resume();
     if (this.state.stream_id) await this.refreshSavedStream();
     // Not awaited: the rest of the app does not wait for an answer to end.
@@ -190,7 +191,8 @@ export class ChatView implements Page {
     // unseen) and its end not shown: the page has started over.
     if (this.running && !this.watching) void requestStop(this.running);
     this.generation++;
-    this.queued.drop();
+    // A message that waited goes back into the box (the conversation it was for is gone).
+    giveBack(this.input, this.queued.take());
     this.running = null;
     this.setBusy(false);
     forget();
@@ -229,12 +231,13 @@ export class ChatView implements Page {
     this.input.value = "";
   }
 
-  /** Sends the message that waited for the answer that just ended; after a lost connection
-   * (the answer goes on on the server) it goes back into the box instead. */
-  private sendQueued(lost = false): void {
+  /** Sends the message that waited for the answer that just ended; when that turn failed, or
+   * its connection was lost (the answer goes on at the server), it goes back into the box
+   * instead, beside what is there. */
+  private sendQueued(back = false): void {
     const next = this.queued.take();
     if (next === null) return;
-    if (lost) this.input.value ||= next;
+    if (back) giveBack(this.input, next);
     else void this.send(next, { type: "text_input" });
   }
 
@@ -244,7 +247,7 @@ export class ChatView implements Page {
     const verdict = this.workflow.validateAction({ current_step: this.state.step, config: this.state.config, skipped: this.state.skipped }, action);
     const typed = action.type === "text_input";
     if (!verdict.ok) {
-      if (typed) this.input.value ||= message;
+      if (typed) giveBack(this.input, message);
       return this.showError(readableError(this.steps, verdict.error.message), verdict.error.code);
     }
     // The box is cleared as the message goes (typing goes on while the answer streams); a
@@ -271,6 +274,7 @@ export class ChatView implements Page {
     replace(this.controls);
     const generation = this.generation;
     let lost = false;
+    let failed = false;
     try {
       const complete = await this.stream(request, bubble, generation);
       if (generation !== this.generation) return;
@@ -289,7 +293,8 @@ export class ChatView implements Page {
         return;
       }
       // A lost connection is not retried: the turn goes on on the server (a reload joins it).
-      if (typed && !lost) this.input.value ||= message;
+      failed = !lost;
+      if (typed && !lost) giveBack(this.input, message);
       this.showError((error as Error).message, undefined, !lost);
       this.renderControls(this.state.last);
       // Another tab moved the conversation on: take its state, so the next turn builds on it.
@@ -302,7 +307,9 @@ export class ChatView implements Page {
         this.renderSteps();
         this.renderControls(this.state.last);
         this.renderConfig();
-        this.sendQueued(lost);
+        // A message that waited for a turn that failed is not sent on its heels: it goes back
+        // into the box, and the error stays to be read.
+        this.sendQueued(lost || failed);
       }
     }
   }
@@ -528,32 +535,13 @@ export class ChatView implements Page {
       const value = this.state.config[field];
       const shown = shownValue(value);
       const title = label(field);
-      if (this.editing === field && !this.saved) return [h("dt", {}, title), h("dd", {}, this.editor(step, value))];
+      if (this.editing === field && !this.saved) return [h("dt", {}, title), h("dd", {}, fieldEditor(step, value, (next) => this.updateField(field, next), () => ((this.editing = null), this.renderConfig())))];
       const edit = h("button", { class: "btn link", type: "button", "aria-label": `Edit ${title}`, title: this.saved ? SAVED_HINT : undefined, disabled: this.busy || this.saved, onclick: () => ((this.editing = field), this.renderConfig(), this.configPanel.querySelector<HTMLElement>("input,select")?.focus()) }, "✎");
       return [h("dt", {}, title, edit), h("dd", { "data-field": field }, shown || h("span", { class: "muted" }, this.state.skipped.includes(field) ? "skipped" : "—"))];
     });
     replace(this.configPanel, h("dl", {}, ...rows));
   }
 
-  /** The inline editor of one field: a select for single choices, else text (lists comma-separated). */
-  private editor(step: StepSpec, value: FieldValue | undefined): HTMLElement {
-    const field = step.field!;
-    const list = step.kind === "list" || step.kind === "multi_choice";
-    const control =
-      step.kind === "single_choice"
-        ? h("select", { id: `edit-${field}`, "aria-label": label(field) }, ...(step.choices ?? []).map((c) => h("option", { value: c, selected: c === value }, c)))
-        : h("input", { id: `edit-${field}`, "aria-label": label(field), value: Array.isArray(value) ? value.join(", ") : value ?? "" });
-    const save = async (e: Event) => {
-      e.preventDefault();
-      const raw = control.value.trim();
-      const next: FieldValue = list ? raw.split(",").map((s) => s.trim()).filter(Boolean) : raw;
-      await this.updateField(field, next);
-    };
-    return h("form", { onsubmit: save }, control, h("button", { class: "btn", type: "submit" }, "Save"), h("button", { class: "btn secondary", type: "button", onclick: () => ((this.editing = null), this.renderConfig()) }, "Cancel"));
-  }
-
-  /** Scenario 4: an inline edit goes through `PUT /api/chat/update-field`: no chat message and
-   * no step change. The edit is validated locally first. */
   private async updateField(field: string, value: FieldValue): Promise<void> {
     const action: UserAction = { type: "field_edit", target_field: field, value };
     const verdict = this.workflow.validateAction({ current_step: this.state.step, config: this.state.config, skipped: this.state.skipped }, action);
@@ -654,7 +642,8 @@ export class ChatView implements Page {
       return;
     }
     const message = running.message;
-    this.log.append(h("div", { class: "msg user" }, message));
+    const asked = h("div", { class: "msg user" }, message);
+    this.log.append(asked);
     const bubble = h("div", { class: "msg assistant", "aria-busy": "true" });
     this.log.append(bubble);
     this.running = running;
@@ -662,6 +651,7 @@ export class ChatView implements Page {
     remember(running);
     const generation = this.generation;
     let lost = false;
+    let failed = false;
     try {
       const complete = await new TurnReader(bubble, (live) => this.renderLive(live)).read(response.body, running);
       if (generation === this.generation) this.apply(message, complete, bubble);
@@ -672,8 +662,14 @@ export class ChatView implements Page {
       else {
         bubble.remove();
         if (error instanceof Ended) await this.caughtUp(running);
-        else if (this.state.conversation_id && !lost) await this.resume();
-        else this.showError((error as Error).message);
+        else {
+          // The turn failed: the server kept nothing of it, so its message goes back into the
+          // box (unless the connection was lost: the turn may go on) and the error shows.
+          failed = !lost;
+          if (failed) (asked.remove(), giveBack(this.input, message));
+          if (this.state.conversation_id && !lost) await this.resume();
+          this.showError((error as Error).message);
+        }
       }
     } finally {
       bubble.removeAttribute("aria-busy");
@@ -682,7 +678,7 @@ export class ChatView implements Page {
         if (!lost) forget();
         this.setBusy(false);
         this.render();
-        this.sendQueued(lost);
+        this.sendQueued(lost || failed);
       }
     }
   }

@@ -159,10 +159,11 @@ export class HelpView implements Page {
     await this.rejoin();
   }
 
-  /** After a turn, or a send that failed: a question that waited is asked (or, `lost`, given
-   * back); once none is asked, what changed elsewhere meanwhile shows. */
-  private settle(lost: boolean): void {
-    this.askQueued(lost);
+  /** After a turn, or a send that failed: a question that waited is asked (or, `back`: the turn
+   * was not answered, or its connection lost, given back); once none is asked, what changed
+   * elsewhere meanwhile shows. */
+  private settle(back: boolean): void {
+    this.askQueued(back);
     if (this.busy) return; // The waiting question is being asked: its end settles again.
     if (this.storageMissed) this.followStorage();
     else if (this.stale && this.sessionId) (this.stale = false), void this.reread(this.sessionId);
@@ -346,12 +347,13 @@ export class HelpView implements Page {
   }
 
 
-  /** Asks the question that waited for the answer that just ended; after a lost connection (the
-   * answer goes on on the server) it goes back into the box instead. */
-  private askQueued(lost: boolean): void {
+  /** Asks the question that waited for the answer that just ended; when that turn was not
+   * answered (failed, stopped, or its connection lost while it goes on at the server) it goes
+   * back into the box instead. */
+  private askQueued(back: boolean): void {
     const next = this.queued.take();
     if (next === null) return;
-    if (lost) giveBack(this.input, next);
+    if (back) giveBack(this.input, next);
     else void this.ask(next);
   }
 
@@ -367,6 +369,7 @@ export class HelpView implements Page {
     const keep = () => session && localStorage.setItem(RUNNING_KEY, JSON.stringify(running));
     keep();
     let lost = false;
+    let unanswered = false;
     try {
       const answer = await this.follow(body, session, running, keep);
       if (generation !== this.generation) return;
@@ -374,6 +377,7 @@ export class HelpView implements Page {
       this.showAnswer(answer);
     } catch (error) {
       lost = error instanceof Unanswered && error.why === "lost";
+      unanswered = true;
       // Another tab's question goes back into that tab's box, not this one's.
       if (generation === this.generation) await this.unanswered(error as Error, own ? message : "");
     } finally {
@@ -383,7 +387,9 @@ export class HelpView implements Page {
         this.waitingId = null;
         this.asked = null;
         this.setBusy(false);
-        this.settle(lost);
+        // A question that waited for a turn that failed or was stopped goes back into the box
+        // too (after the one that was not answered), and the notice saying why stays.
+        this.settle(unanswered);
       }
     }
   }
@@ -521,6 +527,8 @@ export class HelpView implements Page {
     // While an answer is written, one more question may wait for it.
     this.send.disabled = (busy && this.queued.waiting) || this.status === "resolved";
     this.stopButton.hidden = !busy;
+    // A handoff waits for the answer being written (it did nothing meanwhile).
+    this.handoff.disabled = busy;
     // The waiting clarifying question's line comes back in place of the turn's progress.
     if (!busy) this.showQuestion(this.question);
   }
@@ -535,6 +543,8 @@ export class HelpView implements Page {
       // The session as it is now (the desk's handoff reply last), unless a turn began meanwhile.
       if (turns === this.turnsBegun) this.render(session);
       else this.stale = true;
+      // A failed try's notice does not outlive the handoff.
+      this.notice.hidden = true;
     } catch (error) {
       this.notice.textContent = (error as Error).message;
       this.notice.hidden = false;
@@ -547,8 +557,8 @@ export class HelpView implements Page {
     if (this.busy && this.turnSession && this.ownTurn) void api("POST", `/api/help/sessions/${this.turnSession}/stop`, this.waitingId ? { waiting: this.waitingId } : {}).catch(() => {});
     this.generation++;
     this.turnSession = null;
-    // A question that waited goes back into the box.
-    this.input.value ||= this.queued.take() ?? "";
+    // A question that waited goes back into the box, beside a draft.
+    giveBack(this.input, this.queued.take());
     localStorage.removeItem(RUNNING_KEY);
     this.setBusy(false);
     localStorage.removeItem(SESSION_KEY);

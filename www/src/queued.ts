@@ -49,16 +49,10 @@ export class QueuedMessage {
   leave(): void {
     this.held = null;
   }
-
-  /** Dropped (the conversation starts over): its bubble goes with the log. */
-  drop(): void {
-    this.held = null;
-    sessionStorage.removeItem(this.key);
-  }
 }
 
-/** Puts `message` (given back: refused, stopped, or never sent) into `box` beside what is there,
- * never instead of it. */
-export function giveBack(box: HTMLTextAreaElement, message: string | null): void {
-  if (message) box.value = [box.value.trim(), message].filter(Boolean).join("\n");
+/** Puts `message` (given back: refused, failed, stopped, or never sent) into `box` beside what is
+ * there, never instead of it (on a new line of a text area, after a space in a one-line input). */
+export function giveBack(box: HTMLTextAreaElement | HTMLInputElement, message: string | null): void {
+  if (message) box.value = [box.value.trim(), message].filter(Boolean).join(box instanceof HTMLTextAreaElement ? "\n" : " ");
 }

@@ -1,0 +1,22 @@
+//! The guided chat's inline editor of one field (the Configuration panel's ✎): a select for a
+//! single choice, else text (a list's items comma-separated); Save hands the new value on,
+//! Cancel closes it.
+import type { FieldValue, StepSpec } from "../../crates/wasm/pkg/stepwise.js";
+import { label } from "./chat-text.js";
+import { h } from "./dom.js";
+
+/** The editor of `step`'s field, showing `value`. */
+export function fieldEditor(step: StepSpec, value: FieldValue | undefined, save: (next: FieldValue) => Promise<void>, cancel: () => void): HTMLElement {
+  const field = step.field!;
+  const list = step.kind === "list" || step.kind === "multi_choice";
+  const control =
+    step.kind === "single_choice"
+      ? h("select", { id: `edit-${field}`, "aria-label": label(field) }, ...(step.choices ?? []).map((c) => h("option", { value: c, selected: c === value }, c)))
+      : h("input", { id: `edit-${field}`, "aria-label": label(field), value: Array.isArray(value) ? value.join(", ") : value ?? "" });
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const raw = control.value.trim();
+    await save(list ? raw.split(",").map((s) => s.trim()).filter(Boolean) : raw);
+  };
+  return h("form", { onsubmit: submit }, control, h("button", { class: "btn", type: "submit" }, "Save"), h("button", { class: "btn secondary", type: "button", onclick: cancel }, "Cancel"));
+}
