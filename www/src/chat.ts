@@ -542,6 +542,8 @@ export class ChatView implements Page {
     replace(this.configPanel, h("dl", {}, ...rows));
   }
 
+  /** Scenario 4: an inline edit goes through `PUT /api/chat/update-field`: no chat message and
+   * no step change. The edit is validated locally first. */
   private async updateField(field: string, value: FieldValue): Promise<void> {
     const action: UserAction = { type: "field_edit", target_field: field, value };
     const verdict = this.workflow.validateAction({ current_step: this.state.step, config: this.state.config, skipped: this.state.skipped }, action);
