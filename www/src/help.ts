@@ -346,7 +346,6 @@ export class HelpView implements Page {
     this.setBusy(true);
   }
 
-
   /** Asks the question that waited for the answer that just ended; when that turn was not
    * answered (failed, stopped, or its connection lost while it goes on at the server) it goes
    * back into the box instead. */
