@@ -257,6 +257,7 @@ describe("a message typed while the answer streams", () => {
     assert.equal(await page.inputValue("#chat-input"), "Track rivals, cut Queued behind it", "both back, in order");
     assert.equal(stack.fake.requests.filter((r) => r.at >= since && JSON.stringify(r.body).includes("Queued behind it")).length, 0, "the queued one was not sent");
     assert.ok(await page.locator(".chat-layout .error[role=alert]").isVisible(), "the error stays to be read");
+    assert.equal(await page.locator(".chat-layout .log .msg.user", { hasText: "Track rivals, cut" }).count(), 0, "the failed message left the log");
 
     pacedModel();
     await page.fill("#chat-input", "Track rivals");

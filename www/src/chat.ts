@@ -268,7 +268,8 @@ export class ChatView implements Page {
       request.conversation_id = this.state.conversation_id;
       request.turns = this.state.turns ?? 0;
     }
-    this.log.append(h("div", { class: "msg user" }, message));
+    const asked = h("div", { class: "msg user" }, message);
+    this.log.append(asked);
     const bubble = h("div", { class: "msg assistant", "aria-busy": "true" });
     this.log.append(bubble);
     replace(this.controls);
@@ -293,7 +294,9 @@ export class ChatView implements Page {
         return;
       }
       // A lost connection is not retried: the turn goes on on the server (a reload joins it).
+      // A failed turn stored nothing: its message leaves the log (Retry, or the box, has it).
       failed = !lost;
+      if (failed) asked.remove();
       if (typed && !lost) giveBack(this.input, message);
       this.showError((error as Error).message, undefined, !lost);
       this.renderControls(this.state.last);

@@ -163,7 +163,8 @@ export class HelpView implements Page {
    * was not answered, or its connection lost, given back); once none is asked, what changed
    * elsewhere meanwhile shows. */
   private settle(back: boolean): void {
-    this.askQueued(back);
+    // (Nor is it asked in a session another tab has left this browser meanwhile.)
+    this.askQueued(back || this.storageMissed);
     if (this.busy) return; // The waiting question is being asked: its end settles again.
     if (this.storageMissed) this.followStorage();
     else if (this.stale && this.sessionId) (this.stale = false), void this.reread(this.sessionId);
