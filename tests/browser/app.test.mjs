@@ -188,8 +188,6 @@ describe("guided workflow chat", () => {
   test("a server error is shown plainly with a retry, on a narrow screen", async () => {
     const { page, context } = await openPage("/#chat", { width: 390, height: 844 });
     await page.waitForSelector("#chat-input");
-    const cut = await page.locator(".top nav a").evaluateAll((tabs) => tabs.filter((t) => t.getBoundingClientRect().right > innerWidth).map((t) => t.textContent));
-    assert.deepEqual(cut, [], "every page's tab is in view");
     await page.click("button:has-text('Start over')");
     faults.chat = true;
     await page.fill("#chat-input", "Track launches");
