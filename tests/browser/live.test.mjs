@@ -8,7 +8,8 @@
 // a message sent while its own answer streams is held as queued and sent when the answer ends (a
 // reload meanwhile gives it back into the box, unsent). A failed answer gives its message back, and a
 // failed first one leaves no conversation behind; History mid-answer leaves that answer running
-// off screen, and the conversation shown takes messages at once.
+// off screen, and the conversation shown takes messages at once. A message waiting at the server
+// shows above the box in the other tab, and after a reload in its own, whose Stop stops it alone.
 // Screenshot: tests/browser/screenshots/assistant-stopped.png.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -66,6 +67,27 @@ const sendAndQueue = async (first, second, running, waiting) => {
   await second.waitForFunction(() => /Queued/.test(document.querySelector(".tray-log .msg.assistant:last-child .typing-text")?.textContent ?? ""), null, { timeout: 10000 });
 };
 const whenDone = (page) => page.waitForFunction(() => document.querySelector(".tray-log .msg.assistant:last-child")?.getAttribute("aria-busy") === null, null, { timeout: 30000 });
+
+/** A browser context (one owner) whose pages `open()` shows the guided chat; their page errors. */
+async function oneOwner() {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const errors = [];
+  const open = async () => {
+    const page = await context.newPage();
+    page.on("pageerror", (error) => errors.push(error.message));
+    await page.goto(stack.base + "/#chat");
+    return page;
+  };
+  return { context, errors, open };
+}
+
+/** Opens `page`'s tray and has a first answer written there, whole. */
+async function warmUp(page) {
+  await page.click(".tray-toggle");
+  await page.fill("#assistant-input", "Warm up");
+  await page.press("#assistant-input", "Enter");
+  await whenDone(page);
+}
 
 /** A new browser context's page with the tray open (below the header), and the page errors it
  * meets. */
@@ -210,19 +232,9 @@ describe("live turns in the tray", () => {
   });
 
   test("two tabs stream one turn; a reload mid-answer goes on streaming; Stop from the other tab stops it in both", async () => {
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    const errors = [];
-    const open = async () => {
-      const page = await context.newPage();
-      page.on("pageerror", (error) => errors.push(error.message));
-      await page.goto(stack.base + "/#chat");
-      return page;
-    };
+    const { context, errors, open } = await oneOwner();
     let first = await open();
-    await first.click(".tray-toggle");
-    await first.fill("#assistant-input", "Warm up");
-    await first.press("#assistant-input", "Enter");
-    await whenDone(first);
+    await warmUp(first);
     // The second tab opens the same conversation (the tray resumes the last one).
     const second = await open();
     await second.locator(".tray-log .msg.assistant").first().waitFor();
@@ -282,6 +294,35 @@ describe("live turns in the tray", () => {
     first = await open();
     await first.waitForSelector(".tray-log .msg.assistant[data-status=stopped]", { timeout: 20000 });
     assert.match(await first.locator(".tray-log .msg.assistant[data-status=stopped]").innerText(), /Stopped\./);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("a message waiting at the server shows above the box in the other tab, and in its own tab after a reload, where its Stop stops it alone", async () => {
+    const { context, errors, open } = await oneOwner();
+    const first = await open();
+    await warmUp(first);
+    const second = await open();
+    await second.locator(".tray-log .msg.assistant").first().waitFor();
+    const lined = (page) => page.locator(".waiting-line .waiting-item", { hasText: "Wait for me" });
+
+    await sendAndQueue(first, second, "A long answer to wait for", "Wait for me");
+    await described([first, second], () => lined(first).waitFor({ timeout: 10000 }));
+    assert.equal(await lined(second).count(), 0, "the tab whose stream waits shows it in its log, not twice");
+    // Reloaded, the tab that sent it shows it waiting, with a Stop of its own.
+    await second.reload();
+    await described([first, second], () => lined(second).waitFor({ timeout: 10000 }));
+    assert.equal(await second.locator(".tray-log .msg.user", { hasText: "Wait for me" }).count(), 0, "not in the log: it was not answered yet");
+    await lined(second).locator("button", { hasText: "Stop" }).click();
+    await second.waitForFunction(() => document.querySelector("#assistant-input").value === "Wait for me", null, { timeout: 10000 });
+    for (const page of [first, second]) await described([first, second], () => page.waitForSelector(".waiting-line", { state: "hidden", timeout: 10000 }));
+    // The answer it waited for was not stopped, and nothing of the message was stored.
+    await described([first, second], () => whenWhole(first));
+    assert.equal(await lastAnswer(first).getAttribute("data-status"), null);
+    await second.reload();
+    await whenWhole(second);
+    assert.equal(await second.locator(".tray-log .msg.user", { hasText: "Wait for me" }).count(), 0);
+    assert.ok(await second.locator(".waiting-line").isHidden());
     assert.deepEqual(errors, []);
     await context.close();
   });

@@ -216,13 +216,26 @@ describe("live guided turns", () => {
     // A waiting message stopped by its id leaves the line; the running turn goes on.
     const third = await api.post(owner, "Longer again", { ...from, turns: from.turns + 2 });
     await until(() => third.events.some((e) => e.event === "text_delta"));
+    // A tab watching the conversation is told the line (with its token; a reload, on joining).
+    const ws = new WebSocket(`${stack.base.replace("http", "ws")}/api/conversations/${from.id}/ws`, ["stepwise.v1", `bearer.${owner}`, `token.${from.token}`]);
+    const seen = [];
+    ws.addEventListener("message", (event) => seen.push(JSON.parse(event.data)));
+    await new Promise((resolve) => ws.addEventListener("open", resolve, { once: true }));
+    const line = () => seen.findLast((e) => e.type === "conversation:waiting")?.messages;
+    ws.send(JSON.stringify({ type: "resume", after: 0 }));
+    await until(() => line());
+    assert.deepEqual(line(), [], "nothing waits yet");
     const fourth = await api.post(owner, "Never mind", { ...from, turns: from.turns + 2 });
     assert.match(fourth.waiting ?? "", /^[0-9a-f]{32}$/);
+    await until(() => line()?.length === 1);
+    assert.deepEqual(line(), [{ id: fourth.waiting, content: "Never mind" }]);
     const refused = await api.stop(owner, from.id, undefined, { waiting: fourth.waiting });
     assert.equal(refused.status, 403, "a guided Stop needs the conversation's token");
     const stopped = await api.stop(owner, from.id, from.token, { waiting: fourth.waiting });
     assert.deepEqual(stopped.json, { stopped: true });
     assert.deepEqual((await fourth.done).map((e) => e.event), ["status", "stopped"]);
+    await until(() => line()?.length === 0);
+    ws.close();
     assert.equal((await third.done).at(-1).event, "complete");
     const stored = await api.snapshot(owner, from.id, from.token);
     assert.equal(stored.turns, from.turns + 3);

@@ -49,6 +49,17 @@ function live(stack) {
   return { call, post, join, conversation, turnCalls };
 }
 
+/** A tab watching conversation `id` over its WebSocket: what it was sent, and the waiting line
+ * it was last told. */
+function watcher(stack, owner, id, path = `/api/assistant/conversations/${id}/ws`, protocols = []) {
+  const ws = new WebSocket(`${stack.base.replace("http", "ws")}${path}`, ["stepwise.v1", `bearer.${owner}`, ...protocols]);
+  const seen = [];
+  ws.addEventListener("message", (event) => seen.push(JSON.parse(event.data)));
+  const opened = new Promise((resolve, reject) => (ws.addEventListener("open", resolve, { once: true }), ws.addEventListener("error", reject, { once: true })));
+  const line = () => seen.findLast((e) => e.type === "conversation:waiting")?.messages;
+  return { seen, opened, line, send: (message) => ws.send(JSON.stringify(message)), close: () => ws.close() };
+}
+
 describe("live turns", () => {
   let stack;
   let api;
@@ -223,16 +234,29 @@ describe("live turns", () => {
     assert.deepEqual(stored.messages.map((m) => m.role), Array.from({ length: 10 }, (_, i) => (i % 2 ? "assistant" : "user")));
   });
 
-  test("a Stop naming a waiting message stops it alone: out of the line, or its turn once begun", async () => {
+  test("a Stop naming a waiting message stops it alone: out of the line, or its turn once begun; every tab is told the line", async () => {
     const owner = newOwner();
     const running = await api.post(owner, { message: "The first question" });
     await until(() => running.events.filter((e) => e.event === "text_delta").length >= 2);
     const id = running.id;
     assert.equal(running.waiting, null, "a turn that runs at once has no waiting id");
+    const tab = watcher(stack, owner, id);
+    await tab.opened;
     const second = await api.post(owner, { message: "The second question", conversation_id: id });
     const third = await api.post(owner, { message: "The third question", conversation_id: id });
     assert.match(second.waiting ?? "", /^[0-9a-f]{32}$/, "a waiting message's stream is named");
     assert.notEqual(second.waiting, third.waiting);
+    const both = [{ id: second.waiting, content: "The second question" }, { id: third.waiting, content: "The third question" }];
+    await until(() => tab.line()?.length === 2);
+    assert.deepEqual(tab.line(), both, "a watching tab is told each message queued, in order");
+    // A tab that joins (a reload) is told the line after it caught up.
+    const reloaded = watcher(stack, owner, id);
+    await reloaded.opened;
+    reloaded.send({ type: "resume", after: 0 });
+    await until(() => reloaded.line());
+    assert.deepEqual(reloaded.line(), both);
+    const types = reloaded.seen.map((e) => e.type);
+    assert.ok(types.indexOf("conversation:caught_up") < types.indexOf("conversation:waiting"), types.join());
     const stop = (body, who = owner) => api.call("POST", `/api/assistant/conversations/${id}/stop`, { owner: who, body });
     for (const body of [{ waiting: "not an id" }, { waiting: null }, { waiting: 7 }, { turn: 1 }, [second.waiting], []]) {
       const bad = await stop(body);
@@ -247,10 +271,13 @@ describe("live turns", () => {
     assert.deepEqual([out.status, out.json], [200, { stopped: true }]);
     const secondEvents = await second.done;
     assert.deepEqual(secondEvents.map((e) => e.event), ["status", "stopped"]);
+    await until(() => tab.line()?.length === 1);
+    assert.deepEqual(tab.line(), both.slice(1), "the tabs are told it left the line");
     assert.deepEqual((await stop({ waiting: second.waiting })).json, { stopped: false }, "it is gone");
     assert.equal(running.events.at(-1)?.event === "stopped", false);
     // Once its turn has begun, that turn is stopped.
     await until(() => third.events.some((e) => e.event === "text_delta"));
+    assert.deepEqual(tab.line(), [], "its turn began: the line is empty");
     assert.equal((await running.done).at(-1).event, "complete", "the first turn was not stopped");
     const begun = await stop({ waiting: third.waiting });
     assert.deepEqual(begun.json, { stopped: true });
@@ -259,6 +286,8 @@ describe("live turns", () => {
     assert.deepEqual(stored.messages.map((m) => [m.role, m.content.slice(0, 20), m.status ?? null]).filter((m) => m[0] === "user"),
       [["user", "The first question", null], ["user", "The third question", null]], "the stopped waiting message was never stored");
     assert.equal(stored.messages.at(-1).status, "stopped");
+    tab.close();
+    reloaded.close();
   });
 
   test("joining with no turn to join is 204; another owner's conversation is 404", async () => {

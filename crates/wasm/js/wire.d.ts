@@ -448,6 +448,12 @@ export type ConversationEvent = {
 } | {
   /** The conversation. */
   conversation_id: string;
+  /** The waiting messages, first to be answered first. */
+  messages: WaitingMessage[];
+  type: "conversation:waiting";
+} | {
+  /** The conversation. */
+  conversation_id: string;
   /** The text. */
   text: string;
   type: "conversation:delta";
@@ -1442,6 +1448,16 @@ export type UserAction = {
   step: string;
   type: "go_to_step";
 };
+/** A message waiting behind the running turn, as its conversation's tabs see it. */
+export interface WaitingMessage {
+  /** What it says: the message, or the label of the action it asks for. */
+  content: string;
+  /**
+   * The id its sender's stream was named by (`x-stepwise-waiting`): a Stop naming it takes
+   * it out of the line.
+   */
+  id: string;
+}
 /** A whole workflow: an id, a title and its ordered steps. */
 export interface WorkflowSpec {
   /** Stable workflow id (`research_stream` for the built-in one). */

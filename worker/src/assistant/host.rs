@@ -15,6 +15,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
 
+mod line;
 mod queue;
 
 use futures::channel::oneshot;
@@ -519,7 +520,9 @@ impl Host {
         let wire = delivery.wire(asked.continues())?;
         let wire = match wire {
             Some(wire) if self.streaming.get() && queues(env) => {
-                return self.enqueue(&id, owner, asked, wire);
+                let response = self.enqueue(&id, owner, asked, wire)?;
+                self.announce_waiting(state, &id);
+                return Ok(response);
             }
             wire => wire,
         };
@@ -597,6 +600,7 @@ impl Host {
                 let _ = ws.send_with_str(&caught_up.to_json());
             }
         }
+        self.tell_waiting(ws, id);
     }
 
     /// A watching browser's socket opened or closed.

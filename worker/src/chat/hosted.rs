@@ -75,7 +75,9 @@ pub async fn run(
         // Still streaming after that wait: it waits (with no wait between this check and the
         // queue). Otherwise the turns ended meanwhile, and it runs now on what they stored.
         if host.streaming().get() {
-            return enqueue(host, &id, owner, guided, wire);
+            let response = enqueue(host, &id, owner, guided, wire)?;
+            host.announce_waiting(state, &id);
+            return Ok(response);
         }
         waited = true;
         delivery = Delivery::Stream(wire);
@@ -243,6 +245,7 @@ async fn begin_waiting(host: &Host, state: &State, env: &Env, id: &str) -> Optio
             sink,
             mut wire,
         } = host.guided_waiting().borrow_mut().pop_front()?;
+        host.announce_waiting(state, id);
         host.beginning(&waiting_id, true);
         let begun = async {
             let stored = conversation::read(env, &owner, id, Some(order.token.clone())).await?;

@@ -203,7 +203,13 @@ impl Conversation {
     async fn stop(&self, req: &Request) -> AppResult<Response> {
         self.owned(req).await?;
         let stopped = match query_param(req.url()?.as_ref(), "waiting") {
-            Some(waiting) => self.host.stop_waiting(&waiting),
+            Some(waiting) => {
+                let stopped = self.host.stop_waiting(&waiting);
+                if stopped && let Ok(id) = header(req, ID_HEADER) {
+                    self.host.announce_waiting(&self.state, &id);
+                }
+                stopped
+            }
             None => self.host.stop(),
         };
         Ok(Response::from_json(

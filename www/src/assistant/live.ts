@@ -17,6 +17,8 @@ export interface LiveEvent {
   message?: { role: string; content: string; action?: string | null; [key: string]: unknown } | null;
   request?: ContextRequestJson;
   running?: boolean;
+  /** `conversation:waiting`'s line. */
+  messages?: unknown;
 }
 
 /** A turn's events are numbered `lease × SEQ_SPAN + n`. */

@@ -12,7 +12,9 @@
 //! or that never reaches the server, goes back into the box. Stop stops the running turn wherever
 //! it was started; its partial answer stays, marked stopped. In a tab whose message waits, Stop
 //! stops that message alone, which goes back into the box (an action or an approval stopped so can
-//! be pressed again). What the owner does with a card (accept, dismiss, a failed apply) is kept
+//! be pressed again). Messages waiting at the server, sent from any tab (this one before a reload
+//! too), show above the box (`waiting-line.ts`), each with a Stop that puts it back into the box.
+//! What the owner does with a card (accept, dismiss, a failed apply) is kept
 //! with the conversation and shows in every tab and after a reload. "Context" lists what the
 //! assistant can read of the stream and job in view, attachable to a waiting card. Past context
 //! requests say what they got; a writing style can be chosen, and the conversation keeps it. A tool
@@ -22,6 +24,7 @@
 import { resolveChat, type Approval, type AssistantConversation, type AssistantResponse, type CardOutcome, type CardState, type ChatContext, type ChatRegistryJson, type StreamEvent, type SuggestedAction } from "../../../crates/wasm/pkg/stepwise.js";
 import { api } from "../api.js";
 import { QueuedMessage, giveBack } from "../queued.js";
+import { WaitingLine } from "../waiting-line.js";
 import { h, replace } from "../dom.js";
 import { authHeaders } from "../owner.js";
 import { fetchWithChallenge } from "../turnstile.js";
@@ -32,12 +35,11 @@ import { AnswerView, type CardStates } from "./message.js";
 import type { PayloadHost } from "./payloads.js";
 import { showArtifacts } from "./artifacts.js";
 import { StylePicker } from "./style-picker.js";
+import { Drawer } from "./drawer.js";
 import { listConversations } from "./history.js";
 import { type ContextRequestJson, RequestCard, requestSummary } from "./request.js";
 
 const STORAGE_KEY = "stepwise.assistant.v1";
-/** Screens on which the tray is a column beside the page, not a drawer over it (style.css). */
-const WIDE = "(min-width: 1101px)";
 /** Messages a page of a stored conversation shows at a time (the newest page first). */
 const PAGE_MESSAGES = 200;
 /** Most messages one page may hold (the server's `MAX_PAGE_MESSAGES`). */
@@ -59,8 +61,9 @@ export class Tray {
   private readonly sendButton = h("button", { class: "btn", type: "submit" }, "Send");
   /** The writing style of the answers (a style of the prompt sheet), kept by the conversation. */
   private readonly style = new StylePicker();
+  /** The messages waiting at the server behind the running turn, from any tab. */
+  private readonly line = new WaitingLine((id) => this.stopWaiting(id), (content) => giveBack(this.input, content));
   private readonly stopButton = h("button", { class: "btn secondary", type: "button", hidden: true, onclick: () => void this.stop() }, "Stop");
-  private readonly toggle = h("button", { class: "btn tray-toggle", type: "button", "aria-controls": "assistant", "aria-expanded": "false" }, "Assistant");
   private conversationId: string | null = localStorage.getItem(STORAGE_KEY);
   /** How far back this tab shows a conversation: the first message's index, and how many
    * messages it had when read. */
@@ -101,9 +104,8 @@ export class Tray {
   /** The answers on screen by their index among the stored messages. */
   private readonly views = new Map<number, AnswerView>();
   private live: LiveConnection | null = null;
-  private readonly wide = window.matchMedia(WIDE);
-  /** What had focus when the tray opened: focus goes back there when it closes. */
-  private opener: HTMLElement | null = null;
+  /** Its opening and closing. */
+  private readonly drawer = new Drawer(this.root, this.input, `${STORAGE_KEY}.open`);
 
   constructor(private readonly host: TrayHost, private readonly registry: ChatRegistryJson) {
     const composer = h("form", { class: "tray-composer", onsubmit: (e: Event) => (e.preventDefault(), this.sendInput()) },
@@ -117,50 +119,20 @@ export class Tray {
         h("button", { class: "btn link", type: "button", onclick: () => this.showArtifacts() }, "Context"),
         h("button", { class: "btn link", type: "button", onclick: () => this.showHistory() }, "History"),
         h("button", { class: "btn link", type: "button", onclick: () => this.newConversation() }, "New"),
-        h("button", { class: "btn link", type: "button", "aria-label": "Close the assistant", onclick: () => this.close() }, "×")),
-      this.history, this.artifacts, this.log, composer);
-    this.toggle.addEventListener("click", () => (this.root.hidden ? this.setOpen(true) : this.close()));
-    // Escape closes the drawer from anywhere, and the column when focus is in it.
-    document.addEventListener("keydown", (e) => {
-      if (e.key !== "Escape" || e.defaultPrevented || this.root.hidden) return;
-      if (this.wide.matches && !this.root.contains(document.activeElement)) return;
-      e.preventDefault();
-      this.close();
-    });
+        h("button", { class: "btn link", type: "button", "aria-label": "Close the assistant", onclick: () => this.drawer.close() }, "×")),
+      this.history, this.artifacts, this.log, this.line.root, composer);
   }
 
   /** Puts the tray and its toggle in the page, and resumes the last conversation. */
   async mount(header: Element): Promise<void> {
-    header.append(this.toggle);
+    header.append(this.drawer.toggle);
     document.body.append(this.root);
-    // Open again only where it sits beside the page: a drawer left open would cover it.
-    this.setOpen(this.wide.matches && localStorage.getItem(`${STORAGE_KEY}.open`) === "true", false);
+    this.drawer.restore();
     void this.style.load();
     // A message that waited for an answer when this tab was reloaded was never sent: it goes
     // back into the box.
     giveBack(this.input, this.queued.restored());
     if (this.conversationId) await this.load(this.conversationId);
-  }
-
-  /** Opens or closes the tray; its state is remembered on wide screens only. */
-  private setOpen(open: boolean, focus = true): void {
-    if (open && this.root.hidden && focus) {
-      const active = document.activeElement;
-      this.opener = active instanceof HTMLElement && active !== document.body && !this.root.contains(active) ? active : null;
-    }
-    this.root.hidden = !open;
-    document.body.classList.toggle("tray-open", open);
-    this.toggle.setAttribute("aria-expanded", String(open));
-    if (this.wide.matches) localStorage.setItem(`${STORAGE_KEY}.open`, String(open));
-    if (open && focus) this.input.focus();
-  }
-
-  /** Closes the tray and gives focus back to what had it before (else the toggle). */
-  private close(): void {
-    const back = this.opener?.isConnected ? this.opener : this.toggle;
-    this.opener = null;
-    this.setOpen(false);
-    back.focus();
   }
 
   private sendInput(): void {
@@ -172,7 +144,7 @@ export class Tray {
 
   /** Sends a message with the page's context and streams the answer. */
   async send(message: string): Promise<void> {
-    this.setOpen(true);
+    this.drawer.setOpen(true);
     if (this.busy) return this.queue(message);
     const bubble = h("div", { class: "msg user" }, message);
     this.log.append(bubble);
@@ -335,6 +307,7 @@ export class Tray {
       const id = response.headers.get("x-stepwise-conversation");
       if (id) (this.remember(id), this.watch(id));
       this.waitingId = response.headers.get("x-stepwise-waiting");
+      this.line.ownIs(this.waitingId);
       this.setRunning(true);
       let begun = false;
       for await (const message of readSse(response.body)) {
@@ -443,6 +416,12 @@ export class Tray {
     } finally {
       this.stopButton.disabled = false;
     }
+  }
+
+  /** Stops the message waiting at the server as `id` (from any tab): whether it was stopped. */
+  private async stopWaiting(id: string): Promise<boolean> {
+    const answer = await api<{ stopped: boolean }>("POST", `/api/assistant/conversations/${this.conversationId}/stop`, { waiting: id });
+    return answer.stopped;
   }
 
   private setBusy(busy: boolean): void {
@@ -574,6 +553,7 @@ export class Tray {
   private watch(id: string): void {
     if (this.live?.id === id) return;
     this.live?.close();
+    this.line.clear();
     // Sequence numbers are a conversation's own.
     this.seq = 0;
     this.shown.clear();
@@ -623,7 +603,8 @@ export class Tray {
       if (!this.remote) (this.remote = this.answerView()), (this.remoteLease = leaseOf(event));
       if (this.show(this.remote, event.event as unknown as StreamEvent)) this.remote = null;
       this.log.scrollTop = this.log.scrollHeight;
-    } else if (event.type === "conversation:caught_up") {
+    } else if (event.type === "conversation:waiting") this.line.show(event.messages);
+    else if (event.type === "conversation:caught_up") {
       // The replay after a reconnection is over: a later resumed turn is shown.
       this.answeredWhole = false;
       this.setRunning(Boolean(event.running) || this.busy);
@@ -671,6 +652,7 @@ export class Tray {
     this.remote = null;
     this.live?.close();
     this.live = null;
+    this.line.clear();
     this.seq = 0;
     this.shown.clear();
     this.skippedLease = 0;

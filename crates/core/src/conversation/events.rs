@@ -58,6 +58,16 @@ pub enum ConversationEvent {
         /// A turn runs; its next events follow.
         running: bool,
     },
+    /// The messages waiting behind the running turn changed (one was sent, stopped, or its turn
+    /// began), or a tab joined: all of them now, in the order they will be answered (none: the
+    /// line is empty). A message's turn, when it begins, starts as any turn does.
+    #[serde(rename = "conversation:waiting")]
+    Waiting {
+        /// The conversation.
+        conversation_id: String,
+        /// The waiting messages, first to be answered first.
+        messages: Vec<WaitingMessage>,
+    },
     /// A piece of an answer being written (display text).
     #[serde(rename = "conversation:delta")]
     Delta {
@@ -131,6 +141,17 @@ pub enum ConversationEvent {
         /// When the turn runs without it (ms since the epoch).
         deadline: u64,
     },
+}
+
+/// A message waiting behind the running turn, as its conversation's tabs see it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct WaitingMessage {
+    /// The id its sender's stream was named by (`x-stepwise-waiting`): a Stop naming it takes
+    /// it out of the line.
+    pub id: String,
+    /// What it says: the message, or the label of the action it asks for.
+    pub content: String,
 }
 
 impl ConversationEvent {

@@ -19,7 +19,7 @@ mod view;
 pub use crate::protocol::EntryStatus;
 pub use command::{Command, handle};
 pub use context::SlotSupply;
-pub use events::ConversationEvent;
+pub use events::{ConversationEvent, WaitingMessage};
 pub use history::{MAX_DIGEST_CHARS, MAX_HISTORY_CHARS, model_history};
 pub use turn::{ConversationError, Handled, Reply};
 pub use view::{DIGEST_WINDOW, MAX_TURN_HISTORY_CHARS};

@@ -6,6 +6,7 @@
 use std::rc::Rc;
 
 use futures::channel::oneshot;
+use stepwise_core::conversation::WaitingMessage;
 use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::worker_sys::DurableObjectState;
 use worker::{Env, Response, State};
@@ -28,6 +29,16 @@ pub(super) struct Queued {
     asked: Box<Asked>,
     sink: EventSink,
     wire: Wire,
+}
+
+impl Queued {
+    /// The message as the conversation's tabs see it while it waits.
+    pub(super) fn shown(&self) -> WaitingMessage {
+        WaitingMessage {
+            id: self.id.clone(),
+            content: self.asked.title.clone(),
+        }
+    }
 }
 
 impl Host {
@@ -117,6 +128,7 @@ impl Host {
                 sink,
                 mut wire,
             } = self.queue.borrow_mut().pop_front()?;
+            self.announce_waiting(state, id);
             // Kept to try again if a resumed turn took the lease meanwhile.
             let again = (*asked).clone();
             self.beginning(&waiting_id, !again.continues());
@@ -162,6 +174,7 @@ impl Host {
                     sink,
                     wire,
                 });
+                self.announce_waiting(state, id);
                 futures::future::join_all(resumes).await;
                 continue;
             }
