@@ -168,12 +168,12 @@ describe("a newcomer's research, offline", () => {
 });
 
 describe("the tray and the header on a phone and on a wide screen", () => {
-  test("on a phone the header fits in two short rows", async () => {
+  test("on a phone the header fits in two short rows, every section tab on screen", async () => {
     const { page, context, errors } = await openPage("/#research", PHONE);
     await page.waitForSelector(".tray-toggle");
     const header = await page.locator("header.top").boundingBox();
     assert.ok(header.height <= 100, `the header is ${header.height} px high at 390 px`);
-    for (const tab of ["#tab-chat", "#tab-streams", "#tab-research", "#tab-help", ".tray-toggle"]) {
+    for (const tab of ["#tab-chat", "#tab-streams", "#tab-research", "#tab-help", "#tab-data", ".tray-toggle"]) {
       const box = await page.locator(tab).boundingBox();
       assert.ok(box.x >= 0 && box.x + box.width <= PHONE.width, `${tab} is on screen`);
     }
