@@ -5,7 +5,7 @@
 // marked stopped, and the conversation takes the next message. A connection that breaks mid-answer
 // is joined again where it broke off; Start over during a first turn stops it. With the
 // conversation open in two tabs, a turn sent in one streams in the other, and Stop in either
-// stops it in both. A message typed while the answer streams waits, shown as queued, and is
+// stops it in both; a tab opened while an answer streams follows it as the other tab's. A message typed while the answer streams waits, shown as queued, and is
 // answered right after; behind an answer that fails, or across a Start over, it goes back into the
 // box instead.
 import { after, before, describe, test } from "node:test";
@@ -217,6 +217,36 @@ describe("a guided conversation open in two tabs", () => {
     await second.fill("#chat-input", "Next");
     await second.press("#chat-input", "Enter");
     await second.locator(".chat-layout .log .msg.assistant", { hasText: "From the second tab." }).waitFor({ timeout: 20000 });
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("a tab opened while an answer streams follows it as the other tab's: it waits for it, both show the same log after, and the first tab's reload still joins it as its own", async () => {
+    const { context, page: first, errors } = await chatPage();
+    stack.fake.script(() => ({ reply: "Noted." }));
+    await first.fill("#chat-input", "Track rivals");
+    await first.press("#chat-input", "Enter");
+    await first.locator(".chat-layout .log .msg.assistant", { hasText: "Noted." }).waitFor({ timeout: 20000 });
+    await whenIdle(first);
+    stack.fake.script(() => ({ reply: REPLY, paced: true, delayMs: 100 }));
+    await first.fill("#chat-input", "Tell me more");
+    await first.press("#chat-input", "Enter");
+    await whenLines(first, 3);
+    const second = await context.newPage();
+    second.on("pageerror", (error) => errors.push(error.message));
+    await second.goto(stack.base + "/#chat");
+    await second.locator(".chat-layout .log .msg.user", { hasText: "Tell me more" }).waitFor({ timeout: 20000 });
+    await whenLines(second, 8);
+    assert.ok(await second.locator("#chat-input").isDisabled(), "the new tab waits for the other tab's answer: nothing to queue there");
+    assert.ok(await first.locator("#chat-input").isEnabled(), "the tab that sent it may queue a message");
+    // The first tab's reload still joins the turn as its own.
+    await first.reload();
+    await first.locator(".chat-layout .log .msg.user", { hasText: "Tell me more" }).waitFor({ timeout: 20000 });
+    for (const page of [first, second]) await whenIdle(page);
+    const logOf = (page) => page.locator(".chat-layout .log .msg").evaluateAll((all) => all.map((m) => `${m.className.includes("user") ? "user" : "assistant"}: ${m.textContent.trim().slice(0, 40)}`));
+    assert.deepEqual(await logOf(second), await logOf(first), "both tabs show the same conversation");
+    assert.equal(await second.locator(".chat-layout .log .msg.user", { hasText: "Tell me more" }).count(), 1);
+    assert.equal(linesOf(await answers(second).last().textContent()), LINES);
     assert.deepEqual(errors, []);
     await context.close();
   });

@@ -4,7 +4,8 @@
 // Stop gives the turn up: nothing of it shows, the question goes back into the box, and asking
 // again is answered. A question typed meanwhile waits, shown as queued (given back, unsent, behind
 // an answer that fails, and beside a draft on New question); the handoff waits for the answer. With the session open in two tabs, a question asked in one streams in the
-// other, Stop works from either, and a handoff made in one shows in the other.
+// other, Stop works from either, and a handoff made in one shows in the other; a question waiting
+// at the server (another client's) shows above the box in every tab, after a reload too.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
@@ -193,6 +194,34 @@ describe("live help-desk turns on the Help page", () => {
     await first.locator(".help-log .msg.assistant").nth(2).waitFor({ timeout: 30000 });
     assert.equal(await first.inputValue("#help-input"), held, "the queued question is back in the box after the reload");
     assert.equal(generations(since).length, 2, "and it was not asked");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("a question waiting at the server (asked by another client) shows above the box in every tab, after a reload too, where its Stop gives it back and leaves the answer alone", async () => {
+    const { context, first, second, errors } = await twoTabs();
+    slowModel(250, ANSWER.repeat(3));
+    const since = Date.now();
+    await first.fill("#help-input", "Answers stop midway and are slow, why?");
+    await first.press("#help-input", "Enter");
+    await second.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    // The same owner's other client (the page queues in the tab, not at the server).
+    const [owner, session] = await first.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), localStorage.getItem("stepwise.help.session")]);
+    const mine = "Why do answers stop midway and get slow?";
+    const other = await fetch(`${stack.base}/api/help`, { method: "POST", headers: { authorization: `Bearer ${owner}`, "content-type": "application/json", accept: "text/event-stream" }, body: JSON.stringify({ session_id: session, message: mine }) });
+    assert.equal(other.status, 200);
+    const lined = (page) => page.locator(".waiting-line .waiting-item", { hasText: mine });
+    for (const page of [first, second]) await lined(page).waitFor({ timeout: 10000 });
+    await second.reload();
+    await lined(second).waitFor({ timeout: 15000 });
+    await lined(second).locator("button", { hasText: "Stop" }).click();
+    await second.waitForFunction((mine) => document.querySelector("#help-input").value === mine, mine, { timeout: 10000 });
+    for (const page of [first, second]) await page.waitForSelector(".waiting-line", { state: "hidden", timeout: 10000 });
+    assert.match(await other.text(), /event: stopped/, "its client's stream says it was stopped");
+    for (const page of [first, second]) await page.locator(".help-log .msg.assistant").nth(1).waitFor({ timeout: 30000 });
+    await first.waitForSelector("#help-input:not([disabled])");
+    for (const page of [first, second]) assert.equal(await alerts(page).filter({ hasText: "Stopped" }).count(), 0, "the answer it waited for was not stopped");
+    assert.equal(generations(since).length, 1, "the question stopped was never asked");
     assert.deepEqual(errors, []);
     await context.close();
   });

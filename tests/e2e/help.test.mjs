@@ -561,7 +561,7 @@ describe("live help-desk turns", () => {
     assert.deepEqual(rest.map((e) => e.id), whole.filter((e) => e.id > ahead).map((e) => e.id));
   });
 
-  test("a streamed question sent while the desk answers waits: its stream says so, then it is answered after, in order; past four, a JSON one or a stranger's is refused; a waiting one can be stopped", async () => {
+  test("a streamed question sent while the desk answers waits: its stream says so, then it is answered after, in order; past four, a JSON one or a stranger's is refused; a waiting one can be stopped; the tabs are told the line", async () => {
     slowModel(0);
     const owner = newOwner();
     const id = (await ask(owner, QUESTION)).session_id;
@@ -571,8 +571,20 @@ describe("live help-desk turns", () => {
     assert.equal(running.status, 200);
     await until(() => stack.fake.requests.some((r) => r.at >= since && r.kind && !r.system.startsWith("Translate")));
     const questions = ["Why are my answers slow?", "Why does an answer stop midway?", "Answers are slow: why?", "Why do answers get slow?"];
+    const tab = await watchSession(owner, id);
+    assert.equal(tab.opened, true);
+    const line = (watcher) => watcher.messages.findLast((m) => m.type === "help:waiting")?.messages;
     const waiting = [];
     for (const message of questions) waiting.push(await streamed(owner, { session_id: id, message }));
+    await until(() => line(tab)?.length === 4);
+    assert.deepEqual(line(tab), waiting.map((w, i) => ({ id: w.waiting, content: questions[i] })), "a watching tab is told each question queued, in order");
+    const reloaded = await watchSession(owner, id);
+    reloaded.ws.send(JSON.stringify({ type: "resume" }));
+    await until(() => line(reloaded));
+    assert.deepEqual(line(reloaded), line(tab), "a tab that joins is told the line after it caught up");
+    const told = reloaded.messages.map((m) => m.type);
+    assert.ok(told.indexOf("help:caught_up") < told.indexOf("help:waiting"), told.join());
+    reloaded.ws.close();
     for (const queued of waiting) {
       assert.equal(queued.status, 200);
       assert.equal(queued.session, id);
@@ -595,6 +607,8 @@ describe("live help-desk turns", () => {
     const stopped = await call("POST", `/api/help/sessions/${id}/stop`, { owner, body: { waiting: last.events[0].data.waiting } });
     assert.deepEqual([stopped.status, stopped.json], [200, { stopped: true }]);
     assert.deepEqual((await last.done).map((e) => e.event), ["status", "stopped"]);
+    await until(() => line(tab)?.length === 3);
+    assert.deepEqual(line(tab).map((m) => m.content), questions.slice(0, 3), "the stopped one left the line");
     // Each other is answered after the one before, as a turn of its own, on its own stream.
     const ends = await Promise.all([running.done, ...waiting.map((w) => w.done)]);
     const turns = ends.map((events) => Math.floor(events.find((e) => !Number.isNaN(e.id)).id / 1_000_000));
@@ -603,6 +617,8 @@ describe("live help-desk turns", () => {
     const session = (await call("GET", `/api/help/sessions/${id}`, { owner })).json;
     assert.deepEqual(session.messages.filter((m) => m.role === "user").map((m) => m.text), [QUESTION, AGAIN[0], ...questions.slice(0, 3)]);
     assert.equal(session.turns, 5);
+    assert.deepEqual(line(tab), [], "each left the line as its turn began");
+    tab.ws.close();
   });
 
   test("HELP_QUEUE=false: a streamed question sent while the desk answers is refused at once, as before (409 turn_in_progress)", async () => {
@@ -671,8 +687,9 @@ describe("live help-desk turns", () => {
     // A tab opened meanwhile is told of the running turn when it asks.
     const late = await watchSession(owner, id);
     late.ws.send(JSON.stringify({ type: "resume" }));
-    await late.seen("help:caught_up");
-    assert.deepEqual(late.messages.map((m) => m.type), ["help:turn_started", "help:caught_up"]);
+    await late.seen("help:waiting");
+    assert.deepEqual(late.messages.map((m) => m.type), ["help:turn_started", "help:caught_up", "help:waiting"]);
+    assert.deepEqual(late.messages[2].messages, [], "nothing waits behind it");
     assert.equal(late.messages[0].after, started.after);
     const joined = await join(owner, id, started.after);
     assert.equal(joined.status, 200);

@@ -11,6 +11,8 @@ export interface Running {
   conversation_id: string;
   /** The conversation's token (a first turn's comes with its stream, before it is stored). */
   token: string;
+  /** The tab reading it ({@link tabId}): another tab opened meanwhile follows it as that tab's. */
+  tab?: string;
 }
 
 /** Where the turn being answered is kept for a reload: a {@link Running}. */
@@ -50,9 +52,19 @@ export interface LiveChoices {
 /** Waits between attempts to join a turn again after its connection broke. */
 const REJOIN_DELAYS_MS = [250, 1000, 3000];
 
-/** Remembers the turn being answered, for a reload. */
+/** Where a tab keeps its id (for its reloads). */
+const TAB_KEY = "stepwise.chat.tab.v1";
+
+/** This tab's id, kept across its reloads: the turn it reads is marked with it. */
+function tabId(): string {
+  let id = sessionStorage.getItem(TAB_KEY);
+  if (!id) sessionStorage.setItem(TAB_KEY, (id = crypto.randomUUID()));
+  return id;
+}
+
+/** Remembers the turn being answered, for a reload of this tab (or a tab opened meanwhile). */
 export function remember(running: Running): void {
-  localStorage.setItem(RUNNING_KEY, JSON.stringify(running));
+  localStorage.setItem(RUNNING_KEY, JSON.stringify({ ...running, tab: running.tab ?? tabId() }));
 }
 
 /** Forgets the turn: it ended, and this page saw how. */
@@ -65,16 +77,18 @@ export function pendingRejoin(): boolean {
   return localStorage.getItem(RUNNING_KEY) !== null;
 }
 
-/** The turn a page before the reload was reading, if any (read once: it is forgotten). */
-export function recall(): Running | null {
+/** The turn a page before the reload was reading, if any, and whether that page was this tab
+ * (read once: this tab's is forgotten; another tab's is left for that tab's reload). */
+export function recall(): { running: Running; own: boolean } | null {
   let running: Running | null = null;
   try {
     running = JSON.parse(localStorage.getItem(RUNNING_KEY) ?? "null");
   } catch {
     /* a corrupt entry joins nothing */
   }
-  forget();
-  return running && typeof running.conversation_id === "string" && typeof running.token === "string" ? running : null;
+  const own = !running?.tab || running.tab === tabId();
+  if (own) forget();
+  return running && typeof running.conversation_id === "string" && typeof running.token === "string" ? { running, own } : null;
 }
 
 /** Joins the turn's stream after the event `after` (from its start without one): the response,

@@ -13,7 +13,7 @@ import { Ended, forget, join, Lost, pendingRejoin, recall, remember, requestStop
 import { confirmRestart } from "./chat-restart.js";
 import { QueuedMessage, giveBack } from "./queued.js";
 import { OtherTabs } from "./chat-tabs.js";
-import { finishedControls, reviewSummary } from "./chat-review.js";
+import { changedNote, finishedControls, reviewSummary } from "./chat-review.js";
 import { label, readableError, shownValue } from "./chat-text.js";
 import { fieldEditor } from "./chat-editor.js";
 
@@ -446,15 +446,9 @@ export class ChatView implements Page {
    * say): a note under it names the fields changed since. It is not a chat message. */
   private renderLogNote(): void {
     this.log.querySelector(".log-note")?.remove();
-    const last = this.state.last;
-    if (!last || last.next_step !== this.state.step || (last.turns ?? null) !== (this.state.turns ?? null)) return;
-    const changed = this.steps
-      .map((s) => s.field)
-      .filter((field): field is string => !!field && JSON.stringify(this.state.config[field] ?? null) !== JSON.stringify(last.updated_config[field] ?? null));
-    if (!changed.length) return;
-    const atReview = this.steps.find((s) => s.id === this.state.step)?.kind === "confirm";
-    const current = atReview ? "the summary below shows the current values" : "the Configuration panel shows the current values";
-    this.log.append(h("p", { class: "log-note", role: "note" }, `Changed since this message: ${changed.map(label).join(", ")}; ${current}.`));
+    const { last, step, turns, config } = this.state;
+    const note = last && last.next_step === step && (last.turns ?? null) === (turns ?? null) ? changedNote(this.steps, step, config, last.updated_config) : null;
+    if (note) this.log.append(note);
   }
 
   /** The input is for answering; a conversation saved as a stream takes no more answers. */
@@ -634,11 +628,14 @@ export class ChatView implements Page {
   }
 
   /** After a reload, joins the turn this page was reading, if the server still runs it (or has
-   * just ended it): its answer streams on where it was. */
+   * just ended it): its answer streams on where it was. A turn another tab reads (this tab opened
+   * while it runs) streams here too, as that tab's: this one waits for it to end. */
   private async rejoin(): Promise<void> {
-    const running = recall();
+    const recalled = recall();
+    const running = recalled?.running;
     // A turn of this page's conversation, or the first turn of a new one.
     if (!running || (this.state.conversation_id && running.conversation_id !== this.state.conversation_id)) return;
+    const own = recalled.own;
     const response = await join(running);
     if (!response || response.status !== 200 || !response.body) {
       // It ended between the snapshot read on mount and this join (a first turn's conversation
@@ -652,8 +649,9 @@ export class ChatView implements Page {
     const bubble = h("div", { class: "msg assistant", "aria-busy": "true" });
     this.log.append(bubble);
     this.running = running;
+    this.watching = !own;
     this.setBusy(true);
-    remember(running);
+    if (own) remember(running);
     const generation = this.generation;
     let lost = false;
     let failed = false;
@@ -668,10 +666,11 @@ export class ChatView implements Page {
         bubble.remove();
         if (error instanceof Ended) await this.caughtUp(running);
         else {
-          // The turn failed: the server kept nothing of it, so its message goes back into the
-          // box (unless the connection was lost: the turn may go on) and the error shows.
+          // The turn failed: the server kept nothing of it, so its message goes back into its
+          // tab's box (unless the connection was lost: the turn may go on) and the error shows.
           failed = !lost;
-          if (failed) (asked.remove(), giveBack(this.input, message));
+          if (failed) asked.remove();
+          if (failed && own) giveBack(this.input, message);
           if (this.state.conversation_id && !lost) await this.resume();
           this.showError((error as Error).message);
         }
@@ -680,7 +679,8 @@ export class ChatView implements Page {
       bubble.removeAttribute("aria-busy");
       if (generation === this.generation) {
         this.running = null;
-        if (!lost) forget();
+        this.watching = false;
+        if (!lost && own) forget();
         this.setBusy(false);
         this.render();
         this.sendQueued(lost || failed);

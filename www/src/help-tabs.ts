@@ -2,7 +2,8 @@
 //! so a question asked in another tab (or window) shows here too, its answer streaming in as it
 //! does there, and an answer, a handoff or a close made elsewhere shows without a reload. The
 //! server only says that something happened (`help:turn_started`, `help:changed`); the page then
-//! joins the turn's event stream or reads the session again, as it does after a reload.
+//! joins the turn's event stream or reads the session again, as it does after a reload. The
+//! questions waiting behind the running turn come whole whenever they change (`help:waiting`).
 
 import { LiveConnection, type LiveEvent } from "./assistant/live.js";
 
@@ -12,6 +13,8 @@ export interface HelpTabHooks {
   started(message: string, after: number): Promise<void>;
   /** What the session shows changed (an answer, a handoff, a close): read it again. */
   changed(): Promise<void>;
+  /** The questions waiting behind the running turn now (`help:waiting`'s `messages`). */
+  waiting(messages: unknown): void;
 }
 
 /** The WebSocket of one help session; the page's hooks are called one at a time, in order. */
@@ -35,6 +38,7 @@ export class HelpTabs {
     const event = live as unknown as { type: string; message?: unknown; after?: number };
     const hooks = this.hooks;
     let next: (() => Promise<void>) | null = null;
+    if (event.type === "help:waiting") return hooks.waiting((live as unknown as { messages?: unknown }).messages);
     if (event.type === "help:turn_started" && typeof event.message === "string") {
       const [message, after] = [event.message, event.after ?? 0];
       next = () => hooks.started(message, after);

@@ -19,6 +19,7 @@ import type { Page } from "./page.js";
 import { readSse } from "./sse.js";
 import { fetchWithChallenge } from "./turnstile.js";
 import { QueuedMessage, giveBack } from "./queued.js";
+import { WaitingLine } from "./waiting-line.js";
 
 /** An answer's text with its articles' `**bold**` spans as `<strong>` (built as nodes, never as
  * HTML, so nothing in an answer can inject markup); other text is kept as it is. */
@@ -108,6 +109,8 @@ export class HelpView implements Page {
   /** The id the server gave this page's question while it waited behind another turn (a Stop
    * names it). */
   private waitingId: string | null = null;
+  /** The questions waiting at the server behind the running turn, from any tab. */
+  private readonly line = new WaitingLine(async (id) => (await api<{ stopped: boolean }>("POST", `/api/help/sessions/${this.sessionId}/stop`, { waiting: id })).stopped, (content) => giveBack(this.input, content));
   private generation = 0;
   /** The clarifying question waiting for an answer, and the messages shown (for the tray). */
   private question: Question | null = null;
@@ -144,6 +147,7 @@ export class HelpView implements Page {
         this.log,
         this.progress,
         this.notice,
+        this.line.root,
         this.composer,
         this.actions,
       ),
@@ -193,7 +197,8 @@ export class HelpView implements Page {
   private watch(id: string | null): void {
     if (this.tabs?.id === id) return;
     this.tabs?.close();
-    this.tabs = id ? new HelpTabs(id, { started: (message, after) => this.followOther(message, after), changed: () => this.refresh() }) : null;
+    this.line.clear();
+    this.tabs = id ? new HelpTabs(id, { started: (message, after) => this.followOther(message, after), changed: () => this.refresh(), waiting: (messages) => this.line.show(messages) }) : null;
   }
 
   /** Another tab asked `message`: its answer streams here too (joined after event `after`), and
@@ -385,6 +390,7 @@ export class HelpView implements Page {
         if (!lost) localStorage.removeItem(RUNNING_KEY);
         this.turnSession = null;
         this.waitingId = null;
+        this.line.ownIs(null);
         this.asked = null;
         this.setBusy(false);
         // A question that waited for a turn that failed or was stopped goes back into the box
@@ -406,7 +412,7 @@ export class HelpView implements Page {
           if (message.id) lastId = message.id;
           const event = JSON.parse(message.data);
           // A question that waits behind another turn: a Stop names it by this id.
-          if (event.type === "status" && typeof event.waiting === "string") (this.waitingId = event.waiting), (running.waited = true), keep();
+          if (event.type === "status" && typeof event.waiting === "string") (this.waitingId = event.waiting), this.line.ownIs(event.waiting), (running.waited = true), keep();
           if (event.type === "status") this.progress.textContent = event.message;
           else if (event.type === "complete") return event.payload as TurnAnswer;
           else if (event.type === "error") throw new Unanswered(`${event.message} (${event.code})`, "failed");

@@ -4,7 +4,7 @@
 //! turn begins when the ones before it end, in order, and its events follow on the same stream.
 //! The background task of the turn that holds the lane (from the moment it is being begun)
 //! works through them, so no two turns of a session ever run at once. The session's watching
-//! tabs are told when each turn begins.
+//! tabs are told when each turn begins, and the line of waiting questions whenever it changes.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -102,6 +102,18 @@ impl Lane {
         }
     }
 
+    /// The questions waiting behind the running turn, first to be answered first, as the
+    /// watching tabs are told them (`help:waiting`) when the line changes and when they join: a
+    /// reloaded tab so shows, and can stop, the question it asked before the reload.
+    pub fn line(&self) -> Value {
+        let waiting = self.waiting.borrow();
+        let messages: Vec<Value> = waiting
+            .iter()
+            .map(|w| json!({ "id": w.id, "content": w.order.message }))
+            .collect();
+        json!({ "type": "help:waiting", "messages": messages })
+    }
+
     /// Queues a streamed message of session `id` behind the running turn: its stream, which
     /// says so at once. 409 `queue_full` past [`MAX_WAITING`].
     pub fn enqueue(&self, id: &str, order: TurnOrder) -> AppResult<Response> {
@@ -128,6 +140,7 @@ impl Lane {
             order,
             sink,
         });
+        self.tell(&self.line());
         Ok(response)
     }
 
@@ -143,6 +156,7 @@ impl Lane {
         if let Some(Waiting { sink, .. }) = taken {
             let stopped = json!({ "type": "stopped", "message": "" });
             sink.write(frame_without_id("stopped", &stopped).as_bytes());
+            self.tell(&self.line());
             return true;
         }
         self.run()
@@ -189,6 +203,7 @@ impl Lane {
     /// message arriving meanwhile waits behind it).
     fn next_waiting(&self) -> Option<Next> {
         let Waiting { id, order, sink } = self.waiting.borrow_mut().pop_front()?;
+        self.tell(&self.line());
         let (run, awaited) = HelpRun::new(&order.owner.id, &order.message);
         let run = Rc::new(run);
         run.waited_as(&id);

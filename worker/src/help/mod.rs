@@ -95,8 +95,10 @@ pub async fn stop(mut req: Request, env: &Env, owner: &Owner, id: &str) -> AppRe
 /// names the owner token as the subprotocol `bearer.<token>`). It is told when a turn begins,
 /// `{"type": "help:turn_started", "turn", "after", "message"}` (join it with `GET …/stream`
 /// after `after`), and when what the session shows changed, `{"type": "help:changed"}` (read it
-/// again); sending `{"type": "resume"}` gets the running turn's `help:turn_started`, if one runs,
-/// then `{"type": "help:caught_up"}`. Another owner's session: 404; another site's page: 403;
+/// again), and of the questions waiting behind the running turn whenever they change,
+/// `{"type": "help:waiting", "messages": [{"id", "content"}]}`; sending `{"type": "resume"}` gets
+/// the running turn's `help:turn_started`, if one runs, then `{"type": "help:caught_up"}` and
+/// `help:waiting`. Another owner's session: 404; another site's page: 403;
 /// a 17th tab: 409 `too_many_watchers`.
 pub async fn watch(req: &Request, env: &Env, owner: &Owner, id: &str) -> AppResult<Response> {
     crate::platform::upgrade::admit(req, env)?;

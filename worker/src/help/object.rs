@@ -135,12 +135,13 @@ impl DurableObject for HelpDesk {
         message: WebSocketIncomingMessage,
     ) -> Result<()> {
         // `{"type": "resume"}` (a tab that connected): the running turn, if one runs, then
-        // `help:caught_up`.
+        // `help:caught_up`, then the questions waiting behind it.
         if upgrade::resume_asked(&ws, message).is_some() {
             if let Some(started) = self.lane.run().and_then(|run| run.started()) {
                 ws.send_with_str(started.to_string())?;
             }
             ws.send_with_str(json!({ "type": "help:caught_up" }).to_string())?;
+            ws.send_with_str(self.lane.line().to_string())?;
         }
         Ok(())
     }

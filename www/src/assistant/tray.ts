@@ -342,6 +342,7 @@ export class Tray {
   private settle(answer: AnswerView, ended: boolean, refused: string | undefined): void {
     this.setBusy(false);
     this.waitingId = null;
+    this.line.ownIs(null);
     if (!ended) this.rejoin(answer);
     // What the socket brought meanwhile that was not this turn's: another tab's turn queued
     // behind it is shown now; one that began before it, unseen here, belongs above it, so the
