@@ -81,6 +81,30 @@ describe("live help-desk turns on the Help page", () => {
     await context.close();
   });
 
+  test("a tab opened while the desk writes an answer follows it as the other tab's; that tab's reload still joins it as its own", async () => {
+    const { context, first, errors } = await twoTabs();
+    slowModel(250, ANSWER.repeat(3));
+    const since = Date.now();
+    const asked = "Answers stop midway and are slow, why?";
+    await first.fill("#help-input", asked);
+    await first.press("#help-input", "Enter");
+    await first.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    const third = await context.newPage();
+    third.on("pageerror", (error) => errors.push(error.message));
+    await third.goto(`${stack.base}/#help`);
+    await third.locator(".help-log .msg.user", { hasText: asked }).waitFor({ timeout: 20000 });
+    await first.reload();
+    for (const page of [first, third]) {
+      await page.locator(".help-log .msg.assistant").nth(1).waitFor({ timeout: 30000 });
+      await page.waitForSelector("#help-input:not([disabled])");
+      assert.equal(await page.locator(".help-log .msg.user", { hasText: asked }).count(), 1, "the question shows once");
+      assert.equal(await page.locator(".help-log .msg.assistant").count(), 2, "each answer once");
+    }
+    assert.equal(generations(since).length, 1, "one model call");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
   test("Stop gives the turn up: nothing of it shows, the question goes back into the box, and asking again is answered", async () => {
     slowModel(300, ANSWER.repeat(4));
     const { context, page, errors } = await helpPage();

@@ -4,6 +4,7 @@
 import { MarkerStream, type ChatResponse } from "../../crates/wasm/pkg/stepwise.js";
 import { authHeaders } from "./owner.js";
 import { readSse } from "./sse.js";
+import { tabId } from "./tab.js";
 
 /** The turn being answered, for a reload to join. */
 export interface Running {
@@ -11,7 +12,7 @@ export interface Running {
   conversation_id: string;
   /** The conversation's token (a first turn's comes with its stream, before it is stored). */
   token: string;
-  /** The tab reading it ({@link tabId}): another tab opened meanwhile follows it as that tab's. */
+  /** The tab reading it (`tab.ts`): another tab opened meanwhile follows it as that tab's. */
   tab?: string;
 }
 
@@ -51,16 +52,6 @@ export interface LiveChoices {
 
 /** Waits between attempts to join a turn again after its connection broke. */
 const REJOIN_DELAYS_MS = [250, 1000, 3000];
-
-/** Where a tab keeps its id (for its reloads). */
-const TAB_KEY = "stepwise.chat.tab.v1";
-
-/** This tab's id, kept across its reloads: the turn it reads is marked with it. */
-function tabId(): string {
-  let id = sessionStorage.getItem(TAB_KEY);
-  if (!id) sessionStorage.setItem(TAB_KEY, (id = crypto.randomUUID()));
-  return id;
-}
 
 /** Remembers the turn being answered, for a reload of this tab (or a tab opened meanwhile). */
 export function remember(running: Running): void {

@@ -20,6 +20,7 @@ import { readSse } from "./sse.js";
 import { fetchWithChallenge } from "./turnstile.js";
 import { QueuedMessage, giveBack } from "./queued.js";
 import { WaitingLine } from "./waiting-line.js";
+import { tabId } from "./tab.js";
 
 /** An answer's text with its articles' `**bold**` spans as `<strong>` (built as nodes, never as
  * HTML, so nothing in an answer can inject markup); other text is kept as it is. */
@@ -371,7 +372,7 @@ export class HelpView implements Page {
     this.ownTurn = own;
     this.waitingId = null;
     const running = { session_id: session, message, turn: 0, waited: false };
-    const keep = () => session && localStorage.setItem(RUNNING_KEY, JSON.stringify(running));
+    const keep = () => session && localStorage.setItem(RUNNING_KEY, JSON.stringify({ ...running, tab: tabId() }));
     keep();
     let lost = false;
     let unanswered = false;
@@ -444,12 +445,15 @@ export class HelpView implements Page {
 
   /** After a reload, joins the turn this page was waiting for, if the server still runs it. */
   private async rejoin(): Promise<void> {
-    let running: { session_id?: string; message?: string; turn?: number; waited?: boolean } | null = null;
+    let running: { session_id?: string; message?: string; turn?: number; waited?: boolean; tab?: string } | null = null;
     try {
       running = JSON.parse(localStorage.getItem(RUNNING_KEY) ?? "null");
     } catch {
       /* a corrupt entry joins nothing */
     }
+    // Another tab's turn (this one opened while it runs) is that tab's to join after a reload:
+    // the session's live connection shows it here.
+    if (running?.tab && running.tab !== tabId()) return;
     localStorage.removeItem(RUNNING_KEY);
     const session = running?.session_id;
     // A turn of this page's session, or the first turn of a new one.
