@@ -5,7 +5,7 @@
 // again is answered. A question typed meanwhile waits, shown as queued (given back, unsent, behind
 // an answer that fails, and beside a draft on New question); the handoff waits for the answer. With the session open in two tabs, a question asked in one streams in the
 // other, Stop works from either, and a handoff made in one shows in the other; a question waiting
-// at the server (another client's) shows above the box in every tab, after a reload too.
+// at the server (another client's) is listed above the box in every tab, after a reload too.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
@@ -222,7 +222,7 @@ describe("live help-desk turns on the Help page", () => {
     await context.close();
   });
 
-  test("a question waiting at the server (asked by another client) shows above the box in every tab, after a reload too, where its Stop gives it back and leaves the answer alone", async () => {
+  test("a question waiting at the server (asked by another client) is listed above the box in every tab, after a reload too, until it is withdrawn", async () => {
     const { context, first, second, errors } = await twoTabs();
     slowModel(250, ANSWER.repeat(3));
     const since = Date.now();
@@ -231,21 +231,24 @@ describe("live help-desk turns on the Help page", () => {
     await second.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
     // The same owner's other client (the page queues in the tab, not at the server).
     const [owner, session] = await first.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), localStorage.getItem("stepwise.help.session")]);
-    const mine = "Why do answers stop midway and get slow?";
-    const other = await fetch(`${stack.base}/api/help`, { method: "POST", headers: { authorization: `Bearer ${owner}`, "content-type": "application/json", accept: "text/event-stream" }, body: JSON.stringify({ session_id: session, message: mine }) });
-    assert.equal(other.status, 200);
-    const lined = (page) => page.locator(".waiting-line .waiting-item", { hasText: mine });
+    const other = "Why do answers stop midway and get slow?";
+    const headers = { authorization: `Bearer ${owner}`, "content-type": "application/json" };
+    const asked = await fetch(`${stack.base}/api/help`, { method: "POST", headers: { ...headers, accept: "text/event-stream" }, body: JSON.stringify({ session_id: session, message: other }) });
+    assert.equal(asked.status, 200);
+    const lined = (page) => page.locator(".waiting-line .waiting-item", { hasText: other });
     for (const page of [first, second]) await lined(page).waitFor({ timeout: 10000 });
     await second.reload();
     await lined(second).waitFor({ timeout: 15000 });
-    await lined(second).locator("button", { hasText: "Stop" }).click();
-    await second.waitForFunction((mine) => document.querySelector("#help-input").value === mine, mine, { timeout: 10000 });
+    assert.match(await lined(second).innerText(), /sent in another tab/);
+    assert.equal(await lined(second).locator("button").count(), 0, "its own client withdraws it");
+    const withdrawn = await fetch(`${stack.base}/api/help/sessions/${session}/stop`, { method: "POST", headers, body: JSON.stringify({ waiting: asked.headers.get("x-stepwise-waiting"), withdraw: true }) });
+    assert.deepEqual(await withdrawn.json(), { stopped: true });
     for (const page of [first, second]) await page.waitForSelector(".waiting-line", { state: "hidden", timeout: 10000 });
-    assert.match(await other.text(), /event: stopped/, "its client's stream says it was stopped");
+    assert.match(await asked.text(), /event: stopped/, "its client's stream says it was stopped");
     for (const page of [first, second]) await page.locator(".help-log .msg.assistant").nth(1).waitFor({ timeout: 30000 });
     await first.waitForSelector("#help-input:not([disabled])");
     for (const page of [first, second]) assert.equal(await alerts(page).filter({ hasText: "Stopped" }).count(), 0, "the answer it waited for was not stopped");
-    assert.equal(generations(since).length, 1, "the question stopped was never asked");
+    assert.equal(generations(since).length, 1, "the question withdrawn was never asked");
     assert.deepEqual(errors, []);
     await context.close();
   });

@@ -298,7 +298,7 @@ describe("live turns in the tray", () => {
     await context.close();
   });
 
-  test("a message waiting at the server shows above the box in the other tab, and in its own tab after a reload, where its Stop stops it alone", async () => {
+  test("a message waiting at the server shows above the box in the other tab, and in its own tab after a reload, where its Stop withdraws it alone", async () => {
     const { context, errors, open } = await oneOwner();
     const first = await open();
     await warmUp(first);
@@ -308,6 +308,8 @@ describe("live turns in the tray", () => {
 
     await sendAndQueue(first, second, "A long answer to wait for", "Wait for me");
     await described([first, second], () => lined(first).waitFor({ timeout: 10000 }));
+    assert.match(await lined(first).innerText(), /sent in another tab/);
+    assert.equal(await lined(first).locator("button").count(), 0, "another tab's message is withdrawn in its own tab");
     assert.equal(await lined(second).count(), 0, "the tab whose stream waits shows it in its log, not twice");
     // Reloaded, the tab that sent it shows it waiting, with a Stop of its own.
     await second.reload();
@@ -315,6 +317,7 @@ describe("live turns in the tray", () => {
     assert.equal(await second.locator(".tray-log .msg.user", { hasText: "Wait for me" }).count(), 0, "not in the log: it was not answered yet");
     await lined(second).locator("button", { hasText: "Stop" }).click();
     await second.waitForFunction(() => document.querySelector("#assistant-input").value === "Wait for me", null, { timeout: 10000 });
+    assert.equal(await second.evaluate(() => document.activeElement?.id), "assistant-input", "the box, where the message went, has the focus");
     for (const page of [first, second]) await described([first, second], () => page.waitForSelector(".waiting-line", { state: "hidden", timeout: 10000 }));
     // The answer it waited for was not stopped, and nothing of the message was stored.
     await described([first, second], () => whenWhole(first));

@@ -604,12 +604,17 @@ describe("live help-desk turns", () => {
     const last = waiting.pop();
     const bad = await call("POST", `/api/help/sessions/${id}/stop`, { owner, body: { waiting: "not an id" } });
     assert.deepEqual([bad.status, bad.json.error.code], [422, "invalid_request"]);
-    const stopped = await call("POST", `/api/help/sessions/${id}/stop`, { owner, body: { waiting: last.events[0].data.waiting } });
+    const noWaiting = await call("POST", `/api/help/sessions/${id}/stop`, { owner, body: { withdraw: true } });
+    assert.deepEqual([noWaiting.status, noWaiting.json.error.code], [422, "invalid_request"], "a withdrawal names its question");
+    const stopped = await call("POST", `/api/help/sessions/${id}/stop`, { owner, body: { waiting: last.events[0].data.waiting, withdraw: true } });
     assert.deepEqual([stopped.status, stopped.json], [200, { stopped: true }]);
     assert.deepEqual((await last.done).map((e) => e.event), ["status", "stopped"]);
     await until(() => line(tab)?.length === 3);
     assert.deepEqual(line(tab).map((m) => m.content), questions.slice(0, 3), "the stopped one left the line");
     // Each other is answered after the one before, as a turn of its own, on its own stream.
+    await until(() => waiting[0].events.some((e) => !Number.isNaN(e.id)));
+    const begun = await call("POST", `/api/help/sessions/${id}/stop`, { owner, body: { waiting: waiting[0].waiting, withdraw: true } });
+    assert.deepEqual(begun.json, { stopped: false }, "a question whose turn has begun is not withdrawn: it runs on");
     const ends = await Promise.all([running.done, ...waiting.map((w) => w.done)]);
     const turns = ends.map((events) => Math.floor(events.find((e) => !Number.isNaN(e.id)).id / 1_000_000));
     assert.deepEqual(turns, [2, 3, 4, 5], "one turn each, in the order sent");

@@ -258,7 +258,7 @@ describe("live turns", () => {
     const types = reloaded.seen.map((e) => e.type);
     assert.ok(types.indexOf("conversation:caught_up") < types.indexOf("conversation:waiting"), types.join());
     const stop = (body, who = owner) => api.call("POST", `/api/assistant/conversations/${id}/stop`, { owner: who, body });
-    for (const body of [{ waiting: "not an id" }, { waiting: null }, { waiting: 7 }, { turn: 1 }, [second.waiting], []]) {
+    for (const body of [{ waiting: "not an id" }, { waiting: null }, { waiting: 7 }, { turn: 1 }, [second.waiting], [], { withdraw: true }, { waiting: second.waiting, withdraw: "yes" }]) {
       const bad = await stop(body);
       assert.deepEqual([bad.status, bad.json.error.code], [422, "invalid_request"], `${JSON.stringify(body)}: nothing is stopped for it`);
     }
@@ -267,16 +267,17 @@ describe("live turns", () => {
     const unknown = await stop({ waiting: "0".repeat(32) });
     assert.deepEqual(unknown.json, { stopped: false });
     // Out of the line: its stream ends with `stopped`; the running turn goes on.
-    const out = await stop({ waiting: second.waiting });
-    assert.deepEqual([out.status, out.json], [200, { stopped: true }]);
+    const out = await stop({ waiting: second.waiting, withdraw: true });
+    assert.deepEqual([out.status, out.json], [200, { stopped: true }], "a withdrawal takes a waiting message out of the line");
     const secondEvents = await second.done;
     assert.deepEqual(secondEvents.map((e) => e.event), ["status", "stopped"]);
     await until(() => tab.line()?.length === 1);
     assert.deepEqual(tab.line(), both.slice(1), "the tabs are told it left the line");
     assert.deepEqual((await stop({ waiting: second.waiting })).json, { stopped: false }, "it is gone");
     assert.equal(running.events.at(-1)?.event === "stopped", false);
-    // Once its turn has begun, that turn is stopped.
+    // Once its turn has begun, a withdrawal leaves it to run; a Stop stops that turn.
     await until(() => third.events.some((e) => e.event === "text_delta"));
+    assert.deepEqual((await stop({ waiting: third.waiting, withdraw: true })).json, { stopped: false }, "a withdrawal takes only a message still waiting");
     assert.deepEqual(tab.line(), [], "its turn began: the line is empty");
     assert.equal((await running.done).at(-1).event, "complete", "the first turn was not stopped");
     const begun = await stop({ waiting: third.waiting });

@@ -1,9 +1,10 @@
 //! The messages that wait at the server behind the running turn of the conversation shown (the
-//! assistant tray's, the guided chat's), as its live connection says (`conversation:waiting`):
-//! shown above the box, first to be answered first, each with a Stop that takes it out of the line
-//! and puts it back into the box. A reloaded tab so shows (and can stop) the message it sent before
-//! the reload, and every tab shows those sent in the others. The message whose stream this tab
-//! reads shows in its log already and is left out here.
+//! assistant tray's, the Help page's), as its live connection says (`conversation:waiting`,
+//! `help:waiting`): listed above the box, first to be answered first. Those this tab sent (kept
+//! for the tab, so a reload still knows them) have a Stop that withdraws the message while it
+//! still waits and puts it back into the box; those of other tabs are listed only (their own tab
+//! withdraws them, and gets them back there). The message whose stream this tab reads shows in
+//! its log already and is left out here.
 import { h, replace } from "./dom.js";
 
 /** A waiting message as the server lists it. */
@@ -12,66 +13,112 @@ export interface Waiting {
   content: string;
 }
 
+/** Most characters of a message the line shows (its first line); all of it goes back. */
+const PREVIEW_CHARS = 120;
+/** Most ids of its own waiting messages a tab keeps. */
+const KEPT_IDS = 8;
+
 export class WaitingLine {
   readonly root = h("div", { class: "waiting-line", hidden: true, role: "status", "aria-label": "Messages waiting to be answered" });
+  private readonly notice = h("p", { class: "error", hidden: true });
+  /** The message a note says still waits (offline): the note goes when it leaves the line. */
+  private stillWaits: string | null = null;
   private messages: Waiting[] = [];
-  /** The id of the message whose stream this tab reads, left out. */
-  private own: string | null = null;
+  /** The message whose stream this tab reads (shown in its log), left out. */
+  private reading: string | null = null;
+  /** Ids of this tab's own messages listed so far (the others are kept until they are). */
+  private readonly listed = new Set<string>();
 
-  /** `stop(id)`: asks the server to stop the message waiting as `id` (whether it did); `back`:
-   * puts a stopped message's text back into the box. */
-  constructor(private readonly stop: (id: string) => Promise<boolean>, private readonly back: (content: string) => void) {}
+  /** `withdraw(id)`: asks the server to take the message waiting as `id` out of the line
+   * (whether it did); `back`: puts a withdrawn message's text back into the box; `key`: where
+   * the tab keeps the ids of its own waiting messages. */
+  constructor(private readonly withdraw: (id: string) => Promise<boolean>, private readonly back: (content: string) => void, private readonly key: string) {}
 
   /** The line as the server says it is now (an event's `messages`, checked). */
   show(messages: unknown): void {
     this.messages = Array.isArray(messages) ? messages.filter((m): m is Waiting => typeof m?.id === "string" && typeof m?.content === "string") : [];
+    // An own message listed before and gone now has left the line for good.
+    const now = new Set(this.messages.map((m) => m.id));
+    if (this.stillWaits && !now.has(this.stillWaits)) (this.notice.hidden = true), (this.stillWaits = null);
+    const own = this.own().filter((id) => now.has(id) || !this.listed.has(id));
+    for (const id of own) if (now.has(id)) this.listed.add(id);
+    this.keep(own);
     this.render();
   }
 
-  /** The message this tab's stream waits as (`null`: none). */
+  /** The message this tab's stream waits as (`null`: none): one of its own. */
   ownIs(id: string | null): void {
-    if (this.own === id) return;
-    this.own = id;
+    if (id && !this.own().includes(id)) this.keep([...this.own(), id].slice(-KEPT_IDS));
+    if (this.reading === id) return;
+    this.reading = id;
     this.render();
   }
 
   /** Another conversation is shown: its line comes with its connection. */
   clear(): void {
     this.messages = [];
-    this.own = null;
+    this.reading = null;
+    this.notice.hidden = true;
+    this.stillWaits = null;
     this.render();
   }
 
-  private render(): void {
-    const shown = this.messages.filter((m) => m.id !== this.own);
-    this.root.hidden = shown.length === 0;
-    replace(this.root, ...(shown.length ? [h("p", { class: "muted" }, shown.length === 1 ? "Waiting to be answered next:" : "Waiting to be answered, in this order:")] : []),
-      ...shown.map((message) => this.item(message)));
+  private own(): string[] {
+    try {
+      const ids = JSON.parse(sessionStorage.getItem(this.key) ?? "[]");
+      return Array.isArray(ids) ? ids.filter((id) => typeof id === "string") : [];
+    } catch {
+      return [];
+    }
   }
 
-  private item(message: Waiting): HTMLElement {
-    const failure = h("span", { class: "error", hidden: true });
-    const stop = h("button", { class: "btn link", type: "button", "aria-label": `Stop "${message.content.slice(0, 60)}" and put it back into the box` }, "Stop");
-    stop.onclick = async () => {
-      stop.disabled = true;
-      failure.hidden = true;
-      try {
-        if (await this.stop(message.id)) {
-          this.back(message.content);
-          // The server's new line follows; until then it is not shown as waiting.
-          this.messages = this.messages.filter((m) => m.id !== message.id);
-          this.render();
-        } else {
-          failure.textContent = " Its answer has begun: Stop the answer instead.";
-          failure.hidden = false;
-        }
-      } catch (error) {
-        failure.textContent = ` ${(error as Error).message}`;
-        failure.hidden = false;
-      } finally {
-        stop.disabled = false;
-      }
-    };
-    return h("div", { class: "waiting-item msg user queued" }, h("span", {}, message.content), " ", stop, failure);
+  private keep(ids: string[]): void {
+    if (ids.length) sessionStorage.setItem(this.key, JSON.stringify(ids));
+    else sessionStorage.removeItem(this.key);
+  }
+
+  private render(): void {
+    const shown = this.messages.filter((m) => m.id !== this.reading);
+    const own = new Set(this.own());
+    this.root.hidden = shown.length === 0 && this.notice.hidden;
+    const title = shown.length === 1 ? "Waiting to be answered next:" : "Waiting to be answered, in this order:";
+    replace(this.root, ...(shown.length ? [h("p", { class: "muted" }, title)] : []), ...shown.map((m) => this.item(m, own.has(m.id))), this.notice);
+  }
+
+  private item(message: Waiting, own: boolean): HTMLElement {
+    const firstLine = message.content.split("\n", 1)[0];
+    const preview = firstLine.length > PREVIEW_CHARS || firstLine.length < message.content.length ? `${firstLine.slice(0, PREVIEW_CHARS)}…` : firstLine;
+    const text = h("span", { class: "waiting-text", title: message.content }, preview);
+    if (!own) return h("div", { class: "waiting-item" }, text, h("span", { class: "muted" }, " (sent in another tab)"));
+    const stop = h("button", { class: "btn link", type: "button", "aria-label": `Stop "${preview}" and put it back into the box` }, "Stop");
+    stop.onclick = () => void this.stop(message, stop);
+    return h("div", { class: "waiting-item" }, text, " ", stop);
+  }
+
+  private async stop(message: Waiting, button: HTMLButtonElement): Promise<void> {
+    button.disabled = true;
+    this.notice.hidden = true;
+    this.stillWaits = null;
+    let note = "";
+    try {
+      if (await this.withdraw(message.id)) this.giveBack(message);
+      else note = "Its answer has begun: it is no longer waiting (Stop beside Send stops the answer).";
+    } catch (error) {
+      // Offline, Stop never left; otherwise it may have been carried out with its answer lost:
+      // the message comes back rather than be lost, and may still be answered.
+      if (!navigator.onLine) (note = `${(error as Error).message} Stop was not sent: the message still waits.`), (this.stillWaits = message.id);
+      else (this.giveBack(message), (note = "Stop got no answer: the message is back in the box, and is still answered if Stop did not reach the server."));
+    } finally {
+      button.disabled = false;
+    }
+    this.notice.textContent = note;
+    this.notice.hidden = !note;
+    this.render();
+  }
+
+  /** A withdrawn message: back into the box, out of the line until the server's new line. */
+  private giveBack(message: Waiting): void {
+    this.back(message.content);
+    this.messages = this.messages.filter((m) => m.id !== message.id);
   }
 }

@@ -616,26 +616,6 @@ impl Host {
         self.log.borrow().as_ref().is_some_and(|log| log.stop())
     }
 
-    /// Stops the message that waits as `waiting` (an assistant or a guided one): taken out of
-    /// the line, its stream ends with `stopped` (nothing of it ran); once its turn has begun,
-    /// that turn is stopped. False when there is no such message, or its turn ended.
-    pub fn stop_waiting(&self, waiting: &str) -> bool {
-        let taken = self
-            .take_queued(waiting)
-            .or_else(|| take_where(&self.guided, |g| g.id == waiting).map(|g| (g.sink, g.wire)));
-        if let Some((sink, mut wire)) = taken {
-            stopped_waiting(&sink, &mut wire);
-            return true;
-        }
-        if let Some(beginning) = self.beginning.borrow_mut().as_mut()
-            && beginning.waiting == waiting
-        {
-            // An approved call being begun runs at most once, and is not stopped.
-            return beginning.stop.replace(true).is_some();
-        }
-        self.waited_as.borrow().as_deref() == Some(waiting) && self.stop()
-    }
-
     /// Notes that the message that waited as `waiting` is out of the line and its turn being
     /// begun: a Stop naming it meanwhile is kept for [`Self::begun`], unless it is not
     /// `stoppable` (an approved call, which runs at most once: such a Stop answers `false`).

@@ -199,12 +199,17 @@ impl Conversation {
     }
 
     /// `POST /stop`: the owner (with a guided conversation's token) stops the running turn: `{"stopped": true}`, or `false` when no
-    /// streamed turn runs; `POST /stop?waiting=…` stops the message that waits as that id.
+    /// streamed turn runs; `POST /stop?waiting=…` stops the message that waits as that id (with
+    /// `&withdraw=1`, only while it still waits).
     async fn stop(&self, req: &Request) -> AppResult<Response> {
         self.owned(req).await?;
-        let stopped = match query_param(req.url()?.as_ref(), "waiting") {
+        let url = req.url()?;
+        let stopped = match query_param(url.as_ref(), "waiting") {
             Some(waiting) => {
-                let stopped = self.host.stop_waiting(&waiting);
+                let stopped = match query_param(url.as_ref(), "withdraw").is_some() {
+                    true => self.host.withdraw_waiting(&waiting),
+                    false => self.host.stop_waiting(&waiting),
+                };
                 if stopped && let Ok(id) = header(req, ID_HEADER) {
                     self.host.announce_waiting(&self.state, &id);
                 }

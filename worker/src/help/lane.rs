@@ -148,19 +148,28 @@ impl Lane {
     /// `stopped` (nothing of it ran); once its turn has begun, that turn is stopped. False when
     /// there is no such message, or its answer is found.
     pub fn stop_waiting(&self, id: &str) -> bool {
+        self.withdraw(id)
+            || self
+                .run()
+                .is_some_and(|run| run.is_waited(id) && run.stop())
+    }
+
+    /// Takes the message that waits as `id` out of the line (its stream ends with `stopped`:
+    /// nothing of it ran); false when it is not in the line (any more: its turn may have begun,
+    /// and is left to run).
+    pub fn withdraw(&self, id: &str) -> bool {
         let taken = {
             let mut waiting = self.waiting.borrow_mut();
             let at = waiting.iter().position(|w| w.id == id);
             at.and_then(|at| waiting.remove(at))
         };
-        if let Some(Waiting { sink, .. }) = taken {
-            let stopped = json!({ "type": "stopped", "message": "" });
-            sink.write(frame_without_id("stopped", &stopped).as_bytes());
-            self.tell(&self.line());
-            return true;
-        }
-        self.run()
-            .is_some_and(|run| run.is_waited(id) && run.stop())
+        let Some(Waiting { sink, .. }) = taken else {
+            return false;
+        };
+        let stopped = json!({ "type": "stopped", "message": "" });
+        sink.write(frame_without_id("stopped", &stopped).as_bytes());
+        self.tell(&self.line());
+        true
     }
 
     /// Runs `run`, the turn of `order` in session `id` (held: [`Lane::hold`]), to its end; then

@@ -256,12 +256,16 @@ impl HelpDesk {
         }
     }
 
-    /// `POST /stop[?waiting=<id>]` of the owner: `{"stopped": true}` when a turn ran and was asked
-    /// to stop, or the question that waits as `id` was taken out of the line (or its turn, once
-    /// begun, was asked to stop).
+    /// `POST /stop[?waiting=<id>[&withdraw=1]]` of the owner: `{"stopped": true}` when a turn ran
+    /// and was asked to stop, or the question that waits as `id` was taken out of the line (or
+    /// its turn, once begun, was asked to stop; with `withdraw`, it is then left to run).
     async fn stop(&self, req: &Request) -> AppResult<Response> {
         let owner = self.owning(req).await?;
-        let stopped = match query_param(&req.inner().url(), "waiting") {
+        let url = req.inner().url();
+        let stopped = match query_param(&url, "waiting") {
+            Some(waiting) if query_param(&url, "withdraw").is_some() => {
+                self.lane.withdraw(&waiting)
+            }
             // A question that waited: taken out of the line, or its turn stopped once begun.
             Some(waiting) => self.lane.stop_waiting(&waiting),
             None => self

@@ -59,8 +59,11 @@ pub const WAITING_HEADER: &str = "x-stepwise-waiting";
 
 /// The path of a Stop at a turn's object, from the route's body: `stop` for none, `{}`, or
 /// no `waiting`; `stop?waiting=<id>` for `{"waiting": "<id>"}` (the message that waits as that
-/// id). 422 for any other `waiting` (`null` too: a client that lost the id must not stop the
-/// turn another tab waits for), another field, or a body that is not an object.
+/// id, or its turn once begun); `stop?waiting=<id>&withdraw=1` with `"withdraw": true` (that
+/// message only while it still waits: a turn of it that has begun is left to run). 422 for any
+/// other `waiting` (`null` too: a client that lost the id must not stop the turn another tab
+/// waits for), a `withdraw` that is not a boolean or comes without `waiting`, another field, or
+/// a body that is not an object.
 pub fn stop_path(body: &[u8]) -> AppResult<String> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok("stop".to_owned());
@@ -71,15 +74,31 @@ pub fn stop_path(body: &[u8]) -> AppResult<String> {
             "a Stop's body is a JSON object: `{}`, or `{\"waiting\": id}`",
         ));
     };
-    if let Some(field) = fields.keys().find(|field| *field != "waiting") {
+    if let Some(field) = fields
+        .keys()
+        .find(|f| !matches!(f.as_str(), "waiting" | "withdraw"))
+    {
         return Err(AppError::invalid_request(format!(
-            "unknown field `{field:.64}`, expected `waiting`"
+            "unknown field `{field:.64}`, expected `waiting` or `withdraw`"
         )));
     }
+    let withdraw = match fields.get("withdraw") {
+        None | Some(serde_json::Value::Bool(false)) => false,
+        Some(serde_json::Value::Bool(true)) => true,
+        Some(_) => {
+            return Err(AppError::invalid_request(
+                "invalid field `withdraw`: true or false",
+            ));
+        }
+    };
     match fields.get("waiting") {
+        None if withdraw => Err(AppError::invalid_request(
+            "`withdraw` takes a waiting message out of the line: name it with `waiting`",
+        )),
         None => Ok("stop".to_owned()),
         Some(serde_json::Value::String(waiting)) if ids::is_id(waiting) => {
-            Ok(format!("stop?waiting={waiting}"))
+            let only_waiting = if withdraw { "&withdraw=1" } else { "" };
+            Ok(format!("stop?waiting={waiting}{only_waiting}"))
         }
         Some(_) => Err(AppError::invalid_request(
             "invalid field `waiting`: not the id of a waiting message",

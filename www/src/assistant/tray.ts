@@ -62,7 +62,7 @@ export class Tray {
   /** The writing style of the answers (a style of the prompt sheet), kept by the conversation. */
   private readonly style = new StylePicker();
   /** The messages waiting at the server behind the running turn, from any tab. */
-  private readonly line = new WaitingLine((id) => this.stopWaiting(id), (content) => giveBack(this.input, content));
+  private readonly line = new WaitingLine((id) => this.withdraw(id), (content) => (giveBack(this.input, content), this.input.focus()), "stepwise.tray.waiting.v1");
   private readonly stopButton = h("button", { class: "btn secondary", type: "button", hidden: true, onclick: () => void this.stop() }, "Stop");
   private conversationId: string | null = localStorage.getItem(STORAGE_KEY);
   /** How far back this tab shows a conversation: the first message's index, and how many
@@ -189,6 +189,7 @@ export class Tray {
     this.generation++;
     this.setBusy(false);
     this.waitingId = null;
+    this.line.ownIs(null);
     this.stash = [];
     giveBack(this.input, this.queued.take());
   }
@@ -419,9 +420,10 @@ export class Tray {
     }
   }
 
-  /** Stops the message waiting at the server as `id` (from any tab): whether it was stopped. */
-  private async stopWaiting(id: string): Promise<boolean> {
-    const answer = await api<{ stopped: boolean }>("POST", `/api/assistant/conversations/${this.conversationId}/stop`, { waiting: id });
+  /** Takes this tab's message waiting at the server as `id` out of the line: whether it was
+   * still there. */
+  private async withdraw(id: string): Promise<boolean> {
+    const answer = await api<{ stopped: boolean }>("POST", `/api/assistant/conversations/${this.conversationId}/stop`, { waiting: id, withdraw: true });
     return answer.stopped;
   }
 
@@ -642,7 +644,16 @@ export class Tray {
   private async showHistory(): Promise<void> {
     this.artifacts.hidden = true;
     this.history.hidden = !this.history.hidden;
-    if (!this.history.hidden) await listConversations(this.history, (id) => ((this.history.hidden = true), void this.load(id)));
+    if (!this.history.hidden) await listConversations(this.history, (id) => ((this.history.hidden = true), void this.reopen(id)));
+  }
+
+  /** Shows conversation `id` from History: the one on screen is drawn anew, its running turn
+   * replayed by the live connection (this tab's own answer is then followed as any other). */
+  private async reopen(id: string): Promise<void> {
+    if (id !== this.conversationId) return this.load(id);
+    this.otherView();
+    await this.load(id);
+    this.live?.resume();
   }
 
   private newConversation(): void {

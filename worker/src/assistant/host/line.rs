@@ -1,12 +1,12 @@
-//! What the conversation's tabs are told of the waiting line: every change to it (a message
-//! queued, stopped, or taken out to begin) and every tab that joins gets the whole line as one
-//! `conversation:waiting` event, so a reloaded tab shows the message it sent before the reload
-//! still waiting (and can stop that one), and every other tab shows it too.
+//! The waiting line's Stops, and what the conversation's tabs are told of it: every change to it
+//! (a message queued, stopped, or taken out to begin) and every tab that joins gets the whole line
+//! as one `conversation:waiting` event, so a reloaded tab shows the message it sent before the
+//! reload still waiting (and can withdraw it), and every other tab shows it too.
 
 use stepwise_core::conversation::{ConversationEvent, WaitingMessage};
 use worker::{State, web_sys};
 
-use super::Host;
+use super::{Host, stopped_waiting, take_where};
 
 impl Host {
     /// The messages waiting behind the running turn, first to be answered first (a
@@ -45,5 +45,34 @@ impl Host {
     /// Tells one tab that joined the line as it is now.
     pub(super) fn tell_waiting(&self, ws: &web_sys::WebSocket, id: &str) {
         let _ = ws.send_with_str(&self.waiting_event(id).to_json());
+    }
+
+    /// Stops the message that waits as `waiting` (an assistant or a guided one): taken out of
+    /// the line, its stream ends with `stopped` (nothing of it ran); once its turn has begun,
+    /// that turn is stopped. False when there is no such message, or its turn ended.
+    pub fn stop_waiting(&self, waiting: &str) -> bool {
+        if self.withdraw_waiting(waiting) {
+            return true;
+        }
+        if let Some(beginning) = self.beginning.borrow_mut().as_mut()
+            && beginning.waiting == waiting
+        {
+            // An approved call being begun runs at most once, and is not stopped.
+            return beginning.stop.replace(true).is_some();
+        }
+        self.waited_as.borrow().as_deref() == Some(waiting) && self.stop()
+    }
+
+    /// Takes the message that waits as `waiting` out of the line (its stream ends with `stopped`:
+    /// nothing of it ran); false when it is not in the line (any more: its turn may have begun,
+    /// and is left to run).
+    pub fn withdraw_waiting(&self, waiting: &str) -> bool {
+        let taken = self
+            .take_queued(waiting)
+            .or_else(|| take_where(&self.guided, |g| g.id == waiting).map(|g| (g.sink, g.wire)));
+        taken.is_some_and(|(sink, mut wire)| {
+            stopped_waiting(&sink, &mut wire);
+            true
+        })
     }
 }
