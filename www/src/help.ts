@@ -111,8 +111,7 @@ export class HelpView implements Page {
    * names it). */
   private waitingId: string | null = null;
   /** The questions waiting at the server behind the running turn, from any tab. */
-  private readonly line = new WaitingLine(async (id) => (await api<{ stopped: boolean }>("POST", `/api/help/sessions/${this.sessionId}/stop`, { waiting: id, withdraw: true })).stopped,
-    (content) => (giveBack(this.input, content), this.input.focus()), "stepwise.help.waiting.v1");
+  private readonly line = new WaitingLine(async (id) => (await api<{ stopped: boolean }>("POST", `/api/help/sessions/${this.sessionId}/stop`, { waiting: id, withdraw: true })).stopped, this.input, "stepwise.help.waiting.v1");
   private generation = 0;
   /** The clarifying question waiting for an answer, and the messages shown (for the tray). */
   private question: Question | null = null;

@@ -6,6 +6,7 @@
 //! withdraws them, and gets them back there). The message whose stream this tab reads shows in
 //! its log already and is left out here.
 import { h, replace } from "./dom.js";
+import { giveBack } from "./queued.js";
 
 /** A waiting message as the server lists it. */
 export interface Waiting {
@@ -30,9 +31,9 @@ export class WaitingLine {
   private readonly listed = new Set<string>();
 
   /** `withdraw(id)`: asks the server to take the message waiting as `id` out of the line
-   * (whether it did); `back`: puts a withdrawn message's text back into the box; `key`: where
-   * the tab keeps the ids of its own waiting messages. */
-  constructor(private readonly withdraw: (id: string) => Promise<boolean>, private readonly back: (content: string) => void, private readonly key: string) {}
+   * (whether it did); `box`: where a withdrawn message goes back (it takes the focus after a
+   * Stop); `key`: where the tab keeps the ids of its own waiting messages. */
+  constructor(private readonly withdraw: (id: string) => Promise<boolean>, private readonly box: HTMLTextAreaElement, private readonly key: string) {}
 
   /** The line as the server says it is now (an event's `messages`, checked). */
   show(messages: unknown): void {
@@ -114,11 +115,13 @@ export class WaitingLine {
     this.notice.textContent = note;
     this.notice.hidden = !note;
     this.render();
+    // The item pressed has left the line (or is drawn anew): the box, not the page, keeps focus.
+    this.box.focus();
   }
 
   /** A withdrawn message: back into the box, out of the line until the server's new line. */
   private giveBack(message: Waiting): void {
-    this.back(message.content);
+    giveBack(this.box, message.content);
     this.messages = this.messages.filter((m) => m.id !== message.id);
   }
 }

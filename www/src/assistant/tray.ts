@@ -62,7 +62,7 @@ export class Tray {
   /** The writing style of the answers (a style of the prompt sheet), kept by the conversation. */
   private readonly style = new StylePicker();
   /** The messages waiting at the server behind the running turn, from any tab. */
-  private readonly line = new WaitingLine((id) => this.withdraw(id), (content) => (giveBack(this.input, content), this.input.focus()), "stepwise.tray.waiting.v1");
+  private readonly line = new WaitingLine((id) => this.withdraw(id), this.input, "stepwise.tray.waiting.v1");
   private readonly stopButton = h("button", { class: "btn secondary", type: "button", hidden: true, onclick: () => void this.stop() }, "Stop");
   private conversationId: string | null = localStorage.getItem(STORAGE_KEY);
   /** How far back this tab shows a conversation: the first message's index, and how many
