@@ -315,8 +315,18 @@ describe("live turns in the tray", () => {
     await second.reload();
     await described([first, second], () => lined(second).waitFor({ timeout: 10000 }));
     assert.equal(await second.locator(".tray-log .msg.user", { hasText: "Wait for me" }).count(), 0, "not in the log: it was not answered yet");
+    // The first Stop reaches the server but its answer is lost: the withdrawal, sent again,
+    // answers the same.
+    let lost = 0;
+    await second.route("**/stop", async (route) => {
+      if (lost++ > 0) return route.continue();
+      await route.fetch();
+      await route.abort("connectionreset");
+    });
     await lined(second).locator("button", { hasText: "Stop" }).click();
     await second.waitForFunction(() => document.querySelector("#assistant-input").value === "Wait for me", null, { timeout: 10000 });
+    assert.equal(lost, 2, "sent again once");
+    assert.ok(await second.locator(".waiting-line .error").isHidden(), "nothing to explain: it was withdrawn");
     assert.equal(await second.evaluate(() => document.activeElement?.id), "assistant-input", "the box, where the message went, has the focus");
     for (const page of [first, second]) await described([first, second], () => page.waitForSelector(".waiting-line", { state: "hidden", timeout: 10000 }));
     // The answer it waited for was not stopped, and nothing of the message was stored.

@@ -609,6 +609,8 @@ describe("live help-desk turns", () => {
     const stopped = await call("POST", `/api/help/sessions/${id}/stop`, { owner, body: { waiting: last.events[0].data.waiting, withdraw: true } });
     assert.deepEqual([stopped.status, stopped.json], [200, { stopped: true }]);
     assert.deepEqual((await last.done).map((e) => e.event), ["status", "stopped"]);
+    const again = await call("POST", `/api/help/sessions/${id}/stop`, { owner, body: { waiting: last.events[0].data.waiting, withdraw: true } });
+    assert.deepEqual(again.json, { stopped: true }, "a withdrawal sent again (its answer lost) answers the same");
     await until(() => line(tab)?.length === 3);
     assert.deepEqual(line(tab).map((m) => m.content), questions.slice(0, 3), "the stopped one left the line");
     // Each other is answered after the one before, as a turn of its own, on its own stream.

@@ -273,7 +273,7 @@ describe("live turns", () => {
     assert.deepEqual(secondEvents.map((e) => e.event), ["status", "stopped"]);
     await until(() => tab.line()?.length === 1);
     assert.deepEqual(tab.line(), both.slice(1), "the tabs are told it left the line");
-    assert.deepEqual((await stop({ waiting: second.waiting })).json, { stopped: false }, "it is gone");
+    assert.deepEqual((await stop({ waiting: second.waiting, withdraw: true })).json, { stopped: true }, "a withdrawal sent again (its answer lost) answers the same");
     assert.equal(running.events.at(-1)?.event === "stopped", false);
     // Once its turn has begun, a withdrawal leaves it to run; a Stop stops that turn.
     await until(() => third.events.some((e) => e.event === "text_delta"));

@@ -16,14 +16,14 @@ export interface Waiting {
 
 /** Most characters of a message the line shows (its first line); all of it goes back. */
 const PREVIEW_CHARS = 120;
+/** Wait before a withdrawal that got no answer is sent again, in ms. */
+const RETRY_MS = 500;
 /** Most ids of its own waiting messages a tab keeps. */
 const KEPT_IDS = 8;
 
 export class WaitingLine {
   readonly root = h("div", { class: "waiting-line", hidden: true, role: "status", "aria-label": "Messages waiting to be answered" });
   private readonly notice = h("p", { class: "error", hidden: true });
-  /** The message a note says still waits (offline): the note goes when it leaves the line. */
-  private stillWaits: string | null = null;
   private messages: Waiting[] = [];
   /** The message whose stream this tab reads (shown in its log), left out. */
   private reading: string | null = null;
@@ -33,14 +33,18 @@ export class WaitingLine {
   /** `withdraw(id)`: asks the server to take the message waiting as `id` out of the line
    * (whether it did); `box`: where a withdrawn message goes back (it takes the focus after a
    * Stop); `key`: where the tab keeps the ids of its own waiting messages. */
-  constructor(private readonly withdraw: (id: string) => Promise<boolean>, private readonly box: HTMLTextAreaElement, private readonly key: string) {}
+  constructor(private readonly withdraw: (id: string) => Promise<boolean>, private readonly box: HTMLTextAreaElement, private readonly key: string) {
+    // Typing again answers a note of the last Stop.
+    box.addEventListener("input", () => !this.notice.hidden && ((this.notice.hidden = true), this.render()));
+  }
 
   /** The line as the server says it is now (an event's `messages`, checked). */
   show(messages: unknown): void {
     this.messages = Array.isArray(messages) ? messages.filter((m): m is Waiting => typeof m?.id === "string" && typeof m?.content === "string") : [];
     // An own message listed before and gone now has left the line for good.
     const now = new Set(this.messages.map((m) => m.id));
-    if (this.stillWaits && !now.has(this.stillWaits)) (this.notice.hidden = true), (this.stillWaits = null);
+    // A note of the last Stop is about the line before this one.
+    this.notice.hidden = true;
     const own = this.own().filter((id) => now.has(id) || !this.listed.has(id));
     for (const id of own) if (now.has(id)) this.listed.add(id);
     this.keep(own);
@@ -60,7 +64,6 @@ export class WaitingLine {
     this.messages = [];
     this.reading = null;
     this.notice.hidden = true;
-    this.stillWaits = null;
     this.render();
   }
 
@@ -99,19 +102,25 @@ export class WaitingLine {
   private async stop(message: Waiting, button: HTMLButtonElement): Promise<void> {
     button.disabled = true;
     this.notice.hidden = true;
-    this.stillWaits = null;
     let note = "";
-    try {
-      if (await this.withdraw(message.id)) this.giveBack(message);
-      else note = "Its answer has begun: it is no longer waiting (Stop beside Send stops the answer).";
-    } catch (error) {
-      // Offline, Stop never left; otherwise it may have been carried out with its answer lost:
-      // the message comes back rather than be lost, and may still be answered.
-      if (!navigator.onLine) (note = `${(error as Error).message} Stop was not sent: the message still waits.`), (this.stillWaits = message.id);
-      else (this.giveBack(message), (note = "Stop got no answer: the message is back in the box, and is still answered if Stop did not reach the server."));
-    } finally {
-      button.disabled = false;
+    let withdrawn: boolean | null = null;
+    // A withdrawal sent again answers the same (the server remembers it): one whose answer was
+    // lost is asked once more before anything is said.
+    for (let attempt = 0; attempt < 2 && withdrawn === null; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+      withdrawn = await this.withdraw(message.id).catch((error: Error) => ((note = error.message), null));
+      if (!navigator.onLine) break;
     }
+    if (withdrawn) (this.giveBack(message), (note = ""));
+    else if (withdrawn === false) note = "Its answer has begun: it is no longer waiting (Stop beside Send stops the answer).";
+    else if (!navigator.onLine) note = `${note} Stop was not sent: the message still waits.`;
+    else {
+      // It may have been withdrawn with both answers lost: it comes back rather than be lost, and
+      // the line (told again when the connection is back) shows whether it still waits.
+      giveBack(this.box, message.content);
+      note = "Stop got no answer: the message is back in the box, and is still answered if it is listed here.";
+    }
+    button.disabled = false;
     this.notice.textContent = note;
     this.notice.hidden = !note;
     this.render();

@@ -287,6 +287,8 @@ pub struct Host {
     /// Resumed turns being begun or run, each until its sender is dropped: a waiting message
     /// whose turn could not begin because one of them took the lease waits for them.
     resumes: Rc<RefCell<Vec<oneshot::Receiver<()>>>>,
+    /// The ids of the messages withdrawn last, oldest first (`host/line.rs`).
+    withdrawn: Rc<RefCell<VecDeque<String>>>,
 }
 
 /// A waiting message whose turn is being begun, for a Stop that names it meanwhile.
@@ -572,6 +574,7 @@ impl Host {
             waited_as: self.waited_as.clone(),
             beginning: self.beginning.clone(),
             resumes: self.resumes.clone(),
+            withdrawn: self.withdrawn.clone(),
         }
     }
 

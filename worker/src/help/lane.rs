@@ -26,6 +26,9 @@ use crate::platform::sse::{EventSink, stream_response};
 /// Most messages that wait behind a running turn.
 pub const MAX_WAITING: usize = 4;
 
+/// Withdrawn questions whose ids are remembered.
+const REMEMBERED_WITHDRAWALS: usize = 16;
+
 /// A streamed message waiting for its turn, its id (for a Stop) and its client's stream.
 struct Waiting {
     id: String,
@@ -44,6 +47,9 @@ type Next = (
 pub struct Lane {
     run: RefCell<Option<Rc<HelpRun>>>,
     waiting: RefCell<VecDeque<Waiting>>,
+    /// The ids of the questions withdrawn last, oldest first: a withdrawal sent again answers
+    /// the same.
+    withdrawn: RefCell<VecDeque<String>>,
     /// The object's state, which holds the watching tabs' sockets.
     tabs: DurableObjectState,
 }
@@ -54,6 +60,7 @@ impl Lane {
         Lane {
             run: RefCell::new(None),
             waiting: RefCell::new(VecDeque::new()),
+            withdrawn: RefCell::new(VecDeque::new()),
             tabs,
         }
     }
@@ -157,7 +164,12 @@ impl Lane {
     /// Takes the message that waits as `id` out of the line (its stream ends with `stopped`:
     /// nothing of it ran); false when it is not in the line (any more: its turn may have begun,
     /// and is left to run).
+    /// A question withdrawn already answers `true` again (a client whose answer was lost asks
+    /// again).
     pub fn withdraw(&self, id: &str) -> bool {
+        if self.withdrawn.borrow().iter().any(|w| w == id) {
+            return true;
+        }
         let taken = {
             let mut waiting = self.waiting.borrow_mut();
             let at = waiting.iter().position(|w| w.id == id);
@@ -169,6 +181,11 @@ impl Lane {
         let stopped = json!({ "type": "stopped", "message": "" });
         sink.write(frame_without_id("stopped", &stopped).as_bytes());
         self.tell(&self.line());
+        let mut withdrawn = self.withdrawn.borrow_mut();
+        if withdrawn.len() == REMEMBERED_WITHDRAWALS {
+            withdrawn.pop_front();
+        }
+        withdrawn.push_back(id.to_owned());
         true
     }
 
