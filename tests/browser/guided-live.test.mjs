@@ -239,9 +239,12 @@ describe("a guided conversation open in two tabs", () => {
     await whenLines(second, 8);
     assert.ok(await second.locator("#chat-input").isDisabled(), "the new tab waits for the other tab's answer: nothing to queue there");
     assert.ok(await first.locator("#chat-input").isEnabled(), "the tab that sent it may queue a message");
-    // The first tab's reload still joins the turn as its own.
+    // The first tab's reload still joins the turn as its own: it may queue a message there.
     await first.reload();
     await first.locator(".chat-layout .log .msg.user", { hasText: "Tell me more" }).waitFor({ timeout: 20000 });
+    await first.locator(".chat-layout .log .msg.assistant[aria-busy]").waitFor();
+    assert.ok(await first.locator("#chat-input").isEnabled(), "its own answer, joined again");
+    assert.ok(await second.locator("#chat-input").isDisabled(), "still the other tab's here");
     for (const page of [first, second]) await whenIdle(page);
     const logOf = (page) => page.locator(".chat-layout .log .msg").evaluateAll((all) => all.map((m) => `${m.className.includes("user") ? "user" : "assistant"}: ${m.textContent.trim().slice(0, 40)}`));
     assert.deepEqual(await logOf(second), await logOf(first), "both tabs show the same conversation");

@@ -93,7 +93,13 @@ describe("live help-desk turns on the Help page", () => {
     third.on("pageerror", (error) => errors.push(error.message));
     await third.goto(`${stack.base}/#help`);
     await third.locator(".help-log .msg.user", { hasText: asked }).waitFor({ timeout: 20000 });
+    // The turn kept for a reload is the asking tab's, whichever tabs follow it.
+    const keptBy = () => first.evaluate(() => JSON.parse(localStorage.getItem("stepwise.help.running.v1") ?? "null")?.tab);
+    const firstTab = await first.evaluate(() => sessionStorage.getItem("stepwise.tab.v1"));
+    assert.equal(await keptBy(), firstTab, "kept for the tab that asked");
     await first.reload();
+    await first.locator(".help-log .msg.user", { hasText: asked }).waitFor({ timeout: 20000 });
+    assert.equal(await keptBy(), firstTab, "joined again as its own, and kept for it");
     for (const page of [first, third]) {
       await page.locator(".help-log .msg.assistant").nth(1).waitFor({ timeout: 30000 });
       await page.waitForSelector("#help-input:not([disabled])");

@@ -310,6 +310,7 @@ describe("live turns in the tray", () => {
     await described([first, second], () => lined(first).waitFor({ timeout: 10000 }));
     assert.match(await lined(first).innerText(), /sent in another tab/);
     assert.equal(await lined(first).locator("button").count(), 0, "another tab's message is withdrawn in its own tab");
+    await second.waitForTimeout(500); // its line came to both tabs at once
     assert.equal(await lined(second).count(), 0, "the tab whose stream waits shows it in its log, not twice");
     // Reloaded, the tab that sent it shows it waiting, with a Stop of its own.
     await second.reload();
@@ -335,6 +336,7 @@ describe("live turns in the tray", () => {
     await second.reload();
     await whenWhole(second);
     assert.equal(await second.locator(".tray-log .msg.user", { hasText: "Wait for me" }).count(), 0);
+    assert.equal(await second.inputValue("#assistant-input"), "Wait for me", "the message given back is still in the box after a reload");
     assert.ok(await second.locator(".waiting-line").isHidden());
     assert.deepEqual(errors, []);
     await context.close();

@@ -228,7 +228,7 @@ describe("live guided turns", () => {
     const fourth = await api.post(owner, "Never mind", { ...from, turns: from.turns + 2 });
     assert.match(fourth.waiting ?? "", /^[0-9a-f]{32}$/);
     await until(() => line()?.length === 1);
-    assert.deepEqual(line(), [{ id: fourth.waiting, content: "Never mind" }]);
+    assert.deepEqual(line(), [{ id: fourth.waiting, content: "Never mind", action: false }]);
     const refused = await api.stop(owner, from.id, undefined, { waiting: fourth.waiting });
     assert.equal(refused.status, 403, "a guided Stop needs the conversation's token");
     const stopped = await api.stop(owner, from.id, from.token, { waiting: fourth.waiting });

@@ -246,7 +246,7 @@ describe("live turns", () => {
     const third = await api.post(owner, { message: "The third question", conversation_id: id });
     assert.match(second.waiting ?? "", /^[0-9a-f]{32}$/, "a waiting message's stream is named");
     assert.notEqual(second.waiting, third.waiting);
-    const both = [{ id: second.waiting, content: "The second question" }, { id: third.waiting, content: "The third question" }];
+    const both = [{ id: second.waiting, content: "The second question", action: false }, { id: third.waiting, content: "The third question", action: false }];
     await until(() => tab.line()?.length === 2);
     assert.deepEqual(tab.line(), both, "a watching tab is told each message queued, in order");
     // A tab that joins (a reload) is told the line after it caught up.
@@ -258,6 +258,19 @@ describe("live turns", () => {
     const types = reloaded.seen.map((e) => e.type);
     assert.ok(types.indexOf("conversation:caught_up") < types.indexOf("conversation:waiting"), types.join());
     const stop = (body, who = owner) => api.call("POST", `/api/assistant/conversations/${id}/stop`, { owner: who, body });
+    // A server action waiting is listed as one (withdrawn, its button is pressed again).
+    const action = await fetch(`${stack.base}/api/assistant/actions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream", ...asOwner(owner) },
+      body: JSON.stringify({ conversation_id: id, action: "start_research", label: "Research it", target: "How do EGFR inhibitors lose efficacy?", context }),
+    });
+    assert.equal(action.status, 200);
+    const actionWaits = action.headers.get("x-stepwise-waiting");
+    await until(() => tab.line()?.length === 3);
+    assert.deepEqual(tab.line()[2], { id: actionWaits, content: "Research it", action: true });
+    assert.deepEqual((await stop({ waiting: actionWaits, withdraw: true })).json, { stopped: true });
+    assert.match(await action.text(), /event: stopped/);
+    await until(() => tab.line()?.length === 2);
     for (const body of [{ waiting: "not an id" }, { waiting: null }, { waiting: 7 }, { turn: 1 }, [second.waiting], [], { withdraw: true }, { waiting: second.waiting, withdraw: "yes" }]) {
       const bad = await stop(body);
       assert.deepEqual([bad.status, bad.json.error.code], [422, "invalid_request"], `${JSON.stringify(body)}: nothing is stopped for it`);

@@ -5,13 +5,16 @@
 import { authHeaders } from "./owner.js";
 import { fetchWithChallenge } from "./turnstile.js";
 
+/** The message of a call's `Error` when the server was not reached (or its answer was lost). */
+export const CONNECTION_LOST = "The connection was lost.";
+
 /** Calls `path`; `null` for 204. */
 export async function api<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
   let response: Response;
   try {
     response = await fetchWithChallenge(path, { method, headers: authHeaders({ "content-type": "application/json", ...headers }), body: body === undefined ? undefined : JSON.stringify(body) });
   } catch {
-    throw new Error("The connection was lost.");
+    throw new Error(CONNECTION_LOST);
   }
   if (response.status === 204) return null as T;
   const json = await response.json().catch(() => null);

@@ -60,7 +60,18 @@ export function remember(running: Running): void {
 
 /** Forgets the turn: it ended, and this page saw how. */
 export function forget(): void {
-  localStorage.removeItem(RUNNING_KEY);
+  // Another tab's record (a turn this tab only follows) is that tab's to forget.
+  const tab = readRunning()?.tab;
+  if (!tab || tab === tabId()) localStorage.removeItem(RUNNING_KEY);
+}
+
+/** The kept turn as stored, if any. */
+function readRunning(): Running | null {
+  try {
+    return JSON.parse(localStorage.getItem(RUNNING_KEY) ?? "null");
+  } catch {
+    return null;
+  }
 }
 
 /** Whether a page before the reload was reading a turn (kept until {@link recall}). */
@@ -71,14 +82,10 @@ export function pendingRejoin(): boolean {
 /** The turn a page before the reload was reading, if any, and whether that page was this tab
  * (read once: this tab's is forgotten; another tab's is left for that tab's reload). */
 export function recall(): { running: Running; own: boolean } | null {
-  let running: Running | null = null;
-  try {
-    running = JSON.parse(localStorage.getItem(RUNNING_KEY) ?? "null");
-  } catch {
-    /* a corrupt entry joins nothing */
-  }
+  // A corrupt entry joins nothing.
+  const running = readRunning();
   const own = !running?.tab || running.tab === tabId();
-  if (own) forget();
+  if (own) localStorage.removeItem(RUNNING_KEY);
   return running && typeof running.conversation_id === "string" && typeof running.token === "string" ? { running, own } : null;
 }
 

@@ -11,7 +11,7 @@ import { fetchWithChallenge } from "./turnstile.js";
 import type { Page } from "./page.js";
 import { Ended, forget, join, Lost, pendingRejoin, recall, remember, requestStop, Stopped, TurnReader, type LiveChoices, type Running } from "./chat-live.js";
 import { confirmRestart } from "./chat-restart.js";
-import { QueuedMessage, giveBack } from "./queued.js";
+import { QueuedMessage, giveBack, keepDraft } from "./queued.js";
 import { OtherTabs } from "./chat-tabs.js";
 import { changedNote, finishedControls, reviewSummary } from "./chat-review.js";
 import { label, readableError, shownValue } from "./chat-text.js";
@@ -99,6 +99,7 @@ export class ChatView implements Page {
     replace(parent, this.root);
     this.render();
     // A message that waited when this tab was reloaded was never sent: it goes back into the box.
+    keepDraft(this.input, "stepwise.chat.draft.v1");
     giveBack(this.input, this.queued.restored());
     if (this.state.conversation_id && this.state.token) await this.resume();
     if (this.state.stream_id) await this.refreshSavedStream();
@@ -194,6 +195,8 @@ export class ChatView implements Page {
     // A message that waited goes back into the box (the conversation it was for is gone).
     giveBack(this.input, this.queued.take());
     this.running = null;
+    // A turn of another tab that this one followed goes on there, unseen here.
+    this.watching = this.rejoining = false;
     this.setBusy(false);
     forget();
     localStorage.removeItem(STORAGE_KEY);
@@ -631,11 +634,9 @@ export class ChatView implements Page {
    * just ended it): its answer streams on where it was. A turn another tab reads (this tab opened
    * while it runs) streams here too, as that tab's: this one waits for it to end. */
   private async rejoin(): Promise<void> {
-    const recalled = recall();
-    const running = recalled?.running;
+    const { running, own } = recall() ?? {};
     // A turn of this page's conversation, or the first turn of a new one.
     if (!running || (this.state.conversation_id && running.conversation_id !== this.state.conversation_id)) return;
-    const own = recalled.own;
     const response = await join(running);
     if (!response || response.status !== 200 || !response.body) {
       // It ended between the snapshot read on mount and this join (a first turn's conversation
@@ -656,7 +657,7 @@ export class ChatView implements Page {
     let lost = false;
     let failed = false;
     try {
-      const complete = await new TurnReader(bubble, (live) => this.renderLive(live)).read(response.body, running);
+      const complete = await new TurnReader(bubble, (live) => generation === this.generation && this.renderLive(live)).read(response.body, running);
       if (generation === this.generation) this.apply(message, complete, bubble);
     } catch (error) {
       if (generation !== this.generation) return;

@@ -18,7 +18,7 @@ import { authHeaders } from "./owner.js";
 import type { Page } from "./page.js";
 import { readSse } from "./sse.js";
 import { fetchWithChallenge } from "./turnstile.js";
-import { QueuedMessage, giveBack } from "./queued.js";
+import { QueuedMessage, giveBack, keepDraft } from "./queued.js";
 import { WaitingLine } from "./waiting-line.js";
 import { tabId } from "./tab.js";
 
@@ -158,6 +158,7 @@ export class HelpView implements Page {
     });
     window.addEventListener("storage", this.onStorage);
     // A question that waited when this tab was reloaded was never sent: it goes back into the box.
+    keepDraft(this.input, "stepwise.help.draft.v1");
     giveBack(this.input, this.queued.restored());
     if (this.sessionId) await this.resume(this.sessionId);
     this.watch(this.sessionId);
@@ -372,7 +373,8 @@ export class HelpView implements Page {
     this.ownTurn = own;
     this.waitingId = null;
     const running = { session_id: session, message, turn: 0, waited: false };
-    const keep = () => session && localStorage.setItem(RUNNING_KEY, JSON.stringify({ ...running, tab: tabId() }));
+    // Only this tab's own question is kept for its reload (another tab's is that tab's record).
+    const keep = () => session && own && localStorage.setItem(RUNNING_KEY, JSON.stringify({ ...running, tab: tabId() }));
     keep();
     let lost = false;
     let unanswered = false;
@@ -388,7 +390,7 @@ export class HelpView implements Page {
       if (generation === this.generation) await this.unanswered(error as Error, own ? message : "");
     } finally {
       if (generation === this.generation) {
-        if (!lost) localStorage.removeItem(RUNNING_KEY);
+        if (!lost && own) localStorage.removeItem(RUNNING_KEY);
         this.turnSession = null;
         this.waitingId = null;
         this.line.ownIs(null);

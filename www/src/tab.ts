@@ -7,6 +7,7 @@ const TAB_KEY = "stepwise.tab.v1";
 /** This tab's id. */
 export function tabId(): string {
   let id = sessionStorage.getItem(TAB_KEY);
-  if (!id) sessionStorage.setItem(TAB_KEY, (id = crypto.randomUUID()));
+  // `getRandomValues`, not `randomUUID`: the latter exists only on https and localhost.
+  if (!id) sessionStorage.setItem(TAB_KEY, (id = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("")));
   return id;
 }

@@ -5,6 +5,7 @@
 //! still waits and puts it back into the box; those of other tabs are listed only (their own tab
 //! withdraws them, and gets them back there). The message whose stream this tab reads shows in
 //! its log already and is left out here.
+import { CONNECTION_LOST } from "./api.js";
 import { h, replace } from "./dom.js";
 import { giveBack } from "./queued.js";
 
@@ -12,6 +13,8 @@ import { giveBack } from "./queued.js";
 export interface Waiting {
   id: string;
   content: string;
+  /** An action or an approved call: withdrawn, its button is pressed again. */
+  action?: boolean;
 }
 
 /** Most characters of a message the line shows (its first line); all of it goes back. */
@@ -27,24 +30,26 @@ export class WaitingLine {
   private messages: Waiting[] = [];
   /** The message whose stream this tab reads (shown in its log), left out. */
   private reading: string | null = null;
-  /** Ids of this tab's own messages listed so far (the others are kept until they are). */
+  /** Ids of this tab's own messages listed so far in the conversation shown (the others are kept
+   * until they are). */
   private readonly listed = new Set<string>();
+  /** Counts the conversations shown: a Stop's answer for one no longer shown is dropped. */
+  private generation = 0;
 
   /** `withdraw(id)`: asks the server to take the message waiting as `id` out of the line
    * (whether it did); `box`: where a withdrawn message goes back (it takes the focus after a
    * Stop); `key`: where the tab keeps the ids of its own waiting messages. */
   constructor(private readonly withdraw: (id: string) => Promise<boolean>, private readonly box: HTMLTextAreaElement, private readonly key: string) {
-    // Typing again answers a note of the last Stop.
+    // A note of the last Stop stays until the next one, a keystroke in the box, or another
+    // conversation (it may come just before the line that it explains, or just after).
     box.addEventListener("input", () => !this.notice.hidden && ((this.notice.hidden = true), this.render()));
   }
 
   /** The line as the server says it is now (an event's `messages`, checked). */
   show(messages: unknown): void {
-    this.messages = Array.isArray(messages) ? messages.filter((m): m is Waiting => typeof m?.id === "string" && typeof m?.content === "string") : [];
+    this.messages = Array.isArray(messages) ? messages.filter((m): m is Waiting => typeof m?.id === "string" && typeof m?.content === "string").map((m) => ({ id: m.id, content: m.content, action: m.action === true })) : [];
     // An own message listed before and gone now has left the line for good.
     const now = new Set(this.messages.map((m) => m.id));
-    // A note of the last Stop is about the line before this one.
-    this.notice.hidden = true;
     const own = this.own().filter((id) => now.has(id) || !this.listed.has(id));
     for (const id of own) if (now.has(id)) this.listed.add(id);
     this.keep(own);
@@ -63,6 +68,8 @@ export class WaitingLine {
   clear(): void {
     this.messages = [];
     this.reading = null;
+    this.listed.clear();
+    this.generation++;
     this.notice.hidden = true;
     this.render();
   }
@@ -100,20 +107,26 @@ export class WaitingLine {
   }
 
   private async stop(message: Waiting, button: HTMLButtonElement): Promise<void> {
+    const generation = this.generation;
     button.disabled = true;
     this.notice.hidden = true;
     let note = "";
     let withdrawn: boolean | null = null;
     // A withdrawal sent again answers the same (the server remembers it): one whose answer was
-    // lost is asked once more before anything is said.
-    for (let attempt = 0; attempt < 2 && withdrawn === null; attempt++) {
+    // lost is asked once more before anything is said. A refusal (an error status) is final.
+    for (let attempt = 0; attempt < 2 && withdrawn === null && !note; attempt++) {
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
-      withdrawn = await this.withdraw(message.id).catch((error: Error) => ((note = error.message), null));
+      if (generation !== this.generation) return;
+      withdrawn = await this.withdraw(message.id).catch((error: Error) => ((note = error.message === CONNECTION_LOST ? "" : error.message), null));
       if (!navigator.onLine) break;
     }
-    if (withdrawn) (this.giveBack(message), (note = ""));
+    // Another conversation is shown now: its line is not this one.
+    if (generation !== this.generation) return;
+    if (withdrawn) note = this.giveBack(message);
     else if (withdrawn === false) note = "Its answer has begun: it is no longer waiting (Stop beside Send stops the answer).";
-    else if (!navigator.onLine) note = `${note} Stop was not sent: the message still waits.`;
+    else if (note) note = `Not withdrawn: ${note}`;
+    else if (!navigator.onLine) note = `${CONNECTION_LOST} Stop was not sent: the message still waits.`;
+    else if (message.action) note = "Stop got no answer: the line shows whether it still waits.";
     else {
       // It may have been withdrawn with both answers lost: it comes back rather than be lost, and
       // the line (told again when the connection is back) shows whether it still waits.
@@ -128,9 +141,12 @@ export class WaitingLine {
     this.box.focus();
   }
 
-  /** A withdrawn message: back into the box, out of the line until the server's new line. */
-  private giveBack(message: Waiting): void {
-    giveBack(this.box, message.content);
+  /** A withdrawn message: back into the box (an action's button is pressed again instead), out
+   * of the line until the server's new line; what to say of it. */
+  private giveBack(message: Waiting): string {
     this.messages = this.messages.filter((m) => m.id !== message.id);
+    if (message.action) return `"${message.content.slice(0, PREVIEW_CHARS)}" was withdrawn: press its button again to ask for it.`;
+    giveBack(this.box, message.content);
+    return "";
   }
 }

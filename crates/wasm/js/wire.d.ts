@@ -1450,6 +1450,11 @@ export type UserAction = {
 };
 /** A message waiting behind the running turn, as its conversation's tabs see it. */
 export interface WaitingMessage {
+  /**
+   * It asks for an action or an approved call, not a typed message: withdrawn, its button is
+   * pressed again (its label is not something to send).
+   */
+  action: boolean;
   /** What it says: the message, or the label of the action it asks for. */
   content: string;
   /**

@@ -116,7 +116,7 @@ impl Lane {
         let waiting = self.waiting.borrow();
         let messages: Vec<Value> = waiting
             .iter()
-            .map(|w| json!({ "id": w.id, "content": w.order.message }))
+            .map(|w| json!({ "id": w.id, "content": w.order.message, "action": false }))
             .collect();
         json!({ "type": "help:waiting", "messages": messages })
     }

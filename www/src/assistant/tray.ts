@@ -23,7 +23,7 @@
 
 import { resolveChat, type Approval, type AssistantConversation, type AssistantResponse, type CardOutcome, type CardState, type ChatContext, type ChatRegistryJson, type StreamEvent, type SuggestedAction } from "../../../crates/wasm/pkg/stepwise.js";
 import { api } from "../api.js";
-import { QueuedMessage, giveBack } from "../queued.js";
+import { QueuedMessage, giveBack, keepDraft } from "../queued.js";
 import { WaitingLine } from "../waiting-line.js";
 import { h, replace } from "../dom.js";
 import { authHeaders } from "../owner.js";
@@ -131,6 +131,7 @@ export class Tray {
     void this.style.load();
     // A message that waited for an answer when this tab was reloaded was never sent: it goes
     // back into the box.
+    keepDraft(this.input, "stepwise.tray.draft.v1");
     giveBack(this.input, this.queued.restored());
     if (this.conversationId) await this.load(this.conversationId);
   }

@@ -152,6 +152,9 @@ pub struct WaitingMessage {
     pub id: String,
     /// What it says: the message, or the label of the action it asks for.
     pub content: String,
+    /// It asks for an action or an approved call, not a typed message: withdrawn, its button is
+    /// pressed again (its label is not something to send).
+    pub action: bool,
 }
 
 impl ConversationEvent {

@@ -18,9 +18,11 @@ impl Host {
         let assistant = self.queue.borrow();
         let guided = self.guided.borrow();
         let assistant = assistant.iter().map(|queued| queued.shown());
+        // A guided action (a chip, Skip) is its message too: sent again as typed, it is the same.
         let guided = guided.iter().map(|waiting| WaitingMessage {
             id: waiting.id.clone(),
             content: waiting.order.request.message.clone(),
+            action: false,
         });
         assistant.chain(guided).collect()
     }

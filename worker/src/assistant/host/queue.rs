@@ -12,7 +12,7 @@ use worker::worker_sys::DurableObjectState;
 use worker::{Env, Response, State};
 
 use super::{Host, Running, not_begun, stopped_waiting, take_where, waiting_stream};
-use crate::assistant::turn::AssistantTurn;
+use crate::assistant::turn::{Ask, AssistantTurn};
 use crate::assistant::{Asked, log_header, prepare};
 use crate::platform::error::AppResult;
 use crate::platform::live::TurnLog;
@@ -37,6 +37,7 @@ impl Queued {
         WaitingMessage {
             id: self.id.clone(),
             content: self.asked.title.clone(),
+            action: !matches!(self.asked.ask, Ask::Message(_)),
         }
     }
 }
