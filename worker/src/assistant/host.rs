@@ -37,7 +37,7 @@ use crate::platform::output::Output;
 use crate::platform::owner::Owner;
 use crate::platform::settings::var;
 use crate::platform::sse::EventSink;
-use crate::platform::stop::{WAITING_HEADER, stop_path};
+use crate::platform::stop::{WAITING_HEADER, Withdrawn, stop_path};
 use crate::platform::url_parts::seen_event;
 use crate::platform::{body, ids, objects};
 
@@ -288,7 +288,7 @@ pub struct Host {
     /// whose turn could not begin because one of them took the lease waits for them.
     resumes: Rc<RefCell<Vec<oneshot::Receiver<()>>>>,
     /// The ids of the messages withdrawn last, oldest first (`host/line.rs`).
-    withdrawn: Rc<RefCell<VecDeque<String>>>,
+    withdrawn: Rc<Withdrawn>,
 }
 
 /// A waiting message whose turn is being begun, for a Stop that names it meanwhile.

@@ -22,12 +22,10 @@ use crate::platform::error::{AppError, AppResult};
 use crate::platform::ids::random_id;
 use crate::platform::settings::var;
 use crate::platform::sse::{EventSink, stream_response};
+use crate::platform::stop::Withdrawn;
 
 /// Most messages that wait behind a running turn.
 pub const MAX_WAITING: usize = 4;
-
-/// Withdrawn questions whose ids are remembered.
-const REMEMBERED_WITHDRAWALS: usize = 16;
 
 /// A streamed message waiting for its turn, its id (for a Stop) and its client's stream.
 struct Waiting {
@@ -47,9 +45,8 @@ type Next = (
 pub struct Lane {
     run: RefCell<Option<Rc<HelpRun>>>,
     waiting: RefCell<VecDeque<Waiting>>,
-    /// The ids of the questions withdrawn last, oldest first: a withdrawal sent again answers
-    /// the same.
-    withdrawn: RefCell<VecDeque<String>>,
+    /// The questions withdrawn lately: a withdrawal sent again answers the same.
+    withdrawn: Withdrawn,
     /// The object's state, which holds the watching tabs' sockets.
     tabs: DurableObjectState,
 }
@@ -60,7 +57,7 @@ impl Lane {
         Lane {
             run: RefCell::new(None),
             waiting: RefCell::new(VecDeque::new()),
-            withdrawn: RefCell::new(VecDeque::new()),
+            withdrawn: Withdrawn::default(),
             tabs,
         }
     }
@@ -167,7 +164,7 @@ impl Lane {
     /// A question withdrawn already answers `true` again (a client whose answer was lost asks
     /// again).
     pub fn withdraw(&self, id: &str) -> bool {
-        if self.withdrawn.borrow().iter().any(|w| w == id) {
+        if self.withdrawn.has(id) {
             return true;
         }
         let taken = {
@@ -181,11 +178,7 @@ impl Lane {
         let stopped = json!({ "type": "stopped", "message": "" });
         sink.write(frame_without_id("stopped", &stopped).as_bytes());
         self.tell(&self.line());
-        let mut withdrawn = self.withdrawn.borrow_mut();
-        if withdrawn.len() == REMEMBERED_WITHDRAWALS {
-            withdrawn.pop_front();
-        }
-        withdrawn.push_back(id.to_owned());
+        self.withdrawn.remember(id);
         true
     }
 

@@ -3,6 +3,7 @@
 //! route, which may name one waiting message instead ([`stop_path`]).
 
 use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -103,5 +104,29 @@ pub fn stop_path(body: &[u8]) -> AppResult<String> {
         Some(_) => Err(AppError::invalid_request(
             "invalid field `waiting`: not the id of a waiting message",
         )),
+    }
+}
+
+/// Waiting messages withdrawn last (their ids, at most [`Withdrawn::REMEMBERED`]), so that a
+/// withdrawal sent again (its client's answer was lost) answers as the first did.
+#[derive(Default)]
+pub struct Withdrawn(RefCell<VecDeque<String>>);
+
+impl Withdrawn {
+    /// How many are remembered.
+    const REMEMBERED: usize = 16;
+
+    /// Whether the message that waited as `id` was withdrawn lately.
+    pub fn has(&self, id: &str) -> bool {
+        self.0.borrow().iter().any(|withdrawn| withdrawn == id)
+    }
+
+    /// Remembers that the message that waited as `id` was withdrawn (forgetting the oldest).
+    pub fn remember(&self, id: &str) {
+        let mut withdrawn = self.0.borrow_mut();
+        if withdrawn.len() == Self::REMEMBERED {
+            withdrawn.pop_front();
+        }
+        withdrawn.push_back(id.to_owned());
     }
 }

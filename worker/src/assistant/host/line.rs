@@ -8,9 +8,6 @@ use worker::{State, web_sys};
 
 use super::{Host, stopped_waiting, take_where};
 
-/// Withdrawn messages whose ids are remembered, so that a withdrawal sent again answers the same.
-const REMEMBERED_WITHDRAWALS: usize = 16;
-
 impl Host {
     /// The messages waiting behind the running turn, first to be answered first (a
     /// conversation's line holds assistant messages or guided ones, never both).
@@ -70,11 +67,10 @@ impl Host {
 
     /// Takes the message that waits as `waiting` out of the line (its stream ends with `stopped`:
     /// nothing of it ran); false when it is not in the line (any more: its turn may have begun,
-    /// and is left to run).
-    /// A message withdrawn already answers `true` again (a client whose answer was lost asks
-    /// again).
+    /// and is left to run). A message withdrawn lately answers `true` again (a client whose
+    /// answer was lost asks again).
     pub fn withdraw_waiting(&self, waiting: &str) -> bool {
-        if self.withdrawn.borrow().iter().any(|id| id == waiting) {
+        if self.withdrawn.has(waiting) {
             return true;
         }
         let taken = self
@@ -82,11 +78,7 @@ impl Host {
             .or_else(|| take_where(&self.guided, |g| g.id == waiting).map(|g| (g.sink, g.wire)));
         taken.is_some_and(|(sink, mut wire)| {
             stopped_waiting(&sink, &mut wire);
-            let mut withdrawn = self.withdrawn.borrow_mut();
-            if withdrawn.len() == REMEMBERED_WITHDRAWALS {
-                withdrawn.pop_front();
-            }
-            withdrawn.push_back(waiting.to_owned());
+            self.withdrawn.remember(waiting);
             true
         })
     }
