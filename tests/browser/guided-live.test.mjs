@@ -5,7 +5,8 @@
 // marked stopped, and the conversation takes the next message. A connection that breaks mid-answer
 // is joined again where it broke off; Start over during a first turn stops it. With the
 // conversation open in two tabs, a turn sent in one streams in the other, and Stop in either
-// stops it in both; a tab opened while an answer streams follows it as the other tab's. A message typed while the answer streams waits, shown as queued, and is
+// stops it in both; a tab opened while an answer streams follows it as the other tab's; a socket that lags
+// behind the page's own stream shows its turn once. A message typed while the answer streams waits, shown as queued, and is
 // answered right after; behind an answer that fails, or across a Start over, it goes back into the
 // box instead.
 import { after, before, describe, test } from "node:test";
@@ -250,6 +251,36 @@ describe("a guided conversation open in two tabs", () => {
     assert.deepEqual(await logOf(second), await logOf(first), "both tabs show the same conversation");
     assert.equal(await second.locator(".chat-layout .log .msg.user", { hasText: "Tell me more" }).count(), 1);
     assert.equal(linesOf(await answers(second).last().textContent()), LINES);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("a live connection that lags behind the answer's own stream shows the answer once, and its chips enabled", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    // Every message of the conversation's WebSocket reaches the page 1.5 s late: the page's own
+    // turn has ended on its stream before the socket says it began.
+    await page.routeWebSocket(/\/ws$/, (ws) => {
+      const server = ws.connectToServer();
+      server.onMessage((message) => setTimeout(() => ws.send(message), 1500));
+    });
+    stack.fake.script(() => ({ reply: "Noted.\nEXTRACTED_DATA: purpose=Track rivals\nWhich business goals?\nSUGGESTIONS: Spot launches early, Find partners\n" }));
+    await page.goto(stack.base + "/#chat");
+    await page.fill("#chat-input", "Track rivals");
+    await page.press("#chat-input", "Enter");
+    await whenIdle(page);
+    await page.waitForTimeout(500); // the socket is open
+    stack.fake.script(() => ({ reply: "Good.\nEXTRACTED_DATA: business_goals=Find partners\nWhat type of stream is this?\nSUGGESTIONS: competitive, scientific\n" }));
+    await page.click(".chip >> text=Find partners");
+    await page.locator(".chat-layout .log .msg.assistant", { hasText: "Good." }).waitFor({ timeout: 20000 });
+    await page.waitForTimeout(3000); // the socket's late replay of that turn has come
+    await whenIdle(page);
+    assert.ok(await page.locator(".chip >> text=scientific").isEnabled(), "the next step's chips can be pressed");
+    assert.equal(await page.locator(".chat-layout .log .msg.user", { hasText: "Find partners" }).count(), 1, "the turn is shown once");
+    await page.click(".chip >> text=scientific", { timeout: 5000 });
+    await page.waitForSelector('.steps li[aria-current="step"][data-step="focus_areas"]', { timeout: 20000 });
     assert.deepEqual(errors, []);
     await context.close();
   });

@@ -2,6 +2,7 @@
 //! mid-answer joined again where it broke off, the turn kept for a reload to join, and Stop.
 
 import { MarkerStream, type ChatResponse } from "../../crates/wasm/pkg/stepwise.js";
+import { SEQ_SPAN } from "./assistant/live.js";
 import { authHeaders } from "./owner.js";
 import { readSse } from "./sse.js";
 import { tabId } from "./tab.js";
@@ -123,9 +124,11 @@ export class TurnReader {
   private shown = "";
   private lastId: string | undefined;
 
+  /** `onLease` hears the lease of the turn read (from its events' ids) as they come. */
   constructor(
     private readonly bubble: HTMLElement,
     private readonly showChoices: (live: LiveChoices) => void,
+    private readonly onLease: (lease: number) => void = () => {},
   ) {}
 
   /** Follows `body`, then the turn's joins when it breaks (`running`: the turn to join; without
@@ -149,7 +152,7 @@ export class TurnReader {
   private async follow(body: ReadableStream<Uint8Array>): Promise<ChatResponse | null> {
     try {
       for await (const message of readSse(body)) {
-        if (message.id) this.lastId = message.id;
+        if (message.id) this.onLease(Math.floor(Number((this.lastId = message.id)) / SEQ_SPAN));
         const event = JSON.parse(message.data);
         if (event.type === "model_delta") {
           for (const piece of this.markers.feed(event.text)) {

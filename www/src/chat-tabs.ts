@@ -8,8 +8,9 @@ import { LiveConnection, type LiveEvent } from "./assistant/live.js";
 
 /** What the page does with another tab's turn. */
 export interface TabHooks {
-  /** Whether the page is answering a turn of its own (whose events it reads on its stream). */
-  ownTurn(): boolean;
+  /** Whether the turn of `lease` is one the page reads on its own stream (its own, or one it
+   * rejoined), or has read. */
+  ownTurn(lease: number): boolean;
   /** Another tab's turn began with `message`: the bubble its answer is written into. */
   began(message: string): HTMLElement;
   /** That turn ended: answered (`answer`), stopped, failed, or ended unseen. */
@@ -44,7 +45,7 @@ export class OtherTabs {
   private handle(event: LiveEvent): void {
     if (event.seq) this.lastSeq = Math.max(this.lastSeq, event.seq);
     if (event.type === "conversation:turn_started") {
-      if (this.hooks.ownTurn() || this.watched?.lease === event.lease) return;
+      if (this.hooks.ownTurn(event.lease ?? 0) || this.watched?.lease === event.lease) return;
       if (this.watched) this.end(null);
       const bubble = this.hooks.began(event.message?.content ?? "");
       this.watched = { lease: event.lease ?? 0, bubble, markers: new MarkerStream(), shown: "" };

@@ -3,7 +3,7 @@
 //! preview, local validation with the wasm `Workflow`, and refresh recovery. A conversation saved
 //! as a stream is finished: it points to the stream's Settings, where later edits belong.
 
-import { Workflow, type ChatContext, type ChatMessage, type ChatRequest, type ChatResponse, type CheckboxOption, type Config, type FieldValue, type SavedStream, type StepSpec, type UserAction } from "../../crates/wasm/pkg/stepwise.js";
+import { Workflow, type ChatContext, type ChatRequest, type ChatResponse, type CheckboxOption, type FieldValue, type SavedStream, type StepSpec, type UserAction } from "../../crates/wasm/pkg/stepwise.js";
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { authHeaders } from "./owner.js";
@@ -16,29 +16,10 @@ import { OtherTabs } from "./chat-tabs.js";
 import { changedNote, finishedControls, reviewSummary } from "./chat-review.js";
 import { label, readableError, shownValue } from "./chat-text.js";
 import { fieldEditor } from "./chat-editor.js";
-
-const STORAGE_KEY = "stepwise.chat.v1";
+import { forgetSaved, loadSaved, storeSaved, type Saved } from "./chat-saved.js";
 
 /** Why a saved conversation's pencils and step links are disabled. */
 const SAVED_HINT = "Saved as a stream: edit it in the stream's Settings";
-
-/** What survives a reload (the server holds the same, reachable with the token). */
-interface Saved {
-  conversation_id?: string;
-  token?: string;
-  /** Turns the server holds: each turn states it, so another tab's turn is never lost. */
-  turns?: number;
-  /** The stream this configuration was saved as: the conversation is then finished, and its
-   * fields are edited in that stream's Settings. */
-  stream_id?: string;
-  /** That stream's name, as last read. */
-  stream_name?: string;
-  step: string;
-  config: Config;
-  skipped: string[];
-  history: ChatMessage[];
-  last?: ChatResponse;
-}
 
 /** The chat screen. */
 export class ChatView implements Page {
@@ -54,6 +35,10 @@ export class ChatView implements Page {
   /** The conversation's live connection, and whether another tab's turn is being shown. */
   private tabs: OtherTabs | null = null;
   private watching = false;
+  /** The lease of the last turn read on this page's own stream: the live connection's replay of
+   * it (a socket opened as it ends) is not shown again as another tab's turn. */
+  private readLease = 0;
+  private readonly noteLease = (lease: number) => (this.readLease = Math.max(this.readLease, lease));
   /** A turn this page was reading before a reload is being joined (not another tab's). */
   private rejoining = pendingRejoin();
   /** A message typed while this page's answer streams, sent when it ends. */
@@ -72,7 +57,7 @@ export class ChatView implements Page {
   constructor(workflow: Workflow) {
     this.workflow = workflow;
     this.steps = workflow.steps();
-    this.state = this.load();
+    this.state = loadSaved(this.steps[0].id);
     const composer = h(
       "form",
       { class: "composer", onsubmit: (e: Event) => (e.preventDefault(), this.sendText()) },
@@ -134,18 +119,8 @@ export class ChatView implements Page {
     this.render();
   }
 
-  private load(): Saved {
-    try {
-      const saved = JSON.parse(localStorage.getItem(STORAGE_KEY) ?? "null") as Saved | null;
-      if (saved && typeof saved.step === "string") return saved;
-    } catch {
-      /* a corrupt entry starts a new conversation */
-    }
-    return { step: this.steps[0].id, config: {}, skipped: [], history: [] };
-  }
-
   private save(): void {
-    localStorage.setItem(STORAGE_KEY, JSON.stringify(this.state));
+    storeSaved(this.state);
   }
 
   /** Refresh recovery: the server's snapshot wins, its step included (a step the workflow does
@@ -199,7 +174,7 @@ export class ChatView implements Page {
     this.watching = this.rejoining = false;
     this.setBusy(false);
     forget();
-    localStorage.removeItem(STORAGE_KEY);
+    forgetSaved();
     this.state = { step: this.steps[0].id, config: {}, skipped: [], history: [] };
     this.editing = null;
     this.pending = null;
@@ -350,7 +325,7 @@ export class ChatView implements Page {
     }
     let lost = false;
     try {
-      return await new TurnReader(bubble, (live) => this.renderLive(live)).read(response.body, running);
+      return await new TurnReader(bubble, (live) => this.renderLive(live), this.noteLease).read(response.body, running);
     } catch (error) {
       if (error instanceof Stopped) error.running = running;
       lost = error instanceof Lost;
@@ -420,7 +395,7 @@ export class ChatView implements Page {
     }
     if (!id || !token) return;
     this.tabs = new OtherTabs(id, token, {
-      ownTurn: () => (this.busy && !this.watching) || this.rejoining,
+      ownTurn: (lease) => (this.busy && !this.watching) || this.rejoining || lease <= this.readLease,
       began: (message) => {
         this.watching = true;
         this.running = { message, conversation_id: id, token };
@@ -441,8 +416,8 @@ export class ChatView implements Page {
     if (answer) this.state.last = answer;
     replace(this.log);
     await this.resume();
+    this.setBusy(false); // first: the chips drawn are then enabled
     this.render(); // the copy saved in this browser, if the server could not be read
-    this.setBusy(false);
   }
 
   /** A field edited after the last answer leaves that answer out of date (its review summary,
@@ -657,7 +632,7 @@ export class ChatView implements Page {
     let lost = false;
     let failed = false;
     try {
-      const complete = await new TurnReader(bubble, (live) => generation === this.generation && this.renderLive(live)).read(response.body, running);
+      const complete = await new TurnReader(bubble, (live) => generation === this.generation && this.renderLive(live), this.noteLease).read(response.body, running);
       if (generation === this.generation) this.apply(message, complete, bubble);
     } catch (error) {
       if (generation !== this.generation) return;

@@ -1,0 +1,46 @@
+//! What the guided chat keeps in this browser across a reload: the conversation's id and token,
+//! its step, fields and history as last read, and the stream it was saved as. The server holds
+//! the same (reachable with the token) and wins when it can be read.
+
+import type { ChatMessage, ChatResponse, Config } from "../../crates/wasm/pkg/stepwise.js";
+
+const STORAGE_KEY = "stepwise.chat.v1";
+
+/** What survives a reload (the server holds the same, reachable with the token). */
+export interface Saved {
+  conversation_id?: string;
+  token?: string;
+  /** Turns the server holds: each turn states it, so another tab's turn is never lost. */
+  turns?: number;
+  /** The stream this configuration was saved as: the conversation is then finished, and its
+   * fields are edited in that stream's Settings. */
+  stream_id?: string;
+  /** That stream's name, as last read. */
+  stream_name?: string;
+  step: string;
+  config: Config;
+  skipped: string[];
+  history: ChatMessage[];
+  last?: ChatResponse;
+}
+
+/** The saved conversation, or a new one at `firstStep` (a missing or corrupt entry). */
+export function loadSaved(firstStep: string): Saved {
+  try {
+    const saved = JSON.parse(localStorage.getItem(STORAGE_KEY) ?? "null") as Saved | null;
+    if (saved && typeof saved.step === "string") return saved;
+  } catch {
+    /* a corrupt entry starts a new conversation */
+  }
+  return { step: firstStep, config: {}, skipped: [], history: [] };
+}
+
+/** Keeps `state` for the next load. */
+export function storeSaved(state: Saved): void {
+  localStorage.setItem(STORAGE_KEY, JSON.stringify(state));
+}
+
+/** Forgets the saved conversation (Start over). */
+export function forgetSaved(): void {
+  localStorage.removeItem(STORAGE_KEY);
+}
