@@ -5,7 +5,8 @@
 // again is answered. A question typed meanwhile waits, shown as queued (given back, unsent, behind
 // an answer that fails, and beside a draft on New question); the handoff waits for the answer. With the session open in two tabs, a question asked in one streams in the
 // other, Stop works from either, and a handoff made in one shows in the other; a question waiting
-// at the server (another client's) is listed above the box in every tab, after a reload too.
+// at the server (another client's) is listed above the box in every tab, after a reload too; a tab
+// opened during another tab's first question shows its answer as it is written.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
@@ -107,6 +108,36 @@ describe("live help-desk turns on the Help page", () => {
       assert.equal(await page.locator(".help-log .msg.assistant").count(), 2, "each answer once");
     }
     assert.equal(generations(since).length, 1, "one model call");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("a tab opened during another tab's first question streams its answer too, and shows the session after", async () => {
+    slowModel(400, ANSWER.repeat(4));
+    const { context, page: first, errors } = await helpPage();
+    const since = Date.now();
+    await first.fill("#help-input", QUESTION);
+    await first.press("#help-input", "Enter");
+    await first.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    const second = await context.newPage();
+    second.on("pageerror", (error) => errors.push(error.message));
+    await second.goto(`${stack.base}/#help`);
+    await second.locator(".help-log .msg.user", { hasText: QUESTION }).waitFor({ timeout: 20000 });
+    await second.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 5000 });
+    assert.ok(await first.locator(".help-progress", { hasText: "Writing the answer" }).isVisible(), "it shows there while it is written");
+    for (const page of [first, second]) {
+      await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 30000 });
+      await page.waitForSelector("#help-input:not([disabled])");
+      assert.equal(await page.locator(".help-log .msg.user", { hasText: QUESTION }).count(), 1, "the question shows once");
+      assert.equal(await page.locator(".help-log .msg.assistant").count(), 1, "the answer once");
+    }
+    // The next question, asked in the second tab, goes to the same session.
+    slowModel(0, "A second answer.");
+    await second.fill("#help-input", "And a second question?");
+    await second.press("#help-input", "Enter");
+    await first.locator(".help-log .msg.assistant", { hasText: "A second answer." }).waitFor({ timeout: 20000 });
+    assert.equal(await second.evaluate(() => localStorage.getItem("stepwise.help.session")), await first.evaluate(() => localStorage.getItem("stepwise.help.session")));
+    assert.equal(generations(since).length, 2, "one model call each");
     assert.deepEqual(errors, []);
     await context.close();
   });

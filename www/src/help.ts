@@ -454,8 +454,12 @@ export class HelpView implements Page {
       /* a corrupt entry joins nothing */
     }
     // Another tab's turn (this one opened while it runs) is that tab's to join after a reload:
-    // the session's live connection shows it here.
-    if (running?.tab && running.tab !== tabId()) return;
+    // the session's live connection shows it here (a first question's too: its session is not
+    // this browser's until answered, but it is followed here meanwhile).
+    if (running?.tab && running.tab !== tabId()) {
+      if (running.session_id && !this.sessionId) (this.sessionId = running.session_id), this.watch(running.session_id);
+      return;
+    }
     localStorage.removeItem(RUNNING_KEY);
     const session = running?.session_id;
     // A turn of this page's session, or the first turn of a new one.
