@@ -255,6 +255,44 @@ describe("a guided conversation open in two tabs", () => {
     await context.close();
   });
 
+  test("a duplicate of the tab (its sessionStorage copied) follows the answer as the other tab's and does not take its queued message; its reload keeps its own id", async () => {
+    const { context, page: first, errors } = await chatPage();
+    stack.fake.script(() => ({ reply: REPLY, paced: true, delayMs: 100 }));
+    await first.fill("#chat-input", "Track rivals");
+    await first.press("#chat-input", "Enter");
+    await whenLines(first, 3);
+    await first.fill("#chat-input", "Queued in the first tab");
+    await first.press("#chat-input", "Enter");
+    await first.locator(".chat-layout .log .msg.user.queued").waitFor();
+    // What a browser's Duplicate does: a new tab with a copy of this one's sessionStorage.
+    const copied = await first.evaluate(() => JSON.stringify(Object.fromEntries(Object.entries(sessionStorage))));
+    const duplicate = await context.newPage();
+    duplicate.on("pageerror", (error) => errors.push(error.message));
+    await duplicate.addInitScript((copied) => {
+      if (sessionStorage.getItem("test.copied")) return;
+      for (const [key, value] of Object.entries(JSON.parse(copied))) sessionStorage.setItem(key, value);
+      sessionStorage.setItem("test.copied", "1");
+    }, copied);
+    await duplicate.goto(stack.base + "/#chat");
+    await duplicate.locator(".chat-layout .log .msg.user", { hasText: "Track rivals" }).waitFor({ timeout: 20000 });
+    await whenLines(duplicate, 5);
+    const tabOf = (page) => page.evaluate(() => sessionStorage.getItem("stepwise.tab.v1"));
+    const firstTab = await tabOf(first);
+    const duplicateTab = await tabOf(duplicate);
+    assert.notEqual(duplicateTab, firstTab, "the duplicate has an id of its own");
+    assert.ok(await duplicate.locator("#chat-input").isDisabled(), "it waits for the other tab's answer");
+    assert.equal(await duplicate.inputValue("#chat-input"), "", "the first tab's queued message is not put into its box");
+    await duplicate.reload();
+    await duplicate.locator(".chat-layout .log .msg.user", { hasText: "Track rivals" }).waitFor({ timeout: 20000 });
+    assert.equal(await tabOf(duplicate), duplicateTab, "its reload keeps its id");
+    assert.equal(await tabOf(first), firstTab);
+    for (const page of [first, duplicate]) await page.locator(".chat-layout .log .msg.user:not(.queued)", { hasText: "Queued in the first tab" }).waitFor({ timeout: 30000 });
+    for (const page of [first, duplicate]) await whenIdle(page);
+    for (const page of [first, duplicate]) assert.equal(await page.locator(".chat-layout .log .msg.user", { hasText: "Queued in the first tab" }).count(), 1, "sent once");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
   test("a live connection that lags behind the answer's own stream shows the answer once, and its chips enabled", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();

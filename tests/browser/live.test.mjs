@@ -9,7 +9,9 @@
 // reload meanwhile gives it back into the box, unsent). A failed answer gives its message back, and a
 // failed first one leaves no conversation behind; History mid-answer leaves that answer running
 // off screen, and the conversation shown takes messages at once. A message waiting at the server
-// shows above the box in the other tab, and after a reload in its own, whose Stop stops it alone.
+// shows above the box in the other tab, and after a reload in its own, whose Stop stops it alone;
+// one whose turn is refused its model call (a daily cap reached) goes back into its own tab's box,
+// reloaded.
 // Screenshot: tests/browser/screenshots/assistant-stopped.png.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -68,14 +70,15 @@ const sendAndQueue = async (first, second, running, waiting) => {
 };
 const whenDone = (page) => page.waitForFunction(() => document.querySelector(".tray-log .msg.assistant:last-child")?.getAttribute("aria-busy") === null, null, { timeout: 30000 });
 
-/** A browser context (one owner) whose pages `open()` shows the guided chat; their page errors. */
-async function oneOwner() {
+/** A browser context (one owner) whose pages `open()` shows the guided chat (of stack `on`);
+ * their page errors. */
+async function oneOwner(on = stack) {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
   const errors = [];
   const open = async () => {
     const page = await context.newPage();
     page.on("pageerror", (error) => errors.push(error.message));
-    await page.goto(stack.base + "/#chat");
+    await page.goto(on.base + "/#chat");
     return page;
   };
   return { context, errors, open };
@@ -120,11 +123,12 @@ describe("live turns in the tray", () => {
     await page.keyboard.press("Enter");
     await page.locator(".tray-log .msg.assistant:last-child [data-code=network_error]").waitFor({ timeout: 5000 });
     assert.equal(await page.inputValue("#assistant-input"), "Sent offline", "the message is back in the box");
+    assert.equal(await page.locator(".tray-log .msg.user", { hasText: "Sent offline" }).count(), 0, "and out of the log: it was not sent");
     assert.equal(stack.fake.requests.filter((r) => r.at >= since).length, 0, "nothing reached the provider");
     assert.ok(await page.locator(".tray-composer button[type=submit]").isEnabled(), "it can be sent again");
     await context.setOffline(false);
     await page.press("#assistant-input", "Enter");
-    await page.locator(".tray-log .msg.user", { hasText: "Sent offline" }).nth(1).waitFor();
+    await page.locator(".tray-log .msg.user", { hasText: "Sent offline" }).waitFor();
     await described([page], () => whenWhole(page));
     // Online, a request the network refuses (here, aborted by the page's route) fails the same way.
     await page.route("**/api/assistant", (route) => route.abort("connectionrefused"));
@@ -132,9 +136,10 @@ describe("live turns in the tray", () => {
     await page.press("#assistant-input", "Enter");
     await page.locator(".tray-log .msg.assistant:last-child [data-code=network_error]").waitFor({ timeout: 5000 });
     assert.equal(await page.inputValue("#assistant-input"), "Refused by the network", "back in the box");
+    assert.equal(await page.locator(".tray-log .msg.user", { hasText: "Refused by the network" }).count(), 0, "and out of the log");
     await page.unroute("**/api/assistant");
     await page.press("#assistant-input", "Enter");
-    await page.locator(".tray-log .msg.user", { hasText: "Refused by the network" }).nth(1).waitFor();
+    await page.locator(".tray-log .msg.user", { hasText: "Refused by the network" }).waitFor();
     await described([page], () => whenWhole(page));
     assert.deepEqual(errors, []);
     await context.close();
@@ -337,6 +342,36 @@ describe("live turns in the tray", () => {
     await whenWhole(second);
     assert.equal(await second.locator(".tray-log .msg.user", { hasText: "Wait for me" }).count(), 0);
     assert.equal(await second.inputValue("#assistant-input"), "Wait for me", "the message given back is still in the box after a reload");
+    assert.ok(await second.locator(".waiting-line").isHidden());
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+});
+
+describe("a waiting message whose turn cannot begin", () => {
+  let capped;
+  before(async () => {
+    // Two model calls a day for each owner: the warm-up, and the answer the message waits for.
+    capped = await startStack({ providers: (url) => [fakeProvider(url, "fake-openai", "openai")], overrides: { LLM_PROVIDER: "fake-openai", MODEL_CALLS_PER_OWNER_PER_DAY: "2" } });
+    capped.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));
+  });
+  after(() => capped?.stop());
+
+  test("its turn refused its model call (a daily cap reached): the message goes back into the box of the tab that sent it, after a reload too, and the error shows", async () => {
+    const { context, errors, open } = await oneOwner(capped);
+    const first = await open();
+    await warmUp(first);
+    const second = await open();
+    await second.locator(".tray-log .msg.assistant").first().waitFor();
+    const lined = (page) => page.locator(".waiting-line .waiting-item", { hasText: "Over the cap" });
+    await sendAndQueue(first, second, "A long answer to wait for", "Over the cap");
+    await second.reload();
+    await described([first, second], () => lined(second).waitFor({ timeout: 10000 }));
+    await described([first, second], () => second.waitForFunction(() => document.querySelector("#assistant-input").value === "Over the cap", null, { timeout: 40000 }));
+    await second.locator(".tray-log .msg.assistant:last-child [data-code=quota_exceeded]").waitFor({ timeout: 5000 });
+    assert.equal(await second.locator(".tray-log .msg.user", { hasText: "Over the cap" }).count(), 0, "out of the log: nothing of it was kept");
+    await first.locator(".tray-log .msg.assistant:last-child [data-code=quota_exceeded]").waitFor({ timeout: 5000 });
+    assert.equal(await first.inputValue("#assistant-input"), "", "nothing goes into the other tab's box");
     assert.ok(await second.locator(".waiting-line").isHidden());
     assert.deepEqual(errors, []);
     await context.close();

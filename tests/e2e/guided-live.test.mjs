@@ -3,7 +3,7 @@
 // during its first turn) joins again with `Last-Event-ID` and the conversation's token and gets
 // the rest exactly once; Stop aborts the provider's call and keeps the answer so far marked
 // `stopped`; a Worker restarted mid-turn leaves it `interrupted` and the conversation takes its
-// next turn. The fake provider paces its deltas so turns last.
+// next turn; a waiting message whose turn cannot begin is told to every tab. The fake provider paces its deltas so turns last.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -307,6 +307,39 @@ describe("guided turns that outlive their Worker", () => {
     } finally {
       await second.stop();
       rmSync(state, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a guided message whose turn cannot begin", () => {
+  test("the owner's daily calls used up while it waited: its stream ends with the error, every tab is told by its waiting id, and nothing of it is kept", async () => {
+    // Two model calls a day for each owner: the first turn's, and the answer the message waits for.
+    const stack = await startStack({ providers, overrides: { MODEL_CALLS_PER_OWNER_PER_DAY: "2" } });
+    try {
+      stack.fake.script(paced);
+      const api = guided(stack);
+      const owner = newOwner();
+      const from = await api.opened(owner);
+      const ws = new WebSocket(`${stack.base.replace("http", "ws")}/api/conversations/${from.id}/ws`, ["stepwise.v1", `bearer.${owner}`, `token.${from.token}`]);
+      const seen = [];
+      ws.addEventListener("message", (event) => seen.push(JSON.parse(event.data)));
+      await new Promise((resolve, reject) => (ws.addEventListener("open", resolve, { once: true }), ws.addEventListener("error", reject, { once: true })));
+      const running = await api.post(owner, "A long answer, please", from);
+      await until(() => running.events.some((e) => e.event === "text_delta"));
+      const waiting = await api.post(owner, "Over the cap", from);
+      assert.match(waiting.waiting ?? "", /^[0-9a-f]{32}$/);
+      const events = await waiting.done;
+      assert.deepEqual([events.at(-1).event, events.at(-1).data.code], ["error", "quota_exceeded"], "its own stream says why");
+      const told = await until(() => seen.find((e) => e.type === "conversation:not_begun"));
+      assert.deepEqual([told.conversation_id, told.waiting_id, told.code, told.message], [from.id, waiting.waiting, "quota_exceeded", events.at(-1).data.message]);
+      assert.deepEqual(seen.findLast((e) => e.type === "conversation:waiting")?.messages, [], "out of the line");
+      assert.equal((await running.done).at(-1).event, "complete", "the answer it waited for is not touched");
+      const stored = await api.snapshot(owner, from.id, from.token);
+      assert.equal(stored.turns, from.turns + 1, "nothing of it kept");
+      assert.ok(!stored.conversation_history.some((m) => m.content === "Over the cap"));
+      ws.close();
+    } finally {
+      await stack.stop();
     }
   });
 });

@@ -218,6 +218,10 @@ describe("live help-desk turns", () => {
     assert.deepEqual(session.messages.filter((m) => m.role === "user").map((m) => m.text), [QUESTION, AGAIN[0], ...questions.slice(0, 3)]);
     assert.equal(session.turns, 5);
     assert.deepEqual(line(tab), [], "each left the line as its turn began");
+    // Each waiting question's turn is told with the id it waited under (a tab reloaded since
+    // follows it as its own).
+    const started = tab.messages.filter((m) => m.type === "help:turn_started").map((m) => [m.message, m.waiting_id ?? null]);
+    assert.deepEqual(started.slice(-3), questions.slice(0, 3).map((q, i) => [q, waiting[i].waiting]));
     tab.ws.close();
   });
 

@@ -4,7 +4,8 @@
 // aborts the provider's call and keeps the partial answer; a Worker restarted mid-turn leaves the
 // answer `interrupted` and the conversation open; a resumed context request's turn streams to
 // every tab and can be joined and stopped; one whose model call fails waits again instead of
-// sticking. The fake provider paces its deltas so turns last.
+// sticking; a waiting message's turn is told with the id it waited under, and one refused its
+// model call keeps nothing. The fake provider paces its deltas so turns last.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -356,6 +357,36 @@ describe("turns that outlive their Worker, and requests that do not stick", () =
     } finally {
       await second.stop();
       rmSync(state, { recursive: true, force: true });
+    }
+  });
+
+  test("a waiting message's turn is told to every tab with the id it waited under; one whose model call is refused (the owner's daily calls used up meanwhile) ends with the error and keeps nothing", async () => {
+    const stack = await startStack({ providers, overrides: { MODEL_CALLS_PER_OWNER_PER_DAY: "1" } });
+    try {
+      stack.fake.script(paced);
+      const api = live(stack);
+      const owner = newOwner();
+      const running = await api.post(owner, { message: "The only call today" });
+      await until(() => running.events.some((e) => e.event === "text_delta"));
+      const tab = watcher(stack, owner, running.id);
+      await tab.opened;
+      const waiting = await api.post(owner, { message: "One too many", conversation_id: running.id });
+      assert.match(waiting.waiting ?? "", /^[0-9a-f]{32}$/);
+      await until(() => tab.line()?.length === 1);
+      const events = await waiting.done;
+      assert.deepEqual([events.at(-1).event, events.at(-1).data.code], ["error", "quota_exceeded"], "its own stream says why");
+      const started = await until(() => tab.seen.find((e) => e.type === "conversation:turn_started" && e.message?.content === "One too many"));
+      assert.equal(started.waiting_id, waiting.waiting, "a tab reloaded since knows the turn as its own message's");
+      const failed = await until(() => tab.seen.find((e) => e.type === "conversation:turn_event" && e.event.type === "error"));
+      assert.equal(Math.floor(failed.seq / 1_000_000), started.lease);
+      assert.equal(failed.event.code, "quota_exceeded");
+      assert.deepEqual(tab.line(), [], "out of the line");
+      await running.done;
+      const stored = await api.conversation(owner, running.id);
+      assert.deepEqual(stored.messages.map((m) => m.content), ["The only call today", REPLY], "nothing of it kept");
+      tab.close();
+    } finally {
+      await stack.stop();
     }
   });
 

@@ -9,8 +9,9 @@ import { LiveConnection, type LiveEvent } from "./assistant/live.js";
 
 /** What the page does when its session changes elsewhere. */
 export interface HelpTabHooks {
-  /** A turn began with `message`: joined after event `after` (every event of it comes). */
-  started(message: string, after: number): Promise<void>;
+  /** A turn began with `message`: joined after event `after` (every event of it comes);
+   * `waitingId`: the id the question waited under in the line, when it waited. */
+  started(message: string, after: number, waitingId: string | null): Promise<void>;
   /** What the session shows changed (an answer, a handoff, a close): read it again. */
   changed(): Promise<void>;
   /** The questions waiting behind the running turn now (`help:waiting`'s `messages`). */
@@ -35,13 +36,13 @@ export class HelpTabs {
 
   private handle(live: LiveEvent): void {
     // The help desk's messages: `{type, message, after}` and `{type}`.
-    const event = live as unknown as { type: string; message?: unknown; after?: number };
+    const event = live as unknown as { type: string; message?: unknown; after?: number; waiting_id?: unknown };
     const hooks = this.hooks;
     let next: (() => Promise<void>) | null = null;
     if (event.type === "help:waiting") return hooks.waiting((live as unknown as { messages?: unknown }).messages);
     if (event.type === "help:turn_started" && typeof event.message === "string") {
-      const [message, after] = [event.message, event.after ?? 0];
-      next = () => hooks.started(message, after);
+      const [message, after, waiting] = [event.message, event.after ?? 0, typeof event.waiting_id === "string" ? event.waiting_id : null];
+      next = () => hooks.started(message, after, waiting);
     } else if (event.type === "help:changed" || (event.type === "help:caught_up" && this.connected++ > 0)) {
       // A change, or a connection opened again (what changed while it was down is not sent).
       next = () => hooks.changed();

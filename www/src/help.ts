@@ -200,12 +200,15 @@ export class HelpView implements Page {
     if (this.tabs?.id === id) return;
     this.tabs?.close();
     this.line.clear();
-    this.tabs = id ? new HelpTabs(id, { started: (message, after) => this.followOther(message, after), changed: () => this.refresh(), waiting: (messages) => this.line.show(messages) }) : null;
+    this.tabs = id ? new HelpTabs(id, { started: (message, after, waiting) => this.followOther(message, after, waiting), changed: () => this.refresh(), waiting: (messages) => this.line.show(messages) }) : null;
   }
 
   /** Another tab asked `message`: its answer streams here too (joined after event `after`), and
-   * Stop works from here. Nothing happens while this page answers a turn itself. */
-  private async followOther(message: string, after: number): Promise<void> {
+   * Stop works from here. Nothing happens while this page answers a turn itself. A question this
+   * tab asked that waited (`waiting`) before a reload is followed as its own: if it is not
+   * answered, it goes back into the box here. */
+  private async followOther(message: string, after: number, waiting: string | null): Promise<void> {
+    const own = waiting ? this.line.began(waiting) !== null : false;
     const session = this.sessionId;
     if (this.busy || !session) return;
     const joined = await this.join(session, String(after));
@@ -214,7 +217,7 @@ export class HelpView implements Page {
     if (!joined) return;
     this.setBusy(true);
     this.showAsked(message);
-    await this.answerTurn(joined, session, message, this.generation, false);
+    await this.answerTurn(joined, session, message, this.generation, own);
   }
 
   /** The session changed elsewhere: it is read again, unless this page is answering a turn. */

@@ -4,11 +4,17 @@
 //! again, puts it back into the box unsent: never lost, never sent twice. What a box holds when the
 //! page goes away (a draft, a message given back) is kept for the tab the same way (`keepDraft`).
 import { h } from "./dom.js";
+import { tabKey } from "./tab.js";
 
 export class QueuedMessage {
   private held: { message: string; bubble: HTMLElement } | null = null;
 
-  constructor(private readonly key: string) {}
+  private readonly key: string;
+
+  /** A message kept under `key` for this tab (not for a duplicate of it). */
+  constructor(key: string) {
+    this.key = tabKey(key);
+  }
 
   /** What a reload (or a page left meanwhile) kept of a queued message: for the box, once. */
   restored(): string | null {

@@ -8,6 +8,7 @@
 import { CONNECTION_LOST } from "./api.js";
 import { h, replace } from "./dom.js";
 import { giveBack } from "./queued.js";
+import { tabKey } from "./tab.js";
 
 /** A waiting message as the server lists it. */
 export interface Waiting {
@@ -28,6 +29,10 @@ export class WaitingLine {
   readonly root = h("div", { class: "waiting-line", hidden: true, role: "status", "aria-label": "Messages waiting to be answered" });
   private readonly notice = h("p", { class: "error", hidden: true });
   private messages: Waiting[] = [];
+  /** This tab's own messages that left the line lately (their answer began, or could not). */
+  private readonly left = new Map<string, Waiting>();
+  /** Ids of the messages this tab read on its own stream (which tells of their end itself). */
+  private readonly streamed = new Set<string>();
   /** The message whose stream this tab reads (shown in its log), left out. */
   private reading: string | null = null;
   /** Ids of this tab's own messages listed so far in the conversation shown (the others are kept
@@ -35,11 +40,14 @@ export class WaitingLine {
   private readonly listed = new Set<string>();
   /** Counts the conversations shown: a Stop's answer for one no longer shown is dropped. */
   private generation = 0;
+  private readonly key: string;
 
   /** `withdraw(id)`: asks the server to take the message waiting as `id` out of the line
    * (whether it did); `box`: where a withdrawn message goes back (it takes the focus after a
-   * Stop); `key`: where the tab keeps the ids of its own waiting messages. */
-  constructor(private readonly withdraw: (id: string) => Promise<boolean>, private readonly box: HTMLTextAreaElement, private readonly key: string) {
+   * Stop); `key`: where the tab keeps the ids of its own waiting messages (for itself, not for
+   * a duplicate of it: `tabKey`). */
+  constructor(private readonly withdraw: (id: string) => Promise<boolean>, private readonly box: HTMLTextAreaElement, key: string) {
+    this.key = tabKey(key);
     // A note of the last Stop stays until the next one, a keystroke in the box, or another
     // conversation (it may come just before the line that it explains, or just after).
     box.addEventListener("input", () => !this.notice.hidden && ((this.notice.hidden = true), this.render()));
@@ -47,9 +55,14 @@ export class WaitingLine {
 
   /** The line as the server says it is now (an event's `messages`, checked). */
   show(messages: unknown): void {
+    const before = this.messages;
     this.messages = Array.isArray(messages) ? messages.filter((m): m is Waiting => typeof m?.id === "string" && typeof m?.content === "string").map((m) => ({ id: m.id, content: m.content, action: m.action === true })) : [];
-    // An own message listed before and gone now has left the line for good.
+    // An own message listed before and gone now has left the line for good (begun, or not
+    // begun: `notBegun` may follow).
     const now = new Set(this.messages.map((m) => m.id));
+    const wasOwn = new Set(this.own());
+    for (const m of before) if (!now.has(m.id) && wasOwn.has(m.id)) this.left.set(m.id, m);
+    for (const id of [...this.left.keys()].slice(0, Math.max(0, this.left.size - KEPT_IDS))) this.left.delete(id);
     const own = this.own().filter((id) => now.has(id) || !this.listed.has(id));
     for (const id of own) if (now.has(id)) this.listed.add(id);
     this.keep(own);
@@ -58,14 +71,42 @@ export class WaitingLine {
 
   /** The message this tab's stream waits as (`null`: none): one of its own. */
   ownIs(id: string | null): void {
+    if (id) this.streamed.add(id);
     if (id && !this.own().includes(id)) this.keep([...this.own(), id].slice(-KEPT_IDS));
     if (this.reading === id) return;
     this.reading = id;
     this.render();
   }
 
+  /** The message waiting as `id` could not begin (`why`): one this tab sent and no longer
+   * reads on its own stream (it was reloaded since) goes back into the box, and why shows. The
+   * stream that still reads it says so itself. */
+  notBegun(id: string, why: string): void {
+    const message = this.left.get(id);
+    if (!message || this.streamed.has(id)) return;
+    this.left.delete(id);
+    const preview = message.content.slice(0, PREVIEW_CHARS);
+    if (!message.action) giveBack(this.box, message.content);
+    const said = /[.!?]$/.test(why) ? why : `${why}.`;
+    this.notice.textContent = `"${preview}" was not answered: ${said} ${message.action ? "Press its button again to ask for it." : "It is back in the box."}`;
+    this.notice.hidden = false;
+    this.render();
+  }
+
+  /** The turn of the message that waited as `id` began: the message, when this tab sent it and
+   * no longer reads it on its own stream (it was reloaded since), for the caller to give back
+   * if that turn fails; else `null`. */
+  began(id: string): Waiting | null {
+    const message = this.left.get(id);
+    if (!message || this.streamed.has(id)) return null;
+    this.left.delete(id);
+    return message;
+  }
+
   /** Another conversation is shown: its line comes with its connection. */
   clear(): void {
+    this.left.clear();
+    this.streamed.clear();
     this.messages = [];
     this.reading = null;
     this.listed.clear();

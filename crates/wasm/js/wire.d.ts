@@ -431,6 +431,11 @@ export type ConversationEvent = {
   /** The user's message (`None` for a resumed turn, whose message is stored). */
   message: ConversationMessage | null;
   type: "conversation:turn_started";
+  /**
+   * The id the message waited under in the line (`x-stepwise-waiting`), when it waited:
+   * the tab that sent it knows the turn as its own even after a reload.
+   */
+  waiting_id?: string | null;
 } | {
   /** The conversation. */
   conversation_id: string;
@@ -451,6 +456,16 @@ export type ConversationEvent = {
   /** The waiting messages, first to be answered first. */
   messages: WaitingMessage[];
   type: "conversation:waiting";
+} | {
+  /** Why, as an error code (`rate_limited`, `context_pending`...). */
+  code: string;
+  /** The conversation. */
+  conversation_id: string;
+  /** Why, for people. */
+  message: string;
+  type: "conversation:not_begun";
+  /** The message's id in the line (`x-stepwise-waiting`). */
+  waiting_id: string;
 } | {
   /** The conversation. */
   conversation_id: string;

@@ -469,7 +469,8 @@ impl Host {
                 // it, and a message sent meanwhile waits for it.
                 let leads = !self.streaming.replace(true);
                 let lease = turn.session.lease;
-                let begun = super::log_header::begin_log(state, &id, lease, None, None, None).await;
+                let begun =
+                    super::log_header::begin_log(state, &id, lease, None, None, (None, None)).await;
                 let opened = begun.and_then(|log| match wire {
                     Some(wire) => {
                         let mut response = log.subscribe(0, wire)?;
@@ -544,7 +545,8 @@ impl Host {
         };
         let lease = turn.session.lease;
         let begun =
-            super::log_header::begin_log(state, &id, lease, turn.user_entry(), None, None).await;
+            super::log_header::begin_log(state, &id, lease, turn.user_entry(), None, (None, None))
+                .await;
         let (log, response) = match begun.and_then(|log| {
             let mut response = log.subscribe(0, wire)?;
             response.headers_mut().set(ID_HEADER, &id)?;

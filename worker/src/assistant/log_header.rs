@@ -29,14 +29,14 @@ struct Header {
 
 /// A new turn's log: the header stored (the user's message, or a guided turn's state to keep
 /// if it dies), the watchers told (with `shown`, the user's message of a guided turn, whose
-/// header keeps its state instead).
+/// header keeps its state instead, and `waiting`, the id the message waited under, if it did).
 pub async fn begin_log(
     state: &State,
     id: &str,
     lease: u32,
     user: Option<Entry>,
     guided: Option<GuidedState>,
-    shown: Option<Entry>,
+    (shown, waiting): (Option<Entry>, Option<String>),
 ) -> AppResult<Rc<TurnLog>> {
     let storage = state.storage();
     let header = Header {
@@ -52,7 +52,13 @@ pub async fn begin_log(
     }
     // The state's JS handle, owned (the type does not implement `Clone`).
     let watchers = Watchers::new(JsValue::from(state.as_raw()).unchecked_into(), id);
-    let log = TurnLog::new(lease, state.storage(), watchers, shown.or(header.user));
+    let log = TurnLog::new(
+        lease,
+        state.storage(),
+        watchers,
+        shown.or(header.user),
+        waiting,
+    );
     // The header, like the batches, only matters while the turn runs (one never written is not
     // erased: a first turn's log then touches no storage at all).
     if keeps {

@@ -129,7 +129,7 @@ pub async fn run(
         .then(|| (owner.id.clone(), turn.conversation.token_hash.clone()));
     let token = start.then_some(token);
     let shown = Entry::user(&turn.request.message, now_ms(), None);
-    let opened = match begin_log(state, &id, lease, None, kept, Some(shown)).await {
+    let opened = match begin_log(state, &id, lease, None, kept, (Some(shown), None)).await {
         Ok(log) => named(log.subscribe(0, wire), &id, token.as_ref()).map(|r| (log, r)),
         Err(error) => Err(error),
     };
@@ -266,7 +266,8 @@ async fn begin_waiting(host: &Host, state: &State, env: &Env, id: &str) -> Optio
             let kept = turn.kept_if_cut_short(&start);
             let shown = Entry::user(&turn.request.message, now_ms(), None);
             let lease = turn.conversation.lease.unwrap_or(0);
-            match begin_log(state, id, lease, None, kept, Some(shown)).await {
+            let waited = Some(waiting_id.clone());
+            match begin_log(state, id, lease, None, kept, (Some(shown), waited)).await {
                 Ok(log) => Ok(Some((turn, start, log))),
                 Err(error) => {
                     turn.conversation.abort(env).await;
@@ -290,7 +291,10 @@ async fn begin_waiting(host: &Host, state: &State, env: &Env, id: &str) -> Optio
             // Stopped, and no turn of it began: its stream says so.
             Ok(None) => stopped_waiting(&sink, &mut wire),
             Err(_) if stop_asked => stopped_waiting(&sink, &mut wire),
-            Err(error) => not_begun(&sink, &mut wire, &error),
+            Err(error) => {
+                not_begun(&sink, &mut wire, &error);
+                host.announce_not_begun(state, id, &waiting_id, &error);
+            }
         }
     }
 }

@@ -121,16 +121,21 @@ impl HelpRun {
 
     /// What the session's other tabs are told of the turn while it runs
     /// (`{"type": "help:turn_started", "turn", "after", "message"}`: joined after `after`, its
-    /// events all come); `None` once it has ended or before the session granted it.
+    /// events all come; with `waiting_id`, the id its question waited under, when it waited);
+    /// `None` once it has ended or before the session granted it.
     pub fn started(&self) -> Option<Value> {
         let turn = self.turn.get();
         (turn > 0 && !self.ended.get()).then(|| {
-            json!({
+            let mut started = json!({
                 "type": "help:turn_started",
                 "turn": turn,
                 "after": turn * SEQ_SPAN,
                 "message": self.message,
-            })
+            });
+            if let Some(waiting) = self.waited_as.borrow().as_deref() {
+                started["waiting_id"] = json!(waiting);
+            }
+            started
         })
     }
 

@@ -97,6 +97,8 @@ pub struct TurnLog {
     watchers: Watchers,
     /// The user's message of the turn (`None`: a resumed turn's, stored already).
     user: Option<Entry>,
+    /// The id the message waited under in the line, if it waited.
+    waiting: Option<String>,
     events: RefCell<Vec<Logged>>,
     subscribers: RefCell<Vec<Subscriber>>,
     /// Events already stored, the keys to erase when the turn ends (its batches, its header),
@@ -114,15 +116,23 @@ pub struct TurnLog {
 }
 
 impl TurnLog {
-    /// An empty log for the turn of `lease` on `user`'s message, stored in `storage`, told to
-    /// `watchers` (a `conversation:turn_started` now, then every event).
-    pub fn new(lease: u32, storage: Storage, watchers: Watchers, user: Option<Entry>) -> TurnLog {
-        watchers.send(&watchers.started(lease, &user));
+    /// An empty log for the turn of `lease` on `user`'s message (which waited in the line as
+    /// `waiting`, if it did), stored in `storage`, told to `watchers` (a
+    /// `conversation:turn_started` now, then every event).
+    pub fn new(
+        lease: u32,
+        storage: Storage,
+        watchers: Watchers,
+        user: Option<Entry>,
+        waiting: Option<String>,
+    ) -> TurnLog {
+        watchers.send(&watchers.started(lease, &user, &waiting));
         TurnLog {
             lease,
             storage,
             watchers,
             user,
+            waiting,
             events: RefCell::new(Vec::new()),
             subscribers: RefCell::new(Vec::new()),
             stored: Cell::new(0),
@@ -248,7 +258,7 @@ impl TurnLog {
             send(&self.watchers.caught_up(false));
             return;
         } else {
-            send(&self.watchers.started(self.lease, &self.user));
+            send(&self.watchers.started(self.lease, &self.user, &self.waiting));
             0
         };
         for logged in self.events.borrow().iter().filter(|e| e.seq > first) {
@@ -381,11 +391,17 @@ pub async fn clear_stored(storage: &Storage) -> AppResult<()> {
 }
 
 impl Watchers {
-    fn started(&self, lease: u32, user: &Option<Entry>) -> ConversationEvent {
+    fn started(
+        &self,
+        lease: u32,
+        user: &Option<Entry>,
+        waiting: &Option<String>,
+    ) -> ConversationEvent {
         ConversationEvent::TurnStarted {
             conversation_id: self.conversation_id.clone(),
             lease,
             message: user.clone(),
+            waiting_id: waiting.clone(),
         }
     }
 

@@ -19,6 +19,8 @@ export interface LiveEvent {
   running?: boolean;
   /** `conversation:waiting`'s line. */
   messages?: unknown;
+  /** The id `conversation:turn_started`'s message waited under in the line, if it waited. */
+  waiting_id?: string;
 }
 
 /** A turn's events are numbered `lease × SEQ_SPAN + n`. */

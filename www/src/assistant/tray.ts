@@ -38,10 +38,9 @@ import { StylePicker } from "./style-picker.js";
 import { Drawer } from "./drawer.js";
 import { listConversations } from "./history.js";
 import { type ContextRequestJson, RequestCard, requestSummary } from "./request.js";
+import { PAGE_MESSAGES, earlierButton, type EarlierPages } from "./earlier.js";
 
 const STORAGE_KEY = "stepwise.assistant.v1";
-/** Messages a page of a stored conversation shows at a time (the newest page first). */
-const PAGE_MESSAGES = 200;
 /** Most messages one page may hold (the server's `MAX_PAGE_MESSAGES`). */
 const MAX_PAGE_MESSAGES = 1000;
 
@@ -68,12 +67,22 @@ export class Tray {
   /** How far back this tab shows a conversation: the first message's index, and how many
    * messages it had when read. */
   private shownBack: { id: string; from: number; count: number } | null = null;
+  /** What the "Show earlier messages" button needs of the tray. */
+  private readonly pages: EarlierPages = {
+    log: this.log,
+    shows: (id) => this.conversationId === id,
+    render: (messages, from, last, requests) => this.rendered(messages, from, last, requests),
+    shownFrom: (id, from) => void (this.shownBack?.id === id && (this.shownBack.from = from)),
+  };
   /** This tab streams a turn of its own. */
   private busy = false;
   /** The answer of a turn streamed over the live connection (started elsewhere, or rejoined),
    * and that turn's lease. */
   private remote: AnswerView | null = null;
   private remoteLease = 0;
+  /** That turn's message, when it is this tab's own that waited before a reload: its bubble,
+   * and its text to give back if the turn fails. */
+  private remoteOwn: { bubble: HTMLElement; content: string } | null = null;
   /** The last turn event this tab has shown (its sequence number): the live connection resumes
    * after it. */
   private seq = 0;
@@ -152,11 +161,11 @@ export class Tray {
     const writing_style = this.style.toSend();
     const refused = await this.turn("/api/assistant", { conversation_id: this.conversationId ?? undefined, message, context: this.context(), writing_style });
     if (!refused) return;
-    // A message the server refused, or stopped while it waited, is kept in the composer to
-    // send again, never lost.
+    // A message the server refused, stopped while it waited, or failed (none of which it kept)
+    // leaves the log and is kept in the composer to send again, never lost; the error stays.
     giveBack(this.input, message);
-    if (refused === "waiting_stopped") bubble.remove();
-    if (refused === "context_pending" && this.card) (bubble.remove(), this.card.hold());
+    bubble.remove();
+    if (refused === "context_pending" && this.card) this.card.hold();
   }
 
   /** A message sent while this tab's answer streams waits for it, shown as queued, and is sent
@@ -460,7 +469,7 @@ export class Tray {
       this.views.clear();
       const requests = (conversation.context_requests ?? []) as unknown as ContextRequestJson[];
       this.style.show(conversation.writing_style);
-      if (conversation.messages_from > 0) this.log.append(this.earlier(id, conversation.messages_from, requests));
+      if (conversation.messages_from > 0) this.log.append(earlierButton(this.pages, id, conversation.messages_from, requests));
       this.log.append(...this.rendered(conversation.messages, conversation.messages_from, conversation.message_count - 1, requests));
       const waiting = conversation as unknown as { waiting: string | null; running: boolean; context_requests?: ContextRequestJson[] };
       const request = waiting.context_requests?.find((r) => r.request_id === waiting.waiting && r.status === "open");
@@ -468,7 +477,7 @@ export class Tray {
       this.queued.showIn(this.log);
       this.seq = 0;
       this.shown.clear();
-      this.remote = null;
+      this.remote = this.remoteOwn = null;
       // Stop shows once the live connection says a streamed turn runs (`caught_up`).
       this.setRunning(false);
       this.watch(id);
@@ -498,36 +507,6 @@ export class Tray {
       if (m.status === "stopped" || m.status === "interrupted") view.cutShort(m.status);
       return [view.root];
     });
-  }
-
-  /** The button that shows the page of messages before index `before` of conversation `id`
-   * above the ones shown, keeping what is in view where it is. */
-  private earlier(id: string, before: number, requests: ContextRequestJson[]): HTMLElement {
-    const button = h("button", { class: "btn link earlier", type: "button", "data-action": "show-earlier" }, `Show earlier messages (${before.toLocaleString("en")})`);
-    const failure = h("p", { class: "error", role: "alert", hidden: true });
-    button.onclick = async () => {
-      button.disabled = true;
-      failure.hidden = true;
-      try {
-        const page = await api<AssistantConversation>("GET", `/api/assistant/conversations/${id}?limit=${PAGE_MESSAGES}&before=${before}`);
-        if (this.conversationId !== id || !button.isConnected) return;
-        const height = this.log.scrollHeight;
-        // A page carries the requests its own messages name.
-        const known = [...requests, ...((page.context_requests ?? []) as unknown as ContextRequestJson[])];
-        const nodes = this.rendered(page.messages, page.messages_from, page.message_count - 1, known);
-        failure.remove();
-        button.replaceWith(...(page.messages_from > 0 ? [this.earlier(id, page.messages_from, known)] : []), ...nodes);
-        if (this.shownBack?.id === id) this.shownBack.from = page.messages_from;
-        this.log.scrollTop += this.log.scrollHeight - height;
-      } catch (error) {
-        failure.textContent = (error as Error).message;
-        failure.hidden = false;
-        if (!failure.isConnected) button.after(failure);
-      } finally {
-        button.disabled = false;
-      }
-    };
-    return button;
   }
 
   /** A request card for the waiting turn. */
@@ -588,7 +567,7 @@ export class Tray {
       if (this.remote && this.conversationId) {
         // The turn being shown ended unseen and the next began: the stored conversation has the
         // first, and the live connection replays the second from its start.
-        this.remote = null;
+        this.remote = this.remoteOwn = null;
         return void this.load(this.conversationId).then(() => this.live?.resume());
       }
       this.remoteLease = leaseOf(event);
@@ -596,7 +575,9 @@ export class Tray {
       // streams here as it is written: its whole answer is not shown again when it comes.
       if (this.card) this.cardStreamed = true;
       const message = event.message;
-      if (message) this.log.append(h("div", { class: `msg user${message.action ? " action" : ""}` }, message.content));
+      const bubble = message && this.log.appendChild(h("div", { class: `msg user${message.action ? " action" : ""}` }, message.content));
+      const own = event.waiting_id ? this.line.began(event.waiting_id) : null;
+      this.remoteOwn = bubble && own && !own.action ? { bubble, content: own.content } : null;
       this.remote = this.answerView();
     } else if (event.type === "conversation:turn_event" && event.event && event.seq) {
       const lease = leaseOf(event);
@@ -605,15 +586,20 @@ export class Tray {
       if (lease < Math.floor(this.seq / SEQ_SPAN) && !(this.remote && lease === this.remoteLease)) return;
       this.saw(event.seq);
       if (!this.remote) (this.remote = this.answerView()), (this.remoteLease = leaseOf(event));
-      if (this.show(this.remote, event.event as unknown as StreamEvent)) this.remote = null;
+      if (this.show(this.remote, event.event as unknown as StreamEvent)) {
+        // This tab's own message whose turn failed (nothing of it was kept) comes back.
+        if (event.event.type === "error" && this.remoteOwn) (giveBack(this.input, this.remoteOwn.content), this.remoteOwn.bubble.remove());
+        this.remote = this.remoteOwn = null;
+      }
       this.log.scrollTop = this.log.scrollHeight;
     } else if (event.type === "conversation:waiting") this.line.show(event.messages);
+    else if (event.type === "conversation:not_begun" && event.waiting_id) this.line.notBegun(event.waiting_id, String((event as { message?: unknown }).message ?? ""));
     else if (event.type === "conversation:caught_up") {
       // The replay after a reconnection is over: a later resumed turn is shown.
       this.answeredWhole = false;
       this.setRunning(Boolean(event.running) || this.busy);
       // The turn ended while this tab was away: the stored conversation has its answer.
-      if (!event.running && this.remote && this.conversationId) (this.remote = null, void this.load(this.conversationId));
+      if (!event.running && this.remote && this.conversationId) (this.remote = this.remoteOwn = null, void this.load(this.conversationId));
     } else if (event.type === "conversation:card") {
       const { message, payload, state } = event as unknown as { message: number; payload: number; state: CardState };
       this.views.get(message)?.cardState(payload, state);
@@ -662,7 +648,7 @@ export class Tray {
     this.otherView();
     this.forget();
     this.card = null;
-    this.remote = null;
+    this.remote = this.remoteOwn = null;
     this.live?.close();
     this.live = null;
     this.line.clear();

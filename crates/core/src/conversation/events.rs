@@ -37,6 +37,10 @@ pub enum ConversationEvent {
         lease: u32,
         /// The user's message (`None` for a resumed turn, whose message is stored).
         message: Option<Entry>,
+        /// The id the message waited under in the line (`x-stepwise-waiting`), when it waited:
+        /// the tab that sent it knows the turn as its own even after a reload.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        waiting_id: Option<String>,
     },
     /// One event of the running turn, as its SSE clients get it (text as `model_delta`, the
     /// model's own text, for clients that parse markers).
@@ -67,6 +71,20 @@ pub enum ConversationEvent {
         conversation_id: String,
         /// The waiting messages, first to be answered first.
         messages: Vec<WaitingMessage>,
+    },
+    /// A waiting message's turn could not begin (a limit reached while it waited, say): it is
+    /// out of the line and nothing of it was kept. Its stream says so too; a tab that sent it
+    /// and reloaded since (it lists the message as its own) gives it back from this.
+    #[serde(rename = "conversation:not_begun")]
+    NotBegun {
+        /// The conversation.
+        conversation_id: String,
+        /// The message's id in the line (`x-stepwise-waiting`).
+        waiting_id: String,
+        /// Why, as an error code (`rate_limited`, `context_pending`...).
+        code: String,
+        /// Why, for people.
+        message: String,
     },
     /// A piece of an answer being written (display text).
     #[serde(rename = "conversation:delta")]

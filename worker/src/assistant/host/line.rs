@@ -7,6 +7,7 @@ use stepwise_core::conversation::{ConversationEvent, WaitingMessage};
 use worker::{State, web_sys};
 
 use super::{Host, stopped_waiting, take_where};
+use crate::platform::error::AppError;
 
 impl Host {
     /// The messages waiting behind the running turn, first to be answered first (a
@@ -39,6 +40,25 @@ impl Host {
             return;
         }
         let text = self.waiting_event(id).to_json();
+        for ws in &sockets {
+            let _ = ws.send_with_str(&text);
+        }
+    }
+
+    /// Tells every tab watching conversation `id` that the message waiting as `waiting` could
+    /// not begin (`error`): the tab that sent it gives it back even after a reload.
+    pub fn announce_not_begun(&self, state: &State, id: &str, waiting: &str, error: &AppError) {
+        let sockets = state.get_websockets();
+        if sockets.is_empty() {
+            return;
+        }
+        let text = ConversationEvent::NotBegun {
+            conversation_id: id.to_owned(),
+            waiting_id: waiting.to_owned(),
+            code: error.code().to_owned(),
+            message: error.message().to_owned(),
+        }
+        .to_json();
         for ws in &sockets {
             let _ = ws.send_with_str(&text);
         }

@@ -141,7 +141,8 @@ impl Host {
                 }
                 Ok(turn) => {
                     let lease = turn.session.lease;
-                    match log_header::begin_log(state, id, lease, turn.user_entry(), None, None)
+                    let waited = (None, Some(waiting_id.clone()));
+                    match log_header::begin_log(state, id, lease, turn.user_entry(), None, waited)
                         .await
                     {
                         Ok(log) => Ok(Some((turn, log))),
@@ -191,7 +192,10 @@ impl Host {
                     return Some((turn, log));
                 }
                 Ok(None) => stopped_waiting(&sink, &mut wire),
-                Err(error) => not_begun(&sink, &mut wire, &error),
+                Err(error) => {
+                    not_begun(&sink, &mut wire, &error);
+                    self.announce_not_begun(state, id, &waiting_id, &error);
+                }
             }
         }
     }
