@@ -285,7 +285,6 @@ describe("a guided conversation open in two tabs", () => {
     await duplicate.reload();
     await duplicate.locator(".chat-layout .log .msg.user", { hasText: "Track rivals" }).waitFor({ timeout: 20000 });
     assert.equal(await tabOf(duplicate), duplicateTab, "its reload keeps its id");
-    assert.equal(await tabOf(first), firstTab);
     for (const page of [first, duplicate]) await page.locator(".chat-layout .log .msg.user:not(.queued)", { hasText: "Queued in the first tab" }).waitFor({ timeout: 30000 });
     for (const page of [first, duplicate]) await whenIdle(page);
     for (const page of [first, duplicate]) assert.equal(await page.locator(".chat-layout .log .msg.user", { hasText: "Queued in the first tab" }).count(), 1, "sent once");

@@ -142,6 +142,45 @@ describe("live help-desk turns on the Help page", () => {
     await context.close();
   });
 
+  test("a tab following another tab's first question keeps its session when that tab is closed mid-answer, and keeps none when the question fails", async () => {
+    slowModel(400, ANSWER.repeat(4));
+    const { context, page: first, errors } = await helpPage();
+    await first.fill("#help-input", QUESTION);
+    await first.press("#help-input", "Enter");
+    await first.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    const second = await context.newPage();
+    second.on("pageerror", (error) => errors.push(error.message));
+    await second.goto(`${stack.base}/#help`);
+    await second.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    await first.close();
+    await second.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 30000 });
+    await second.waitForSelector("#help-input:not([disabled])");
+    const kept = await second.evaluate(() => localStorage.getItem("stepwise.help.session"));
+    assert.match(kept ?? "", /^[0-9a-f]+$/, "the session answered is this browser's now");
+    await second.reload();
+    await second.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
+    // A first question that fails while another tab follows it leaves that tab no session.
+    await second.click("button:has-text('New question')");
+    stack.fake.script((request) => (request.system?.startsWith("Translate") ? { reply: "[de]" } : { reply: ANSWER.repeat(3), paced: true, delayMs: 250, fault: "cut" }));
+    await second.fill("#help-input", "Answers stop midway and are slow, why?");
+    await second.press("#help-input", "Enter");
+    await second.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    const third = await context.newPage();
+    third.on("pageerror", (error) => errors.push(error.message));
+    await third.goto(`${stack.base}/#help`);
+    await third.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    await alerts(second).first().waitFor({ timeout: 20000 });
+    await third.waitForSelector("#help-input:not([disabled])", { timeout: 20000 });
+    await third.waitForFunction(() => !document.querySelector(".help-log .msg.user"), null, { timeout: 10000 });
+    slowModel(0, "Answered in a session of its own.");
+    await third.fill("#help-input", "Why are answers slow today?");
+    await third.press("#help-input", "Enter");
+    await third.locator(".help-log .msg.assistant", { hasText: "Answered in a session of its own." }).waitFor({ timeout: 20000 });
+    assert.equal(await third.locator(".help-log .msg.user").count(), 1, "a new session");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
   test("Stop gives the turn up: nothing of it shows, the question goes back into the box, and asking again is answered", async () => {
     slowModel(300, ANSWER.repeat(4));
     const { context, page, errors } = await helpPage();

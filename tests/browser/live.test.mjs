@@ -348,7 +348,7 @@ describe("live turns in the tray", () => {
   });
 });
 
-describe("a waiting message whose turn cannot begin", () => {
+describe("a waiting message whose turn fails", () => {
   let capped;
   before(async () => {
     // Two model calls a day for each owner: the warm-up, and the answer the message waits for.

@@ -6,7 +6,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { request as httpRequest } from "node:http";
-import { apiCaller, asOwner, generousLimits, newOwner, readEvents, startStack, until } from "./harness.mjs";
+import { ADMIN_TOKEN, apiCaller, asOwner, generousLimits, newOwner, readEvents, startStack, until } from "./harness.mjs";
 
 let stack;
 before(async () => {
@@ -257,6 +257,31 @@ describe("live help-desk turns", () => {
     });
     return { ws, opened, messages, seen: (type) => until(() => messages.find((m) => m.type === type), 15000) };
   };
+
+  test("a waiting question whose turn cannot begin (the session closed by an operator meanwhile) ends its stream with the error and every tab is told, by its waiting id", async () => {
+    slowModel(0);
+    const owner = newOwner();
+    const id = (await ask(owner, QUESTION)).session_id;
+    assert.equal((await call("POST", `/api/help/sessions/${id}/handoff`, { owner, body: {} })).status, 200);
+    slowModel(150, LONG_ANSWER);
+    const since = Date.now();
+    const running = await streamed(owner, { session_id: id, message: AGAIN[0] });
+    assert.equal(running.status, 200, JSON.stringify(running.events));
+    await until(() => stack.fake.requests.some((r) => r.at >= since && r.kind && !r.system.startsWith("Translate")));
+    const tab = await watchSession(owner, id);
+    const waiting = await streamed(owner, { session_id: id, message: "Why do answers get slow?" });
+    assert.match(waiting.waiting ?? "", /^[0-9a-f]{32}$/);
+    const resolved = await call("POST", `/api/help/escalations/${id}/resolve`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    assert.equal(resolved.json.status, "resolved", resolved.text);
+    const events = await waiting.done;
+    assert.deepEqual([events.at(-1).event, events.at(-1).data.code], ["error", "session_closed"], JSON.stringify(events.at(-1)));
+    const told = await until(() => tab.messages.find((m) => m.type === "help:not_begun"));
+    assert.deepEqual([told.waiting_id, told.code, told.message], [waiting.waiting, "session_closed", events.at(-1).data.message]);
+    await running.done;
+    const session = (await call("GET", `/api/help/sessions/${id}`, { owner })).json;
+    assert.ok(!session.messages.some((m) => m.text === "Why do answers get slow?"), "nothing of it kept");
+    tab.ws.close();
+  });
 
   test("every tab of a session is told: a turn begun elsewhere is announced and joined whole, a change is read again", async () => {
     slowModel(0);

@@ -35,10 +35,13 @@ export class ChatView implements Page {
   /** The conversation's live connection, and whether another tab's turn is being shown. */
   private tabs: OtherTabs | null = null;
   private watching = false;
-  /** The lease of the last turn read on this page's own stream: the live connection's replay of
-   * it (a socket opened as it ends) is not shown again as another tab's turn. */
+  /** The lease of the last turn of the conversation shown read on this page's own stream: the
+   * live connection's replay of it (a socket opened as it ends) is not another tab's turn. */
   private readLease = 0;
-  private readonly noteLease = (lease: number) => (this.readLease = Math.max(this.readLease, lease));
+  /** Notes the leases a stream of this page reads, while no Start over came since. */
+  private noteLease(generation: number): (lease: number) => void {
+    return (lease) => void (generation === this.generation && (this.readLease = Math.max(this.readLease, lease)));
+  }
   /** A turn this page was reading before a reload is being joined (not another tab's). */
   private rejoining = pendingRejoin();
   /** A message typed while this page's answer streams, sent when it ends. */
@@ -325,7 +328,7 @@ export class ChatView implements Page {
     }
     let lost = false;
     try {
-      return await new TurnReader(bubble, (live) => this.renderLive(live), this.noteLease).read(response.body, running);
+      return await new TurnReader(bubble, (live) => this.renderLive(live), this.noteLease(generation)).read(response.body, running);
     } catch (error) {
       if (error instanceof Stopped) error.running = running;
       lost = error instanceof Lost;
@@ -386,6 +389,8 @@ export class ChatView implements Page {
   private watchTabs(): void {
     const { conversation_id: id, token } = this.state;
     if (this.tabs?.id === id) return;
+    // Leases are counted per conversation: another one's start again.
+    if (this.tabs) this.readLease = 0;
     this.tabs?.close();
     this.tabs = null;
     if (this.watching) {
@@ -632,7 +637,7 @@ export class ChatView implements Page {
     let lost = false;
     let failed = false;
     try {
-      const complete = await new TurnReader(bubble, (live) => generation === this.generation && this.renderLive(live), this.noteLease).read(response.body, running);
+      const complete = await new TurnReader(bubble, (live) => generation === this.generation && this.renderLive(live), this.noteLease(generation)).read(response.body, running);
       if (generation === this.generation) this.apply(message, complete, bubble);
     } catch (error) {
       if (generation !== this.generation) return;

@@ -3,7 +3,8 @@
 //! does there, and an answer, a handoff or a close made elsewhere shows without a reload. The
 //! server only says that something happened (`help:turn_started`, `help:changed`); the page then
 //! joins the turn's event stream or reads the session again, as it does after a reload. The
-//! questions waiting behind the running turn come whole whenever they change (`help:waiting`).
+//! questions waiting behind the running turn come whole whenever they change (`help:waiting`),
+//! and one that could not begin is named (`help:not_begun`).
 
 import { LiveConnection, type LiveEvent } from "./assistant/live.js";
 
@@ -16,6 +17,8 @@ export interface HelpTabHooks {
   changed(): Promise<void>;
   /** The questions waiting behind the running turn now (`help:waiting`'s `messages`). */
   waiting(messages: unknown): void;
+  /** The question that waited as `id` could not begin (`why`): `help:not_begun`. */
+  notBegun(id: string, why: string): void;
 }
 
 /** The WebSocket of one help session; the page's hooks are called one at a time, in order. */
@@ -40,6 +43,7 @@ export class HelpTabs {
     const hooks = this.hooks;
     let next: (() => Promise<void>) | null = null;
     if (event.type === "help:waiting") return hooks.waiting((live as unknown as { messages?: unknown }).messages);
+    if (event.type === "help:not_begun" && typeof event.waiting_id === "string") return hooks.notBegun(event.waiting_id, String(event.message ?? ""));
     if (event.type === "help:turn_started" && typeof event.message === "string") {
       const [message, after, waiting] = [event.message, event.after ?? 0, typeof event.waiting_id === "string" ? event.waiting_id : null];
       next = () => hooks.started(message, after, waiting);

@@ -89,6 +89,9 @@ export class HelpView implements Page {
   private readonly handoff = h("button", { class: "btn secondary", type: "button", hidden: true, onclick: () => void this.askForPerson() }, "Talk to a person");
   private readonly actions = h("div", { class: "actions" }, this.handoff, h("button", { class: "btn link", type: "button", onclick: () => this.startOver() }, "New question"));
   private sessionId: string | null = localStorage.getItem(SESSION_KEY);
+  /** The session of a first question another tab asks, followed here before it is this
+   * browser's (it is saved once answered; dropped if it is not). */
+  private following: string | null = null;
   private status: Session["status"] = "open";
   private busy = false;
   /** The session of the turn being answered (a first turn's is the page's only once it
@@ -120,7 +123,7 @@ export class HelpView implements Page {
   private tabs: HelpTabs | null = null;
   /** Another tab started or left a session: this page shows it too, unless it is answering. */
   private readonly onStorage = (event: StorageEvent): void => {
-    if (event.key !== SESSION_KEY || event.newValue === this.sessionId) return;
+    if (event.key !== SESSION_KEY || (event.newValue === this.sessionId && !this.following)) return;
     if (this.busy) this.storageMissed = true;
     else this.followStorage();
   };
@@ -181,7 +184,7 @@ export class HelpView implements Page {
     this.storageMissed = false;
     this.stale = false;
     const id = localStorage.getItem(SESSION_KEY);
-    if (id === this.sessionId) return;
+    if (id === this.sessionId && !this.following) return;
     if (id) void this.reread(id);
     else this.clear();
   }
@@ -200,7 +203,7 @@ export class HelpView implements Page {
     if (this.tabs?.id === id) return;
     this.tabs?.close();
     this.line.clear();
-    this.tabs = id ? new HelpTabs(id, { started: (message, after, waiting) => this.followOther(message, after, waiting), changed: () => this.refresh(), waiting: (messages) => this.line.show(messages) }) : null;
+    this.tabs = id ? new HelpTabs(id, { started: (message, after, waiting) => this.followOther(message, after, waiting), changed: () => this.refresh(), waiting: (messages) => this.line.show(messages), notBegun: (id, why) => this.line.notBegun(id, why) }) : null;
   }
 
   /** Another tab asked `message`: its answer streams here too (joined after event `after`), and
@@ -218,6 +221,8 @@ export class HelpView implements Page {
     this.setBusy(true);
     this.showAsked(message);
     await this.answerTurn(joined, session, message, this.generation, own);
+    // A followed first question not answered leaves no session for this browser.
+    if (this.following === session) (this.following = null), this.sessionId === session && this.clear();
   }
 
   /** The session changed elsewhere: it is read again, unless this page is answering a turn. */
@@ -395,6 +400,8 @@ export class HelpView implements Page {
       if (generation === this.generation) {
         if (!lost && own) localStorage.removeItem(RUNNING_KEY);
         this.turnSession = null;
+        // A waiting question's stream lost: its turn's news comes over the live connection.
+        if (lost && this.waitingId) this.line.streamLost(this.waitingId);
         this.waitingId = null;
         this.line.ownIs(null);
         this.asked = null;
@@ -460,7 +467,7 @@ export class HelpView implements Page {
     // the session's live connection shows it here (a first question's too: its session is not
     // this browser's until answered, but it is followed here meanwhile).
     if (running?.tab && running.tab !== tabId()) {
-      if (running.session_id && !this.sessionId) (this.sessionId = running.session_id), this.watch(running.session_id);
+      if (running.session_id && !this.sessionId) (this.sessionId = this.following = running.session_id), this.watch(running.session_id);
       return;
     }
     localStorage.removeItem(RUNNING_KEY);
@@ -483,8 +490,10 @@ export class HelpView implements Page {
 
   /** The session `id` is the page's (a first turn answered). */
   private adopt(id: string): void {
-    // Written only when it changes, so a tab that left the session is not pulled back to it.
-    if (this.sessionId !== id) localStorage.setItem(SESSION_KEY, id);
+    // Written only when it changes, so a tab that left the session is not pulled back to it
+    // (a followed first question's session was not written yet).
+    if (this.sessionId !== id || this.following === id) localStorage.setItem(SESSION_KEY, id);
+    this.following = null;
     this.sessionId = id;
     this.watch(id);
   }
@@ -587,7 +596,7 @@ export class HelpView implements Page {
 
   /** Shows no session (its socket closed). */
   private clear(): void {
-    this.sessionId = null;
+    this.sessionId = this.following = null;
     this.watch(null);
     this.log.replaceChildren();
     this.shown.length = 0;

@@ -8,7 +8,10 @@ const TAB_KEY = "stepwise.tab.v1";
 /** Set while a page of this tab is shown, removed as it goes (a reload, a navigation). */
 const SHOWN_KEY = "stepwise.tab.shown.v1";
 
-if (sessionStorage.getItem(SHOWN_KEY) !== null) {
+// (A page the browser discarded to save memory, reloaded now, never said it went: it is no copy.
+// Nor is a tab restored after a crash, which cannot be told from one: it takes a new id too.)
+const discarded = (document as Document & { wasDiscarded?: boolean }).wasDiscarded === true;
+if (sessionStorage.getItem(SHOWN_KEY) !== null && !discarded) {
   // A copy of a tab still shown: its id, and what it keeps under that id, are the other tab's.
   const copied = sessionStorage.getItem(TAB_KEY);
   sessionStorage.removeItem(TAB_KEY);

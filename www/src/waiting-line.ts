@@ -33,6 +33,9 @@ export class WaitingLine {
   private readonly left = new Map<string, Waiting>();
   /** Ids of the messages this tab read on its own stream (which tells of their end itself). */
   private readonly streamed = new Set<string>();
+  /** Ids of messages put back into the box while they may still wait (a Stop got no answer):
+   * not given back a second time. */
+  private readonly givenBack = new Set<string>();
   /** The message whose stream this tab reads (shown in its log), left out. */
   private reading: string | null = null;
   /** Ids of this tab's own messages listed so far in the conversation shown (the others are kept
@@ -83,7 +86,7 @@ export class WaitingLine {
    * stream that still reads it says so itself. */
   notBegun(id: string, why: string): void {
     const message = this.left.get(id);
-    if (!message || this.streamed.has(id)) return;
+    if (!message || this.streamed.has(id) || this.givenBack.has(id)) return;
     this.left.delete(id);
     const preview = message.content.slice(0, PREVIEW_CHARS);
     if (!message.action) giveBack(this.box, message.content);
@@ -93,12 +96,18 @@ export class WaitingLine {
     this.render();
   }
 
+  /** This tab's stream of the message waiting as `id` was lost: the live connection tells of
+   * its turn from now on (`began`, `notBegun`). */
+  streamLost(id: string): void {
+    this.streamed.delete(id);
+  }
+
   /** The turn of the message that waited as `id` began: the message, when this tab sent it and
    * no longer reads it on its own stream (it was reloaded since), for the caller to give back
    * if that turn fails; else `null`. */
   began(id: string): Waiting | null {
     const message = this.left.get(id);
-    if (!message || this.streamed.has(id)) return null;
+    if (!message || this.streamed.has(id) || this.givenBack.has(id)) return null;
     this.left.delete(id);
     return message;
   }
@@ -107,6 +116,7 @@ export class WaitingLine {
   clear(): void {
     this.left.clear();
     this.streamed.clear();
+    this.givenBack.clear();
     this.messages = [];
     this.reading = null;
     this.listed.clear();
@@ -172,6 +182,7 @@ export class WaitingLine {
       // It may have been withdrawn with both answers lost: it comes back rather than be lost, and
       // the line (told again when the connection is back) shows whether it still waits.
       giveBack(this.box, message.content);
+      this.givenBack.add(message.id);
       note = "Stop got no answer: the message is back in the box, and is still answered if it is listed here.";
     }
     button.disabled = false;

@@ -4,7 +4,8 @@
 //! turn begins when the ones before it end, in order, and its events follow on the same stream.
 //! The background task of the turn that holds the lane (from the moment it is being begun)
 //! works through them, so no two turns of a session ever run at once. The session's watching
-//! tabs are told when each turn begins, and the line of waiting questions whenever it changes.
+//! tabs are told when each turn begins (with the id its question waited under), when a waiting
+//! question's turn could not begin, and the line of waiting questions whenever it changes.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -208,6 +209,13 @@ impl Lane {
                     Ok(Err(refused)) => {
                         let failed = json!({ "type": "error", "code": refused.code(), "message": refused.message() });
                         sink.write(frame_without_id("error", &failed).as_bytes());
+                        // Every tab is told too: the one that sent it gets it back after a reload.
+                        self.tell(&json!({
+                            "type": "help:not_begun",
+                            "waiting_id": run.waiting_id(),
+                            "code": refused.code(),
+                            "message": refused.message(),
+                        }));
                     }
                     Err(_) => {}
                 }

@@ -95,6 +95,11 @@ impl HelpRun {
         self.waited_as.replace(Some(id.to_owned()));
     }
 
+    /// The id the turn's message waited under, if it waited.
+    pub fn waiting_id(&self) -> Option<String> {
+        self.waited_as.borrow().clone()
+    }
+
     /// Whether the turn is that of the message that waited as `id`.
     pub fn is_waited(&self, id: &str) -> bool {
         self.waited_as.borrow().as_deref() == Some(id)
@@ -132,7 +137,7 @@ impl HelpRun {
                 "after": turn * SEQ_SPAN,
                 "message": self.message,
             });
-            if let Some(waiting) = self.waited_as.borrow().as_deref() {
+            if let Some(waiting) = self.waiting_id() {
                 started["waiting_id"] = json!(waiting);
             }
             started

@@ -352,6 +352,8 @@ export class Tray {
    * refusal or failure): the tray takes messages again. */
   private settle(answer: AnswerView, ended: boolean, refused: string | undefined): void {
     this.setBusy(false);
+    // A waiting message's stream lost: its turn's news comes over the live connection.
+    if (!ended && this.waitingId) this.line.streamLost(this.waitingId);
     this.waitingId = null;
     this.line.ownIs(null);
     if (!ended) this.rejoin(answer);
@@ -402,6 +404,7 @@ export class Tray {
   private rejoin(answer: AnswerView): void {
     if (!this.conversationId || !this.live) return answer.failed("The connection was lost while the answer was streaming.", "connection_lost");
     this.remote = answer;
+    this.remoteOwn = null;
     this.remoteLease = this.ownLease;
     this.live.resume();
   }
