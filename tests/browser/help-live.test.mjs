@@ -56,6 +56,18 @@ async function twoTabs() {
   return { context, first, second, errors };
 }
 
+/** `page` asks `question` and, once its answer is being written, another tab of its browser
+ * (`context`) opens the Help page: that tab. */
+async function askThenOpen(context, page, question, errors) {
+  await page.fill("#help-input", question);
+  await page.press("#help-input", "Enter");
+  await page.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+  const other = await context.newPage();
+  other.on("pageerror", (error) => errors.push(error.message));
+  await other.goto(`${stack.base}/#help`);
+  return other;
+}
+
 const generations = (since) => stack.fake.requests.filter((r) => r.at >= since && r.kind && !r.system?.startsWith("Translate"));
 const alerts = (page) => page.locator(".help [role=alert]:not([hidden])");
 
@@ -87,12 +99,7 @@ describe("live help-desk turns on the Help page", () => {
     slowModel(250, ANSWER.repeat(3));
     const since = Date.now();
     const asked = "Answers stop midway and are slow, why?";
-    await first.fill("#help-input", asked);
-    await first.press("#help-input", "Enter");
-    await first.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
-    const third = await context.newPage();
-    third.on("pageerror", (error) => errors.push(error.message));
-    await third.goto(`${stack.base}/#help`);
+    const third = await askThenOpen(context, first, asked, errors);
     await third.locator(".help-log .msg.user", { hasText: asked }).waitFor({ timeout: 20000 });
     // The turn kept for a reload is the asking tab's, whichever tabs follow it.
     const keptBy = () => first.evaluate(() => JSON.parse(localStorage.getItem("stepwise.help.running.v1") ?? "null")?.tab);
@@ -116,12 +123,7 @@ describe("live help-desk turns on the Help page", () => {
     slowModel(400, ANSWER.repeat(4));
     const { context, page: first, errors } = await helpPage();
     const since = Date.now();
-    await first.fill("#help-input", QUESTION);
-    await first.press("#help-input", "Enter");
-    await first.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
-    const second = await context.newPage();
-    second.on("pageerror", (error) => errors.push(error.message));
-    await second.goto(`${stack.base}/#help`);
+    const second = await askThenOpen(context, first, QUESTION, errors);
     await second.locator(".help-log .msg.user", { hasText: QUESTION }).waitFor({ timeout: 20000 });
     await second.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 5000 });
     assert.ok(await first.locator(".help-progress", { hasText: "Writing the answer" }).isVisible(), "it shows there while it is written");
@@ -145,12 +147,7 @@ describe("live help-desk turns on the Help page", () => {
   test("a tab following another tab's first question keeps its session when that tab is closed mid-answer, and keeps none when the question fails", async () => {
     slowModel(400, ANSWER.repeat(4));
     const { context, page: first, errors } = await helpPage();
-    await first.fill("#help-input", QUESTION);
-    await first.press("#help-input", "Enter");
-    await first.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
-    const second = await context.newPage();
-    second.on("pageerror", (error) => errors.push(error.message));
-    await second.goto(`${stack.base}/#help`);
+    const second = await askThenOpen(context, first, QUESTION, errors);
     await second.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
     await first.close();
     await second.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 30000 });
@@ -162,12 +159,7 @@ describe("live help-desk turns on the Help page", () => {
     // A first question that fails while another tab follows it leaves that tab no session.
     await second.click("button:has-text('New question')");
     stack.fake.script((request) => (request.system?.startsWith("Translate") ? { reply: "[de]" } : { reply: ANSWER.repeat(3), paced: true, delayMs: 250, fault: "cut" }));
-    await second.fill("#help-input", "Answers stop midway and are slow, why?");
-    await second.press("#help-input", "Enter");
-    await second.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
-    const third = await context.newPage();
-    third.on("pageerror", (error) => errors.push(error.message));
-    await third.goto(`${stack.base}/#help`);
+    const third = await askThenOpen(context, second, "Answers stop midway and are slow, why?", errors);
     await third.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
     await alerts(second).first().waitFor({ timeout: 20000 });
     await third.waitForSelector("#help-input:not([disabled])", { timeout: 20000 });
