@@ -292,6 +292,46 @@ describe("a guided conversation open in two tabs", () => {
     await context.close();
   });
 
+  test("a message that waited behind another tab's turn (its tab not yet told of it) shows that turn before its own, and so does a reload", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const errors = [];
+    const open = async (lag) => {
+      const page = await context.newPage();
+      page.on("pageerror", (error) => errors.push(error.message));
+      // This tab's socket tells it of other tabs' turns 1.5 s late.
+      if (lag) await page.routeWebSocket(/\/ws$/, (ws) => ws.connectToServer().onMessage((message) => setTimeout(() => ws.send(message), 1500)));
+      await page.goto(stack.base + "/#chat");
+      return page;
+    };
+    stack.fake.script(() => ({ reply: "Noted.\nEXTRACTED_DATA: purpose=Track rivals\nWhich business goals?\n" }));
+    const first = await open(true);
+    await first.fill("#chat-input", "Track rivals");
+    await first.press("#chat-input", "Enter");
+    await whenIdle(first);
+    const second = await open(false);
+    await second.locator(".chat-layout .log .msg.assistant", { hasText: "Noted." }).waitFor({ timeout: 20000 });
+    await first.waitForTimeout(2000); // both sockets open
+    stack.fake.script(() => ({ reply: "Line 1.\nLine 2.\nLine 3.\nLine 4.\nLine 5.", paced: true, delayMs: 150 }));
+    await second.fill("#chat-input", "From the second tab");
+    await second.press("#chat-input", "Enter");
+    await first.waitForTimeout(300);
+    await first.fill("#chat-input", "From the first tab");
+    await first.press("#chat-input", "Enter");
+    const users = (page) => page.locator(".chat-layout .log .msg.user").allInnerTexts();
+    const both = ["Track rivals", "From the second tab", "From the first tab"];
+    await first.waitForFunction((n) => document.querySelectorAll(".chat-layout .log .msg.user").length === n && !document.querySelector(".chat-layout .log [aria-busy]"), both.length, { timeout: 30000 });
+    assert.deepEqual(await users(first), both, "the other tab's turn shows before this tab's, which waited behind it");
+    await whenIdle(second);
+    await second.waitForFunction((n) => document.querySelectorAll(".chat-layout .log .msg.user").length === n, both.length, { timeout: 30000 });
+    assert.deepEqual(await users(second), both);
+    await first.reload();
+    await first.locator(".chat-layout .log .msg.user", { hasText: "Track rivals" }).waitFor({ timeout: 20000 });
+    await first.waitForTimeout(1000); // the server's log read
+    assert.deepEqual(await users(first), both, "after a reload too (the server's log, not the copy kept)");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
   test("a live connection that lags behind the answer's own stream shows the answer once, and its chips enabled", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();

@@ -303,6 +303,28 @@ describe("live turns in the tray", () => {
     await context.close();
   });
 
+  test("a tab reloaded while its own answer is written follows it; if that answer then fails, the message goes back into its box", async () => {
+    const { context, page, errors } = await trayOpen();
+    await page.fill("#assistant-input", "Warm up");
+    await page.press("#assistant-input", "Enter");
+    await whenDone(page);
+    stack.fake.script((request) => (JSON.stringify(request.body ?? "").includes("Cut short later") ? { reply: REPLY, paced: true, delayMs: 150, fault: "cut" } : request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));
+    try {
+      await page.fill("#assistant-input", "Cut short later");
+      await page.press("#assistant-input", "Enter");
+      await whenLines(page, 2);
+      await page.reload();
+      await page.locator(".tray-log .msg.user", { hasText: "Cut short later" }).waitFor({ timeout: 10000 });
+      await described([page], () => page.waitForFunction(() => document.querySelector("#assistant-input").value === "Cut short later", null, { timeout: 30000 }));
+      await page.locator(".tray-log .msg.assistant:last-child .error").waitFor({ timeout: 5000 });
+      assert.equal(await page.locator(".tray-log .msg.user", { hasText: "Cut short later" }).count(), 0, "out of the log: nothing of it was kept");
+      assert.deepEqual(errors, []);
+    } finally {
+      stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));
+      await context.close();
+    }
+  });
+
   test("a message waiting at the server shows above the box in the other tab, and in its own tab after a reload, where its Stop withdraws it alone", async () => {
     const { context, errors, open } = await oneOwner();
     const first = await open();

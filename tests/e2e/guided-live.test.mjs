@@ -213,6 +213,8 @@ describe("live guided turns", () => {
     const read = calls[1].body.messages;
     assert.ok(read.some((m) => m.role === "assistant" && m.content.includes("Line 24")), "the second call read the first answer, whole");
     assert.equal(read.at(-1).content, "And then this");
+    const users = (await api.snapshot(owner, from.id, from.token)).conversation_history.filter((m) => m.role === "user").map((m) => m.content);
+    assert.deepEqual(users.slice(-2), ["A long answer, please", "And then this"], "both turns are stored, in order");
     // A waiting message stopped by its id leaves the line; the running turn goes on.
     const third = await api.post(owner, "Longer again", { ...from, turns: from.turns + 2 });
     await until(() => third.events.some((e) => e.event === "text_delta"));

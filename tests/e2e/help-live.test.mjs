@@ -76,6 +76,11 @@ describe("live help-desk turns", () => {
     assert.equal((await readEvents(await join(owner, running.session, seen)).done).at(-1).event, "complete");
     assert.equal((await join(owner, running.session)).status, 204);
     assert.equal((await join(owner, running.session, 5_000_001)).status, 204, "another turn's event");
+    // A tab told the turn began (`after`: its number alone) gets it whole, even once it ended.
+    const whole = await readEvents(await join(owner, running.session, 1_000_000)).done;
+    assert.deepEqual(whole.map((e) => e.id), whole.map((_, i) => 1_000_001 + i));
+    assert.equal(whole.length, seen - 1_000_000 + rest.length, "every event of it");
+    assert.equal(whole.at(-1).event, "complete");
   });
 
   test("a JSON turn whose client goes away is answered and kept all the same", async () => {

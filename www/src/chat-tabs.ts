@@ -1,16 +1,20 @@
 //! The guided chat's live connection: the conversation's WebSocket, open while the page shows a
 //! stored conversation, so a turn another tab (or another window) sends streams here too: its
 //! message, its answer as it is written (marker lines kept out of the text), then the stored
-//! state once it ends. The page's own turns come on their own stream and are not shown twice.
+//! state once it ends. The page's own turns come on their own stream and are not shown twice; a
+//! turn that begins while the page still reads its own (one that waited behind it) is held and
+//! shown once the page's own turn has ended.
 
 import { MarkerStream, type ChatResponse } from "../../crates/wasm/pkg/stepwise.js";
-import { LiveConnection, type LiveEvent } from "./assistant/live.js";
+import { LiveConnection, leaseOf, type LiveEvent } from "./assistant/live.js";
 
 /** What the page does with another tab's turn. */
 export interface TabHooks {
-  /** Whether the turn of `lease` is one the page reads on its own stream (its own, or one it
-   * rejoined), or has read. */
-  ownTurn(lease: number): boolean;
+  /** Whether the page reads a turn on its own stream now (its own, or one it rejoined). */
+  reading(): boolean;
+  /** The lease of the last turn the page read on its own stream (that one and those before it
+   * are not another tab's to show). */
+  readLease(): number;
   /** Another tab's turn began with `message`: the bubble its answer is written into. */
   began(message: string): HTMLElement;
   /** That turn ended: answered (`answer`), stopped, failed, or ended unseen. */
@@ -30,6 +34,8 @@ export class OtherTabs {
   private readonly connection: LiveConnection;
   private watched: Watched | null = null;
   private lastSeq = 0;
+  /** Turn events of later turns that came while the page read its own. */
+  private held: LiveEvent[] = [];
 
   constructor(readonly id: string, token: string, private readonly hooks: TabHooks) {
     this.connection = new LiveConnection(id, () => this.lastSeq, (event) => this.handle(event), token);
@@ -42,10 +48,19 @@ export class OtherTabs {
     this.watched = null;
   }
 
+  /** The page's own turn ended: the turns held meanwhile are shown now (those the page read
+   * itself are left out). */
+  ownEnded(): void {
+    for (const event of this.held.splice(0)) this.handle(event);
+  }
+
   private handle(event: LiveEvent): void {
     if (event.seq) this.lastSeq = Math.max(this.lastSeq, event.seq);
+    const ofTurn = event.type === "conversation:turn_started" || event.type === "conversation:turn_event";
+    if (ofTurn && leaseOf(event) <= this.hooks.readLease()) return;
+    if (ofTurn && this.hooks.reading()) return void this.held.push(event);
     if (event.type === "conversation:turn_started") {
-      if (this.hooks.ownTurn(event.lease ?? 0) || this.watched?.lease === event.lease) return;
+      if (this.watched?.lease === event.lease) return;
       if (this.watched) this.end(null);
       const bubble = this.hooks.began(event.message?.content ?? "");
       this.watched = { lease: event.lease ?? 0, bubble, markers: new MarkerStream(), shown: "" };

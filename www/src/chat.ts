@@ -38,6 +38,8 @@ export class ChatView implements Page {
   /** The lease of the last turn of the conversation shown read on this page's own stream: the
    * live connection's replay of it (a socket opened as it ends) is not another tab's turn. */
   private readLease = 0;
+  /** The log lacks turns the server holds (another tab's, read since): drawn again when idle. */
+  private logStale = false;
   /** Notes the leases a stream of this page reads, while no Start over came since. */
   private noteLease(generation: number): (lease: number) => void {
     return (lease) => void (generation === this.generation && (this.readLease = Math.max(this.readLease, lease)));
@@ -92,7 +94,7 @@ export class ChatView implements Page {
     if (this.state.conversation_id && this.state.token) await this.resume();
     if (this.state.stream_id) await this.refreshSavedStream();
     // Not awaited: the rest of the app does not wait for an answer to end.
-    void this.rejoin().finally(() => (this.rejoining = false));
+    void this.rejoin().finally(() => ((this.rejoining = false), this.tabs?.ownEnded()));
     if (!this.state.history.length) this.greet();
   }
 
@@ -142,6 +144,8 @@ export class ChatView implements Page {
       const snapshot = await response.json();
       this.state.config = snapshot.current_config;
       this.state.skipped = snapshot.skipped;
+      // The log shows the copy this page kept: another tab's turns it never saw are drawn too.
+      if (JSON.stringify(snapshot.conversation_history) !== JSON.stringify(this.state.history)) this.logStale = true;
       this.state.history = snapshot.conversation_history;
       this.state.turns = snapshot.turns;
       const known = snapshot.current_step === "done" || this.steps.some((s) => s.id === snapshot.current_step);
@@ -294,6 +298,8 @@ export class ChatView implements Page {
         // A message that waited for a turn that failed is not sent on its heels: it goes back
         // into the box, and the error stays to be read.
         this.sendQueued(lost || failed);
+        // Another tab's turn that began as this one ended shows now (unless one was sent).
+        this.tabs?.ownEnded();
       }
     }
   }
@@ -355,6 +361,9 @@ export class ChatView implements Page {
       return;
     }
     bubble.textContent = response.message;
+    bubble.removeAttribute("aria-busy");
+    // Turns of other tabs came before this one (it waited behind them): the server's log has them.
+    if (response.turns != null && response.turns > (this.state.turns ?? 0) + 1) void this.resume();
     this.state.history = [...this.state.history, { role: "user" as const, content: message }, { role: "assistant" as const, content: response.message }].slice(-40);
     this.state.step = response.next_step;
     this.state.config = response.updated_config;
@@ -370,6 +379,8 @@ export class ChatView implements Page {
   private render(): void {
     this.renderSteps();
     this.renderConfig();
+    // A log out of date is drawn again, unless an answer is being written into it.
+    if (this.logStale && !this.log.querySelector("[aria-busy]")) (this.logStale = false), replace(this.log);
     if (!this.log.childElementCount) {
       for (const m of this.state.history) {
         // An answer cut short says so: stopped by its owner, or interrupted when its turn died.
@@ -400,7 +411,8 @@ export class ChatView implements Page {
     }
     if (!id || !token) return;
     this.tabs = new OtherTabs(id, token, {
-      ownTurn: (lease) => (this.busy && !this.watching) || this.rejoining || lease <= this.readLease,
+      reading: () => (this.busy && !this.watching) || this.rejoining,
+      readLease: () => this.readLease,
       began: (message) => {
         this.watching = true;
         this.running = { message, conversation_id: id, token };
@@ -665,6 +677,8 @@ export class ChatView implements Page {
         this.setBusy(false);
         this.render();
         this.sendQueued(lost || failed);
+        // Another tab's turn that began as this one ended shows now (unless one was sent).
+        this.tabs?.ownEnded();
       }
     }
   }

@@ -17,8 +17,8 @@ export interface HelpTabHooks {
   changed(): Promise<void>;
   /** The questions waiting behind the running turn now (`help:waiting`'s `messages`). */
   waiting(messages: unknown): void;
-  /** The question that waited as `id` could not begin (`why`): `help:not_begun`. */
-  notBegun(id: string, why: string): void;
+  /** The question that waited as `id` (`content`) could not begin (`why`): `help:not_begun`. */
+  notBegun(id: string, why: string, content: string): void;
 }
 
 /** The WebSocket of one help session; the page's hooks are called one at a time, in order. */
@@ -39,11 +39,11 @@ export class HelpTabs {
 
   private handle(live: LiveEvent): void {
     // The help desk's messages: `{type, message, after}` and `{type}`.
-    const event = live as unknown as { type: string; message?: unknown; after?: number; waiting_id?: unknown };
+    const event = live as unknown as { type: string; message?: unknown; after?: number; waiting_id?: unknown; content?: unknown };
     const hooks = this.hooks;
     let next: (() => Promise<void>) | null = null;
     if (event.type === "help:waiting") return hooks.waiting((live as unknown as { messages?: unknown }).messages);
-    if (event.type === "help:not_begun" && typeof event.waiting_id === "string") return hooks.notBegun(event.waiting_id, String(event.message ?? ""));
+    if (event.type === "help:not_begun" && typeof event.waiting_id === "string") return hooks.notBegun(event.waiting_id, String(event.message ?? ""), String(event.content ?? ""));
     if (event.type === "help:turn_started" && typeof event.message === "string") {
       const [message, after, waiting] = [event.message, event.after ?? 0, typeof event.waiting_id === "string" ? event.waiting_id : null];
       next = () => hooks.started(message, after, waiting);

@@ -203,7 +203,7 @@ export class HelpView implements Page {
     if (this.tabs?.id === id) return;
     this.tabs?.close();
     this.line.clear();
-    this.tabs = id ? new HelpTabs(id, { started: (message, after, waiting) => this.followOther(message, after, waiting), changed: () => this.refresh(), waiting: (messages) => this.line.show(messages), notBegun: (id, why) => this.line.notBegun(id, why) }) : null;
+    this.tabs = id ? new HelpTabs(id, { started: (message, after, waiting) => this.followOther(message, after, waiting), changed: () => this.refresh(), waiting: (messages) => this.line.show(messages), notBegun: (id, why, content) => this.line.notBegun(id, why, content) }) : null;
   }
 
   /** Another tab asked `message`: its answer streams here too (joined after event `after`), and
@@ -211,7 +211,7 @@ export class HelpView implements Page {
    * tab asked that waited (`waiting`) before a reload is followed as its own: if it is not
    * answered, it goes back into the box here. */
   private async followOther(message: string, after: number, waiting: string | null): Promise<void> {
-    const own = waiting ? this.line.began(waiting) !== null : false;
+    const own = waiting ? this.line.began(waiting, message) !== null : false;
     const session = this.sessionId;
     if (this.busy || !session) return;
     const joined = await this.join(session, String(after));

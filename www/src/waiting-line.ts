@@ -81,11 +81,11 @@ export class WaitingLine {
     this.render();
   }
 
-  /** The message waiting as `id` could not begin (`why`): one this tab sent and no longer
-   * reads on its own stream (it was reloaded since) goes back into the box, and why shows. The
-   * stream that still reads it says so itself. */
-  notBegun(id: string, why: string): void {
-    const message = this.left.get(id);
+  /** The message waiting as `id` (`content`) could not begin (`why`): one this tab sent and no
+   * longer reads on its own stream (it was reloaded since) goes back into the box, and why
+   * shows. The stream that still reads it says so itself. */
+  notBegun(id: string, why: string, content: string): void {
+    const message = this.ownLeft(id, content);
     if (!message || this.streamed.has(id) || this.givenBack.has(id)) return;
     this.left.delete(id);
     const preview = message.content.slice(0, PREVIEW_CHARS);
@@ -102,14 +102,23 @@ export class WaitingLine {
     this.streamed.delete(id);
   }
 
-  /** The turn of the message that waited as `id` began: the message, when this tab sent it and
-   * no longer reads it on its own stream (it was reloaded since), for the caller to give back
-   * if that turn fails; else `null`. */
-  began(id: string): Waiting | null {
-    const message = this.left.get(id);
+  /** The turn of the message that waited as `id` (`content`) began: the message, when this tab
+   * sent it and no longer reads it on its own stream (it was reloaded since), for the caller to
+   * give back if that turn fails; else `null`. */
+  began(id: string, content: string): Waiting | null {
+    const message = this.ownLeft(id, content);
     if (!message || this.streamed.has(id) || this.givenBack.has(id)) return null;
     this.left.delete(id);
     return message;
+  }
+
+  /** This tab's own message `id` that left the line: as listed, or (a reload came as it left,
+   * so it was never listed here) as the server names it now. */
+  private ownLeft(id: string, content: string): Waiting | undefined {
+    const own = this.own();
+    if (!own.includes(id)) return this.left.get(id);
+    this.keep(own.filter((kept) => kept !== id));
+    return this.left.get(id) ?? { id, content };
   }
 
   /** Another conversation is shown: its line comes with its connection. */

@@ -459,6 +459,8 @@ export type ConversationEvent = {
 } | {
   /** Why, as an error code (`rate_limited`, `context_pending`...). */
   code: string;
+  /** The message, as the line listed it (for a tab that never saw it listed). */
+  content: string;
   /** The conversation. */
   conversation_id: string;
   /** Why, for people. */

@@ -247,6 +247,7 @@ async fn begin_waiting(host: &Host, state: &State, env: &Env, id: &str) -> Optio
         } = host.guided_waiting().borrow_mut().pop_front()?;
         host.announce_waiting(state, id);
         host.beginning(&waiting_id, true);
+        let content = order.request.message.clone();
         let begun = async {
             let stored = conversation::read(env, &owner, id, Some(order.token.clone())).await?;
             order.request.turns = Some(stored.turns);
@@ -293,7 +294,7 @@ async fn begin_waiting(host: &Host, state: &State, env: &Env, id: &str) -> Optio
             Err(_) if stop_asked => stopped_waiting(&sink, &mut wire),
             Err(error) => {
                 not_begun(&sink, &mut wire, &error);
-                host.announce_not_begun(state, id, &waiting_id, &error);
+                host.announce_not_begun(state, id, (&waiting_id, &content), &error);
             }
         }
     }

@@ -213,6 +213,7 @@ impl Lane {
                         self.tell(&json!({
                             "type": "help:not_begun",
                             "waiting_id": run.waiting_id(),
+                            "content": order.message,
                             "code": refused.code(),
                             "message": refused.message(),
                         }));

@@ -181,12 +181,12 @@ impl HelpRun {
     /// `None` (nothing to join) when `after` is of another turn, or names none of its events (0,
     /// or the turn's number × 10⁶) and the turn has ended.
     pub fn subscribe(&self, after: u64) -> AppResult<Option<Response>> {
-        // A client that saw none of the turn (no id, or the turn's number alone) joins it only
-        // while it runs: once it has ended, the session holds it.
+        // A client that names no turn joins it only while it runs (once it has ended, the
+        // session holds it); one that names this turn (its number alone: none of it seen, as a
+        // tab told `help:turn_started` asks) gets it whole even once it has ended, so that a
+        // turn that failed at once, which the session keeps nothing of, is still told.
         let known = match after {
-            seen if seen % SEQ_SPAN == 0 => {
-                !self.ended.get() && (seen == 0 || seen / SEQ_SPAN == self.turn.get())
-            }
+            0 => !self.ended.get(),
             seen => seen / SEQ_SPAN == self.turn.get(),
         };
         if !known {

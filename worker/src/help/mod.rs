@@ -97,8 +97,8 @@ pub async fn stop(mut req: Request, env: &Env, owner: &Owner, id: &str) -> AppRe
 /// after `after`; with `waiting_id` when its question waited), and when what the session shows
 /// changed, `{"type": "help:changed"}` (read it again), and of the questions waiting behind the
 /// running turn whenever they change, `{"type": "help:waiting", "messages": [{"id", "content"}]}`,
-/// and when one of them could not begin, `{"type": "help:not_begun", "waiting_id", "code",
-/// "message"}`; sending `{"type": "resume"}` gets
+/// and when one of them could not begin, `{"type": "help:not_begun", "waiting_id", "content",
+/// "code", "message"}`; sending `{"type": "resume"}` gets
 /// the running turn's `help:turn_started`, if one runs, then `{"type": "help:caught_up"}` and
 /// `help:waiting`. Another owner's session: 404; another site's page: 403;
 /// a 17th tab: 409 `too_many_watchers`.

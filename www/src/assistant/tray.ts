@@ -39,6 +39,7 @@ import { Drawer } from "./drawer.js";
 import { listConversations } from "./history.js";
 import { type ContextRequestJson, RequestCard, requestSummary } from "./request.js";
 import { PAGE_MESSAGES, earlierButton, type EarlierPages } from "./earlier.js";
+import { keepOwnTurn, ownTurnOf } from "./own-turn.js";
 
 const STORAGE_KEY = "stepwise.assistant.v1";
 /** Most messages one page may hold (the server's `MAX_PAGE_MESSAGES`). */
@@ -323,7 +324,12 @@ export class Tray {
       let begun = false;
       for await (const message of readSse(response.body)) {
         if (generation !== this.generation) return;
-        if (message.id) (this.ownLease = this.saw(Number(message.id)), (begun = true));
+        if (message.id) {
+          this.ownLease = this.saw(Number(message.id));
+          // Kept for a reload, which follows it over the live connection (a message, not an action).
+          if (!begun && this.conversationId && typeof body.message === "string") keepOwnTurn({ conversation: this.conversationId, lease: this.ownLease, content: body.message });
+          begun = true;
+        }
         const event = JSON.parse(message.data) as StreamEvent;
         // Stopped while it waited: nothing of it ran, and it goes back to the composer.
         if (event.type === "stopped" && !begun && this.waitingId) {
@@ -352,6 +358,7 @@ export class Tray {
    * refusal or failure): the tray takes messages again. */
   private settle(answer: AnswerView, ended: boolean, refused: string | undefined): void {
     this.setBusy(false);
+    if (ended) keepOwnTurn(null);
     // A waiting message's stream lost: its turn's news comes over the live connection.
     if (!ended && this.waitingId) this.line.streamLost(this.waitingId);
     this.waitingId = null;
@@ -579,8 +586,9 @@ export class Tray {
       if (this.card) this.cardStreamed = true;
       const message = event.message;
       const bubble = message && this.log.appendChild(h("div", { class: `msg user${message.action ? " action" : ""}` }, message.content));
-      const own = event.waiting_id ? this.line.began(event.waiting_id) : null;
-      this.remoteOwn = bubble && own && !own.action ? { bubble, content: own.content } : null;
+      // This tab's own message, when it waited (or this tab read it before a reload).
+      const own = (event.waiting_id && message ? this.line.began(event.waiting_id, message.content) : null) ?? ownTurnOf(this.conversationId, leaseOf(event));
+      this.remoteOwn = bubble && own && !("action" in own && own.action) ? { bubble, content: own.content } : null;
       this.remote = this.answerView();
     } else if (event.type === "conversation:turn_event" && event.event && event.seq) {
       const lease = leaseOf(event);
@@ -592,11 +600,15 @@ export class Tray {
       if (this.show(this.remote, event.event as unknown as StreamEvent)) {
         // This tab's own message whose turn failed (nothing of it was kept) comes back.
         if (event.event.type === "error" && this.remoteOwn) (giveBack(this.input, this.remoteOwn.content), this.remoteOwn.bubble.remove());
+        if (ownTurnOf(this.conversationId, lease)) keepOwnTurn(null);
         this.remote = this.remoteOwn = null;
       }
       this.log.scrollTop = this.log.scrollHeight;
     } else if (event.type === "conversation:waiting") this.line.show(event.messages);
-    else if (event.type === "conversation:not_begun" && event.waiting_id) this.line.notBegun(event.waiting_id, String((event as { message?: unknown }).message ?? ""));
+    else if (event.type === "conversation:not_begun" && event.waiting_id) {
+      const { message, content } = event as { message?: unknown; content?: unknown };
+      this.line.notBegun(event.waiting_id, String(message ?? ""), String(content ?? ""));
+    }
     else if (event.type === "conversation:caught_up") {
       // The replay after a reconnection is over: a later resumed turn is shown.
       this.answeredWhole = false;

@@ -81,6 +81,8 @@ pub enum ConversationEvent {
         conversation_id: String,
         /// The message's id in the line (`x-stepwise-waiting`).
         waiting_id: String,
+        /// The message, as the line listed it (for a tab that never saw it listed).
+        content: String,
         /// Why, as an error code (`rate_limited`, `context_pending`...).
         code: String,
         /// Why, for people.

@@ -45,9 +45,16 @@ impl Host {
         }
     }
 
-    /// Tells every tab watching conversation `id` that the message waiting as `waiting` could
-    /// not begin (`error`): the tab that sent it gives it back even after a reload.
-    pub fn announce_not_begun(&self, state: &State, id: &str, waiting: &str, error: &AppError) {
+    /// Tells every tab watching conversation `id` that the message waiting as `waiting`
+    /// (`content`) could not begin (`error`): the tab that sent it gives it back even after a
+    /// reload.
+    pub fn announce_not_begun(
+        &self,
+        state: &State,
+        id: &str,
+        (waiting, content): (&str, &str),
+        error: &AppError,
+    ) {
         let sockets = state.get_websockets();
         if sockets.is_empty() {
             return;
@@ -55,6 +62,7 @@ impl Host {
         let text = ConversationEvent::NotBegun {
             conversation_id: id.to_owned(),
             waiting_id: waiting.to_owned(),
+            content: content.to_owned(),
             code: error.code().to_owned(),
             message: error.message().to_owned(),
         }

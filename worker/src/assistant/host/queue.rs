@@ -194,7 +194,8 @@ impl Host {
                 Ok(None) => stopped_waiting(&sink, &mut wire),
                 Err(error) => {
                     not_begun(&sink, &mut wire, &error);
-                    self.announce_not_begun(state, id, &waiting_id, &error);
+                    let shown = (waiting_id.as_str(), again.title.as_str());
+                    self.announce_not_begun(state, id, shown, &error);
                 }
             }
         }
