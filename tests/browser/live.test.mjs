@@ -11,7 +11,8 @@
 // off screen, and the conversation shown takes messages at once. A message waiting at the server
 // shows above the box in the other tab, and after a reload in its own, whose Stop stops it alone;
 // one whose turn is refused its model call (a daily cap reached) goes back into its own tab's box,
-// reloaded.
+// reloaded, and so does one whose answer failed while its tab reloaded, before its live connection
+// could replay the turn.
 // Screenshot: tests/browser/screenshots/assistant-stopped.png.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -318,6 +319,37 @@ describe("live turns in the tray", () => {
       await described([page], () => page.waitForFunction(() => document.querySelector("#assistant-input").value === "Cut short later", null, { timeout: 30000 }));
       await page.locator(".tray-log .msg.assistant:last-child .error").waitFor({ timeout: 5000 });
       assert.equal(await page.locator(".tray-log .msg.user", { hasText: "Cut short later" }).count(), 0, "out of the log: nothing of it was kept");
+      assert.deepEqual(errors, []);
+    } finally {
+      stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));
+      await context.close();
+    }
+  });
+
+  test("a tab reloaded just as its own answer fails (before its live connection could replay the turn) gets the message back, with the error", async () => {
+    const { context, page, errors } = await trayOpen();
+    await page.fill("#assistant-input", "Warm up");
+    await page.press("#assistant-input", "Enter");
+    await whenDone(page);
+    stack.fake.script((request) => (JSON.stringify(request.body ?? "").includes("Fails while away") ? { reply: REPLY, paced: true, delayMs: 150, fault: "cut" } : request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));
+    // The conversation's socket is refused from the reload until the answer has failed.
+    let failed = false;
+    await page.routeWebSocket(/\/ws$/, (ws) => (failed ? ws.connectToServer() : ws.close()));
+    try {
+      await page.fill("#assistant-input", "Fails while away");
+      await page.press("#assistant-input", "Enter");
+      await whenLines(page, 2);
+      const [owner, id] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), localStorage.getItem("stepwise.assistant.v1")]);
+      await page.reload();
+      // Another client follows the turn to its end: it failed (or had ended already: 204).
+      const joined = await fetch(`${stack.base}/api/assistant/conversations/${id}/stream`, { headers: { authorization: `Bearer ${owner}`, accept: "text/event-stream" } });
+      const events = await joined.text();
+      assert.ok(joined.status === 204 || /"type":"error"/.test(events), `the turn failed: ${joined.status} ${events.slice(-300)}`);
+      failed = true;
+      await described([page], () => page.waitForFunction(() => document.querySelector("#assistant-input").value === "Fails while away", null, { timeout: 20000 }));
+      await page.locator(".tray-log .msg.assistant:last-child .error").waitFor({ timeout: 5000 });
+      assert.equal(await page.locator(".tray-log .msg.user", { hasText: "Fails while away" }).count(), 0, "nothing of it was kept");
+      assert.equal(await page.evaluate(() => Object.keys(sessionStorage).filter((key) => key.startsWith("stepwise.tray.reading")).length), 0, "the turn kept for the reload is forgotten");
       assert.deepEqual(errors, []);
     } finally {
       stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));

@@ -1,9 +1,15 @@
 //! The tray's own turn as it is read, kept for the tab (sessionStorage, under its tab key): after
 //! a reload the tab follows that turn over the conversation's live connection, and if it fails
 //! (the server keeps nothing of a failed turn) its message goes back into the box, as its own
-//! stream would have put it.
+//! stream would have put it. A turn that ended while the tab was reloading (before its live
+//! connection could replay it) is joined from its start once the connection says nothing runs,
+//! to learn whether it failed.
 
+import type { StreamEvent } from "../../../crates/wasm/pkg/stepwise.js";
+import { authHeaders } from "../owner.js";
+import { readSse } from "../sse.js";
 import { tabKey } from "../tab.js";
+import { SEQ_SPAN } from "./live.js";
 
 const KEY = "stepwise.tray.reading.v1";
 
@@ -22,10 +28,40 @@ export function keepOwnTurn(turn: OwnTurn | null): void {
 
 /** The kept turn, when it is conversation `conversation`'s turn of `lease`. */
 export function ownTurnOf(conversation: string | null, lease: number): OwnTurn | null {
+  const kept = keptTurn();
+  return kept && kept.conversation === conversation && kept.lease === lease ? kept : null;
+}
+
+function keptTurn(): OwnTurn | null {
   try {
     const kept = JSON.parse(sessionStorage.getItem(tabKey(KEY)) ?? "null") as OwnTurn | null;
-    return kept && kept.conversation === conversation && kept.lease === lease && typeof kept.content === "string" ? kept : null;
+    return kept && typeof kept.conversation === "string" && Number.isSafeInteger(kept.lease) && typeof kept.content === "string" ? kept : null;
   } catch {
     return null;
   }
+}
+
+/** The error that ended this tab's kept turn of conversation `conversation` (joined from its
+ * first event: the server keeps the last turn's events), with the message it answered; `null`
+ * when it did not fail, or there is no such turn to learn of. The record is dropped once the
+ * server answered (kept when it could not be reached, for the next catch-up). */
+export async function failedOwnTurn(conversation: string): Promise<{ content: string; error: StreamEvent } | null> {
+  const kept = keptTurn();
+  if (!kept || kept.conversation !== conversation) return null;
+  const headers = authHeaders({ accept: "text/event-stream", "last-event-id": String(kept.lease * SEQ_SPAN) });
+  const response = await fetch(`/api/assistant/conversations/${conversation}/stream`, { headers }).catch(() => null);
+  if (!response) return null;
+  let error: StreamEvent | null = null;
+  try {
+    if (response.ok && response.body) {
+      for await (const message of readSse(response.body)) {
+        const event = JSON.parse(message.data) as StreamEvent;
+        if (event.type === "error") error = event;
+      }
+    }
+  } catch {
+    return null; // cut off: kept for the next catch-up
+  }
+  if (JSON.stringify(keptTurn()) === JSON.stringify(kept)) keepOwnTurn(null);
+  return error ? { content: kept.content, error } : null;
 }

@@ -39,7 +39,7 @@ import { Drawer } from "./drawer.js";
 import { listConversations } from "./history.js";
 import { type ContextRequestJson, RequestCard, requestSummary } from "./request.js";
 import { PAGE_MESSAGES, earlierButton, type EarlierPages } from "./earlier.js";
-import { keepOwnTurn, ownTurnOf } from "./own-turn.js";
+import { failedOwnTurn, keepOwnTurn, ownTurnOf } from "./own-turn.js";
 
 const STORAGE_KEY = "stepwise.assistant.v1";
 /** Most messages one page may hold (the server's `MAX_PAGE_MESSAGES`). */
@@ -546,15 +546,15 @@ export class Tray {
   private watch(id: string): void {
     if (this.live?.id === id) return;
     this.live?.close();
-    this.line.clear();
-    // Sequence numbers are a conversation's own.
-    this.seq = 0;
-    this.shown.clear();
-    this.skippedLease = 0;
-    this.answeredWhole = false;
-    this.ownLease = 0;
-    this.stash = [];
+    this.forgetTurns();
     this.live = new LiveConnection(id, () => this.seq, (event) => this.onLive(event));
+  }
+
+  /** Forgets the turns of the conversation shown (sequence numbers are a conversation's own). */
+  private forgetTurns(): void {
+    this.line.clear();
+    [this.seq, this.skippedLease, this.ownLease, this.answeredWhole, this.stash] = [0, 0, 0, false, []];
+    this.shown.clear();
   }
 
   /** An event of the conversation's live connection. */
@@ -613,8 +613,10 @@ export class Tray {
       // The replay after a reconnection is over: a later resumed turn is shown.
       this.answeredWhole = false;
       this.setRunning(Boolean(event.running) || this.busy);
-      // The turn ended while this tab was away: the stored conversation has its answer.
-      if (!event.running && this.remote && this.conversationId) (this.remote = this.remoteOwn = null, void this.load(this.conversationId));
+      // The turn ended while this tab was away: the stored conversation has its answer. This
+      // tab's own turn that ended unseen (a reload just then) is asked whether it failed.
+      const shown = !event.running && this.remote && this.conversationId ? ((this.remote = this.remoteOwn = null), this.load(this.conversationId)) : null;
+      if (!event.running) void (shown ?? Promise.resolve()).then(() => this.ownTurnFailed());
     } else if (event.type === "conversation:card") {
       const { message, payload, state } = event as unknown as { message: number; payload: number; state: CardState };
       this.views.get(message)?.cardState(payload, state);
@@ -632,6 +634,16 @@ export class Tray {
       const index = (event as unknown as { index?: number }).index;
       this.showAnswer({ message: m.content, payloads: m.payloads ?? [], tool_history: m.tool_history ?? [], suggested_values: m.suggested_values ?? [], suggested_actions: m.suggested_actions ?? [], message_index: index, approval: m.approval });
     }
+  }
+
+  /** This tab's kept turn ended unseen: if it failed, its error shows and its message goes back
+   * into the box, as its own stream would have done. */
+  private async ownTurnFailed(): Promise<void> {
+    const [id, generation] = [this.conversationId, this.generation];
+    const failed = id && !this.busy ? await failedOwnTurn(id) : null;
+    if (!failed || id !== this.conversationId || generation !== this.generation || this.busy) return;
+    this.show(this.answerView(), failed.error);
+    giveBack(this.input, failed.content);
   }
 
   /** The artifact browser of the stream and job in view. */
@@ -666,13 +678,7 @@ export class Tray {
     this.remote = this.remoteOwn = null;
     this.live?.close();
     this.live = null;
-    this.line.clear();
-    this.seq = 0;
-    this.shown.clear();
-    this.skippedLease = 0;
-    this.answeredWhole = false;
-    this.ownLease = 0;
-    this.stash = [];
+    this.forgetTurns();
     this.setRunning(false);
     replace(this.log);
     this.views.clear();
