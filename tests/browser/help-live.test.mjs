@@ -6,7 +6,9 @@
 // an answer that fails, and beside a draft on New question); the handoff waits for the answer. With the session open in two tabs, a question asked in one streams in the
 // other, Stop works from either, and a handoff made in one shows in the other; a question waiting
 // at the server (another client's) is listed above the box in every tab, after a reload too; a tab
-// opened during another tab's first question shows its answer as it is written.
+// opened during another tab's first question shows its answer as it is written. A question that
+// waited at the server when its tab reloaded goes back into the box if its answer fails while
+// the tab waits with another question.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
@@ -319,6 +321,57 @@ describe("live help-desk turns on the Help page", () => {
     assert.equal(generations(since).length, 1, "the question withdrawn was never asked");
     assert.deepEqual(errors, []);
     await context.close();
+  });
+
+  test("a question that waited at the server when its tab reloaded, whose answer fails while the tab waits with another question, goes back into the box", async () => {
+    const context = await browser.newContext({ viewport: { width: 1100, height: 860 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    // The session's socket tells this tab everything 1.5 s late: its question is sent before it
+    // knows of the turn running, and it learns of its own question's turn after it asked another.
+    await page.routeWebSocket(/\/ws$/, (ws) => ws.connectToServer().onMessage((message) => setTimeout(() => ws.send(message), 1500)));
+    slowModel(0);
+    await page.goto(`${stack.base}/#help`);
+    await page.fill("#help-input", QUESTION);
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
+    const [running, failing, later] = ["Why are answers slow at night?", "Why do answers stop midway at night?", "Why are answers slow in the morning?"];
+    // (The latest question first: a generation's request holds the session's earlier ones.)
+    stack.fake.script((request) => {
+      const asked = JSON.stringify(request.body ?? "");
+      if (request.system?.startsWith("Translate")) return { reply: "[de]" };
+      if (asked.includes(later)) return { reply: "Mornings are quiet." };
+      // Each long enough for the tab to ask the next question meanwhile (paced by line).
+      const long = Array(16).fill(ANSWER).join("\n");
+      if (asked.includes(failing)) return { reply: long, paced: true, delayMs: 400, fault: "cut" };
+      return { reply: long, paced: true, delayMs: 400 };
+    });
+    const since = Date.now();
+    try {
+      // The same owner's other client asks first; this tab's question waits behind it.
+      const [owner, session] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), localStorage.getItem("stepwise.help.session")]);
+      const other = await fetch(`${stack.base}/api/help`, { method: "POST", headers: { authorization: `Bearer ${owner}`, "content-type": "application/json", accept: "text/event-stream" }, body: JSON.stringify({ session_id: session, message: running }) });
+      assert.equal(other.status, 200);
+      await page.fill("#help-input", failing);
+      await page.press("#help-input", "Enter");
+      await page.locator(".help-progress", { hasText: "Queued" }).waitFor({ timeout: 10000 });
+      await page.reload();
+      await page.locator(".waiting-line .waiting-item", { hasText: failing }).waitFor({ timeout: 15000 });
+      // Reloaded, it follows the other client's answer, and asks another question meanwhile: it
+      // is sent when that answer ends, and waits at the server behind the first one's turn.
+      await page.locator(".help-log .msg.user", { hasText: running }).waitFor({ timeout: 15000 });
+      await page.fill("#help-input", later);
+      await page.press("#help-input", "Enter");
+      await page.locator(".help-log .msg.assistant", { hasText: "Mornings are quiet." }).waitFor({ timeout: 60000 });
+      await page.waitForFunction((text) => document.querySelector("#help-input").value.includes(text), failing, { timeout: 10000 });
+      await alerts(page).first().waitFor({ timeout: 5000 });
+      assert.equal(await page.locator(".help-log .msg.user", { hasText: failing }).count(), 0, "nothing of it was kept");
+      assert.equal(generations(since).filter((r) => JSON.stringify(r.body ?? "").includes(failing) && !JSON.stringify(r.body ?? "").includes(later)).length, 1, "its question was asked once");
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
   });
 
   test("two tabs of a session: a question asked in one is answered in both, Stop works from the other, a handoff shows in both", async () => {

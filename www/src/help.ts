@@ -207,15 +207,19 @@ export class HelpView implements Page {
   }
 
   /** Another tab asked `message`: its answer streams here too (joined after event `after`), and
-   * Stop works from here. Nothing happens while this page answers a turn itself. A question this
-   * tab asked that waited (`waiting`) before a reload is followed as its own: if it is not
-   * answered, it goes back into the box here. */
+   * Stop works from here. A question this tab asked that waited (`waiting`) before a reload is
+   * followed as its own: if it is not answered, it goes back into the box here. While this page
+   * answers a turn itself, only this tab's own is followed, out of sight. */
   private async followOther(message: string, after: number, waiting: string | null): Promise<void> {
     const own = waiting ? this.line.began(waiting, message) !== null : false;
     const session = this.sessionId;
-    if (this.busy || !session) return;
-    const joined = await this.join(session, String(after));
-    if (this.busy || session !== this.sessionId) return;
+    if (!session) return;
+    const joined = this.busy ? null : await this.join(session, String(after));
+    if (this.busy || session !== this.sessionId) {
+      if (joined && joined !== "ended") void joined.cancel().catch(() => {});
+      if (own && session === this.sessionId) void this.followUnseen(session, after, message);
+      return;
+    }
     if (joined === "ended") return this.reread(session);
     if (!joined) return;
     this.setBusy(true);
@@ -223,6 +227,23 @@ export class HelpView implements Page {
     await this.answerTurn(joined, session, message, this.generation, own);
     // A followed first question not answered leaves no session for this browser.
     if (this.following === session) (this.following = null), this.sessionId === session && this.clear();
+  }
+
+  /** This tab's own question (it waited before a reload) whose turn began while the page was
+   * busy with another question: followed out of sight (its answer shows when the session is read
+   * again); if it is not answered, it goes back into the box, with why. */
+  private async followUnseen(session: string, after: number, message: string): Promise<void> {
+    const joined = await this.join(session, String(after));
+    if (!joined || joined === "ended") return;
+    for await (const sse of readSse(joined)) {
+      const event = JSON.parse(sse.data);
+      if (event.type === "complete") return;
+      if (event.type !== "error" && event.type !== "stopped") continue;
+      if (session !== this.sessionId) return;
+      giveBack(this.input, message);
+      this.notice.textContent = event.type === "error" ? `${event.message} (${event.code})` : "Stopped: nothing of the answer was kept.";
+      return void (this.notice.hidden = false);
+    }
   }
 
   /** The session changed elsewhere: it is read again, unless this page is answering a turn. */
