@@ -426,6 +426,7 @@ describe("a waiting message whose turn fails", () => {
     assert.equal(await second.locator(".tray-log .msg.user", { hasText: "Over the cap" }).count(), 0, "out of the log: nothing of it was kept");
     await first.locator(".tray-log .msg.assistant:last-child [data-code=quota_exceeded]").waitFor({ timeout: 5000 });
     assert.equal(await first.inputValue("#assistant-input"), "", "nothing goes into the other tab's box");
+    assert.equal(await first.locator(".tray-log .msg.user", { hasText: "Over the cap" }).count(), 0, "nor is it in the other tab's log");
     assert.ok(await second.locator(".waiting-line").isHidden());
     assert.deepEqual(errors, []);
     await context.close();

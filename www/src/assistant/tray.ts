@@ -81,9 +81,9 @@ export class Tray {
    * and that turn's lease. */
   private remote: AnswerView | null = null;
   private remoteLease = 0;
-  /** That turn's message, when it is this tab's own that waited before a reload: its bubble,
-   * and its text to give back if the turn fails. */
-  private remoteOwn: { bubble: HTMLElement; content: string } | null = null;
+  /** That turn's message (not an action): its bubble, gone if the turn fails (nothing of it is
+   * kept), and, when it is this tab's own (from before a reload), its text to give back then. */
+  private remoteMessage: { bubble: HTMLElement; content: string | null } | null = null;
   /** The last turn event this tab has shown (its sequence number): the live connection resumes
    * after it. */
   private seq = 0;
@@ -411,7 +411,7 @@ export class Tray {
   private rejoin(answer: AnswerView): void {
     if (!this.conversationId || !this.live) return answer.failed("The connection was lost while the answer was streaming.", "connection_lost");
     this.remote = answer;
-    this.remoteOwn = null;
+    this.remoteMessage = null;
     this.remoteLease = this.ownLease;
     this.live.resume();
   }
@@ -487,7 +487,7 @@ export class Tray {
       this.queued.showIn(this.log);
       this.seq = 0;
       this.shown.clear();
-      this.remote = this.remoteOwn = null;
+      this.remote = this.remoteMessage = null;
       // Stop shows once the live connection says a streamed turn runs (`caught_up`).
       this.setRunning(false);
       this.watch(id);
@@ -577,7 +577,7 @@ export class Tray {
       if (this.remote && this.conversationId) {
         // The turn being shown ended unseen and the next began: the stored conversation has the
         // first, and the live connection replays the second from its start.
-        this.remote = this.remoteOwn = null;
+        this.remote = this.remoteMessage = null;
         return void this.load(this.conversationId).then(() => this.live?.resume());
       }
       this.remoteLease = leaseOf(event);
@@ -588,7 +588,7 @@ export class Tray {
       const bubble = message && this.log.appendChild(h("div", { class: `msg user${message.action ? " action" : ""}` }, message.content));
       // This tab's own message, when it waited (or this tab read it before a reload).
       const own = (event.waiting_id && message ? this.line.began(event.waiting_id, message.content) : null) ?? ownTurnOf(this.conversationId, leaseOf(event));
-      this.remoteOwn = bubble && own && !("action" in own && own.action) ? { bubble, content: own.content } : null;
+      this.remoteMessage = bubble && !message.action ? { bubble, content: own?.content ?? null } : null;
       this.remote = this.answerView();
     } else if (event.type === "conversation:turn_event" && event.event && event.seq) {
       const lease = leaseOf(event);
@@ -598,10 +598,11 @@ export class Tray {
       this.saw(event.seq);
       if (!this.remote) (this.remote = this.answerView()), (this.remoteLease = leaseOf(event));
       if (this.show(this.remote, event.event as unknown as StreamEvent)) {
-        // This tab's own message whose turn failed (nothing of it was kept) comes back.
-        if (event.event.type === "error" && this.remoteOwn) (giveBack(this.input, this.remoteOwn.content), this.remoteOwn.bubble.remove());
+        // A message whose turn failed leaves the log (nothing of it was kept); this tab's own comes back.
+        const failed = event.event.type === "error" ? this.remoteMessage : null;
+        if (failed) (failed.bubble.remove(), failed.content !== null && giveBack(this.input, failed.content));
         if (ownTurnOf(this.conversationId, lease)) keepOwnTurn(null);
-        this.remote = this.remoteOwn = null;
+        this.remote = this.remoteMessage = null;
       }
       this.log.scrollTop = this.log.scrollHeight;
     } else if (event.type === "conversation:waiting") this.line.show(event.messages);
@@ -615,7 +616,7 @@ export class Tray {
       this.setRunning(Boolean(event.running) || this.busy);
       // The turn ended while this tab was away: the stored conversation has its answer. This
       // tab's own turn that ended unseen (a reload just then) is asked whether it failed.
-      const shown = !event.running && this.remote && this.conversationId ? ((this.remote = this.remoteOwn = null), this.load(this.conversationId)) : null;
+      const shown = !event.running && this.remote && this.conversationId ? ((this.remote = this.remoteMessage = null), this.load(this.conversationId)) : null;
       if (!event.running) void (shown ?? Promise.resolve()).then(() => this.ownTurnFailed());
     } else if (event.type === "conversation:card") {
       const { message, payload, state } = event as unknown as { message: number; payload: number; state: CardState };
@@ -641,9 +642,7 @@ export class Tray {
   private async ownTurnFailed(): Promise<void> {
     const [id, generation] = [this.conversationId, this.generation];
     const failed = id && !this.busy ? await failedOwnTurn(id) : null;
-    if (!failed || id !== this.conversationId || generation !== this.generation || this.busy) return;
-    this.show(this.answerView(), failed.error);
-    giveBack(this.input, failed.content);
+    if (failed && id === this.conversationId && generation === this.generation && !this.busy) (this.show(this.answerView(), failed.error), giveBack(this.input, failed.content));
   }
 
   /** The artifact browser of the stream and job in view. */
@@ -675,7 +674,7 @@ export class Tray {
     this.otherView();
     this.forget();
     this.card = null;
-    this.remote = this.remoteOwn = null;
+    this.remote = this.remoteMessage = null;
     this.live?.close();
     this.live = null;
     this.forgetTurns();
