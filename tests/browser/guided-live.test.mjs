@@ -5,7 +5,8 @@
 // marked stopped, and the conversation takes the next message. A connection that breaks mid-answer
 // is joined again where it broke off; Start over during a first turn stops it. With the
 // conversation open in two tabs, a turn sent in one streams in the other, and Stop in either
-// stops it in both; a tab opened while an answer streams follows it as the other tab's; a socket that lags
+// stops it in both; a tab opened while an answer streams follows it as the other tab's (a duplicated
+// tab too, while a tab restored after a crash keeps its own turn and queued message); a socket that lags
 // behind the page's own stream shows its turn once. A message typed while the answer streams waits, shown as queued, and is
 // answered right after; behind an answer that fails, or across a Start over, it goes back into the
 // box instead.
@@ -288,6 +289,38 @@ describe("a guided conversation open in two tabs", () => {
     for (const page of [first, duplicate]) await page.locator(".chat-layout .log .msg.user:not(.queued)", { hasText: "Queued in the first tab" }).waitFor({ timeout: 30000 });
     for (const page of [first, duplicate]) await whenIdle(page);
     for (const page of [first, duplicate]) assert.equal(await page.locator(".chat-layout .log .msg.user", { hasText: "Queued in the first tab" }).count(), 1, "sent once");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("a tab restored after a crash (its sessionStorage as it was, no live tab of its id) keeps its id: its own answer streams on as its own, and its queued message comes back into its box", async () => {
+    const { context, page: first, errors } = await chatPage();
+    stack.fake.script(() => ({ reply: REPLY, paced: true, delayMs: 150 }));
+    await first.fill("#chat-input", "Track rivals");
+    await first.press("#chat-input", "Enter");
+    await whenLines(first, 3);
+    await first.fill("#chat-input", "Queued before the crash");
+    await first.press("#chat-input", "Enter");
+    await first.locator(".chat-layout .log .msg.user.queued").waitFor();
+    // The tab as a crash left it: its sessionStorage, the page still marked as shown; then the
+    // tab is gone, and the browser restores it.
+    const kept = await first.evaluate(() => JSON.stringify(Object.fromEntries(Object.entries(sessionStorage))));
+    const firstTab = JSON.parse(kept)["stepwise.tab.v1"];
+    await first.close();
+    const restored = await context.newPage();
+    restored.on("pageerror", (error) => errors.push(error.message));
+    await restored.addInitScript((kept) => {
+      if (sessionStorage.getItem("test.restored")) return;
+      for (const [key, value] of Object.entries(JSON.parse(kept))) sessionStorage.setItem(key, value);
+      sessionStorage.setItem("test.restored", "1");
+    }, kept);
+    await restored.goto(stack.base + "/#chat");
+    await restored.locator(".chat-layout .log .msg.user", { hasText: "Track rivals" }).waitFor({ timeout: 20000 });
+    assert.equal(await restored.evaluate(() => sessionStorage.getItem("stepwise.tab.v1")), firstTab, "it keeps its id");
+    await restored.waitForFunction(() => document.querySelector("#chat-input").value === "Queued before the crash", null, { timeout: 10000 });
+    await whenIdle(restored);
+    assert.match(await restored.locator(".chat-layout .log .msg.assistant").last().innerText(), /Line 30 of/, "its own answer, whole");
+    assert.equal(await restored.locator(".chat-layout .log .msg.user", { hasText: "Queued before the crash" }).count(), 0, "the queued message was never sent");
     assert.deepEqual(errors, []);
     await context.close();
   });

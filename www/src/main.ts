@@ -12,6 +12,7 @@ import { HelpOperatorView, HelpView } from "./help.js";
 import type { Page } from "./page.js";
 import { ResearchView } from "./research.js";
 import { type StreamTab, StreamsView } from "./streams.js";
+import { tabSettled } from "./tab.js";
 
 /** A route: the page and its parts. */
 function parse(hash: string): { page: "chat" | "streams" | "research" | "help" | "data"; id: string | null; tab: StreamTab | null } {
@@ -23,7 +24,8 @@ function parse(hash: string): { page: "chat" | "streams" | "research" | "help" |
 async function main(): Promise<void> {
   const app = document.getElementById("app")!;
   try {
-    await init({ module_or_path: "/pkg/stepwise_bg.wasm" });
+    // (The tab's id is settled meanwhile: nothing reads it before.)
+    await Promise.all([init({ module_or_path: "/pkg/stepwise_bg.wasm" }), tabSettled]);
   } catch (error) {
     replace(app, h("p", { class: "error", role: "alert" }, `WebAssembly could not be loaded: ${(error as Error).message}`));
     return;
