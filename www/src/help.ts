@@ -217,7 +217,7 @@ export class HelpView implements Page {
     const joined = this.busy ? null : await this.join(session, String(after));
     if (this.busy || session !== this.sessionId) {
       if (joined && joined !== "ended") void joined.cancel().catch(() => {});
-      if (own && session === this.sessionId) void this.followUnseen(session, after, message);
+      if (own && session === this.sessionId) void this.followUnseen(session, after, message).catch(() => {});
       return;
     }
     if (joined === "ended") return this.reread(session);
