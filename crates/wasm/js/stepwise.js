@@ -36,6 +36,9 @@ const TEXT = 1;
 const SPAN = 3;
 const MARKER = 6;
 const DIAGNOSTIC = 7;
+/** The markers' kinds, as the tape numbers them (`KINDS` in crates/wasm/src/tape.rs). */
+const KINDS = ["suggestions", "options", "extracted_data", "proposed_message", "target_field",
+  "suggested_values", "suggested_actions", "payload"];
 // Chunks up to this many UTF-16 units are written by a loop while they are ASCII instead of by
 // `encodeInto` and its `subarray`. Node's `encodeInto` is a native call of about 100 ns, which
 // the loop (2-3.5 ns a unit) loses to from about 30 units: there the limit is 64 (a limit
@@ -81,16 +84,37 @@ const KEPT_NAME_SETS = 8;
 /** Finished streams by `namesKey`: `{ inner, shared, leads }`. */
 const kept = new Map();
 
+/** The key `kept` moved to its end last (the set used most recently), which a stream reused
+ * for the same set need not move again. */
+let newestKey;
+/** The names of the last stream made from an array of strings (a copy) and their key: most
+ * callers make every stream with the same names, whose key is then not built again. */
+let lastNames = [];
+let lastKey;
+
 /** A key for a set of payload marker names (lengths before names, so that no two sets share
  * one); `undefined` when they are not an array of strings, which are never kept. */
 function namesKey(names) {
   if (names === undefined || names === null) return "";
   if (!Array.isArray(names)) return undefined;
+  const count = names.length;
+  if (count === lastNames.length && lastKey !== undefined) {
+    let same = true;
+    for (let i = 0; i < count; i++) {
+      if (names[i] !== lastNames[i]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return lastKey;
+  }
   let key = "";
   for (const name of names) {
     if (typeof name !== "string") return undefined;
     key += name.length + ":" + name;
   }
+  lastNames = names.slice();
+  lastKey = key;
   return key;
 }
 
@@ -160,8 +184,11 @@ export class MarkerStream {
     const reused = streams?.pop();
     if (reused) {
       // The set used last is the one kept longest.
-      kept.delete(this.#key);
-      kept.set(this.#key, streams);
+      if (this.#key !== newestKey) {
+        kept.delete(this.#key);
+        kept.set(this.#key, streams);
+        newestKey = this.#key;
+      }
       ({ inner: this.#inner, shared: this.#shared, leads: this.#leads } = reused);
       return;
     }
@@ -215,9 +242,11 @@ export class MarkerStream {
       if (kept.size >= KEPT_NAME_SETS) {
         const [oldest, its] = kept.entries().next().value;
         kept.delete(oldest);
+        if (oldest === newestKey) newestKey = undefined;
         for (const stream of its) stream.inner.free();
       }
       kept.set(this.#key, (streams = []));
+      newestKey = this.#key;
     }
     if (streams && streams.length < KEPT_PER_NAMES) {
       inner.reset();
@@ -441,7 +470,7 @@ export class MarkerStream {
       const kind = word();
       if (kind === MARKER) {
         this.#marked = true;
-        events.push(this.#marker(string(), word, string));
+        events.push(this.#marker(word(), word, string));
       } else if (kind === DIAGNOSTIC) {
         this.#marked = true;
         events.push({ type: "diagnostic", code: string(), message: string(), line: word() });
@@ -471,26 +500,26 @@ export class MarkerStream {
   }
 
   /** A marker event, its value read from the tape as `tape.rs` writes it for its kind. */
-  #marker(kind, word, string) {
+  #marker(number, word, string) {
     let value;
-    switch (kind) {
-      case "suggestions":
-      case "options":
+    switch (number) {
+      case 0: // suggestions
+      case 1: // options
         value = [];
         for (let n = word(); n > 0; n--) value.push(string());
         break;
-      case "extracted_data":
+      case 2: // extracted_data
         value = { field: string(), value: string() };
         break;
-      case "suggested_values":
+      case 5: // suggested_values
         value = [];
         for (let n = word(); n > 0; n--) value.push({ label: string(), value: string() });
         break;
-      case "suggested_actions":
+      case 6: // suggested_actions
         value = [];
         for (let n = word(); n > 0; n--) value.push(action(word, string));
         break;
-      case "payload": {
+      case 7: { // payload
         const type = string();
         value = { type, data: word() === 1 ? JSON.parse(string()) : null };
         this.#payloads.push(value);
@@ -499,7 +528,7 @@ export class MarkerStream {
       default: // proposed_message, target_field
         value = string();
     }
-    return { type: "marker", kind, value };
+    return { type: "marker", kind: KINDS[number], value };
   }
 }
 

@@ -36,5 +36,5 @@ pub use marker_stream::{
     WINDOW_ADD, WINDOW_OPEN,
 };
 pub use registry::resolve_chat;
-pub use tape::{DIAGNOSTIC, EARLIER, MARKER, PIECES, SPAN, TEXT};
+pub use tape::{DIAGNOSTIC, EARLIER, KINDS, MARKER, PIECES, SPAN, TEXT};
 pub use workflow::Workflow;

@@ -12,8 +12,9 @@
 //! - `PIECES, n` and `n` pieces: a text event joined from pieces, each `SPAN, start, end`
 //!   (a range of the chunk) or `EARLIER, units` (the last `units` UTF-16 units of the text fed
 //!   before this chunk, which the entry keeps while a line start is undecided);
-//! - `MARKER, (kind)` and the value, by kind: a list `n, (s)…` (`suggestions`, `options`);
-//!   `(field), (value)` (`extracted_data`); `(s)` (`proposed_message`, `target_field`);
+//! - `MARKER, kind` (a number: the index of the kind's name in [`KINDS`]) and the value, by
+//!   kind: a list `n, (s)…` (`suggestions`, `options`); `(field), (value)` (`extracted_data`);
+//!   `(s)` (`proposed_message`, `target_field`);
 //!   `n, ((label), (value))…` (`suggested_values`); `n, ((label), (action), (handler), 0 | 1,
 //!   (target) if 1)…` (`suggested_actions`); `(type), 0` with its data from the window, or
 //!   `(type), 1, (json)` (`payload`);
@@ -47,6 +48,32 @@ pub const EARLIER: u32 = 4;
 pub const MARKER: u32 = 6;
 /// Tape word: a diagnostic event.
 pub const DIAGNOSTIC: u32 = 7;
+/// The markers' `kind` names ([`Marker::kind`]), as the tape numbers them (the JS entry holds
+/// the same list).
+pub const KINDS: [&str; 8] = [
+    "suggestions",
+    "options",
+    "extracted_data",
+    "proposed_message",
+    "target_field",
+    "suggested_values",
+    "suggested_actions",
+    "payload",
+];
+
+/// The number of a marker's kind on the tape (its index in [`KINDS`]).
+fn kind_number(marker: &Marker) -> u32 {
+    match marker {
+        Marker::Suggestions(_) => 0,
+        Marker::Options(_) => 1,
+        Marker::ExtractedData(_) => 2,
+        Marker::ProposedMessage(_) => 3,
+        Marker::TargetField(_) => 4,
+        Marker::SuggestedValues(_) => 5,
+        Marker::SuggestedActions(_) => 6,
+        Marker::Payload(_) => 7,
+    }
+}
 
 /// The words of the last chunk and the blob of its strings (allocations reused from chunk to
 /// chunk).
@@ -161,8 +188,7 @@ impl<'a> TapeWriter<'a> {
                 tape.words.push(*line);
             }
             Event::Marker(marker) => {
-                tape.words.push(MARKER);
-                tape.string(marker.kind());
+                tape.words.extend([MARKER, kind_number(marker)]);
                 marker_value(tape, marker, data_later);
             }
         }
@@ -240,4 +266,34 @@ fn suggested_actions(tape: &mut Tape, actions: &[SuggestedAction]) {
 /// Whether the pieces are one range that is the whole chunk.
 pub(crate) fn is_whole(pieces: &[TextPiece], len: usize) -> bool {
     matches!(pieces, [TextPiece { source: TextSource::Chunk(range), .. }] if *range == (0..len))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_numbered_as_the_markers_name_them() {
+        use stepwise_core::markers::{ExtractedField, Payload};
+        let field = ExtractedField {
+            field: "f".into(),
+            value: "v".into(),
+        };
+        let payload = Payload {
+            payload_type: "p".into(),
+            data: stepwise_core::json::JsonText::parse("{}").unwrap(),
+        };
+        for marker in [
+            Marker::Suggestions(vec![]),
+            Marker::Options(vec![]),
+            Marker::ExtractedData(field),
+            Marker::ProposedMessage(String::new()),
+            Marker::TargetField(String::new()),
+            Marker::SuggestedValues(vec![]),
+            Marker::SuggestedActions(vec![]),
+            Marker::Payload(payload),
+        ] {
+            assert_eq!(KINDS[kind_number(&marker) as usize], marker.kind());
+        }
+    }
 }

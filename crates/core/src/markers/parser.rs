@@ -382,7 +382,13 @@ impl MarkerParser {
                 | Mode::AfterBody { .. }
                 | Mode::SkipLine => {}
             }
-            self.value = String::new();
+            // A JSON body may have grown it: not kept past KEPT_ON_RESET (a parser that is reset
+            // for the next reply would allocate it again).
+            if self.value.capacity() > KEPT_ON_RESET {
+                self.value = String::new();
+            } else {
+                self.value.clear();
+            }
             self.mode = Mode::LineStart;
         }
     }

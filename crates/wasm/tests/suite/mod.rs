@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 use stepwise_core::markers::{MarkerParser, MarkerRegistry};
 use stepwise_wasm::{
-    BLOB_READY, CHUNK_AS_TEXT, DIAGNOSTIC, EARLIER, EVENTS_READY, HOLDING, MARKER, MarkerStream,
-    NO_EVENTS, PIECES, SPAN, SPANS_READY, TEXT, WINDOW_ADD, WINDOW_OPEN, Workflow,
+    BLOB_READY, CHUNK_AS_TEXT, DIAGNOSTIC, EARLIER, EVENTS_READY, HOLDING, KINDS, MARKER,
+    MarkerStream, NO_EVENTS, PIECES, SPAN, SPANS_READY, TEXT, WINDOW_ADD, WINDOW_OPEN, Workflow,
 };
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -428,8 +428,8 @@ fn read_tape(stream: &MarkerStream, entry: &Entry, chunk: &str, code: u32) -> Va
                 events.push(json!({"type": "text", "text": text}));
             }
             MARKER => {
-                let kind = reader.string();
-                let value = reader.marker_value(&kind);
+                let kind = KINDS[reader.word() as usize];
+                let value = reader.marker_value(kind);
                 events.push(json!({"type": "marker", "kind": kind, "value": value}));
             }
             DIAGNOSTIC => {

@@ -73,14 +73,17 @@ impl MarkerParser {
         let colon = memchr(b':', &bytes[at..limit]).map(|offset| at + offset + 1);
         let seen = colon.unwrap_or(limit);
         let decided = match classify(&chunk[at..seen], &self.registry) {
-            LineStart::Marker(id)
-                if classify(&chunk[at..seen - 1], &self.registry) == LineStart::Undecided =>
-            {
+            // `classify` finds a marker only where the same line one character shorter is still
+            // undecided (the char-by-char path's shortest decided prefix is then the colon).
+            LineStart::Marker(id) => {
+                debug_assert_eq!(
+                    classify(&chunk[at..seen - 1], &self.registry),
+                    LineStart::Undecided
+                );
                 self.start_marker(id);
                 return seen;
             }
-            // Decided before its colon, so as text: no marker ends short of a colon.
-            LineStart::Marker(_) | LineStart::Text => true,
+            LineStart::Text => true,
             LineStart::Undecided => false,
         };
         if line_end < chunk.len() {
