@@ -11,7 +11,7 @@ const TAB_KEY = "stepwise.tab.v1";
 /** Set while a page of this tab is shown, removed as it goes (a reload, a navigation). */
 const SHOWN_KEY = "stepwise.tab.shown.v1";
 /** How long a page found marked waits for a live tab of its id to answer, in ms. */
-const ANSWER_MS = 300;
+const ANSWER_MS = 500;
 
 const channel = typeof BroadcastChannel === "function" ? new BroadcastChannel("stepwise.tab.v1") : null;
 /** Whether this page's id is settled (until then it answers for no id). */
