@@ -250,6 +250,7 @@ describe("a guided conversation open in two tabs", () => {
     for (const page of [first, second]) await whenIdle(page);
     const logOf = (page) => page.locator(".chat-layout .log .msg").evaluateAll((all) => all.map((m) => `${m.className.includes("user") ? "user" : "assistant"}: ${m.textContent.trim().slice(0, 40)}`));
     assert.deepEqual(await logOf(second), await logOf(first), "both tabs show the same conversation");
+    assert.match((await logOf(first))[0], /^assistant: Let's set this up step by step/, "the greeting first, after a reload too");
     assert.equal(await second.locator(".chat-layout .log .msg.user", { hasText: "Tell me more" }).count(), 1);
     assert.equal(linesOf(await answers(second).last().textContent()), LINES);
     assert.deepEqual(errors, []);

@@ -95,7 +95,6 @@ export class ChatView implements Page {
     if (this.state.stream_id) await this.refreshSavedStream();
     // Not awaited: the rest of the app does not wait for an answer to end.
     void this.rejoin().finally(() => ((this.rejoining = false), this.tabs?.ownEnded()));
-    if (!this.state.history.length) this.greet();
   }
 
   /** The page is left: a message still queued is not sent from it; the next chat page puts it
@@ -157,9 +156,9 @@ export class ChatView implements Page {
     }
   }
 
-  private greet(): void {
-    const first = this.steps[0];
-    this.log.append(h("div", { class: "msg assistant" }, `Let's set this up step by step. ${first.question ?? ""}`));
+  /** The log's first message, however it is drawn (in every tab, after a reload too). */
+  private greeting(): HTMLElement {
+    return h("div", { class: "msg assistant" }, `Let's set this up step by step. ${this.steps[0].question ?? ""}`);
   }
 
   /** Start over asks first when there is anything to lose, naming it; Cancel keeps everything. */
@@ -188,7 +187,6 @@ export class ChatView implements Page {
     replace(this.log);
     replace(this.notice);
     this.render();
-    this.greet();
   }
 
   private currentStep(): StepSpec {
@@ -382,6 +380,7 @@ export class ChatView implements Page {
     // A log out of date is drawn again, unless an answer is being written into it.
     if (this.logStale && !this.log.querySelector("[aria-busy]")) (this.logStale = false), replace(this.log);
     if (!this.log.childElementCount) {
+      this.log.append(this.greeting());
       for (const m of this.state.history) {
         // An answer cut short says so: stopped by its owner, or interrupted when its turn died.
         const mark = m.status === "stopped" || m.status === "interrupted" ? h("span", { class: "msg-status" }, ` (${m.status})`) : null;
