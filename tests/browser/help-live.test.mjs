@@ -343,9 +343,10 @@ describe("live help-desk turns on the Help page", () => {
       if (request.system?.startsWith("Translate")) return { reply: "[de]" };
       if (asked.includes(later)) return { reply: "Mornings are quiet." };
       // Each long enough for the tab to ask the next question meanwhile (paced by line).
-      const long = Array(16).fill(ANSWER).join("\n");
-      if (asked.includes(failing)) return { reply: long, paced: true, delayMs: 400, fault: "cut" };
-      return { reply: long, paced: true, delayMs: 400 };
+      // (The failing one fails halfway, about 5 s in: well after this tab, told 1.5 s late, joins it.)
+      const long = (lines) => Array(lines).fill(ANSWER).join("\n");
+      if (asked.includes(failing)) return { reply: long(24), paced: true, delayMs: 400, fault: "cut" };
+      return { reply: long(16), paced: true, delayMs: 400 };
     });
     const since = Date.now();
     try {

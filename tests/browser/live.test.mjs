@@ -12,7 +12,7 @@
 // shows above the box in the other tab, and after a reload in its own, whose Stop stops it alone;
 // one whose turn is refused its model call (a daily cap reached) goes back into its own tab's box,
 // reloaded, and so does one whose answer failed while its tab reloaded, before its live connection
-// could replay the turn.
+// could replay the turn, or after its own stream broke.
 // Screenshot: tests/browser/screenshots/assistant-stopped.png.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -350,6 +350,39 @@ describe("live turns in the tray", () => {
       await page.locator(".tray-log .msg.assistant:last-child .error").waitFor({ timeout: 5000 });
       assert.equal(await page.locator(".tray-log .msg.user", { hasText: "Fails while away" }).count(), 0, "nothing of it was kept");
       assert.equal(await page.evaluate(() => Object.keys(sessionStorage).filter((key) => key.startsWith("stepwise.tray.reading")).length), 0, "the turn kept for the reload is forgotten");
+      assert.deepEqual(errors, []);
+    } finally {
+      stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));
+      await context.close();
+    }
+  });
+
+  test("an answer whose stream broke goes on over the live connection; if it then fails, its message goes back into the box and leaves the log", async () => {
+    const { context, page, errors } = await trayOpen();
+    await page.fill("#assistant-input", "Warm up");
+    await page.press("#assistant-input", "Enter");
+    await whenDone(page);
+    stack.fake.script((request) => (JSON.stringify(request.body ?? "").includes("Broken, then failed") ? { reply: REPLY, paced: true, delayMs: 150, fault: "cut" } : request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));
+    // The page's stream of its turn breaks after its first events (the turn runs on).
+    await page.route("**/api/assistant", async (route) => {
+      const request = route.request();
+      const response = await fetch(request.url(), { method: "POST", headers: request.headers(), body: request.postData() });
+      const reader = response.body.getReader();
+      let text = "";
+      while ((text.match(/\n\n/g) ?? []).length < 4) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+      }
+      void reader.cancel();
+      await route.fulfill({ status: response.status, headers: Object.fromEntries(response.headers), body: text.slice(0, text.lastIndexOf("\n\n") + 2) });
+    }, { times: 1 });
+    try {
+      await page.fill("#assistant-input", "Broken, then failed");
+      await page.press("#assistant-input", "Enter");
+      await described([page], () => page.waitForFunction(() => document.querySelector("#assistant-input").value === "Broken, then failed", null, { timeout: 30000 }));
+      await page.locator(".tray-log .msg.assistant:last-child .error").waitFor({ timeout: 5000 });
+      assert.equal(await page.locator(".tray-log .msg.user", { hasText: "Broken, then failed" }).count(), 0, "nothing of it was kept");
       assert.deepEqual(errors, []);
     } finally {
       stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));

@@ -79,6 +79,27 @@ test("the shared vectors parse through the JS entry as the core parses them, at 
   }
 });
 
+test("each marker kind's event carries its kind's name and its value as the parse holds it", () => {
+  const text = "SUGGESTIONS: a, b\nOPTIONS: c|d\nEXTRACTED_DATA: field=value\nPROPOSED_MESSAGE: Go on\n" +
+    "TARGET_FIELD: goals\nSUGGESTED_VALUES: [{\"label\": \"One\", \"value\": \"1\"}]\n" +
+    "SUGGESTED_ACTIONS: [{\"label\": \"Open\", \"action\": \"open_research\", \"handler\": \"client\", \"target\": \"0b89\"}]\nPLAN: {\"a\": 1}\n";
+  for (const chunks of [[text], [...text]]) {
+    const { events, parsed } = parse(chunks, ["PLAN"]);
+    const markers = events.filter((e) => e.type === "marker");
+    assert.deepEqual(markers.map((e) => e.kind), ["suggestions", "options", "extracted_data", "proposed_message", "target_field", "suggested_values", "suggested_actions", "payload"]);
+    const value = (kind) => markers.find((e) => e.kind === kind).value;
+    assert.deepEqual(value("suggestions"), parsed.suggestions);
+    assert.deepEqual(value("options"), parsed.options);
+    assert.deepEqual([value("extracted_data")], parsed.extracted);
+    assert.equal(value("proposed_message"), parsed.proposed_message);
+    assert.equal(value("target_field"), parsed.target_field);
+    assert.deepEqual(value("suggested_values"), parsed.suggested_values);
+    assert.deepEqual(value("suggested_actions"), parsed.suggested_actions);
+    assert.deepEqual(value("payload"), { type: "plan", data: { a: 1 } });
+    assert.deepEqual(parsed.diagnostics, [], "every line as the core reads it");
+  }
+});
+
 test("a stream made after others were finished or freed anywhere parses as a new one", () => {
   const random = prng(20261127);
   const schema = repoFile("fixtures/schema-64k.txt");

@@ -43,25 +43,30 @@ function keptTurn(): OwnTurn | null {
 
 /** The error that ended this tab's kept turn of conversation `conversation` (joined from its
  * first event: the server keeps the last turn's events), with the message it answered; `null`
- * when it did not fail, or there is no such turn to learn of. The record is dropped once the
- * server answered (kept when it could not be reached, for the next catch-up). */
+ * when it did not fail, or when that cannot be learned (a later turn has begun since: the join
+ * then gives that turn's events, which are not read). The record is claimed at once, so that
+ * one call learns of it, and kept again only when the server could not be reached. */
 export async function failedOwnTurn(conversation: string): Promise<{ content: string; error: StreamEvent } | null> {
   const kept = keptTurn();
   if (!kept || kept.conversation !== conversation) return null;
+  keepOwnTurn(null);
   const headers = authHeaders({ accept: "text/event-stream", "last-event-id": String(kept.lease * SEQ_SPAN) });
   const response = await fetch(`/api/assistant/conversations/${conversation}/stream`, { headers }).catch(() => null);
-  if (!response) return null;
+  if (!response) return keptTurn() ? null : (keepOwnTurn(kept), null);
   let error: StreamEvent | null = null;
   try {
     if (response.ok && response.body) {
       for await (const message of readSse(response.body)) {
+        // Another turn's events: the kept one is no longer the last, and how it ended is unknown.
+        if (message.id && Math.floor(Number(message.id) / SEQ_SPAN) !== kept.lease) return null;
         const event = JSON.parse(message.data) as StreamEvent;
         if (event.type === "error") error = event;
       }
     }
   } catch {
-    return null; // cut off: kept for the next catch-up
+    // Cut off: kept again for the next catch-up (unless a newer turn is kept now).
+    if (!keptTurn()) keepOwnTurn(kept);
+    return null;
   }
-  if (JSON.stringify(keptTurn()) === JSON.stringify(kept)) keepOwnTurn(null);
   return error ? { content: kept.content, error } : null;
 }

@@ -410,9 +410,10 @@ export class Tray {
   /** A stream that dropped before its turn ended: the rest comes over the live connection. */
   private rejoin(answer: AnswerView): void {
     if (!this.conversationId || !this.live) return answer.failed("The connection was lost while the answer was streaming.", "connection_lost");
-    this.remote = answer;
-    this.remoteMessage = null;
-    this.remoteLease = this.ownLease;
+    // Its message, kept for the tab, goes back (and its bubble away) if the turn then fails.
+    const [own, bubble] = [ownTurnOf(this.conversationId, this.ownLease), answer.root.previousElementSibling];
+    this.remoteMessage = own && bubble instanceof HTMLElement && bubble.matches(".msg.user") ? { bubble, content: own.content } : null;
+    [this.remote, this.remoteLease] = [answer, this.ownLease];
     this.live.resume();
   }
 
@@ -453,9 +454,8 @@ export class Tray {
     this.sendButton.disabled = busy && this.queued.waiting;
   }
 
-  /** A turn runs (here or elsewhere): Stop shows. */
+  /** A turn runs (here or elsewhere): Stop shows (hidden with the focus, it gives it to the box). */
   private setRunning(running: boolean): void {
-    // Stop hidden while it has the focus would leave it nowhere: the composer takes it.
     const hadFocus = !running && document.activeElement === this.stopButton;
     this.stopButton.hidden = !running;
     if (hadFocus) this.input.focus();
@@ -637,12 +637,13 @@ export class Tray {
     }
   }
 
-  /** This tab's kept turn ended unseen: if it failed, its error shows and its message goes back
-   * into the box, as its own stream would have done. */
+  /** This tab's kept turn ended unseen: if it failed, its message goes back into the box (the
+   * box is the tab's whatever it shows now), and its error shows if its conversation still does. */
   private async ownTurnFailed(): Promise<void> {
     const [id, generation] = [this.conversationId, this.generation];
     const failed = id && !this.busy ? await failedOwnTurn(id) : null;
-    if (failed && id === this.conversationId && generation === this.generation && !this.busy) (this.show(this.answerView(), failed.error), giveBack(this.input, failed.content));
+    if (failed) giveBack(this.input, failed.content);
+    if (failed && id === this.conversationId && generation === this.generation && !this.busy) this.show(this.answerView(), failed.error);
   }
 
   /** The artifact browser of the stream and job in view. */
