@@ -12,7 +12,8 @@
 // shows above the box in the other tab, and after a reload in its own, whose Stop stops it alone;
 // one whose turn is refused its model call (a daily cap reached) goes back into its own tab's box,
 // reloaded, and so does one whose answer failed while its tab reloaded, before its live connection
-// could replay the turn, or after its own stream broke.
+// could replay the turn, or after its own stream broke. A turn that began and ended while a tab's
+// live connection was down shows there once it is back.
 // Screenshot: tests/browser/screenshots/assistant-stopped.png.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -383,6 +384,36 @@ describe("live turns in the tray", () => {
       await described([page], () => page.waitForFunction(() => document.querySelector("#assistant-input").value === "Broken, then failed", null, { timeout: 30000 }));
       await page.locator(".tray-log .msg.assistant:last-child .error").waitFor({ timeout: 5000 });
       assert.equal(await page.locator(".tray-log .msg.user", { hasText: "Broken, then failed" }).count(), 0, "nothing of it was kept");
+      assert.deepEqual(errors, []);
+    } finally {
+      stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));
+      await context.close();
+    }
+  });
+
+  test("a turn that begins and ends while a tab's live connection is down shows there once the connection is back", async () => {
+    const { context, errors, open } = await oneOwner();
+    const first = await open();
+    // The first tab's socket can be cut, and refused while `down`.
+    let down = false;
+    let current = null;
+    await first.routeWebSocket(/\/ws$/, (ws) => (down ? ws.close() : ((current = ws), ws.connectToServer())));
+    await warmUp(first);
+    const second = await open();
+    await second.locator(".tray-log .msg.assistant").first().waitFor();
+    await first.waitForTimeout(500); // its socket is open
+    stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: "Answered while the first tab was away." } : { reply: "Other." }));
+    try {
+      down = true;
+      await current.close();
+      await second.fill("#assistant-input", "Sent while the first tab was away");
+      await second.press("#assistant-input", "Enter");
+      await second.locator(".tray-log .msg.assistant", { hasText: "Answered while the first tab was away." }).waitFor({ timeout: 20000 });
+      await whenDone(second);
+      assert.equal(await first.locator(".tray-log .msg.user", { hasText: "Sent while the first tab was away" }).count(), 0, "not seen while the socket was down");
+      down = false;
+      await described([first, second], () => first.locator(".tray-log .msg.assistant", { hasText: "Answered while the first tab was away." }).waitFor({ timeout: 30000 }));
+      assert.equal(await first.locator(".tray-log .msg.user", { hasText: "Sent while the first tab was away" }).count(), 1);
       assert.deepEqual(errors, []);
     } finally {
       stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));

@@ -19,6 +19,9 @@ export interface LiveEvent {
   running?: boolean;
   /** `conversation:waiting`'s line. */
   messages?: unknown;
+  /** Set here on the first `caught_up` after the socket was opened again (not the first open):
+   * a turn that began and ended meanwhile is told by nothing else. */
+  reconnected?: boolean;
   /** The id `conversation:turn_started`'s message waited under in the line, if it waited. */
   waiting_id?: string;
 }
@@ -47,11 +50,18 @@ export class LiveConnection {
   private held: LiveEvent[] | null = null;
   /** Opens in a row that closed before they opened. */
   private failures = 0;
+  /** Opens so far, and whether the last one's `caught_up` has come. */
+  private opens = 0;
+  private caughtUp = false;
+  /** Set when it gave up after MAX_FAILED_OPENS: the browser coming back online opens it again. */
+  private gaveUp = false;
+  private readonly online = () => this.gaveUp && !this.closed && ((this.gaveUp = false), (this.failures = 0), this.open());
 
   /** Opens the socket of conversation `id`; `after()` is the last sequence number seen. A
    * guided conversation's (`guidedToken`: its token) is at `/api/conversations/:id/ws`; `path`
    * names another route (a help session's). */
   constructor(readonly id: string, private readonly after: () => number, private readonly handle: (event: LiveEvent) => void, private readonly guidedToken?: string, private readonly path?: string) {
+    addEventListener("online", this.online);
     this.open();
   }
 
@@ -65,6 +75,7 @@ export class LiveConnection {
     socket.addEventListener("open", () => {
       opened = true;
       this.failures = 0;
+      [this.opens, this.caughtUp] = [this.opens + 1, false];
       this.resume();
     });
     socket.addEventListener("message", (message) => {
@@ -74,6 +85,7 @@ export class LiveConnection {
       } catch {
         return; // Not an event (a `pong`).
       }
+      if (event.type.endsWith(":caught_up") && !this.caughtUp) (this.caughtUp = true), (event.reconnected = this.opens > 1);
       const ofTurn = event.type === "conversation:turn_started" || event.type === "conversation:turn_event";
       if (this.held && ofTurn) return void this.held.push(event);
       if (this.held && event.type.endsWith(":caught_up")) {
@@ -89,7 +101,7 @@ export class LiveConnection {
     });
     socket.addEventListener("close", () => {
       if (this.socket !== socket || this.closed) return;
-      if (!opened && ++this.failures >= MAX_FAILED_OPENS) return;
+      if (!opened && ++this.failures >= MAX_FAILED_OPENS) return void (this.gaveUp = true);
       setTimeout(() => this.closed || this.open(), RECONNECT_MS * 2 ** this.failures);
     });
   }
@@ -104,6 +116,7 @@ export class LiveConnection {
   /** Closes the socket for good. */
   close(): void {
     this.closed = true;
+    removeEventListener("online", this.online);
     this.socket?.close();
   }
 }

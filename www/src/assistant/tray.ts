@@ -614,9 +614,9 @@ export class Tray {
       // The replay after a reconnection is over: a later resumed turn is shown.
       this.answeredWhole = false;
       this.setRunning(Boolean(event.running) || this.busy);
-      // The turn ended while this tab was away: the stored conversation has its answer. This
-      // tab's own turn that ended unseen (a reload just then) is asked whether it failed.
-      const shown = !event.running && this.remote && this.conversationId ? ((this.remote = this.remoteMessage = null), this.load(this.conversationId)) : null;
+      // A turn that ended while this tab was away (the one it showed, or any while its socket was
+      // down) is in the stored conversation; its own kept turn is asked whether it failed.
+      const shown = !event.running && (this.remote || (event.reconnected && !this.busy)) && this.conversationId ? ((this.remote = this.remoteMessage = null), this.load(this.conversationId)) : null;
       if (!event.running) void (shown ?? Promise.resolve()).then(() => this.ownTurnFailed());
     } else if (event.type === "conversation:card") {
       const { message, payload, state } = event as unknown as { message: number; payload: number; state: CardState };
