@@ -6,7 +6,8 @@
 // is joined again where it broke off; Start over during a first turn stops it. With the
 // conversation open in two tabs, a turn sent in one streams in the other, and Stop in either
 // stops it in both; a tab opened while an answer streams follows it as the other tab's (a duplicated
-// tab too, while a tab restored after a crash keeps its own turn and queued message); a socket that lags
+// tab too, while a tab restored after a crash keeps its own turn and queued message); a turn that
+// began and ended while a tab's socket was down shows there once it is back; a socket that lags
 // behind the page's own stream shows its turn once. A message typed while the answer streams waits, shown as queued, and is
 // answered right after; behind an answer that fails, or across a Start over, it goes back into the
 // box instead.
@@ -322,6 +323,44 @@ describe("a guided conversation open in two tabs", () => {
     await whenIdle(restored);
     assert.match(await restored.locator(".chat-layout .log .msg.assistant").last().innerText(), /Line 30 of/, "its own answer, whole");
     assert.equal(await restored.locator(".chat-layout .log .msg.user", { hasText: "Queued before the crash" }).count(), 0, "the queued message was never sent");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("a turn that begins and ends while a tab's live connection is down shows there once the connection is back", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const errors = [];
+    const pages = [];
+    for (let i = 0; i < 2; i++) {
+      const page = await context.newPage();
+      page.on("pageerror", (error) => errors.push(error.message));
+      pages.push(page);
+    }
+    const [first, second] = pages;
+    // The first tab's socket can be cut, and refused while `down`.
+    let down = false;
+    let current = null;
+    await first.routeWebSocket(/\/ws$/, (ws) => (down ? ws.close() : ((current = ws), ws.connectToServer())));
+    stack.fake.script(() => ({ reply: "Noted.\nEXTRACTED_DATA: purpose=Track rivals\nWhich business goals?\n" }));
+    await first.goto(stack.base + "/#chat");
+    await first.fill("#chat-input", "Track rivals");
+    await first.press("#chat-input", "Enter");
+    await whenIdle(first);
+    await second.goto(stack.base + "/#chat");
+    await second.locator(".chat-layout .log .msg.assistant", { hasText: "Noted." }).waitFor({ timeout: 20000 });
+    await first.waitForTimeout(1000); // the first tab's socket is open
+    down = true;
+    await current.close();
+    stack.fake.script(() => ({ reply: "Good, partners it is.\nEXTRACTED_DATA: business_goals=Find partners\nWhat type of stream is this?\n" }));
+    await second.fill("#chat-input", "Find partners");
+    await second.press("#chat-input", "Enter");
+    await second.locator(".chat-layout .log .msg.assistant", { hasText: "Good, partners it is." }).waitFor({ timeout: 20000 });
+    await whenIdle(second);
+    assert.equal(await first.locator(".chat-layout .log .msg.user", { hasText: "Find partners" }).count(), 0, "not seen while the socket was down");
+    down = false;
+    await first.locator(".chat-layout .log .msg.assistant", { hasText: "Good, partners it is." }).waitFor({ timeout: 30000 });
+    await first.waitForSelector('.steps li[aria-current="step"][data-step="stream_type"]', { timeout: 10000 });
+    assert.equal(await first.locator(".chat-layout .log .msg.user", { hasText: "Find partners" }).count(), 1);
     assert.deepEqual(errors, []);
     await context.close();
   });

@@ -67,7 +67,9 @@ export class OtherTabs {
       return;
     }
     const watched = this.watched;
-    if (event.type === "conversation:caught_up" && watched && !event.running) return this.end(null);
+    // A turn shown here ended while the socket was away, or (idle) one began and ended then: the
+    // page reads the conversation again.
+    if (event.type === "conversation:caught_up" && !event.running && (watched || (event.reconnected && !this.hooks.reading()))) return this.end(null);
     if (event.type !== "conversation:turn_event" || !watched || !event.event) return;
     if (Math.floor((event.seq ?? 0) / 1_000_000) !== watched.lease) return;
     const turn = event.event;
