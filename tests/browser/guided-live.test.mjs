@@ -15,7 +15,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
 import { fakeProvider, startStack, until } from "../e2e/harness.mjs";
-import { CHROMIUM_ARGS } from "./tabs.mjs";
+import { CHROMIUM_ARGS, cuttableSocket } from "./tabs.mjs";
 
 const LINES = 30;
 const REPLY = Array.from({ length: LINES }, (_, i) => `Line ${i + 1} of the paced answer.`).join("\n");
@@ -43,6 +43,35 @@ const whenLines = (page, n) =>
     return (all[all.length - 1]?.textContent ?? "").split("\n").filter(Boolean).length >= n;
   }, n, { timeout: 20000 });
 const whenIdle = (page) => page.waitForFunction(() => !document.querySelector(".chat-layout .log .msg.assistant[aria-busy]") && !document.querySelector("#chat-input")?.disabled, null, { timeout: 30000 });
+
+/** `page` sends a first message whose paced answer (`delayMs` a line) is being written, and
+ * queues `queued` behind it. */
+async function answeringWithQueued(page, delayMs, queued) {
+  stack.fake.script(() => ({ reply: REPLY, paced: true, delayMs }));
+  await page.fill("#chat-input", "Track rivals");
+  await page.press("#chat-input", "Enter");
+  await whenLines(page, 3);
+  await page.fill("#chat-input", queued);
+  await page.press("#chat-input", "Enter");
+  await page.locator(".chat-layout .log .msg.user.queued").waitFor();
+}
+
+/** A new page of `context` loaded with `storage` as its sessionStorage (JSON of a tab's), as a
+ * browser's Duplicate or its restore after a crash makes it; its page errors go to `errors`. */
+async function pageWithSession(context, storage, errors) {
+  const page = await context.newPage();
+  page.on("pageerror", (error) => errors.push(error.message));
+  await page.addInitScript((storage) => {
+    if (sessionStorage.getItem("test.copied")) return;
+    for (const [key, value] of Object.entries(JSON.parse(storage))) sessionStorage.setItem(key, value);
+    sessionStorage.setItem("test.copied", "1");
+  }, storage);
+  await page.goto(stack.base + "/#chat");
+  return page;
+}
+
+/** The JSON of `page`'s sessionStorage. */
+const sessionOf = (page) => page.evaluate(() => JSON.stringify(Object.fromEntries(Object.entries(sessionStorage))));
 
 /** A chat page, its answers paced. */
 async function chatPage() {
@@ -260,23 +289,9 @@ describe("a guided conversation open in two tabs", () => {
 
   test("a duplicate of the tab (its sessionStorage copied) follows the answer as the other tab's and does not take its queued message; its reload keeps its own id", async () => {
     const { context, page: first, errors } = await chatPage();
-    stack.fake.script(() => ({ reply: REPLY, paced: true, delayMs: 100 }));
-    await first.fill("#chat-input", "Track rivals");
-    await first.press("#chat-input", "Enter");
-    await whenLines(first, 3);
-    await first.fill("#chat-input", "Queued in the first tab");
-    await first.press("#chat-input", "Enter");
-    await first.locator(".chat-layout .log .msg.user.queued").waitFor();
+    await answeringWithQueued(first, 100, "Queued in the first tab");
     // What a browser's Duplicate does: a new tab with a copy of this one's sessionStorage.
-    const copied = await first.evaluate(() => JSON.stringify(Object.fromEntries(Object.entries(sessionStorage))));
-    const duplicate = await context.newPage();
-    duplicate.on("pageerror", (error) => errors.push(error.message));
-    await duplicate.addInitScript((copied) => {
-      if (sessionStorage.getItem("test.copied")) return;
-      for (const [key, value] of Object.entries(JSON.parse(copied))) sessionStorage.setItem(key, value);
-      sessionStorage.setItem("test.copied", "1");
-    }, copied);
-    await duplicate.goto(stack.base + "/#chat");
+    const duplicate = await pageWithSession(context, await sessionOf(first), errors);
     await duplicate.locator(".chat-layout .log .msg.user", { hasText: "Track rivals" }).waitFor({ timeout: 20000 });
     await whenLines(duplicate, 5);
     const tabOf = (page) => page.evaluate(() => sessionStorage.getItem("stepwise.tab.v1"));
@@ -297,26 +312,13 @@ describe("a guided conversation open in two tabs", () => {
 
   test("a tab restored after a crash (its sessionStorage as it was, no live tab of its id) keeps its id: its own answer streams on as its own, and its queued message comes back into its box", async () => {
     const { context, page: first, errors } = await chatPage();
-    stack.fake.script(() => ({ reply: REPLY, paced: true, delayMs: 150 }));
-    await first.fill("#chat-input", "Track rivals");
-    await first.press("#chat-input", "Enter");
-    await whenLines(first, 3);
-    await first.fill("#chat-input", "Queued before the crash");
-    await first.press("#chat-input", "Enter");
-    await first.locator(".chat-layout .log .msg.user.queued").waitFor();
+    await answeringWithQueued(first, 150, "Queued before the crash");
     // The tab as a crash left it: its sessionStorage, the page still marked as shown; then the
     // tab is gone, and the browser restores it.
-    const kept = await first.evaluate(() => JSON.stringify(Object.fromEntries(Object.entries(sessionStorage))));
+    const kept = await sessionOf(first);
     const firstTab = JSON.parse(kept)["stepwise.tab.v1"];
     await first.close();
-    const restored = await context.newPage();
-    restored.on("pageerror", (error) => errors.push(error.message));
-    await restored.addInitScript((kept) => {
-      if (sessionStorage.getItem("test.restored")) return;
-      for (const [key, value] of Object.entries(JSON.parse(kept))) sessionStorage.setItem(key, value);
-      sessionStorage.setItem("test.restored", "1");
-    }, kept);
-    await restored.goto(stack.base + "/#chat");
+    const restored = await pageWithSession(context, kept, errors);
     await restored.locator(".chat-layout .log .msg.user", { hasText: "Track rivals" }).waitFor({ timeout: 20000 });
     assert.equal(await restored.evaluate(() => sessionStorage.getItem("stepwise.tab.v1")), firstTab, "it keeps its id");
     await restored.waitForFunction(() => document.querySelector("#chat-input").value === "Queued before the crash", null, { timeout: 10000 });
@@ -337,10 +339,7 @@ describe("a guided conversation open in two tabs", () => {
       pages.push(page);
     }
     const [first, second] = pages;
-    // The first tab's socket can be cut, and refused while `down`.
-    let down = false;
-    let current = null;
-    await first.routeWebSocket(/\/ws$/, (ws) => (down ? ws.close() : ((current = ws), ws.connectToServer())));
+    const socket = await cuttableSocket(first);
     stack.fake.script(() => ({ reply: "Noted.\nEXTRACTED_DATA: purpose=Track rivals\nWhich business goals?\n" }));
     await first.goto(stack.base + "/#chat");
     await first.fill("#chat-input", "Track rivals");
@@ -349,15 +348,14 @@ describe("a guided conversation open in two tabs", () => {
     await second.goto(stack.base + "/#chat");
     await second.locator(".chat-layout .log .msg.assistant", { hasText: "Noted." }).waitFor({ timeout: 20000 });
     await first.waitForTimeout(1000); // the first tab's socket is open
-    down = true;
-    await current.close();
+    await socket.cut();
     stack.fake.script(() => ({ reply: "Good, partners it is.\nEXTRACTED_DATA: business_goals=Find partners\nWhat type of stream is this?\n" }));
     await second.fill("#chat-input", "Find partners");
     await second.press("#chat-input", "Enter");
     await second.locator(".chat-layout .log .msg.assistant", { hasText: "Good, partners it is." }).waitFor({ timeout: 20000 });
     await whenIdle(second);
     assert.equal(await first.locator(".chat-layout .log .msg.user", { hasText: "Find partners" }).count(), 0, "not seen while the socket was down");
-    down = false;
+    socket.restore();
     await first.locator(".chat-layout .log .msg.assistant", { hasText: "Good, partners it is." }).waitFor({ timeout: 30000 });
     await first.waitForSelector('.steps li[aria-current="step"][data-step="stream_type"]', { timeout: 10000 });
     assert.equal(await first.locator(".chat-layout .log .msg.user", { hasText: "Find partners" }).count(), 1);

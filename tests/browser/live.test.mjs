@@ -20,6 +20,7 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { chromium } from "playwright-core";
 import { fakeProvider, startStack } from "../e2e/harness.mjs";
+import { cuttableSocket } from "./tabs.mjs";
 
 const SHOTS = new URL("./screenshots/", import.meta.url).pathname;
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
@@ -31,7 +32,7 @@ let browser;
 before(async () => {
   mkdirSync(SHOTS, { recursive: true });
   stack = await startStack({ providers: (url) => [fakeProvider(url, "fake-openai", "openai")], overrides: { LLM_PROVIDER: "fake-openai" } });
-  stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));
+  usualAnswers();
   browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
 });
 after(async () => {
@@ -71,6 +72,18 @@ const sendAndQueue = async (first, second, running, waiting) => {
   await second.waitForFunction(() => /Queued/.test(document.querySelector(".tray-log .msg.assistant:last-child .typing-text")?.textContent ?? ""), null, { timeout: 10000 });
 };
 const whenDone = (page) => page.waitForFunction(() => document.querySelector(".tray-log .msg.assistant:last-child")?.getAttribute("aria-busy") === null, null, { timeout: 30000 });
+/** The fake provider's usual answers: the paced reply to the assistant, "Other." to the rest. */
+const usualAnswers = () => stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));
+/** The usual answers, but a message holding `text` is answered halfway, then cut (the turn fails). */
+const cutAnswerTo = (text) => stack.fake.script((request) => (JSON.stringify(request.body ?? "").includes(text) ? { reply: REPLY, paced: true, delayMs: 150, fault: "cut" } : request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));
+/** A new page with the tray open and a first answer written there, whole. */
+async function warmTray() {
+  const opened = await trayOpen();
+  await opened.page.fill("#assistant-input", "Warm up");
+  await opened.page.press("#assistant-input", "Enter");
+  await whenDone(opened.page);
+  return opened;
+}
 
 /** A browser context (one owner) whose pages `open()` shows the guided chat (of stack `on`);
  * their page errors. */
@@ -306,11 +319,8 @@ describe("live turns in the tray", () => {
   });
 
   test("a tab reloaded while its own answer is written follows it; if that answer then fails, the message goes back into its box", async () => {
-    const { context, page, errors } = await trayOpen();
-    await page.fill("#assistant-input", "Warm up");
-    await page.press("#assistant-input", "Enter");
-    await whenDone(page);
-    stack.fake.script((request) => (JSON.stringify(request.body ?? "").includes("Cut short later") ? { reply: REPLY, paced: true, delayMs: 150, fault: "cut" } : request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));
+    const { context, page, errors } = await warmTray();
+    cutAnswerTo("Cut short later");
     try {
       await page.fill("#assistant-input", "Cut short later");
       await page.press("#assistant-input", "Enter");
@@ -322,17 +332,14 @@ describe("live turns in the tray", () => {
       assert.equal(await page.locator(".tray-log .msg.user", { hasText: "Cut short later" }).count(), 0, "out of the log: nothing of it was kept");
       assert.deepEqual(errors, []);
     } finally {
-      stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));
+      usualAnswers();
       await context.close();
     }
   });
 
   test("a tab reloaded just as its own answer fails (before its live connection could replay the turn) gets the message back, with the error", async () => {
-    const { context, page, errors } = await trayOpen();
-    await page.fill("#assistant-input", "Warm up");
-    await page.press("#assistant-input", "Enter");
-    await whenDone(page);
-    stack.fake.script((request) => (JSON.stringify(request.body ?? "").includes("Fails while away") ? { reply: REPLY, paced: true, delayMs: 150, fault: "cut" } : request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));
+    const { context, page, errors } = await warmTray();
+    cutAnswerTo("Fails while away");
     // The conversation's socket is refused from the reload until the answer has failed.
     let failed = false;
     await page.routeWebSocket(/\/ws$/, (ws) => (failed ? ws.connectToServer() : ws.close()));
@@ -353,17 +360,14 @@ describe("live turns in the tray", () => {
       assert.equal(await page.evaluate(() => Object.keys(sessionStorage).filter((key) => key.startsWith("stepwise.tray.reading")).length), 0, "the turn kept for the reload is forgotten");
       assert.deepEqual(errors, []);
     } finally {
-      stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));
+      usualAnswers();
       await context.close();
     }
   });
 
   test("an answer whose stream broke goes on over the live connection; if it then fails, its message goes back into the box and leaves the log", async () => {
-    const { context, page, errors } = await trayOpen();
-    await page.fill("#assistant-input", "Warm up");
-    await page.press("#assistant-input", "Enter");
-    await whenDone(page);
-    stack.fake.script((request) => (JSON.stringify(request.body ?? "").includes("Broken, then failed") ? { reply: REPLY, paced: true, delayMs: 150, fault: "cut" } : request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));
+    const { context, page, errors } = await warmTray();
+    cutAnswerTo("Broken, then failed");
     // The page's stream of its turn breaks after its first events (the turn runs on).
     await page.route("**/api/assistant", async (route) => {
       const request = route.request();
@@ -386,7 +390,7 @@ describe("live turns in the tray", () => {
       assert.equal(await page.locator(".tray-log .msg.user", { hasText: "Broken, then failed" }).count(), 0, "nothing of it was kept");
       assert.deepEqual(errors, []);
     } finally {
-      stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));
+      usualAnswers();
       await context.close();
     }
   });
@@ -394,29 +398,25 @@ describe("live turns in the tray", () => {
   test("a turn that begins and ends while a tab's live connection is down shows there once the connection is back", async () => {
     const { context, errors, open } = await oneOwner();
     const first = await open();
-    // The first tab's socket can be cut, and refused while `down`.
-    let down = false;
-    let current = null;
-    await first.routeWebSocket(/\/ws$/, (ws) => (down ? ws.close() : ((current = ws), ws.connectToServer())));
+    const socket = await cuttableSocket(first);
     await warmUp(first);
     const second = await open();
     await second.locator(".tray-log .msg.assistant").first().waitFor();
     await first.waitForTimeout(500); // its socket is open
     stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: "Answered while the first tab was away." } : { reply: "Other." }));
     try {
-      down = true;
-      await current.close();
+      await socket.cut();
       await second.fill("#assistant-input", "Sent while the first tab was away");
       await second.press("#assistant-input", "Enter");
       await second.locator(".tray-log .msg.assistant", { hasText: "Answered while the first tab was away." }).waitFor({ timeout: 20000 });
       await whenDone(second);
       assert.equal(await first.locator(".tray-log .msg.user", { hasText: "Sent while the first tab was away" }).count(), 0, "not seen while the socket was down");
-      down = false;
+      socket.restore();
       await described([first, second], () => first.locator(".tray-log .msg.assistant", { hasText: "Answered while the first tab was away." }).waitFor({ timeout: 30000 }));
       assert.equal(await first.locator(".tray-log .msg.user", { hasText: "Sent while the first tab was away" }).count(), 1);
       assert.deepEqual(errors, []);
     } finally {
-      stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: REPLY, paced: true, delayMs: 120 } : { reply: "Other." }));
+      usualAnswers();
       await context.close();
     }
   });

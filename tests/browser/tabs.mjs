@@ -1,5 +1,6 @@
-// Tabs for the browser tests: Chromium's flags, and a tab of a given owner (its token put in
-// localStorage before the app loads) with the assistant tray open.
+// Tabs for the browser tests: Chromium's flags, a tab of a given owner (its token put in
+// localStorage before the app loads) with the assistant tray open, and a tab whose live
+// connection a test can cut.
 
 /** Chromium's flags: headless, offline, no first-run work. */
 export const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
@@ -16,4 +17,22 @@ export async function ownerTab(browser, base, owner, path) {
   await page.waitForSelector(".tray-toggle");
   if ((await page.getAttribute(".tray-toggle", "aria-expanded")) !== "true") await page.click(".tray-toggle");
   return { page, context, errors };
+}
+
+/** Routes `page`'s conversation WebSockets so that a test can cut the open one (`cut`: the page's
+ * end is closed, and every new one is refused) and let them through again (`restore`). Call before
+ * the page opens its socket. */
+export async function cuttableSocket(page) {
+  let down = false;
+  let current = null;
+  await page.routeWebSocket(/\/ws$/, (ws) => (down ? ws.close() : ((current = ws), ws.connectToServer())));
+  return {
+    async cut() {
+      down = true;
+      await current?.close();
+    },
+    restore() {
+      down = false;
+    },
+  };
 }

@@ -271,29 +271,30 @@ pub(crate) fn is_whole(pieces: &[TextPiece], len: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use stepwise_core::markers::{MarkerParser, MarkerRegistry};
 
     #[test]
     fn kinds_are_numbered_as_the_markers_name_them() {
-        use stepwise_core::markers::{ExtractedField, Payload};
-        let field = ExtractedField {
-            field: "f".into(),
-            value: "v".into(),
-        };
-        let payload = Payload {
-            payload_type: "p".into(),
-            data: stepwise_core::json::JsonText::parse("{}").unwrap(),
-        };
-        for marker in [
-            Marker::Suggestions(vec![]),
-            Marker::Options(vec![]),
-            Marker::ExtractedData(field),
-            Marker::ProposedMessage(String::new()),
-            Marker::TargetField(String::new()),
-            Marker::SuggestedValues(vec![]),
-            Marker::SuggestedActions(vec![]),
-            Marker::Payload(payload),
-        ] {
-            assert_eq!(KINDS[kind_number(&marker) as usize], marker.kind());
-        }
+        let mut registry = MarkerRegistry::new();
+        registry.register_payload("PLAN").unwrap();
+        let mut parser = MarkerParser::with_registry(registry);
+        let text = "SUGGESTIONS: a\nOPTIONS: b|c\nEXTRACTED_DATA: f=v\nPROPOSED_MESSAGE: Go\n\
+            TARGET_FIELD: g\nSUGGESTED_VALUES: [{\"label\": \"One\", \"value\": \"1\"}]\n\
+            SUGGESTED_ACTIONS: [{\"label\": \"Open\", \"action\": \"a\", \"handler\": \"client\"}]\n\
+            PLAN: {\"a\": 1}\n";
+        let mut events: Vec<Event> = parser.feed(text).collect();
+        events.extend(parser.end());
+        let numbered: Vec<(u32, &str)> = events
+            .iter()
+            .filter_map(|event| match event {
+                Event::Marker(marker) => Some((kind_number(marker), marker.kind())),
+                _ => None,
+            })
+            .collect();
+        let expected: Vec<(u32, &str)> = (0..).zip(KINDS).collect();
+        assert_eq!(
+            numbered, expected,
+            "one marker of each kind, in the order of KINDS"
+        );
     }
 }
