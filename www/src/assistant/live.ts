@@ -55,7 +55,12 @@ export class LiveConnection {
   private caughtUp = false;
   /** Set when it gave up after MAX_FAILED_OPENS: the browser coming back online opens it again. */
   private gaveUp = false;
-  private readonly online = () => this.gaveUp && !this.closed && ((this.gaveUp = false), (this.failures = 0), this.open());
+  private readonly online = (): void => {
+    if (!this.gaveUp || this.closed) return;
+    this.gaveUp = false;
+    this.failures = 0;
+    this.open();
+  };
 
   /** Opens the socket of conversation `id`; `after()` is the last sequence number seen. A
    * guided conversation's (`guidedToken`: its token) is at `/api/conversations/:id/ws`; `path`
@@ -85,7 +90,10 @@ export class LiveConnection {
       } catch {
         return; // Not an event (a `pong`).
       }
-      if (event.type.endsWith(":caught_up") && !this.caughtUp) (this.caughtUp = true), (event.reconnected = this.opens > 1);
+      if (event.type.endsWith(":caught_up") && !this.caughtUp) {
+        this.caughtUp = true;
+        event.reconnected = this.opens > 1;
+      }
       const ofTurn = event.type === "conversation:turn_started" || event.type === "conversation:turn_event";
       if (this.held && ofTurn) return void this.held.push(event);
       if (this.held && event.type.endsWith(":caught_up")) {

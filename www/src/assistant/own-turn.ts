@@ -50,9 +50,12 @@ export async function failedOwnTurn(conversation: string): Promise<{ content: st
   const kept = keptTurn();
   if (!kept || kept.conversation !== conversation) return null;
   keepOwnTurn(null);
+  // Not learned (the server not reached, the join cut off): kept again for the next catch-up,
+  // unless a newer turn is kept by now.
+  const keepAgain = () => (keptTurn() ? null : (keepOwnTurn(kept), null));
   const headers = authHeaders({ accept: "text/event-stream", "last-event-id": String(kept.lease * SEQ_SPAN) });
   const response = await fetch(`/api/assistant/conversations/${conversation}/stream`, { headers }).catch(() => null);
-  if (!response) return keptTurn() ? null : (keepOwnTurn(kept), null);
+  if (!response) return keepAgain();
   let error: StreamEvent | null = null;
   try {
     if (response.ok && response.body) {
@@ -64,9 +67,7 @@ export async function failedOwnTurn(conversation: string): Promise<{ content: st
       }
     }
   } catch {
-    // Cut off: kept again for the next catch-up (unless a newer turn is kept now).
-    if (!keptTurn()) keepOwnTurn(kept);
-    return null;
+    return keepAgain();
   }
   return error ? { content: kept.content, error } : null;
 }
