@@ -365,6 +365,68 @@ describe("live turns in the tray", () => {
     }
   });
 
+  test("a tab reloaded just as its own answer fails, another tab's message having waited behind it and running now, still gets its message back", async () => {
+    const { context, page, errors } = await warmTray();
+    cutAnswerTo("Fails, then the other runs");
+    let failed = false;
+    await page.routeWebSocket(/\/ws$/, (ws) => (failed ? ws.connectToServer() : ws.close()));
+    try {
+      await page.fill("#assistant-input", "Fails, then the other runs");
+      await page.press("#assistant-input", "Enter");
+      await whenLines(page, 2);
+      const [owner, id] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), localStorage.getItem("stepwise.assistant.v1")]);
+      // Another tab's message waits at the server behind this turn, and runs once it fails.
+      const other = await fetch(`${stack.base}/api/assistant`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${owner}`, "content-type": "application/json", accept: "text/event-stream" },
+        body: JSON.stringify({ provider: "fake-openai", conversation_id: id, message: "Sent from another tab", context: { current_page: "chat" } }),
+      });
+      assert.ok(other.headers.get("x-stepwise-waiting"), "it waits");
+      await page.reload();
+      const reader = other.body.getReader();
+      let text = "";
+      while (!/\nid: \d+/.test(`\n${text}`)) text += new TextDecoder().decode((await reader.read()).value);
+      failed = true;
+      await described([page], () => page.waitForFunction(() => document.querySelector("#assistant-input").value === "Fails, then the other runs", null, { timeout: 20000 }));
+      await page.locator(".tray-log .msg.assistant .error").first().waitFor({ timeout: 5000 });
+      assert.equal(await page.locator(".tray-log .msg.user", { hasText: "Fails, then the other runs" }).count(), 0, "nothing of it was kept");
+      // The other tab's turn streams here all the same, and ends whole.
+      await page.locator(".tray-log .msg.user", { hasText: "Sent from another tab" }).waitFor({ timeout: 10000 });
+      await described([page], () => page.waitForFunction(() => [...document.querySelectorAll(".tray-log .msg.assistant .text")].some((t) => /Line 30/.test(t.textContent)), null, { timeout: 30000 }));
+      void reader.cancel();
+      assert.deepEqual(errors, []);
+    } finally {
+      usualAnswers();
+      await context.close();
+    }
+  });
+
+  test("a tab reloaded while its first answer is written, which then fails, gets the message back and forgets the conversation it would have begun: the next message begins a new one", async () => {
+    const { context, page, errors } = await trayOpen();
+    cutAnswerTo("A first answer that fails");
+    try {
+      await page.fill("#assistant-input", "A first answer that fails");
+      await page.press("#assistant-input", "Enter");
+      await whenLines(page, 2);
+      const id = await page.evaluate(() => localStorage.getItem("stepwise.assistant.v1"));
+      assert.match(id ?? "", /^[0-9a-f]{32}$/);
+      await page.reload();
+      await described([page], () => page.waitForFunction(() => document.querySelector("#assistant-input")?.value === "A first answer that fails", null, { timeout: 30000 }));
+      await page.waitForFunction(() => localStorage.getItem("stepwise.assistant.v1") === null, null, { timeout: 5000 });
+      usualAnswers();
+      const sent = page.waitForResponse((r) => r.url().endsWith("/api/assistant") && r.request().method() === "POST");
+      await page.click(".tray-composer button:has-text('Send')");
+      const response = await sent;
+      assert.equal(response.status(), 200, "not refused as a conversation that does not exist");
+      await whenWhole(page);
+      assert.notEqual(await page.evaluate(() => localStorage.getItem("stepwise.assistant.v1")), id, "a new conversation");
+      assert.deepEqual(errors, []);
+    } finally {
+      usualAnswers();
+      await context.close();
+    }
+  });
+
   test("an answer whose stream broke goes on over the live connection; if it then fails, its message goes back into the box and leaves the log", async () => {
     const { context, page, errors } = await warmTray();
     cutAnswerTo("Broken, then failed");

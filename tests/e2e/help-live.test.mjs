@@ -230,6 +230,35 @@ describe("live help-desk turns", () => {
     tab.ws.close();
   });
 
+  test("a question's turn that ended while the next one began is still joined whole by its number (a tab busy or away learns it was stopped)", async () => {
+    slowModel(0);
+    const owner = newOwner();
+    const id = (await ask(owner, QUESTION)).session_id;
+    slowModel(150);
+    const since = Date.now();
+    const running = await streamed(owner, { session_id: id, message: AGAIN[0] });
+    await until(() => stack.fake.requests.some((r) => r.at >= since && r.kind && !r.system.startsWith("Translate")));
+    const stopping = await streamed(owner, { session_id: id, message: "Why are my answers slow?" });
+    const next = await streamed(owner, { session_id: id, message: "Why does an answer stop midway?" });
+    await until(() => stopping.events.some((e) => !Number.isNaN(e.id)));
+    const stop = await call("POST", `/api/help/sessions/${id}/stop`, { owner, body: { waiting: stopping.waiting } });
+    assert.deepEqual(stop.json, { stopped: true });
+    const stoppedEvents = (await stopping.done).filter((e) => !Number.isNaN(e.id));
+    assert.equal(stoppedEvents.at(-1).event, "stopped");
+    const turn = Math.floor(stoppedEvents[0].id / 1_000_000);
+    await until(() => next.events.some((e) => !Number.isNaN(e.id)));
+    // The next turn runs now; the stopped one, named by its number alone, is read whole.
+    const joined = await join(owner, id, turn * 1_000_000);
+    assert.equal(joined.status, 200);
+    const events = await readEvents(joined).done;
+    assert.deepEqual(events.map((e) => [e.id, e.event]), stoppedEvents.map((e) => [e.id, e.event]));
+    assert.equal((await join(newOwner(), id, turn * 1_000_000)).status, 404, "nobody else's");
+    // A join naming no kept turn gets the running one, as before.
+    const current = await readEvents(await join(owner, id)).done;
+    assert.ok(current.length > 0 && current.every((e) => Math.floor(e.id / 1_000_000) === turn + 1), JSON.stringify(current.map((e) => e.id)));
+    for (const answered of [running, next]) assert.equal((await answered.done).at(-1).event, "complete");
+  });
+
   test("HELP_QUEUE=false: a streamed question sent while the desk answers is refused at once, as before (409 turn_in_progress)", async () => {
     const other = await startStack({ config: generousLimits, overrides: { HELP_QUEUE: "false" } });
     try {

@@ -319,6 +319,37 @@ describe("live turns", () => {
     const missed = await api.join(owner, done.id, events.at(-3).id);
     assert.deepEqual((await missed.done).map((e) => e.id), events.slice(-2).map((e) => e.id), "the last two again");
   });
+
+  test("a turn that failed while another began after it is still joined by its number: its events end with its error, not the next turn's", async () => {
+    const owner = newOwner();
+    const fails = (request) => JSON.stringify(request.body?.messages ?? []).includes("This one fails") ? { status: 500 } : paced(request);
+    stack.fake.script(fails);
+    try {
+      const running = await api.post(owner, { message: "The first question" });
+      await until(() => running.events.some((e) => e.event === "text_delta"));
+      const failing = await api.post(owner, { message: "This one fails", conversation_id: running.id });
+      const next = await api.post(owner, { message: "The third question", conversation_id: running.id });
+      const failedEvents = await failing.done;
+      assert.equal(failedEvents.at(-1).event, "error");
+      const lease = Math.floor(failedEvents.at(-1).id / 1_000_000);
+      await until(() => next.events.some((e) => e.event === "text_delta"));
+      // A tab that sent the failing message and reloaded since asks for its turn from the start.
+      const joined = await api.join(owner, running.id, lease * 1_000_000);
+      assert.equal(joined.status, 200, joined.text);
+      const events = await joined.done;
+      assert.ok(events.every((e) => Math.floor(e.id / 1_000_000) === lease), "only that turn's events");
+      assert.deepEqual(events.map((e) => e.id), failedEvents.filter((e) => e.id).map((e) => e.id), "the whole turn, once");
+      assert.deepEqual([events.at(-1).event, events.at(-1).data.code], ["error", "upstream_error"]);
+      // A number of no kept turn (past the few kept) joins the running one, as before.
+      const running3 = await api.join(owner, running.id, 999_000_000);
+      assert.equal(running3.status, 200);
+      const third = await running3.done;
+      assert.ok(third.length > 0 && third.every((e) => Math.floor(e.id / 1_000_000) === lease + 1), "the running turn's events");
+      assert.equal((await next.done).at(-1).event, "complete");
+    } finally {
+      stack.fake.script(paced);
+    }
+  });
 });
 
 describe("turns that outlive their Worker, and requests that do not stick", () => {

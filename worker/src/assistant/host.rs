@@ -30,6 +30,7 @@ use worker::{Env, Method, Request, RequestInit, Response, State, web_sys};
 use super::{Asked, prepare, prepare_resume};
 use crate::chat::conversation::TOKEN_HEADER;
 use crate::conversations::client::{BINDING, ID_HEADER, OWNER_HEADER};
+use crate::platform::ended::Earlier;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::live::{self, TurnLog};
 use crate::platform::negotiate::{DELTAS_HEADER, Delivery, FORMAT_HEADER, Wire};
@@ -269,6 +270,8 @@ pub struct Host {
     running: Rc<Cell<u32>>,
     /// The log of the latest streamed turn (kept after it ends, for late joiners).
     log: Rc<RefCell<Option<Rc<TurnLog>>>>,
+    /// The logs of the few turns before it, for a client that names one of them.
+    earlier: Rc<Earlier<TurnLog>>,
     /// Messages sent while a streamed turn runs, answered after it in order.
     queue: Rc<RefCell<VecDeque<queue::Queued>>>,
     /// A streamed turn is being begun or runs, or queued ones are being worked through: set
@@ -412,7 +415,9 @@ impl Host {
     /// Makes `log` the one clients join and Stop stops (a guided turn's); `guest`: who may
     /// join or stop it before its conversation is stored (owner id, token hash).
     pub fn show(&self, log: Rc<TurnLog>, guest: Option<(String, String)>) {
-        *self.log.borrow_mut() = Some(log);
+        if let Some(before) = self.log.borrow_mut().replace(log) {
+            self.earlier.keep(before);
+        }
         *self.guest.borrow_mut() = guest;
         *self.waited_as.borrow_mut() = None;
     }
@@ -426,6 +431,7 @@ impl Host {
     /// Forgets the latest turn's log and who may join it (the conversation was erased).
     pub fn forget(&self) {
         *self.log.borrow_mut() = None;
+        self.earlier.clear();
         *self.guest.borrow_mut() = None;
     }
 
@@ -569,6 +575,7 @@ impl Host {
         Host {
             running: self.running.clone(),
             log: self.log.clone(),
+            earlier: self.earlier.clone(),
             queue: self.queue.clone(),
             streaming: self.streaming.clone(),
             guest: self.guest.clone(),
@@ -581,8 +588,12 @@ impl Host {
     }
 
     /// A client joins the latest streamed turn after event `after`: its stream, or `None` when
-    /// this instance has no turn to join.
+    /// this instance has no turn to join. An `after` of one of the few turns before it (a
+    /// tab's own turn that ended while it was away, another having begun since) joins that one.
     pub fn join(&self, after: u64, wire: Wire) -> AppResult<Option<Response>> {
+        if let Some(earlier) = self.earlier.find(|log| log.within(after).is_some()) {
+            return Ok(Some(earlier.subscribe(after, wire)?));
+        }
         let log = self.log.borrow().clone();
         match log {
             Some(log) if !log.is_done() || log.within(after).is_some() => {

@@ -19,6 +19,7 @@ use worker::{Env, Response};
 use super::client::{ID_HEADER, TurnOrder};
 use super::live::{Ended, HelpRun};
 use super::turn;
+use crate::platform::ended::Earlier;
 use crate::platform::error::{AppError, AppResult};
 use crate::platform::ids::random_id;
 use crate::platform::settings::var;
@@ -45,6 +46,8 @@ type Next = (
 /// The session's turns in this instance, shared with the task that runs them.
 pub struct Lane {
     run: RefCell<Option<Rc<HelpRun>>>,
+    /// The few turns before it, for a client that names one of them.
+    earlier: Earlier<HelpRun>,
     waiting: RefCell<VecDeque<Waiting>>,
     /// The questions withdrawn lately: a withdrawal sent again answers the same.
     withdrawn: Withdrawn,
@@ -57,6 +60,7 @@ impl Lane {
     pub fn new(tabs: DurableObjectState) -> Lane {
         Lane {
             run: RefCell::new(None),
+            earlier: Earlier::default(),
             waiting: RefCell::new(VecDeque::new()),
             withdrawn: Withdrawn::default(),
             tabs,
@@ -68,9 +72,27 @@ impl Lane {
         self.run.borrow().clone()
     }
 
-    /// Forgets the last turn (its session was erased).
+    /// The turn whose events are numbered from `after` on (`after`: one of its numbers, or its
+    /// number × 10⁶), the running one or one of the few before it: a tab that was busy or away
+    /// while its own question's turn ended, and the next began, still learns how it ended.
+    pub fn run_named(&self, after: u64) -> Option<Rc<HelpRun>> {
+        let named = |run: &HelpRun| run.is_turn(after);
+        self.run()
+            .filter(|run| named(run))
+            .or_else(|| self.earlier.find(named))
+    }
+
+    /// Forgets the last turns (their session was erased).
     pub fn forget(&self) {
         self.run.replace(None);
+        self.earlier.clear();
+    }
+
+    /// Makes `run` the session's turn here; the one before is kept among the earlier ones.
+    fn replace_run(&self, run: &Rc<HelpRun>) {
+        if let Some(before) = self.run.replace(Some(run.clone())) {
+            self.earlier.keep(before);
+        }
     }
 
     /// The turn that runs, or whose waiting messages are not through yet (`None`: the session
@@ -85,7 +107,7 @@ impl Lane {
     /// `run` is being begun: from now on it is the session's turn here (a question arriving
     /// meanwhile waits behind it), and its task works through what waits.
     pub fn hold(&self, run: &Rc<HelpRun>) {
-        self.run.replace(Some(run.clone()));
+        self.replace_run(run);
     }
 
     /// The session granted `run` (held already): the watching tabs are told it began.
@@ -235,7 +257,7 @@ impl Lane {
         let (run, awaited) = HelpRun::new(&order.owner.id, &order.message);
         let run = Rc::new(run);
         run.waited_as(&id);
-        self.run.replace(Some(run.clone()));
+        self.replace_run(&run);
         Some((order, run, Some((sink, awaited.begun))))
     }
 }

@@ -1,7 +1,7 @@
 //! A help-desk turn as its session's Durable Object runs it (issue 29): in the background, so the
 //! answer is still found and committed when the asker's tab goes away. Its few events (what it
 //! is doing, then its answer, its error or `stopped`) are numbered `turn × 10⁶ + n` (the turn's
-//! number in the session) and kept in memory until the session's next turn, so a client whose
+//! number in the session) and kept in memory until a few more turns have begun, so a client whose
 //! connection broke joins the turn after the last event it saw (`GET
 //! /api/help/sessions/:id/stream`), and a reload joins a turn still running from its start; a
 //! turn that ended is not replayed to a client that did not see it begin (the session holds it). Stop (`POST /api/help/sessions/:id/stop`) drops the
@@ -110,6 +110,11 @@ impl HelpRun {
         self.owner == owner
     }
 
+    /// Whether `after` is one of the turn's event numbers, or its number × 10⁶ (none of it seen).
+    pub fn is_turn(&self, after: u64) -> bool {
+        after >= SEQ_SPAN && after / SEQ_SPAN == self.turn.get()
+    }
+
     /// Whether the turn has ended.
     pub fn is_done(&self) -> bool {
         self.ended.get()
@@ -187,7 +192,7 @@ impl HelpRun {
         // turn that failed at once, which the session keeps nothing of, is still told.
         let known = match after {
             0 => !self.ended.get(),
-            seen => seen / SEQ_SPAN == self.turn.get(),
+            seen => self.is_turn(seen),
         };
         if !known {
             return Ok(None);

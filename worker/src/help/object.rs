@@ -241,12 +241,13 @@ impl HelpDesk {
     }
 
     /// `GET /join?after=n` of the owner in `x-stepwise-owner`: the running turn's events after
-    /// `n` (or the last turn's, when `n` is one of its), then the live ones; 204 when there is
+    /// `n` (or those of the turn `n` names, the last or one of the few before it), then the live ones; 204 when there is
     /// nothing to join; 404 for a session that is not the owner's.
     async fn join(&self, req: &Request) -> AppResult<Response> {
         let owner = self.owning(req).await?;
         let after = seen_event(req)?;
-        let joined = match self.lane.run() {
+        // A turn named by `after` (running, or one of the few before), else the running one.
+        let joined = match self.lane.run_named(after).or_else(|| self.lane.run()) {
             Some(run) if run.is_of(&owner) => run.subscribe(after)?,
             _ => None,
         };

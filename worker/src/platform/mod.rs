@@ -8,6 +8,7 @@ pub mod body;
 pub mod cors;
 pub mod crypto;
 pub mod deadline;
+pub mod ended;
 pub mod error;
 pub mod ids;
 pub mod js;

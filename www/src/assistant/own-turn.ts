@@ -2,8 +2,9 @@
 //! a reload the tab follows that turn over the conversation's live connection, and if it fails
 //! (the server keeps nothing of a failed turn) its message goes back into the box, as its own
 //! stream would have put it. A turn that ended while the tab was reloading (before its live
-//! connection could replay it) is joined from its start once the connection says nothing runs,
-//! to learn whether it failed.
+//! connection could replay it) is joined from its start once the connection has caught up, to
+//! learn whether it failed: the server keeps the last few turns' events, so this holds even when
+//! another tab's turn has begun since.
 
 import type { StreamEvent } from "../../../crates/wasm/pkg/stepwise.js";
 import { authHeaders } from "../owner.js";
@@ -13,11 +14,13 @@ import { SEQ_SPAN } from "./live.js";
 
 const KEY = "stepwise.tray.reading.v1";
 
-/** A turn of this tab's: its conversation, its lease and the message it answers. */
+/** A turn of this tab's: its conversation, its lease and the message it answers; `first`: it
+ * began the conversation (which a failure leaves not existing). */
 export interface OwnTurn {
   conversation: string;
   lease: number;
   content: string;
+  first?: boolean;
 }
 
 /** Keeps `turn` as this tab's turn being read (`null`: none now). */
@@ -42,13 +45,14 @@ function keptTurn(): OwnTurn | null {
 }
 
 /** The error that ended this tab's kept turn of conversation `conversation` (joined from its
- * first event: the server keeps the last turn's events), with the message it answered; `null`
- * when it did not fail, or when that cannot be learned (a later turn has begun since: the join
- * then gives that turn's events, which are not read). The record is claimed at once, so that
- * one call learns of it, and kept again only when the server could not be reached. */
-export async function failedOwnTurn(conversation: string): Promise<{ content: string; error: StreamEvent } | null> {
+ * first event: the server keeps the last few turns' events), with the turn; `null` when it did
+ * not fail, when it is the turn `running` (followed as it runs), or when that cannot be learned
+ * (too many turns since: the join then gives the running turn's events, which are not read).
+ * The record is claimed at once, so that one call learns of it, and kept again only when the
+ * server could not be reached. */
+export async function failedOwnTurn(conversation: string, running: number | null): Promise<{ turn: OwnTurn; error: StreamEvent } | null> {
   const kept = keptTurn();
-  if (!kept || kept.conversation !== conversation) return null;
+  if (!kept || kept.conversation !== conversation || kept.lease === running) return null;
   keepOwnTurn(null);
   // Not learned (the server not reached, the join cut off): kept again for the next catch-up,
   // unless a newer turn is kept by now.
@@ -60,7 +64,7 @@ export async function failedOwnTurn(conversation: string): Promise<{ content: st
   try {
     if (response.ok && response.body) {
       for await (const message of readSse(response.body)) {
-        // Another turn's events: the kept one is no longer the last, and how it ended is unknown.
+        // The running turn's events: the kept one is not kept at the server any more.
         if (message.id && Math.floor(Number(message.id) / SEQ_SPAN) !== kept.lease) return null;
         const event = JSON.parse(message.data) as StreamEvent;
         if (event.type === "error") error = event;
@@ -69,5 +73,5 @@ export async function failedOwnTurn(conversation: string): Promise<{ content: st
   } catch {
     return keepAgain();
   }
-  return error ? { content: kept.content, error } : null;
+  return error ? { turn: kept, error } : null;
 }

@@ -183,9 +183,8 @@ export class Tray {
    * server), it goes back into the box instead. */
   private sendQueued(back: boolean): void {
     const next = this.queued.take();
-    if (next === null) return;
-    if (back) giveBack(this.input, next);
-    else void this.send(next);
+    if (next !== null && back) giveBack(this.input, next);
+    else if (next !== null) void this.send(next);
   }
 
   /** A note in the log (what was not sent, and why). */
@@ -217,9 +216,7 @@ export class Tray {
     void this.turn("/api/assistant/actions", asked).then((refused) => refused === "waiting_stopped" && bubble.remove());
   }
 
-  private context(): ChatContext {
-    return this.host.page().context();
-  }
+  private readonly context = (): ChatContext => this.host.page().context();
 
   /** An answer whose chips send and whose buttons act here (`markers`: those it parses). */
   private view(markers: string[] = []): AnswerView {
@@ -327,7 +324,7 @@ export class Tray {
         if (message.id) {
           this.ownLease = this.saw(Number(message.id));
           // Kept for a reload, which follows it over the live connection (a message, not an action).
-          if (!begun && this.conversationId && typeof body.message === "string") keepOwnTurn({ conversation: this.conversationId, lease: this.ownLease, content: body.message });
+          if (!begun && this.conversationId && typeof body.message === "string") keepOwnTurn({ conversation: this.conversationId, lease: this.ownLease, content: body.message, first: !had });
           begun = true;
         }
         const event = JSON.parse(message.data) as StreamEvent;
@@ -342,7 +339,7 @@ export class Tray {
           if (event.type !== "error") return;
           // A failed turn (or one that could not begin after waiting) stored nothing: its message
           // is the caller's again, like a refusal, and a conversation it began does not exist.
-          if (!had && id) (this.forget(), this.live?.close(), (this.live = null));
+          if (!had && id) this.forget(true);
           return (refused = event.code);
         }
         this.log.scrollTop = this.log.scrollHeight;
@@ -598,10 +595,11 @@ export class Tray {
       this.saw(event.seq);
       if (!this.remote) (this.remote = this.answerView()), (this.remoteLease = leaseOf(event));
       if (this.show(this.remote, event.event as unknown as StreamEvent)) {
-        // A message whose turn failed leaves the log (nothing of it was kept); this tab's own comes back.
-        const failed = event.event.type === "error" ? this.remoteMessage : null;
-        if (failed) (failed.bubble.remove(), failed.content !== null && giveBack(this.input, failed.content));
-        if (ownTurnOf(this.conversationId, lease)) keepOwnTurn(null);
+        // A message whose turn failed leaves the log (nothing of it was kept): this tab's own comes
+        // back, and if it began the conversation, that conversation does not exist.
+        const [failed, message, own] = [event.event.type === "error", this.remoteMessage, ownTurnOf(this.conversationId, lease)];
+        if (failed && message) (message.bubble.remove(), message.content !== null && giveBack(this.input, message.content));
+        if (own) (keepOwnTurn(null), failed && own.first && this.forget(true));
         this.remote = this.remoteMessage = null;
       }
       this.log.scrollTop = this.log.scrollHeight;
@@ -615,9 +613,10 @@ export class Tray {
       this.answeredWhole = false;
       this.setRunning(Boolean(event.running) || this.busy);
       // A turn that ended while this tab was away (the one it showed, or any while its socket was
-      // down) is in the stored conversation; its own kept turn is asked whether it failed.
+      // down) is in the stored conversation; its own kept turn, unless it runs, is asked whether it failed.
       const shown = !event.running && (this.remote || (event.reconnected && !this.busy)) && this.conversationId ? ((this.remote = this.remoteMessage = null), this.load(this.conversationId)) : null;
-      if (!event.running) void (shown ?? Promise.resolve()).then(() => this.ownTurnFailed());
+      const running = event.running ? (this.remote ? this.remoteLease : Math.floor(this.seq / SEQ_SPAN)) : null;
+      void (shown ?? Promise.resolve()).then(() => this.ownTurnFailed(running));
     } else if (event.type === "conversation:card") {
       const { message, payload, state } = event as unknown as { message: number; payload: number; state: CardState };
       this.views.get(message)?.cardState(payload, state);
@@ -639,11 +638,13 @@ export class Tray {
 
   /** This tab's kept turn ended unseen: if it failed, its message goes back into the box (the
    * box is the tab's whatever it shows now), and its error shows if its conversation still does. */
-  private async ownTurnFailed(): Promise<void> {
+  private async ownTurnFailed(running: number | null): Promise<void> {
     const [id, generation] = [this.conversationId, this.generation];
-    const failed = id && !this.busy ? await failedOwnTurn(id) : null;
-    if (failed) giveBack(this.input, failed.content);
-    if (failed && id === this.conversationId && generation === this.generation && !this.busy) this.show(this.answerView(), failed.error);
+    const failed = id && !this.busy ? await failedOwnTurn(id, running) : null;
+    if (failed) giveBack(this.input, failed.turn.content);
+    if (!failed || id !== this.conversationId || generation !== this.generation) return;
+    if (!this.busy) this.show(this.answerView(), failed.error);
+    if (failed.turn.first) this.forget(true); // It left no conversation.
   }
 
   /** The artifact browser of the stream and job in view. */
@@ -673,11 +674,8 @@ export class Tray {
   private newConversation(): void {
     // A message waiting for the old conversation's answer is not sent to the new one.
     this.otherView();
-    this.forget();
-    this.card = null;
-    this.remote = this.remoteMessage = null;
-    this.live?.close();
-    this.live = null;
+    this.forget(true);
+    [this.card, this.remote, this.remoteMessage] = [null, null, null];
     this.forgetTurns();
     this.setRunning(false);
     replace(this.log);
@@ -692,9 +690,11 @@ export class Tray {
     localStorage.setItem(STORAGE_KEY, id);
   }
 
-  private forget(): void {
+  /** Forgets the conversation (`unwatch`: and closes its live connection). */
+  private forget(unwatch = false): void {
     this.conversationId = null;
     localStorage.removeItem(STORAGE_KEY);
+    if (unwatch) (this.live?.close(), (this.live = null));
   }
 }
 
