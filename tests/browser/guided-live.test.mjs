@@ -7,7 +7,8 @@
 // conversation open in two tabs, a turn sent in one streams in the other, and Stop in either
 // stops it in both; a tab opened while an answer streams follows it as the other tab's (a duplicated
 // tab too, while a tab restored after a crash keeps its own turn and queued message); a turn that
-// began and ended while a tab's socket was down shows there once it is back; a socket that lags
+// began and ended while a tab's socket was down shows there once it is back; a tab reloaded just as
+// its own answer fails gets the message back; a socket that lags
 // behind the page's own stream shows its turn once. A message typed while the answer streams waits, shown as queued, and is
 // answered right after; behind an answer that fails, or across a Start over, it goes back into the
 // box instead.
@@ -327,6 +328,37 @@ describe("a guided conversation open in two tabs", () => {
     assert.equal(await restored.locator(".chat-layout .log .msg.user", { hasText: "Queued before the crash" }).count(), 0, "the queued message was never sent");
     assert.deepEqual(errors, []);
     await context.close();
+  });
+
+  test("a tab reloaded just as its own answer fails (the turn over before the reload could join it) gets the message back, with the error", async () => {
+    const { context, page, errors } = await chatPage();
+    stack.fake.script((request) => (JSON.stringify(request.body ?? "").includes("Fails while away") ? { reply: REPLY, paced: true, delayMs: 150, fault: "cut" } : { reply: "Noted.", paced: true, delayMs: 10 }));
+    try {
+      await page.fill("#chat-input", "Track rivals");
+      await page.press("#chat-input", "Enter");
+      await whenIdle(page);
+      await page.fill("#chat-input", "Fails while away");
+      await page.press("#chat-input", "Enter");
+      await whenLines(page, 3);
+      const [owner, running] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), JSON.parse(localStorage.getItem("stepwise.chat.running.v1"))]);
+      assert.ok(running.lease > 0, "the turn's lease is kept with it");
+      // The reloaded page's join waits until another client has followed the turn to its error.
+      let release;
+      const failed = new Promise((resolve) => (release = resolve));
+      await page.route("**/api/conversations/*/stream", async (route) => (await failed, route.continue()), { times: 1 });
+      await page.reload();
+      const followed = await fetch(`${stack.base}/api/conversations/${running.conversation_id}/stream`, { headers: { authorization: `Bearer ${owner}`, "x-conversation-token": running.token } });
+      assert.match(await followed.text(), /"type":"error"/);
+      release();
+      await page.waitForFunction(() => document.querySelector("#chat-input")?.value === "Fails while away", null, { timeout: 20000 });
+      await page.locator(".chat-layout .error[role=alert]").waitFor({ timeout: 5000 });
+      assert.equal(await page.locator(".chat-layout .log .msg.user", { hasText: "Fails while away" }).count(), 0, "nothing of it was kept");
+      assert.equal(await page.locator(".chat-layout .log .msg.user", { hasText: "Track rivals" }).count(), 1, "the conversation before it shows");
+      assert.deepEqual(errors, []);
+    } finally {
+      pacedModel();
+      await context.close();
+    }
   });
 
   test("a turn that begins and ends while a tab's live connection is down shows there once the connection is back", async () => {

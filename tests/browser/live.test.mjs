@@ -12,7 +12,8 @@
 // shows above the box in the other tab, and after a reload in its own, whose Stop stops it alone;
 // one whose turn is refused its model call (a daily cap reached) goes back into its own tab's box,
 // reloaded, and so does one whose answer failed while its tab reloaded, before its live connection
-// could replay the turn, or after its own stream broke. A turn that began and ended while a tab's
+// could replay the turn (also when another tab's waiting message runs by then), or after its own
+// stream broke; a failed first answer followed after a reload forgets its conversation. A turn that began and ended while a tab's
 // live connection was down shows there once it is back.
 // Screenshot: tests/browser/screenshots/assistant-stopped.png.
 import { after, before, describe, test } from "node:test";

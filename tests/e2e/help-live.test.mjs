@@ -2,7 +2,8 @@
 // turn run by its session's object goes on when its client goes away, is joined after the last
 // event seen, and is given up by Stop; a question sent while the desk answers waits in the
 // session's line, which every watching tab is told, and can be withdrawn; with HELP_QUEUE=false it
-// is refused; every tab of a session is told when a turn begins elsewhere.
+// is refused; every tab of a session is told when a turn begins elsewhere; a turn that ended while
+// the next began is still joined whole by its number.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { request as httpRequest } from "node:http";

@@ -5,7 +5,8 @@
 // answer `interrupted` and the conversation open; a resumed context request's turn streams to
 // every tab and can be joined and stopped; one whose model call fails waits again instead of
 // sticking; a waiting message's turn is told with the id it waited under, and one refused its
-// model call keeps nothing. The fake provider paces its deltas so turns last.
+// model call keeps nothing; a turn that failed while another began after it is still joined by its
+// number. The fake provider paces its deltas so turns last.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";

@@ -15,6 +15,8 @@ export interface Running {
   token: string;
   /** The tab reading it (`tab.ts`): another tab opened meanwhile follows it as that tab's. */
   tab?: string;
+  /** Its lease, once its first event came (none for a first turn, whose lease is 0). */
+  lease?: number;
 }
 
 /** Where the turn being answered is kept for a reload: a {@link Running}. */
@@ -96,6 +98,26 @@ export async function join(running: Running, after?: string): Promise<Response |
   const headers = authHeaders({ "x-conversation-token": running.token, "x-stepwise-deltas": "model" });
   if (after) headers["last-event-id"] = after;
   return fetch(`/api/conversations/${running.conversation_id}/stream`, { headers }).catch(() => null);
+}
+
+/** The error that ended the turn `running` (of a known lease), which ended while this page was
+ * away: joined from its first event (the server keeps the last few turns' events, so this holds
+ * after another turn began too); `null` when it did not fail or that cannot be learned. */
+export async function failure(running: Running): Promise<{ code: string; message: string } | null> {
+  const response = running.lease ? await join(running, String(running.lease * SEQ_SPAN)) : null;
+  if (!response?.ok || !response.body) return null;
+  let error = null;
+  try {
+    for await (const message of readSse(response.body)) {
+      // Another turn's events: this one is not kept any more.
+      if (message.id && Math.floor(Number(message.id) / SEQ_SPAN) !== running.lease) return null;
+      const event = JSON.parse(message.data);
+      if (event.type === "error") error = event;
+    }
+  } catch {
+    return null;
+  }
+  return error;
 }
 
 /** Asks the server to stop the turn: `null` once asked, or why it was refused. */

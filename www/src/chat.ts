@@ -9,7 +9,7 @@ import { h, replace } from "./dom.js";
 import { authHeaders } from "./owner.js";
 import { fetchWithChallenge } from "./turnstile.js";
 import type { Page } from "./page.js";
-import { Ended, forget, join, Lost, pendingRejoin, recall, remember, requestStop, Stopped, TurnReader, type LiveChoices, type Running } from "./chat-live.js";
+import { Ended, failure, forget, join, Lost, pendingRejoin, recall, remember, requestStop, Stopped, TurnReader, type LiveChoices, type Running } from "./chat-live.js";
 import { confirmRestart } from "./chat-restart.js";
 import { QueuedMessage, giveBack, keepDraft } from "./queued.js";
 import { OtherTabs } from "./chat-tabs.js";
@@ -323,7 +323,7 @@ export class ChatView implements Page {
     // answers: a failed one leaves none.
     const id = response.headers.get("x-stepwise-conversation");
     const token = response.headers.get("x-conversation-token") ?? this.state.token;
-    const running = id && token ? { message: request.message ?? "", conversation_id: id, token } : null;
+    const running: Running | null = id && token ? { message: request.message ?? "", conversation_id: id, token } : null;
     const current = () => generation === this.generation;
     if (running && current()) {
       this.running = running;
@@ -332,7 +332,9 @@ export class ChatView implements Page {
     }
     let lost = false;
     try {
-      return await new TurnReader(bubble, (live) => this.renderLive(live), this.noteLease(generation)).read(response.body, running);
+      // The turn's lease is kept with it, so a reload can learn whether it failed.
+      const lease = (n: number) => (this.noteLease(generation)(n), running && current() && n && running.lease !== n && remember(Object.assign(running, { lease: n })));
+      return await new TurnReader(bubble, (live) => this.renderLive(live), lease).read(response.body, running);
     } catch (error) {
       if (error instanceof Stopped) error.running = running;
       lost = error instanceof Lost;
@@ -631,8 +633,10 @@ export class ChatView implements Page {
     const response = await join(running);
     if (!response || response.status !== 200 || !response.body) {
       // It ended between the snapshot read on mount and this join (a first turn's conversation
-      // is then this page's): read the snapshot again.
+      // is then this page's): read the snapshot again. If it failed, its message comes back.
+      const failed = response?.status === 204 && own ? await failure(running) : null;
       if (response?.status === 204) await this.caughtUp(running);
+      if (failed) (giveBack(this.input, running.message), this.showError(`${failed.message} (${failed.code})`));
       return;
     }
     const message = running.message;
