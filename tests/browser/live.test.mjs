@@ -428,6 +428,37 @@ describe("live turns in the tray", () => {
     }
   });
 
+  test("a first answer that fails while its tab reloads, its live connection not yet open, gives the message back too: the conversation it would have begun is forgotten", async () => {
+    const { context, page, errors } = await trayOpen();
+    cutAnswerTo("A first one, failed unseen");
+    let failed = false;
+    await page.routeWebSocket(/\/ws$/, (ws) => (failed ? ws.connectToServer() : ws.close()));
+    try {
+      await page.fill("#assistant-input", "A first one, failed unseen");
+      await page.press("#assistant-input", "Enter");
+      await whenLines(page, 2);
+      const [owner, id] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), localStorage.getItem("stepwise.assistant.v1")]);
+      await page.reload();
+      // Another client follows the turn to its error; the conversation it began is then gone.
+      const joined = await fetch(`${stack.base}/api/assistant/conversations/${id}/stream`, { headers: { authorization: `Bearer ${owner}`, accept: "text/event-stream" } });
+      const events = await joined.text();
+      assert.ok(joined.status === 404 || /"type":"error"/.test(events), `the turn failed: ${joined.status} ${events.slice(-300)}`);
+      failed = true;
+      await described([page], () => page.waitForFunction(() => document.querySelector("#assistant-input")?.value === "A first one, failed unseen", null, { timeout: 20000 }));
+      await page.waitForFunction(() => localStorage.getItem("stepwise.assistant.v1") === null, null, { timeout: 5000 });
+      await page.locator(".tray-log .msg.assistant .error").first().waitFor({ timeout: 5000 });
+      usualAnswers();
+      const sent = page.waitForResponse((r) => r.url().endsWith("/api/assistant") && r.request().method() === "POST");
+      await page.click(".tray-composer button:has-text('Send')");
+      assert.equal((await sent).status(), 200, "not refused as a conversation that does not exist");
+      await whenWhole(page);
+      assert.deepEqual(errors, []);
+    } finally {
+      usualAnswers();
+      await context.close();
+    }
+  });
+
   test("an answer whose stream broke goes on over the live connection; if it then fails, its message goes back into the box and leaves the log", async () => {
     const { context, page, errors } = await warmTray();
     cutAnswerTo("Broken, then failed");

@@ -145,6 +145,8 @@ export class TurnReader {
   private readonly live: LiveChoices = { suggestions: [], options: [], proposed: null };
   private shown = "";
   private lastId: string | undefined;
+  /** The turn read (its lease, once known, tells its events from another turn's). */
+  private turn: Running | null = null;
 
   /** `onLease` hears the lease of the turn read (from its events' ids) as they come. */
   constructor(
@@ -156,6 +158,7 @@ export class TurnReader {
   /** Follows `body`, then the turn's joins when it breaks (`running`: the turn to join; without
    * it a broken connection is {@link Lost} at once). */
   async read(body: ReadableStream<Uint8Array>, running: Running | null): Promise<ChatResponse> {
+    this.turn = running;
     for (let attempt = 0; ; attempt++) {
       const answer = await this.follow(body);
       if (answer) return answer;
@@ -174,7 +177,12 @@ export class TurnReader {
   private async follow(body: ReadableStream<Uint8Array>): Promise<ChatResponse | null> {
     try {
       for await (const message of readSse(body)) {
-        if (message.id) this.onLease(Math.floor(Number((this.lastId = message.id)) / SEQ_SPAN));
+        if (message.id) {
+          const lease = Math.floor(Number((this.lastId = message.id)) / SEQ_SPAN);
+          // Another turn's events (this one ended and the next began before the join): not this one's.
+          if (this.turn?.lease && lease !== this.turn.lease) throw new Ended(this.turn);
+          this.onLease(lease);
+        }
         const event = JSON.parse(message.data);
         if (event.type === "model_delta") {
           for (const piece of this.markers.feed(event.text)) {
@@ -197,7 +205,7 @@ export class TurnReader {
         }
       }
     } catch (error) {
-      if (error instanceof Stopped || (error instanceof Error && / \(\w+\)$/.test(error.message))) throw error;
+      if (error instanceof Stopped || error instanceof Ended || (error instanceof Error && / \(\w+\)$/.test(error.message))) throw error;
     }
     return null;
   }

@@ -612,15 +612,19 @@ export class ChatView implements Page {
     this.save();
   }
 
-  /** The turn ended while this page was not reading it: the server's state shows how. */
-  private async caughtUp(running: Running): Promise<void> {
+  /** The turn ended while this page was not reading it: the server's state shows how; this tab's
+   * own (`own`, after a reload) that failed meanwhile gives its message back, with the error. */
+  private async caughtUp(running: Running, own = false): Promise<void> {
+    const failed = own ? await failure(running) : null;
     this.adopt(running);
     this.pending = null;
     // The log is drawn again from the stored conversation.
-    if (!this.state.conversation_id) return;
-    replace(this.log);
-    await this.resume();
-    this.render();
+    if (this.state.conversation_id) {
+      replace(this.log);
+      await this.resume();
+      this.render();
+    }
+    if (failed) (giveBack(this.input, running.message), this.showError(`${failed.message} (${failed.code})`));
   }
 
   /** After a reload, joins the turn this page was reading, if the server still runs it (or has
@@ -633,10 +637,8 @@ export class ChatView implements Page {
     const response = await join(running);
     if (!response || response.status !== 200 || !response.body) {
       // It ended between the snapshot read on mount and this join (a first turn's conversation
-      // is then this page's): read the snapshot again. If it failed, its message comes back.
-      const failed = response?.status === 204 && own ? await failure(running) : null;
-      if (response?.status === 204) await this.caughtUp(running);
-      if (failed) (giveBack(this.input, running.message), this.showError(`${failed.message} (${failed.code})`));
+      // is then this page's): read the snapshot again.
+      if (response?.status === 204) await this.caughtUp(running, own);
       return;
     }
     const message = running.message;
@@ -660,7 +662,7 @@ export class ChatView implements Page {
       if (error instanceof Stopped) await this.keepStopped(error, bubble, running);
       else {
         bubble.remove();
-        if (error instanceof Ended) await this.caughtUp(running);
+        if (error instanceof Ended) await this.caughtUp(running, own);
         else {
           // The turn failed: the server kept nothing of it, so its message goes back into its
           // tab's box (unless the connection was lost: the turn may go on) and the error shows.

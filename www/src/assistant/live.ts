@@ -19,8 +19,8 @@ export interface LiveEvent {
   running?: boolean;
   /** `conversation:waiting`'s line. */
   messages?: unknown;
-  /** Set here on the first `caught_up` after the socket was opened again (not the first open):
-   * a turn that began and ended meanwhile is told by nothing else. */
+  /** Set here on the first `caught_up` after the socket dropped, or after opens of it were
+   * refused before it first opened: a turn that began and ended meanwhile is told by nothing else. */
   reconnected?: boolean;
   /** The id `conversation:turn_started`'s message waited under in the line, if it waited. */
   waiting_id?: string;
@@ -50,9 +50,12 @@ export class LiveConnection {
   private held: LiveEvent[] | null = null;
   /** Opens in a row that closed before they opened. */
   private failures = 0;
-  /** Opens so far, and whether the last one's `caught_up` has come. */
-  private opens = 0;
+  /** Whether the last open's `caught_up` has come, and whether a socket closed (or an open was
+   * refused) since the last `caught_up`. */
   private caughtUp = false;
+  private dropped = false;
+  /** Called when an open is refused (closed before it opened): the conversation may be gone. */
+  onRefused: (() => void) | null = null;
   /** Set when it gave up after MAX_FAILED_OPENS: the browser coming back online opens it again. */
   private gaveUp = false;
   private readonly online = (): void => {
@@ -80,7 +83,7 @@ export class LiveConnection {
     socket.addEventListener("open", () => {
       opened = true;
       this.failures = 0;
-      [this.opens, this.caughtUp] = [this.opens + 1, false];
+      this.caughtUp = false;
       this.resume();
     });
     socket.addEventListener("message", (message) => {
@@ -91,8 +94,7 @@ export class LiveConnection {
         return; // Not an event (a `pong`).
       }
       if (event.type.endsWith(":caught_up") && !this.caughtUp) {
-        this.caughtUp = true;
-        event.reconnected = this.opens > 1;
+        [this.caughtUp, event.reconnected, this.dropped] = [true, this.dropped, false];
       }
       const ofTurn = event.type === "conversation:turn_started" || event.type === "conversation:turn_event";
       if (this.held && ofTurn) return void this.held.push(event);
@@ -109,6 +111,8 @@ export class LiveConnection {
     });
     socket.addEventListener("close", () => {
       if (this.socket !== socket || this.closed) return;
+      this.dropped = true;
+      if (!opened) this.onRefused?.();
       if (!opened && ++this.failures >= MAX_FAILED_OPENS) return void (this.gaveUp = true);
       setTimeout(() => this.closed || this.open(), RECONNECT_MS * 2 ** this.failures);
     });

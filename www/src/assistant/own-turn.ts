@@ -14,6 +14,9 @@ import { SEQ_SPAN } from "./live.js";
 
 const KEY = "stepwise.tray.reading.v1";
 
+/** How a first turn whose conversation is gone ended, as far as the tab can tell. */
+const GONE = { type: "error", code: "turn_failed", message: "The answer failed while the page reloaded; nothing of it was kept." } as StreamEvent;
+
 /** A turn of this tab's: its conversation, its lease and the message it answers; `first`: it
  * began the conversation (which a failure leaves not existing). */
 export interface OwnTurn {
@@ -49,10 +52,11 @@ function keptTurn(): OwnTurn | null {
  * not fail, when it is the turn `running` (followed as it runs), or when that cannot be learned
  * (too many turns since: the join then gives the running turn's events, which are not read).
  * The record is claimed at once, so that one call learns of it, and kept again only when the
- * server could not be reached. */
-export async function failedOwnTurn(conversation: string, running: number | null): Promise<{ turn: OwnTurn; error: StreamEvent } | null> {
+ * server could not be reached. `firstOnly`: only a first turn's (whose conversation is gone if it
+ * failed: the join is then refused, and that is the answer). */
+export async function failedOwnTurn(conversation: string, running: number | null, firstOnly = false): Promise<{ turn: OwnTurn; error: StreamEvent } | null> {
   const kept = keptTurn();
-  if (!kept || kept.conversation !== conversation || kept.lease === running) return null;
+  if (!kept || kept.conversation !== conversation || kept.lease === running || (firstOnly && !kept.first)) return null;
   keepOwnTurn(null);
   // Not learned (the server not reached, the join cut off): kept again for the next catch-up,
   // unless a newer turn is kept by now.
@@ -60,6 +64,7 @@ export async function failedOwnTurn(conversation: string, running: number | null
   const headers = authHeaders({ accept: "text/event-stream", "last-event-id": String(kept.lease * SEQ_SPAN) });
   const response = await fetch(`/api/assistant/conversations/${conversation}/stream`, { headers }).catch(() => null);
   if (!response) return keepAgain();
+  if (response.status === 404 && kept.first) return { turn: kept, error: GONE };
   let error: StreamEvent | null = null;
   try {
     if (response.ok && response.body) {

@@ -188,9 +188,7 @@ export class Tray {
   }
 
   /** A note in the log (what was not sent, and why). */
-  private note(text: string): void {
-    this.log.append(h("p", { class: "log-note", role: "status" }, text));
-  }
+  private readonly note = (text: string): void => this.log.append(h("p", { class: "log-note", role: "status" }, text));
 
   /** New or another conversation takes the tray: this tab's turn still streaming is left to
    * run at the server (Stop and Send are this conversation's), and the message waiting for it
@@ -441,8 +439,7 @@ export class Tray {
   /** Takes this tab's message waiting at the server as `id` out of the line: whether it was
    * still there. */
   private async withdraw(id: string): Promise<boolean> {
-    const answer = await api<{ stopped: boolean }>("POST", `/api/assistant/conversations/${this.conversationId}/stop`, { waiting: id, withdraw: true });
-    return answer.stopped;
+    return (await api<{ stopped: boolean }>("POST", `/api/assistant/conversations/${this.conversationId}/stop`, { waiting: id, withdraw: true })).stopped;
   }
 
   private setBusy(busy: boolean): void {
@@ -490,7 +487,8 @@ export class Tray {
       this.watch(id);
       this.log.scrollTop = this.log.scrollHeight;
     } catch (error) {
-      if ((error as Error).message.endsWith("(conversation_not_found)")) this.forget();
+      // Gone: a first turn of this tab's that failed while it reloaded left none.
+      if ((error as Error).message.endsWith("(conversation_not_found)")) void this.ownTurnFailed(null, true).finally(() => this.forget());
       else this.log.append(h("p", { class: "error", role: "alert" }, (error as Error).message));
     }
   }
@@ -545,6 +543,7 @@ export class Tray {
     this.live?.close();
     this.forgetTurns();
     this.live = new LiveConnection(id, () => this.seq, (event) => this.onLive(event));
+    this.live.onRefused = () => void this.ownTurnFailed(null, true); // A failed first turn left none.
   }
 
   /** Forgets the turns of the conversation shown (sequence numbers are a conversation's own). */
@@ -638,9 +637,9 @@ export class Tray {
 
   /** This tab's kept turn ended unseen: if it failed, its message goes back into the box (the
    * box is the tab's whatever it shows now), and its error shows if its conversation still does. */
-  private async ownTurnFailed(running: number | null): Promise<void> {
+  private async ownTurnFailed(running: number | null, firstOnly = false): Promise<void> {
     const [id, generation] = [this.conversationId, this.generation];
-    const failed = id && !this.busy ? await failedOwnTurn(id, running) : null;
+    const failed = id && !this.busy ? await failedOwnTurn(id, running, firstOnly) : null;
     if (failed) giveBack(this.input, failed.turn.content);
     if (!failed || id !== this.conversationId || generation !== this.generation) return;
     if (!this.busy) this.show(this.answerView(), failed.error);
