@@ -8,7 +8,7 @@
 // stops it in both; a tab opened while an answer streams follows it as the other tab's (a duplicated
 // tab too, while a tab restored after a crash keeps its own turn and queued message); a turn that
 // began and ended while a tab's socket was down shows there once it is back; a tab reloaded just as
-// its own answer fails gets the message back; a socket that lags
+// its own answer fails gets the message back (and shows another tab's turn running by then); a socket that lags
 // behind the page's own stream shows its turn once. A message typed while the answer streams waits, shown as queued, and is
 // answered right after; behind an answer that fails, or across a Start over, it goes back into the
 // box instead.
@@ -354,6 +354,49 @@ describe("a guided conversation open in two tabs", () => {
       await page.locator(".chat-layout .error[role=alert]").waitFor({ timeout: 5000 });
       assert.equal(await page.locator(".chat-layout .log .msg.user", { hasText: "Fails while away" }).count(), 0, "nothing of it was kept");
       assert.equal(await page.locator(".chat-layout .log .msg.user", { hasText: "Track rivals" }).count(), 1, "the conversation before it shows");
+      assert.deepEqual(errors, []);
+    } finally {
+      pacedModel();
+      await context.close();
+    }
+  });
+
+  test("a tab reloaded just as its own answer fails, another tab's message running by the time it joins, gets the message back and shows that other turn", async () => {
+    const { context, page, errors } = await chatPage();
+    stack.fake.script((request) => (JSON.stringify(request.body ?? "").includes("Fails, then another") ? { reply: REPLY, paced: true, delayMs: 150, fault: "cut" } : JSON.stringify(request.body ?? "").includes("From another tab") ? { reply: REPLY, paced: true, delayMs: 100 } : { reply: "Noted.", paced: true, delayMs: 10 }));
+    try {
+      await page.fill("#chat-input", "Track rivals");
+      await page.press("#chat-input", "Enter");
+      await whenIdle(page);
+      await page.fill("#chat-input", "Fails, then another");
+      await page.press("#chat-input", "Enter");
+      await whenLines(page, 3);
+      const [owner, running] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), JSON.parse(localStorage.getItem("stepwise.chat.running.v1"))]);
+      const headers = { authorization: `Bearer ${owner}`, "x-conversation-token": running.token };
+      let release;
+      const held = new Promise((resolve) => (release = resolve));
+      await page.route("**/api/conversations/*/stream", async (route) => (await held, route.continue()), { times: 1 });
+      await page.reload();
+      // The turn fails; then another tab's message begins its turn, which runs when the page joins.
+      assert.match(await (await fetch(`${stack.base}/api/conversations/${running.conversation_id}/stream`, { headers })).text(), /"type":"error"/);
+      const { turns } = await (await fetch(`${stack.base}/api/conversations/${running.conversation_id}`, { headers })).json();
+      const other = await fetch(`${stack.base}/api/chat`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json", accept: "text/event-stream" },
+        body: JSON.stringify({ conversation_id: running.conversation_id, turns, message: "From another tab" }),
+      });
+      assert.equal(other.status, 200);
+      const reader = other.body.getReader();
+      let text = "";
+      while ((text.match(/"type":"text_delta"/g) ?? []).length < 2) text += new TextDecoder().decode((await reader.read()).value);
+      release();
+      await page.waitForFunction(() => document.querySelector("#chat-input")?.value === "Fails, then another", null, { timeout: 20000 });
+      await page.locator(".chat-layout .error[role=alert]").waitFor({ timeout: 5000 });
+      // The other tab's turn shows here, then its stored answer.
+      await page.locator(".chat-layout .log .msg.user", { hasText: "From another tab" }).waitFor({ timeout: 10000 });
+      await page.waitForFunction(() => /Line 30/.test([...document.querySelectorAll(".chat-layout .log .msg.assistant")].at(-1)?.textContent ?? ""), null, { timeout: 30000 });
+      assert.deepEqual(await page.locator(".chat-layout .log .msg.user").allTextContents(), ["Track rivals", "From another tab"]);
+      void reader.cancel();
       assert.deepEqual(errors, []);
     } finally {
       pacedModel();

@@ -13,7 +13,9 @@
 // one whose turn is refused its model call (a daily cap reached) goes back into its own tab's box,
 // reloaded, and so does one whose answer failed while its tab reloaded, before its live connection
 // could replay the turn (also when another tab's waiting message runs by then), or after its own
-// stream broke; a failed first answer followed after a reload forgets its conversation. A turn that began and ended while a tab's
+// stream broke; a failed first answer followed after a reload forgets its conversation, also when
+// the reloaded tab's socket could not open; an own answer stored before the reloaded tab's socket
+// opened shows there, another tab's turn running by then. A turn that began and ended while a tab's
 // live connection was down shows there once it is back.
 // Screenshot: tests/browser/screenshots/assistant-stopped.png.
 import { after, before, describe, test } from "node:test";
@@ -398,6 +400,43 @@ describe("live turns in the tray", () => {
       assert.deepEqual(errors, []);
     } finally {
       usualAnswers();
+      await context.close();
+    }
+  });
+
+  test("a tab reloaded while its own answer is written, answered before its live connection opens while another tab's message runs, shows that answer", async () => {
+    const { context, page, errors } = await warmTray();
+    let answered;
+    const opened = new Promise((resolve) => (answered = resolve));
+    await page.routeWebSocket(/\/ws$/, async (ws) => (await opened, ws.connectToServer()));
+    try {
+      await page.fill("#assistant-input", "Own, answered unseen");
+      await page.press("#assistant-input", "Enter");
+      await whenLines(page, 2);
+      const [owner, id] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), localStorage.getItem("stepwise.assistant.v1")]);
+      const other = await fetch(`${stack.base}/api/assistant`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${owner}`, "content-type": "application/json", accept: "text/event-stream" },
+        body: JSON.stringify({ provider: "fake-openai", conversation_id: id, message: "Sent from another tab", context: { current_page: "chat" } }),
+      });
+      await page.reload();
+      // The live connection opens (at its first try) once the page's own answer is stored and the other runs.
+      const reader = other.body.getReader();
+      let text = "";
+      while (!/\nid: \d+/.test(`\n${text}`)) text += new TextDecoder().decode((await reader.read()).value);
+      answered();
+      await described([page], () => page.waitForFunction(() => {
+        const users = [...document.querySelectorAll(".tray-log .msg.user")].map((m) => m.textContent);
+        return users.includes("Own, answered unseen") && users.includes("Sent from another tab");
+      }, null, { timeout: 20000 }));
+      await described([page], () => page.waitForFunction(() => [...document.querySelectorAll(".tray-log .msg.assistant .text")].filter((t) => /Line 30/.test(t.textContent)).length >= 3, null, { timeout: 30000 }));
+      assert.equal(await page.inputValue("#assistant-input"), "", "nothing given back");
+      assert.equal(await page.locator(".tray-log .msg.assistant .error").count(), 0);
+      const users = await page.locator(".tray-log .msg.user").allTextContents();
+      assert.deepEqual(users, ["Warm up", "Own, answered unseen", "Sent from another tab"], "each once, in order");
+      void reader.cancel();
+      assert.deepEqual(errors, []);
+    } finally {
       await context.close();
     }
   });

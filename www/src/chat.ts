@@ -651,6 +651,7 @@ export class ChatView implements Page {
     this.setBusy(true);
     if (own) remember(running);
     const generation = this.generation;
+    if (running.lease) this.noteLease(generation)(running.lease); // Read here: no other tab's to show.
     let lost = false;
     let failed = false;
     try {

@@ -47,14 +47,15 @@ function keptTurn(): OwnTurn | null {
   }
 }
 
-/** The error that ended this tab's kept turn of conversation `conversation` (joined from its
- * first event: the server keeps the last few turns' events), with the turn; `null` when it did
- * not fail, when it is the turn `running` (followed as it runs), or when that cannot be learned
- * (too many turns since: the join then gives the running turn's events, which are not read).
+/** How this tab's kept turn of conversation `conversation` ended, joined from its first event
+ * (the server keeps the last few turns' events): the turn, with the error that ended it (`null`:
+ * answered or stopped); `null` when it is the turn `running` (followed as it runs), or when how
+ * it ended cannot be learned (too many turns since: the join then gives the running turn's
+ * events, which are not read).
  * The record is claimed at once, so that one call learns of it, and kept again only when the
  * server could not be reached. `firstOnly`: only a first turn's (whose conversation is gone if it
  * failed: the join is then refused, and that is the answer). */
-export async function failedOwnTurn(conversation: string, running: number | null, firstOnly = false): Promise<{ turn: OwnTurn; error: StreamEvent } | null> {
+export async function failedOwnTurn(conversation: string, running: number | null, firstOnly = false): Promise<{ turn: OwnTurn; error: StreamEvent | null } | null> {
   const kept = keptTurn();
   if (!kept || kept.conversation !== conversation || kept.lease === running || (firstOnly && !kept.first)) return null;
   keepOwnTurn(null);
@@ -65,18 +66,17 @@ export async function failedOwnTurn(conversation: string, running: number | null
   const response = await fetch(`/api/assistant/conversations/${conversation}/stream`, { headers }).catch(() => null);
   if (!response) return keepAgain();
   if (response.status === 404 && kept.first) return { turn: kept, error: GONE };
+  if (!response.ok || !response.body) return null;
   let error: StreamEvent | null = null;
   try {
-    if (response.ok && response.body) {
-      for await (const message of readSse(response.body)) {
-        // The running turn's events: the kept one is not kept at the server any more.
-        if (message.id && Math.floor(Number(message.id) / SEQ_SPAN) !== kept.lease) return null;
-        const event = JSON.parse(message.data) as StreamEvent;
-        if (event.type === "error") error = event;
-      }
+    for await (const message of readSse(response.body)) {
+      // The running turn's events: the kept one is not kept at the server any more.
+      if (message.id && Math.floor(Number(message.id) / SEQ_SPAN) !== kept.lease) return null;
+      const event = JSON.parse(message.data) as StreamEvent;
+      if (event.type === "error") error = event;
     }
   } catch {
     return keepAgain();
   }
-  return error ? { turn: kept, error } : null;
+  return { turn: kept, error };
 }

@@ -635,15 +635,16 @@ export class Tray {
     }
   }
 
-  /** This tab's kept turn ended unseen: if it failed, its message goes back into the box (the
-   * box is the tab's whatever it shows now), and its error shows if its conversation still does. */
+  /** This tab's kept turn ended unseen: failed, its message goes back into the box and its error
+   * shows (if its conversation still does); answered, the stored conversation is shown again. */
   private async ownTurnFailed(running: number | null, firstOnly = false): Promise<void> {
     const [id, generation] = [this.conversationId, this.generation];
-    const failed = id && !this.busy ? await failedOwnTurn(id, running, firstOnly) : null;
-    if (failed) giveBack(this.input, failed.turn.content);
-    if (!failed || id !== this.conversationId || generation !== this.generation) return;
-    if (!this.busy) this.show(this.answerView(), failed.error);
-    if (failed.turn.first) this.forget(true); // It left no conversation.
+    const ended = id && !this.busy ? await failedOwnTurn(id, running, firstOnly) : null;
+    if (ended?.error) giveBack(this.input, ended.turn.content);
+    if (!ended || !id || id !== this.conversationId || generation !== this.generation || this.busy) return;
+    if (!ended.error) return void this.load(id).then(() => this.live?.resume());
+    this.show(this.answerView(), ended.error);
+    if (ended.turn.first) this.forget(true); // It left no conversation.
   }
 
   /** The artifact browser of the stream and job in view. */
