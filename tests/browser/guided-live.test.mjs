@@ -8,7 +8,8 @@
 // stops it in both; a tab opened while an answer streams follows it as the other tab's (a duplicated
 // tab too, while a tab restored after a crash keeps its own turn and queued message); a turn that
 // began and ended while a tab's socket was down shows there once it is back; a tab reloaded just as
-// its own answer fails gets the message back (and shows another tab's turn running by then); a socket that lags
+// its own answer fails gets the message back (and shows another tab's turn running by then), and
+// one whose first answer ended before its join shows that answer with its chips; a socket that lags
 // behind the page's own stream shows its turn once. A message typed while the answer streams waits, shown as queued, and is
 // answered right after; behind an answer that fails, or across a Start over, it goes back into the
 // box instead.
@@ -476,6 +477,35 @@ describe("a guided conversation open in two tabs", () => {
     assert.deepEqual(await users(first), both, "after a reload too (the server's log, not the copy kept)");
     assert.deepEqual(errors, []);
     await context.close();
+  });
+
+  test("a first answer that ends before the reload can join it shows from the stored conversation, with its chips", async () => {
+    const { context, page, errors } = await chatPage();
+    const lines = Array.from({ length: 12 }, (_, i) => `Line ${i + 1} of the answer.`).join("\n");
+    stack.fake.script(() => ({ reply: `${lines}\nEXTRACTED_DATA: purpose=Track rivals\nSUGGESTIONS: Spot launches early, Find partners\n`, paced: true, delayMs: 100 }));
+    try {
+      await page.fill("#chat-input", "Track rivals");
+      await page.press("#chat-input", "Enter");
+      await whenLines(page, 2);
+      const [owner, running] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), JSON.parse(localStorage.getItem("stepwise.chat.running.v1"))]);
+      assert.equal(running.lease, 0, "a first turn's lease is kept too");
+      let release;
+      const held = new Promise((resolve) => (release = resolve));
+      await page.route("**/api/conversations/*/stream", async (route) => (await held, route.continue()), { times: 1 });
+      await page.reload();
+      const headers = { authorization: `Bearer ${owner}`, "x-conversation-token": running.token };
+      assert.match(await (await fetch(`${stack.base}/api/conversations/${running.conversation_id}/stream`, { headers })).text(), /"type":"complete"/);
+      release();
+      await page.locator(".chip >> text=Find partners").waitFor({ timeout: 20000 });
+      assert.ok(await page.locator(".chip >> text=Find partners").isEnabled());
+      assert.equal(await answers(page).filter({ hasText: "Line 12 of the answer." }).count(), 1, "the answer once");
+      assert.equal(await page.inputValue("#chat-input"), "", "nothing given back");
+      assert.equal(await page.locator(".chat-layout .error[role=alert]").count(), 0);
+      assert.deepEqual(errors, []);
+    } finally {
+      pacedModel();
+      await context.close();
+    }
   });
 
   test("a live connection that lags behind the answer's own stream shows the answer once, and its chips enabled", async () => {

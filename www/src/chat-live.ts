@@ -15,7 +15,7 @@ export interface Running {
   token: string;
   /** The tab reading it (`tab.ts`): another tab opened meanwhile follows it as that tab's. */
   tab?: string;
-  /** Its lease, once its first event came (none for a first turn, whose lease is 0). */
+  /** Its lease, once its first event came (0 for a first turn). */
   lease?: number;
 }
 
@@ -100,24 +100,26 @@ export async function join(running: Running, after?: string): Promise<Response |
   return fetch(`/api/conversations/${running.conversation_id}/stream`, { headers }).catch(() => null);
 }
 
-/** The error that ended the turn `running` (of a known lease), which ended while this page was
- * away: joined from its first event (the server keeps the last few turns' events, so this holds
- * after another turn began too); `null` when it did not fail or that cannot be learned. */
-export async function failure(running: Running): Promise<{ code: string; message: string } | null> {
-  const response = running.lease ? await join(running, String(running.lease * SEQ_SPAN)) : null;
+/** How the turn `running` (of a known lease) ended while this page was away: its answer, or the
+ * error that ended it. Joined from its first event (after the first for a first turn, whose
+ * numbers start at 1); the server keeps the last few turns' events, so this holds after another
+ * turn began too. `null` when it was stopped or that cannot be learned. */
+export async function outcome(running: Running): Promise<{ answer?: ChatResponse; error?: { code: string; message: string } } | null> {
+  if (running.lease === undefined) return null;
+  const response = await join(running, String(Math.max(1, running.lease * SEQ_SPAN)));
   if (!response?.ok || !response.body) return null;
-  let error = null;
   try {
     for await (const message of readSse(response.body)) {
       // Another turn's events: this one is not kept any more.
       if (message.id && Math.floor(Number(message.id) / SEQ_SPAN) !== running.lease) return null;
       const event = JSON.parse(message.data);
-      if (event.type === "error") error = event;
+      if (event.type === "error") return { error: event };
+      if (event.type === "complete") return { answer: event.payload as ChatResponse };
     }
   } catch {
     return null;
   }
-  return error;
+  return null;
 }
 
 /** Asks the server to stop the turn: `null` once asked, or why it was refused. */
@@ -180,7 +182,7 @@ export class TurnReader {
         if (message.id) {
           const lease = Math.floor(Number((this.lastId = message.id)) / SEQ_SPAN);
           // Another turn's events (this one ended and the next began before the join): not this one's.
-          if (this.turn?.lease && lease !== this.turn.lease) throw new Ended(this.turn);
+          if (this.turn?.lease !== undefined && lease !== this.turn.lease) throw new Ended(this.turn);
           this.onLease(lease);
         }
         const event = JSON.parse(message.data);

@@ -9,7 +9,7 @@ import { h, replace } from "./dom.js";
 import { authHeaders } from "./owner.js";
 import { fetchWithChallenge } from "./turnstile.js";
 import type { Page } from "./page.js";
-import { Ended, failure, forget, join, Lost, pendingRejoin, recall, remember, requestStop, Stopped, TurnReader, type LiveChoices, type Running } from "./chat-live.js";
+import { Ended, outcome, forget, join, Lost, pendingRejoin, recall, remember, requestStop, Stopped, TurnReader, type LiveChoices, type Running } from "./chat-live.js";
 import { confirmRestart } from "./chat-restart.js";
 import { QueuedMessage, giveBack, keepDraft } from "./queued.js";
 import { OtherTabs } from "./chat-tabs.js";
@@ -333,7 +333,7 @@ export class ChatView implements Page {
     let lost = false;
     try {
       // The turn's lease is kept with it, so a reload can learn whether it failed.
-      const lease = (n: number) => (this.noteLease(generation)(n), running && current() && n && running.lease !== n && remember(Object.assign(running, { lease: n })));
+      const lease = (n: number) => (this.noteLease(generation)(n), running && current() && running.lease !== n && remember(Object.assign(running, { lease: n })));
       return await new TurnReader(bubble, (live) => this.renderLive(live), lease).read(response.body, running);
     } catch (error) {
       if (error instanceof Stopped) error.running = running;
@@ -613,11 +613,11 @@ export class ChatView implements Page {
   }
 
   /** The turn ended while this page was not reading it: the server's state shows how; this tab's
-   * own (`own`, after a reload) that failed meanwhile gives its message back, with the error. */
+   * own (`own`, after a reload) gives its answer's chips, or if it failed, its message back. */
   private async caughtUp(running: Running, own = false): Promise<void> {
-    const failed = own ? await failure(running) : null;
+    const { answer, error: failed } = (own ? await outcome(running) : null) ?? {};
     this.adopt(running);
-    this.pending = null;
+    [this.pending, this.state.last] = [null, answer ?? this.state.last];
     // The log is drawn again from the stored conversation.
     if (this.state.conversation_id) {
       replace(this.log);
