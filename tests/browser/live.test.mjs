@@ -88,6 +88,36 @@ async function warmTray() {
   return opened;
 }
 
+/** Another tab of `owner` sends `message` to conversation `id`, where it waits behind the running
+ * turn: `begun()` resolves once its turn has begun, `cancel()` drops its stream. */
+async function otherTabSends(owner, id, message) {
+  const response = await fetch(`${stack.base}/api/assistant`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${owner}`, "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify({ provider: "fake-openai", conversation_id: id, message, context: { current_page: "chat" } }),
+  });
+  assert.ok(response.headers.get("x-stepwise-waiting"), "it waits");
+  const reader = response.body.getReader();
+  let text = "";
+  return {
+    begun: async () => {
+      while (!/\nid: \d+/.test(`\n${text}`)) text += new TextDecoder().decode((await reader.read()).value);
+    },
+    cancel: () => void reader.cancel(),
+  };
+}
+
+/** `page`'s tray sends what its box holds, answered in a new conversation: not `id`, which the
+ * failed first turn left not existing (not refused with `conversation_not_found`). */
+async function sendsInNewConversation(page, id) {
+  usualAnswers();
+  const sent = page.waitForResponse((r) => r.url().endsWith("/api/assistant") && r.request().method() === "POST");
+  await page.click(".tray-composer button:has-text('Send')");
+  assert.equal((await sent).status(), 200, "not refused as a conversation that does not exist");
+  await whenWhole(page);
+  assert.notEqual(await page.evaluate(() => localStorage.getItem("stepwise.assistant.v1")), id, "a new conversation");
+}
+
 /** A browser context (one owner) whose pages `open()` shows the guided chat (of stack `on`);
  * their page errors. */
 async function oneOwner(on = stack) {
@@ -379,16 +409,9 @@ describe("live turns in the tray", () => {
       await whenLines(page, 2);
       const [owner, id] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), localStorage.getItem("stepwise.assistant.v1")]);
       // Another tab's message waits at the server behind this turn, and runs once it fails.
-      const other = await fetch(`${stack.base}/api/assistant`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${owner}`, "content-type": "application/json", accept: "text/event-stream" },
-        body: JSON.stringify({ provider: "fake-openai", conversation_id: id, message: "Sent from another tab", context: { current_page: "chat" } }),
-      });
-      assert.ok(other.headers.get("x-stepwise-waiting"), "it waits");
+      const other = await otherTabSends(owner, id, "Sent from another tab");
       await page.reload();
-      const reader = other.body.getReader();
-      let text = "";
-      while (!/\nid: \d+/.test(`\n${text}`)) text += new TextDecoder().decode((await reader.read()).value);
+      await other.begun();
       failed = true;
       await described([page], () => page.waitForFunction(() => document.querySelector("#assistant-input").value === "Fails, then the other runs", null, { timeout: 20000 }));
       await page.locator(".tray-log .msg.assistant .error").first().waitFor({ timeout: 5000 });
@@ -396,7 +419,7 @@ describe("live turns in the tray", () => {
       // The other tab's turn streams here all the same, and ends whole.
       await page.locator(".tray-log .msg.user", { hasText: "Sent from another tab" }).waitFor({ timeout: 10000 });
       await described([page], () => page.waitForFunction(() => [...document.querySelectorAll(".tray-log .msg.assistant .text")].some((t) => /Line 30/.test(t.textContent)), null, { timeout: 30000 }));
-      void reader.cancel();
+      other.cancel();
       assert.deepEqual(errors, []);
     } finally {
       usualAnswers();
@@ -414,16 +437,10 @@ describe("live turns in the tray", () => {
       await page.press("#assistant-input", "Enter");
       await whenLines(page, 2);
       const [owner, id] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), localStorage.getItem("stepwise.assistant.v1")]);
-      const other = await fetch(`${stack.base}/api/assistant`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${owner}`, "content-type": "application/json", accept: "text/event-stream" },
-        body: JSON.stringify({ provider: "fake-openai", conversation_id: id, message: "Sent from another tab", context: { current_page: "chat" } }),
-      });
+      const other = await otherTabSends(owner, id, "Sent from another tab");
       await page.reload();
       // The live connection opens (at its first try) once the page's own answer is stored and the other runs.
-      const reader = other.body.getReader();
-      let text = "";
-      while (!/\nid: \d+/.test(`\n${text}`)) text += new TextDecoder().decode((await reader.read()).value);
+      await other.begun();
       answered();
       await described([page], () => page.waitForFunction(() => {
         const users = [...document.querySelectorAll(".tray-log .msg.user")].map((m) => m.textContent);
@@ -434,7 +451,7 @@ describe("live turns in the tray", () => {
       assert.equal(await page.locator(".tray-log .msg.assistant .error").count(), 0);
       const users = await page.locator(".tray-log .msg.user").allTextContents();
       assert.deepEqual(users, ["Warm up", "Own, answered unseen", "Sent from another tab"], "each once, in order");
-      void reader.cancel();
+      other.cancel();
       assert.deepEqual(errors, []);
     } finally {
       await context.close();
@@ -453,13 +470,7 @@ describe("live turns in the tray", () => {
       await page.reload();
       await described([page], () => page.waitForFunction(() => document.querySelector("#assistant-input")?.value === "A first answer that fails", null, { timeout: 30000 }));
       await page.waitForFunction(() => localStorage.getItem("stepwise.assistant.v1") === null, null, { timeout: 5000 });
-      usualAnswers();
-      const sent = page.waitForResponse((r) => r.url().endsWith("/api/assistant") && r.request().method() === "POST");
-      await page.click(".tray-composer button:has-text('Send')");
-      const response = await sent;
-      assert.equal(response.status(), 200, "not refused as a conversation that does not exist");
-      await whenWhole(page);
-      assert.notEqual(await page.evaluate(() => localStorage.getItem("stepwise.assistant.v1")), id, "a new conversation");
+      await sendsInNewConversation(page, id);
       assert.deepEqual(errors, []);
     } finally {
       usualAnswers();
@@ -486,11 +497,7 @@ describe("live turns in the tray", () => {
       await described([page], () => page.waitForFunction(() => document.querySelector("#assistant-input")?.value === "A first one, failed unseen", null, { timeout: 20000 }));
       await page.waitForFunction(() => localStorage.getItem("stepwise.assistant.v1") === null, null, { timeout: 5000 });
       await page.locator(".tray-log .msg.assistant .error").first().waitFor({ timeout: 5000 });
-      usualAnswers();
-      const sent = page.waitForResponse((r) => r.url().endsWith("/api/assistant") && r.request().method() === "POST");
-      await page.click(".tray-composer button:has-text('Send')");
-      assert.equal((await sent).status(), 200, "not refused as a conversation that does not exist");
-      await whenWhole(page);
+      await sendsInNewConversation(page, id);
       assert.deepEqual(errors, []);
     } finally {
       usualAnswers();
