@@ -55,7 +55,7 @@ function keptTurn(): OwnTurn | null {
  * The record is claimed at once, so that one call learns of it, and kept again only when the
  * server could not be reached. `firstOnly`: only a first turn's (whose conversation is gone if it
  * failed: the join is then refused, and that is the answer). */
-export async function failedOwnTurn(conversation: string, running: number | null, firstOnly = false): Promise<{ turn: OwnTurn; error: StreamEvent | null } | null> {
+export async function ownTurnOutcome(conversation: string, running: number | null, firstOnly = false): Promise<{ turn: OwnTurn; error: StreamEvent | null } | null> {
   const kept = keptTurn();
   if (!kept || kept.conversation !== conversation || kept.lease === running || (firstOnly && !kept.first)) return null;
   keepOwnTurn(null);

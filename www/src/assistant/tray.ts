@@ -39,7 +39,7 @@ import { Drawer } from "./drawer.js";
 import { listConversations } from "./history.js";
 import { type ContextRequestJson, RequestCard, requestSummary } from "./request.js";
 import { PAGE_MESSAGES, earlierButton, type EarlierPages } from "./earlier.js";
-import { failedOwnTurn, keepOwnTurn, ownTurnOf } from "./own-turn.js";
+import { keepOwnTurn, ownTurnOf, ownTurnOutcome } from "./own-turn.js";
 
 const STORAGE_KEY = "stepwise.assistant.v1";
 /** Most messages one page may hold (the server's `MAX_PAGE_MESSAGES`). */
@@ -488,7 +488,7 @@ export class Tray {
       this.log.scrollTop = this.log.scrollHeight;
     } catch (error) {
       // Gone: a first turn of this tab's that failed while it reloaded left none.
-      if ((error as Error).message.endsWith("(conversation_not_found)")) void this.ownTurnFailed(null, true).finally(() => this.forget());
+      if ((error as Error).message.endsWith("(conversation_not_found)")) void this.ownTurnEnded(null, true).finally(() => this.forget());
       else this.log.append(h("p", { class: "error", role: "alert" }, (error as Error).message));
     }
   }
@@ -543,7 +543,7 @@ export class Tray {
     this.live?.close();
     this.forgetTurns();
     this.live = new LiveConnection(id, () => this.seq, (event) => this.onLive(event));
-    this.live.onRefused = () => void this.ownTurnFailed(null, true); // A failed first turn left none.
+    this.live.onRefused = () => void this.ownTurnEnded(null, true); // A failed first turn left none.
   }
 
   /** Forgets the turns of the conversation shown (sequence numbers are a conversation's own). */
@@ -615,7 +615,7 @@ export class Tray {
       // down) is in the stored conversation; its own kept turn, unless it runs, is asked whether it failed.
       const shown = !event.running && (this.remote || (event.reconnected && !this.busy)) && this.conversationId ? ((this.remote = this.remoteMessage = null), this.load(this.conversationId)) : null;
       const running = event.running ? (this.remote ? this.remoteLease : Math.floor(this.seq / SEQ_SPAN)) : null;
-      void (shown ?? Promise.resolve()).then(() => this.ownTurnFailed(running));
+      void (shown ?? Promise.resolve()).then(() => this.ownTurnEnded(running));
     } else if (event.type === "conversation:card") {
       const { message, payload, state } = event as unknown as { message: number; payload: number; state: CardState };
       this.views.get(message)?.cardState(payload, state);
@@ -637,9 +637,9 @@ export class Tray {
 
   /** This tab's kept turn ended unseen: failed, its message goes back into the box and its error
    * shows (if its conversation still does); answered, the stored conversation is shown again. */
-  private async ownTurnFailed(running: number | null, firstOnly = false): Promise<void> {
+  private async ownTurnEnded(running: number | null, firstOnly = false): Promise<void> {
     const [id, generation] = [this.conversationId, this.generation];
-    const ended = id && !this.busy ? await failedOwnTurn(id, running, firstOnly) : null;
+    const ended = id && !this.busy ? await ownTurnOutcome(id, running, firstOnly) : null;
     if (ended?.error) giveBack(this.input, ended.turn.content);
     if (!ended || !id || id !== this.conversationId || generation !== this.generation || this.busy) return;
     if (!ended.error) return void this.load(id).then(() => this.live?.resume());
