@@ -15,7 +15,8 @@
 // could replay the turn (also when another tab's waiting message runs by then), or after its own
 // stream broke; a failed first answer followed after a reload forgets its conversation, also when
 // the reloaded tab's socket could not open; an own answer stored before the reloaded tab's socket
-// opened shows there, another tab's turn running by then. A turn that began and ended while a tab's
+// opened shows there, another tab's turn running by then (a failed one's error above that turn);
+// another tab's message that waited behind a failed first answer comes back there, its line empty. A turn that began and ended while a tab's
 // live connection was down shows there once it is back.
 // Screenshot: tests/browser/screenshots/assistant-stopped.png.
 import { after, before, describe, test } from "node:test";
@@ -416,8 +417,10 @@ describe("live turns in the tray", () => {
       await described([page], () => page.waitForFunction(() => document.querySelector("#assistant-input").value === "Fails, then the other runs", null, { timeout: 20000 }));
       await page.locator(".tray-log .msg.assistant .error").first().waitFor({ timeout: 5000 });
       assert.equal(await page.locator(".tray-log .msg.user", { hasText: "Fails, then the other runs" }).count(), 0, "nothing of it was kept");
-      // The other tab's turn streams here all the same, and ends whole.
+      // The other tab's turn streams here all the same, below the error, and ends whole.
       await page.locator(".tray-log .msg.user", { hasText: "Sent from another tab" }).waitFor({ timeout: 10000 });
+      const [error, later] = await page.evaluate(() => ((nodes) => [nodes.findIndex((n) => n.querySelector(".error")), nodes.findIndex((n) => n.textContent === "Sent from another tab")])([...document.querySelectorAll(".tray-log > *")]));
+      assert.ok(error >= 0 && error < later, `the error above the later turn (${error}, ${later})`);
       await described([page], () => page.waitForFunction(() => [...document.querySelectorAll(".tray-log .msg.assistant .text")].some((t) => /Line 30/.test(t.textContent)), null, { timeout: 30000 }));
       other.cancel();
       assert.deepEqual(errors, []);
@@ -498,6 +501,31 @@ describe("live turns in the tray", () => {
       await page.waitForFunction(() => localStorage.getItem("stepwise.assistant.v1") === null, null, { timeout: 5000 });
       await page.locator(".tray-log .msg.assistant .error").first().waitFor({ timeout: 5000 });
       await sendsInNewConversation(page, id);
+      assert.deepEqual(errors, []);
+    } finally {
+      usualAnswers();
+      await context.close();
+    }
+  });
+
+  test("a message another tab sent while a first answer ran, which then failed, comes back there, its waiting line empty; its next message begins a new conversation", async () => {
+    const { context, errors, open } = await oneOwner();
+    cutAnswerTo("A first answer, cut");
+    try {
+      const first = await open();
+      await first.click(".tray-toggle");
+      await first.fill("#assistant-input", "A first answer, cut");
+      await first.press("#assistant-input", "Enter");
+      await whenLines(first, 2);
+      const id = await first.evaluate(() => localStorage.getItem("stepwise.assistant.v1"));
+      const second = await open();
+      await second.locator(".tray-log .msg.user", { hasText: "A first answer, cut" }).waitFor({ timeout: 10000 });
+      await second.fill("#assistant-input", "Sent while it ran");
+      await second.press("#assistant-input", "Enter");
+      await second.waitForFunction(() => /Queued/.test(document.querySelector(".tray-log .msg.assistant:last-child")?.textContent ?? ""), null, { timeout: 10000 });
+      await described([first, second], () => second.waitForFunction(() => document.querySelector("#assistant-input")?.value === "Sent while it ran", null, { timeout: 30000 }));
+      await second.waitForFunction(() => document.querySelector(".waiting-line")?.hidden !== false, null, { timeout: 5000 });
+      await sendsInNewConversation(second, id);
       assert.deepEqual(errors, []);
     } finally {
       usualAnswers();

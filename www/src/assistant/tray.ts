@@ -178,9 +178,8 @@ export class Tray {
     this.log.scrollTop = this.log.scrollHeight;
   }
 
-  /** Sends the message that waited for the answer that just ended; after a refusal or failure of
-   * that turn, a Stop of it while it waited, or a lost connection (the answer goes on at the
-   * server), it goes back into the box instead. */
+  /** Sends the message that waited for the answer that just ended, or (`back`: after a refusal,
+   * a failure, a Stop while it waited, or a lost connection) gives it back into the box. */
   private sendQueued(back: boolean): void {
     const next = this.queued.take();
     if (next !== null && back) giveBack(this.input, next);
@@ -335,9 +334,9 @@ export class Tray {
         if (this.show(answer, event)) {
           ended = true;
           if (event.type !== "error") return;
-          // A failed turn (or one that could not begin after waiting) stored nothing: its message
-          // is the caller's again, like a refusal, and a conversation it began does not exist.
-          if (!had && id) this.forget(true);
+          // A failed turn (or one that could not begin after waiting) stored nothing: its message is
+          // the caller's again, and a conversation it began (or whose first turn failed) is gone.
+          if ((!had && id) || event.code === "conversation_not_found") this.forget(true);
           return (refused = event.code);
         }
         this.log.scrollTop = this.log.scrollHeight;
@@ -643,7 +642,9 @@ export class Tray {
     if (ended?.error) giveBack(this.input, ended.turn.content);
     if (!ended || !id || id !== this.conversationId || generation !== this.generation || this.busy) return;
     if (!ended.error) return void this.load(id).then(() => this.live?.resume());
-    this.show(this.answerView(), ended.error);
+    const view = this.answerView();
+    this.remoteMessage?.bubble.before(view.root); // Above a later turn shown meanwhile.
+    this.show(view, ended.error);
     if (ended.turn.first) this.forget(true); // It left no conversation.
   }
 
@@ -676,7 +677,6 @@ export class Tray {
     this.otherView();
     this.forget(true);
     [this.card, this.remote, this.remoteMessage] = [null, null, null];
-    this.forgetTurns();
     this.setRunning(false);
     replace(this.log);
     this.views.clear();
@@ -690,11 +690,11 @@ export class Tray {
     localStorage.setItem(STORAGE_KEY, id);
   }
 
-  /** Forgets the conversation (`unwatch`: and closes its live connection). */
+  /** Forgets the conversation (`unwatch`: its live connection, turns and waiting line too). */
   private forget(unwatch = false): void {
     this.conversationId = null;
     localStorage.removeItem(STORAGE_KEY);
-    if (unwatch) (this.live?.close(), (this.live = null));
+    if (unwatch) (this.live?.close(), (this.live = null), this.forgetTurns());
   }
 }
 
