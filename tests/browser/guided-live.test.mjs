@@ -95,6 +95,24 @@ async function answering(lines = 3) {
   return opened;
 }
 
+/** `page` has a first answer, then sends `message` and is reloaded while its answer is written,
+ * the reloaded page's join of that turn held until `release()`: the owner and the turn kept for
+ * the reload, with the headers that read its conversation. */
+async function reloadedWithJoinHeld(page, message) {
+  await page.fill("#chat-input", "Track rivals");
+  await page.press("#chat-input", "Enter");
+  await whenIdle(page);
+  await page.fill("#chat-input", message);
+  await page.press("#chat-input", "Enter");
+  await whenLines(page, 3);
+  const [owner, running] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), JSON.parse(localStorage.getItem("stepwise.chat.running.v1"))]);
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  await page.route("**/api/conversations/*/stream", async (route) => (await held, route.continue()), { times: 1 });
+  await page.reload();
+  return { owner, running, release, headers: { authorization: `Bearer ${owner}`, "x-conversation-token": running.token } };
+}
+
 describe("live guided turns in the chat", () => {
   test("a reload mid-answer joins the turn and the answer goes on; Stop keeps the answer so far, marked stopped", async () => {
     const { context, page, errors } = await answering(5);
@@ -335,20 +353,10 @@ describe("a guided conversation open in two tabs", () => {
     const { context, page, errors } = await chatPage();
     stack.fake.script((request) => (JSON.stringify(request.body ?? "").includes("Fails while away") ? { reply: REPLY, paced: true, delayMs: 150, fault: "cut" } : { reply: "Noted.", paced: true, delayMs: 10 }));
     try {
-      await page.fill("#chat-input", "Track rivals");
-      await page.press("#chat-input", "Enter");
-      await whenIdle(page);
-      await page.fill("#chat-input", "Fails while away");
-      await page.press("#chat-input", "Enter");
-      await whenLines(page, 3);
-      const [owner, running] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), JSON.parse(localStorage.getItem("stepwise.chat.running.v1"))]);
-      assert.ok(running.lease > 0, "the turn's lease is kept with it");
       // The reloaded page's join waits until another client has followed the turn to its error.
-      let release;
-      const failed = new Promise((resolve) => (release = resolve));
-      await page.route("**/api/conversations/*/stream", async (route) => (await failed, route.continue()), { times: 1 });
-      await page.reload();
-      const followed = await fetch(`${stack.base}/api/conversations/${running.conversation_id}/stream`, { headers: { authorization: `Bearer ${owner}`, "x-conversation-token": running.token } });
+      const { running, release, headers } = await reloadedWithJoinHeld(page, "Fails while away");
+      assert.ok(running.lease > 0, "the turn's lease is kept with it");
+      const followed = await fetch(`${stack.base}/api/conversations/${running.conversation_id}/stream`, { headers });
       assert.match(await followed.text(), /"type":"error"/);
       release();
       await page.waitForFunction(() => document.querySelector("#chat-input")?.value === "Fails while away", null, { timeout: 20000 });
@@ -366,18 +374,7 @@ describe("a guided conversation open in two tabs", () => {
     const { context, page, errors } = await chatPage();
     stack.fake.script((request) => (JSON.stringify(request.body ?? "").includes("Fails, then another") ? { reply: REPLY, paced: true, delayMs: 150, fault: "cut" } : JSON.stringify(request.body ?? "").includes("From another tab") ? { reply: REPLY, paced: true, delayMs: 100 } : { reply: "Noted.", paced: true, delayMs: 10 }));
     try {
-      await page.fill("#chat-input", "Track rivals");
-      await page.press("#chat-input", "Enter");
-      await whenIdle(page);
-      await page.fill("#chat-input", "Fails, then another");
-      await page.press("#chat-input", "Enter");
-      await whenLines(page, 3);
-      const [owner, running] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), JSON.parse(localStorage.getItem("stepwise.chat.running.v1"))]);
-      const headers = { authorization: `Bearer ${owner}`, "x-conversation-token": running.token };
-      let release;
-      const held = new Promise((resolve) => (release = resolve));
-      await page.route("**/api/conversations/*/stream", async (route) => (await held, route.continue()), { times: 1 });
-      await page.reload();
+      const { running, release, headers } = await reloadedWithJoinHeld(page, "Fails, then another");
       // The turn fails; then another tab's message begins its turn, which runs when the page joins.
       assert.match(await (await fetch(`${stack.base}/api/conversations/${running.conversation_id}/stream`, { headers })).text(), /"type":"error"/);
       const { turns } = await (await fetch(`${stack.base}/api/conversations/${running.conversation_id}`, { headers })).json();

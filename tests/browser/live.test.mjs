@@ -119,6 +119,25 @@ async function sendsInNewConversation(page, id) {
   assert.notEqual(await page.evaluate(() => localStorage.getItem("stepwise.assistant.v1")), id, "a new conversation");
 }
 
+/** `page`'s tray sends `message`, whose answer the fake provider cuts, and is reloaded while it is
+ * written, its live connection refused until another client has followed the turn to its end:
+ * failed, or over already (`over`: the status such a join then gets). The conversation's id. */
+async function reloadedAsItFails(page, message, over) {
+  cutAnswerTo(message);
+  let failed = false;
+  await page.routeWebSocket(/\/ws$/, (ws) => (failed ? ws.connectToServer() : ws.close()));
+  await page.fill("#assistant-input", message);
+  await page.press("#assistant-input", "Enter");
+  await whenLines(page, 2);
+  const [owner, id] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), localStorage.getItem("stepwise.assistant.v1")]);
+  await page.reload();
+  const joined = await fetch(`${stack.base}/api/assistant/conversations/${id}/stream`, { headers: { authorization: `Bearer ${owner}`, accept: "text/event-stream" } });
+  const events = await joined.text();
+  assert.ok(joined.status === over || /"type":"error"/.test(events), `the turn failed: ${joined.status} ${events.slice(-300)}`);
+  failed = true;
+  return id;
+}
+
 /** A browser context (one owner) whose pages `open()` shows the guided chat (of stack `on`);
  * their page errors. */
 async function oneOwner(on = stack) {
@@ -373,21 +392,9 @@ describe("live turns in the tray", () => {
 
   test("a tab reloaded just as its own answer fails (before its live connection could replay the turn) gets the message back, with the error", async () => {
     const { context, page, errors } = await warmTray();
-    cutAnswerTo("Fails while away");
-    // The conversation's socket is refused from the reload until the answer has failed.
-    let failed = false;
-    await page.routeWebSocket(/\/ws$/, (ws) => (failed ? ws.connectToServer() : ws.close()));
     try {
-      await page.fill("#assistant-input", "Fails while away");
-      await page.press("#assistant-input", "Enter");
-      await whenLines(page, 2);
-      const [owner, id] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), localStorage.getItem("stepwise.assistant.v1")]);
-      await page.reload();
       // Another client follows the turn to its end: it failed (or had ended already: 204).
-      const joined = await fetch(`${stack.base}/api/assistant/conversations/${id}/stream`, { headers: { authorization: `Bearer ${owner}`, accept: "text/event-stream" } });
-      const events = await joined.text();
-      assert.ok(joined.status === 204 || /"type":"error"/.test(events), `the turn failed: ${joined.status} ${events.slice(-300)}`);
-      failed = true;
+      await reloadedAsItFails(page, "Fails while away", 204);
       await described([page], () => page.waitForFunction(() => document.querySelector("#assistant-input").value === "Fails while away", null, { timeout: 20000 }));
       await page.locator(".tray-log .msg.assistant:last-child .error").waitFor({ timeout: 5000 });
       assert.equal(await page.locator(".tray-log .msg.user", { hasText: "Fails while away" }).count(), 0, "nothing of it was kept");
@@ -483,20 +490,9 @@ describe("live turns in the tray", () => {
 
   test("a first answer that fails while its tab reloads, its live connection not yet open, gives the message back too: the conversation it would have begun is forgotten", async () => {
     const { context, page, errors } = await trayOpen();
-    cutAnswerTo("A first one, failed unseen");
-    let failed = false;
-    await page.routeWebSocket(/\/ws$/, (ws) => (failed ? ws.connectToServer() : ws.close()));
     try {
-      await page.fill("#assistant-input", "A first one, failed unseen");
-      await page.press("#assistant-input", "Enter");
-      await whenLines(page, 2);
-      const [owner, id] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), localStorage.getItem("stepwise.assistant.v1")]);
-      await page.reload();
-      // Another client follows the turn to its error; the conversation it began is then gone.
-      const joined = await fetch(`${stack.base}/api/assistant/conversations/${id}/stream`, { headers: { authorization: `Bearer ${owner}`, accept: "text/event-stream" } });
-      const events = await joined.text();
-      assert.ok(joined.status === 404 || /"type":"error"/.test(events), `the turn failed: ${joined.status} ${events.slice(-300)}`);
-      failed = true;
+      // Another client follows the turn to its error; the conversation it began is then gone (404).
+      const id = await reloadedAsItFails(page, "A first one, failed unseen", 404);
       await described([page], () => page.waitForFunction(() => document.querySelector("#assistant-input")?.value === "A first one, failed unseen", null, { timeout: 20000 }));
       await page.waitForFunction(() => localStorage.getItem("stepwise.assistant.v1") === null, null, { timeout: 5000 });
       await page.locator(".tray-log .msg.assistant .error").first().waitFor({ timeout: 5000 });

@@ -45,6 +45,16 @@ describe("live help-desk turns", () => {
     const controller = { abort: () => response.body.cancel().catch(() => {}) };
     return { status: response.status, session: response.headers.get("x-stepwise-session"), waiting: response.headers.get("x-stepwise-waiting"), ...(response.status === 200 ? readEvents(response) : { events: [], done: Promise.resolve([]) }), ...controller };
   };
+  /** A new owner's session, answered once, whose second question's answer is being written
+   * slowly now (`running`; `since`: when it was asked). */
+  const answering = async () => {
+    slowModel(0);
+    const owner = newOwner();
+    const id = (await ask(owner, QUESTION)).session_id;
+    slowModel(150);
+    const since = Date.now();
+    return { owner, id, since, running: await streamed(owner, { session_id: id, message: AGAIN[0] }) };
+  };
   const join = (owner, id, after) =>
     fetch(`${stack.base}/api/help/sessions/${id}/stream`, { headers: { ...asOwner(owner), ...(after ? { "last-event-id": String(after) } : {}) } });
 
@@ -161,12 +171,7 @@ describe("live help-desk turns", () => {
   });
 
   test("a streamed question sent while the desk answers waits: its stream says so, then it is answered after, in order; past four, a JSON one or a stranger's is refused; a waiting one can be stopped; the tabs are told the line", async () => {
-    slowModel(0);
-    const owner = newOwner();
-    const id = (await ask(owner, QUESTION)).session_id;
-    slowModel(150);
-    const since = Date.now();
-    const running = await streamed(owner, { session_id: id, message: AGAIN[0] });
+    const { owner, id, since, running } = await answering();
     assert.equal(running.status, 200);
     await until(() => stack.fake.requests.some((r) => r.at >= since && r.kind && !r.system.startsWith("Translate")));
     const questions = ["Why are my answers slow?", "Why does an answer stop midway?", "Answers are slow: why?", "Why do answers get slow?"];
@@ -232,12 +237,7 @@ describe("live help-desk turns", () => {
   });
 
   test("a question's turn that ended while the next one began is still joined whole by its number (a tab busy or away learns it was stopped)", async () => {
-    slowModel(0);
-    const owner = newOwner();
-    const id = (await ask(owner, QUESTION)).session_id;
-    slowModel(150);
-    const since = Date.now();
-    const running = await streamed(owner, { session_id: id, message: AGAIN[0] });
+    const { owner, id, since, running } = await answering();
     await until(() => stack.fake.requests.some((r) => r.at >= since && r.kind && !r.system.startsWith("Translate")));
     const stopping = await streamed(owner, { session_id: id, message: "Why are my answers slow?" });
     const next = await streamed(owner, { session_id: id, message: "Why does an answer stop midway?" });
