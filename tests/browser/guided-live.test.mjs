@@ -9,7 +9,9 @@
 // tab too, while a tab restored after a crash keeps its own turn and queued message); a turn that
 // began and ended while a tab's socket was down shows there once it is back; a tab reloaded just as
 // its own answer fails gets the message back (and shows another tab's turn running by then), and
-// one whose first answer ended before its join shows that answer with its chips; a socket that lags
+// one whose first answer ended before its join shows that answer with its chips; while its join
+// is on the way, a reloaded tab shows its answer running (a message typed then waits for it), and
+// a first answer the server no longer knows comes back into the box; a socket that lags
 // behind the page's own stream shows its turn once. A message typed while the answer streams waits, shown as queued, and is
 // answered right after; behind an answer that fails, or across a Start over, it goes back into the
 // box instead.
@@ -398,6 +400,53 @@ describe("a guided conversation open in two tabs", () => {
       assert.deepEqual(errors, []);
     } finally {
       pacedModel();
+      await context.close();
+    }
+  });
+
+  test("a reloaded tab shows its own answer running while its join is on the way: a message typed meanwhile waits for that answer, then is answered", async () => {
+    const { context, page, errors } = await chatPage();
+    const said = (request) => JSON.stringify(request.body?.messages?.at(-1) ?? "");
+    stack.fake.script((request) => (said(request).includes("Held while joined") ? { reply: REPLY, paced: true, delayMs: 60 } : { reply: "Noted.", paced: true, delayMs: 10 }));
+    try {
+      const { release } = await reloadedWithJoinHeld(page, "Held while joined");
+      // Before the join has answered, the turn shows: its message, an answer being written, Stop.
+      await page.locator(".chat-layout .log .msg.user", { hasText: "Held while joined" }).waitFor({ timeout: 20000 });
+      await page.locator('[data-action="stop"]').waitFor({ state: "visible", timeout: 5000 });
+      assert.equal(await page.locator(".chat-layout .log .msg.assistant[aria-busy]").count(), 1);
+      const calls = stack.fake.requests.length;
+      await page.fill("#chat-input", "Typed while joining");
+      await page.press("#chat-input", "Enter");
+      await page.locator(".chat-layout .log .msg.user.queued", { hasText: "Typed while joining" }).waitFor({ timeout: 5000 });
+      assert.equal(stack.fake.requests.length, calls, "nothing is sent while the answer runs");
+      release();
+      // The answer goes on to its end; the waiting message is sent then, and answered.
+      await until(() => stack.fake.requests.some((r) => said(r).includes("Typed while joining")), 30000);
+      await whenIdle(page);
+      assert.deepEqual(await page.locator(".chat-layout .log .msg.user").allTextContents(), ["Track rivals", "Held while joined", "Typed while joining"]);
+      const shown = await answers(page).allTextContents();
+      assert.equal(linesOf(shown.at(-2)), LINES, "the joined answer, whole");
+      assert.equal(shown.at(-1), "Noted.");
+      assert.equal(stack.fake.requests.filter((r) => said(r).includes("Held while joined")).length, 1, "the reload made no model call");
+      assert.deepEqual(errors, []);
+    } finally {
+      pacedModel();
+      await context.close();
+    }
+  });
+
+  test("a reloaded tab whose first answer its conversation's object no longer knows (the join answers 404) gets the message back, with an error", async () => {
+    const { context, page, errors } = await answering(3);
+    try {
+      await page.route("**/api/conversations/*/stream", (route) => route.fulfill({ status: 404, contentType: "application/json", body: JSON.stringify({ error: { code: "conversation_not_found", message: "gone" } }) }), { times: 1 });
+      await page.reload();
+      await page.waitForFunction(() => document.querySelector("#chat-input")?.value === "Track rivals", null, { timeout: 20000 });
+      assert.match(await page.locator(".chat-layout .error[role=alert]").textContent(), /lost while the page reloaded/);
+      assert.equal(await page.locator(".chat-layout .log .msg.user").count(), 0, "nothing of it shows");
+      assert.equal(await page.locator('[data-action="stop"]').isVisible(), false);
+      assert.equal(await page.locator("#chat-input").isDisabled(), false);
+      assert.deepEqual(errors, []);
+    } finally {
       await context.close();
     }
   });

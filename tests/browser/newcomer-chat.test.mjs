@@ -2,7 +2,8 @@
 // playwright-core drives /usr/bin/chromium against `wrangler dev` with only the built-in offline
 // provider (no API key). Each test reproduces one rough edge of issue 28: the review summary
 // after a pencil edit, editing a conversation already saved as a stream, Start over, the user's
-// bubble and the validation message of the options step, and renaming a stream.
+// bubble and the validation message of the options step, and renaming a stream (the chat names it
+// so after; a stream deleted frees its conversation).
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
@@ -118,6 +119,19 @@ describe("guided chat and streams, for a newcomer", () => {
     await link.click();
     await page.waitForSelector("#stream-name");
     assert.match(page.url(), new RegExp(`#streams/${id}/settings$`));
+
+    // Renamed there, the chat names it so; deleted since, the conversation is the chat's again.
+    await page.fill("#stream-name", "KRAS watch");
+    await page.click("button:has-text('Save name')");
+    await page.waitForSelector(".settings .ok:has-text('Saved.')");
+    await page.goto(`${stack.base}/#chat`);
+    await page.locator(".controls", { hasText: "KRAS watch" }).waitFor({ timeout: 10000 });
+    const owner = await page.evaluate(() => localStorage.getItem("stepwise.owner.v1"));
+    const deleted = await fetch(`${stack.base}/api/streams/${id}`, { method: "DELETE", headers: { authorization: `Bearer ${owner}` } });
+    assert.ok(deleted.ok, `${deleted.status}`);
+    await page.reload();
+    await page.waitForFunction(() => !document.querySelector("#chat-input").disabled, null, { timeout: 10000 });
+    assert.equal(await page.locator(`.controls a[href="#streams/${id}/settings"]`).count(), 0);
     assert.deepEqual(errors, []);
     await context.close();
   });

@@ -2,7 +2,8 @@
 //! its step, fields and history as last read, and the stream it was saved as. The server holds
 //! the same (reachable with the token) and wins when it can be read.
 
-import type { ChatMessage, ChatResponse, Config } from "../../crates/wasm/pkg/stepwise.js";
+import type { ChatMessage, ChatResponse, Config, SavedStream } from "../../crates/wasm/pkg/stepwise.js";
+import { api } from "./api.js";
 
 const STORAGE_KEY = "stepwise.chat.v1";
 
@@ -43,4 +44,17 @@ export function storeSaved(state: Saved): void {
 /** Forgets the saved conversation (Start over). */
 export function forgetSaved(): void {
   localStorage.removeItem(STORAGE_KEY);
+}
+
+/** Reads the saved stream's name again into `state` (it may have been renamed); a stream deleted
+ * since frees the conversation, which can then be edited and saved again. Any other failure
+ * leaves `state` as it was. */
+export async function refreshSavedStream(state: Saved): Promise<void> {
+  try {
+    state.stream_name = (await api<SavedStream>("GET", `/api/streams/${state.stream_id}`)).name;
+  } catch (error) {
+    if (!/\(not_found\)$/.test((error as Error).message)) return;
+    delete state.stream_id;
+    delete state.stream_name;
+  }
 }

@@ -18,3 +18,7 @@ export function readableError(steps: StepSpec[], message: string): string {
 export function shownValue(value: FieldValue | undefined): string {
   return Array.isArray(value) ? value.join(", ") : value ?? "";
 }
+
+/** A reloaded page's first answer that its conversation's object no longer knows (it failed, or
+ * the object was evicted): nothing of it was kept. */
+export const LOST_FIRST = "The answer was lost while the page reloaded; nothing of it was kept. Send it again.";

@@ -14,9 +14,9 @@ import { confirmRestart } from "./chat-restart.js";
 import { QueuedMessage, giveBack, keepDraft } from "./queued.js";
 import { OtherTabs } from "./chat-tabs.js";
 import { changedNote, finishedControls, reviewSummary } from "./chat-review.js";
-import { label, readableError, shownValue } from "./chat-text.js";
+import { label, LOST_FIRST, readableError, shownValue } from "./chat-text.js";
 import { fieldEditor } from "./chat-editor.js";
-import { forgetSaved, loadSaved, storeSaved, type Saved } from "./chat-saved.js";
+import { forgetSaved, loadSaved, refreshSavedStream, storeSaved, type Saved } from "./chat-saved.js";
 
 /** Why a saved conversation's pencils and step links are disabled. */
 const SAVED_HINT = "Saved as a stream: edit it in the stream's Settings";
@@ -92,7 +92,7 @@ export class ChatView implements Page {
     keepDraft(this.input, "stepwise.chat.draft.v1");
     giveBack(this.input, this.queued.restored());
     if (this.state.conversation_id && this.state.token) await this.resume();
-    if (this.state.stream_id) await this.refreshSavedStream();
+    if (this.state.stream_id) (await refreshSavedStream(this.state), this.save(), this.render());
     // Not awaited: the rest of the app does not wait for an answer to end.
     void this.rejoin().finally(() => ((this.rejoining = false), this.tabs?.ownEnded()));
   }
@@ -106,21 +106,6 @@ export class ChatView implements Page {
   /** Whether this conversation was saved as a stream: its edits then belong to the stream. */
   private get saved(): boolean {
     return !!this.state.stream_id;
-  }
-
-  /** Reads the saved stream's name again (it may have been renamed); a stream deleted since
-   * frees the conversation, which can then be edited and saved again. */
-  private async refreshSavedStream(): Promise<void> {
-    try {
-      const stream = await api<SavedStream>("GET", `/api/streams/${this.state.stream_id}`);
-      this.state.stream_name = stream.name;
-    } catch (error) {
-      if (!/\(not_found\)$/.test((error as Error).message)) return;
-      delete this.state.stream_id;
-      delete this.state.stream_name;
-    }
-    this.save();
-    this.render();
   }
 
   private save(): void {
@@ -614,7 +599,7 @@ export class ChatView implements Page {
 
   /** The turn ended while this page was not reading it: the server's state shows how; this tab's
    * own (`own`, after a reload) gives its answer's chips, or if it failed, its message back. */
-  private async caughtUp(running: Running, own = false): Promise<void> {
+  private async caughtUp(running: Running, own = false): Promise<boolean> {
     const { answer, error: failed } = (own ? await outcome(running) : null) ?? {};
     this.adopt(running);
     [this.pending, this.state.last] = [null, answer ?? this.state.last];
@@ -625,6 +610,7 @@ export class ChatView implements Page {
       this.render();
     }
     if (failed) (giveBack(this.input, running.message), this.showError(`${failed.message} (${failed.code})`));
+    return !!failed;
   }
 
   /** After a reload, joins the turn this page was reading, if the server still runs it (or has
@@ -634,23 +620,33 @@ export class ChatView implements Page {
     const { running, own } = recall() ?? {};
     // A turn of this page's conversation, or the first turn of a new one.
     if (!running || (this.state.conversation_id && running.conversation_id !== this.state.conversation_id)) return;
-    const response = await join(running);
-    if (!response || response.status !== 200 || !response.body) {
-      // It ended between the snapshot read on mount and this join (a first turn's conversation
-      // is then this page's): read the snapshot again.
-      if (response?.status === 204) await this.caughtUp(running, own);
-      return;
-    }
+    // The turn shows as running while it is joined: a message typed meanwhile waits for it.
     const message = running.message;
     const asked = h("div", { class: "msg user" }, message);
-    this.log.append(asked);
     const bubble = h("div", { class: "msg assistant", "aria-busy": "true" });
-    this.log.append(bubble);
-    this.running = running;
-    this.watching = !own;
+    this.log.append(asked, bubble);
+    [this.running, this.watching] = [running, !own];
     this.setBusy(true);
-    if (own) remember(running);
+    if (own) remember(running); // Kept for a reload during the join.
     const generation = this.generation;
+    const response = await join(running);
+    if (generation !== this.generation) return;
+    if (!response || response.status !== 200 || !response.body) {
+      asked.remove();
+      bubble.remove();
+      [this.running, this.watching] = [null, false];
+      if (own) forget();
+      this.setBusy(false);
+      // It ended between the snapshot read on mount and this join (a first turn's conversation
+      // is then this page's): read the snapshot again. A first turn its object no longer knows
+      // failed or was lost: nothing of it was kept.
+      let failed = response?.status !== 204;
+      if (!failed) failed = await this.caughtUp(running, own);
+      else if (response?.status === 404 && own && !running.lease) (giveBack(this.input, message), this.showError(LOST_FIRST));
+      // A message typed while it was joined goes now, or back into the box if the turn failed.
+      this.sendQueued(failed);
+      return;
+    }
     if (running.lease) this.noteLease(generation)(running.lease); // Read here: no other tab's to show.
     let lost = false;
     let failed = false;
@@ -663,7 +659,7 @@ export class ChatView implements Page {
       if (error instanceof Stopped) await this.keepStopped(error, bubble, running);
       else {
         bubble.remove();
-        if (error instanceof Ended) await this.caughtUp(running, own);
+        if (error instanceof Ended) failed = await this.caughtUp(running, own);
         else {
           // The turn failed: the server kept nothing of it, so its message goes back into its
           // tab's box (unless the connection was lost: the turn may go on) and the error shows.
