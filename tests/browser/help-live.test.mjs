@@ -1,6 +1,7 @@
 // Browser tests of live help-desk turns: playwright-core drives /usr/bin/chromium against
 // `wrangler dev` with a fake provider whose answers take a while. A reload while the desk writes
-// its answer joins the turn on the server and the answer shows once, with no second model call;
+// its answer joins the turn on the server and the answer shows once, with no second model call
+// (while that join is on its way the question shows as being answered: one typed then waits);
 // Stop gives the turn up: nothing of it shows, the question goes back into the box, and asking
 // again is answered. A question typed meanwhile waits, shown as queued (given back, unsent, behind
 // an answer that fails, and beside a draft on New question); the handoff waits for the answer. With the session open in two tabs, a question asked in one streams in the
@@ -92,6 +93,40 @@ describe("live help-desk turns on the Help page", () => {
     await page.reload();
     await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor();
     assert.equal(await page.locator(".help-log .msg.user", { hasText: QUESTION }).count(), 1);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("a reload whose join is slow to answer shows the question being answered meanwhile: one typed then waits for that answer, and is asked after it", async () => {
+    slowModel(250);
+    const { context, page, errors } = await helpPage();
+    const since = Date.now();
+    await page.fill("#help-input", QUESTION);
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    let release;
+    const held = new Promise((resolve) => (release = resolve));
+    await page.route("**/api/help/sessions/*/stream", async (route) => (await held, route.continue()), { times: 1 });
+    await page.reload();
+    // Before the join has answered: the question, Stop, and a question typed now waits.
+    await page.locator(".help-log .msg.user", { hasText: QUESTION }).waitFor({ timeout: 20000 });
+    await page.locator('.help [data-action="stop"]').waitFor({ state: "visible", timeout: 5000 });
+    const next = "Answers stop midway and are slow, why?";
+    await page.fill("#help-input", next);
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-log .msg.user.queued", { hasText: next }).waitFor({ timeout: 5000 });
+    assert.equal(generations(since).length, 1, "nothing more is asked while the answer is written");
+    release();
+    await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).nth(1).waitFor({ timeout: 30000 });
+    await page.waitForSelector("#help-input:not([disabled])");
+    assert.deepEqual(await page.locator(".help-log .msg").evaluateAll((all) => all.map((m) => `${m.className}: ${m.textContent.slice(0, 20)}`)), [
+      `msg user: ${QUESTION.slice(0, 20)}`,
+      `msg assistant: ${ANSWER.slice(0, 20)}`,
+      `msg user: ${next.slice(0, 20)}`,
+      `msg assistant: ${ANSWER.slice(0, 20)}`,
+    ]);
+    assert.equal(generations(since).length, 2, "the reload asked nothing again");
+    assert.equal(await alerts(page).count(), 0, await alerts(page).allTextContents().then(String));
     assert.deepEqual(errors, []);
     await context.close();
   });

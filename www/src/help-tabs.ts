@@ -4,9 +4,20 @@
 //! server only says that something happened (`help:turn_started`, `help:changed`); the page then
 //! joins the turn's event stream or reads the session again, as it does after a reload. The
 //! questions waiting behind the running turn come whole whenever they change (`help:waiting`),
-//! and one that could not begin is named (`help:not_begun`).
+//! and one that could not begin is named (`help:not_begun`). A turn is joined by its number.
 
 import { LiveConnection, type LiveEvent } from "./assistant/live.js";
+import { authHeaders } from "./owner.js";
+
+/** Joins help session `id`'s turn after event `after`: its events, `"ended"` when there is
+ * nothing to join (the session holds how it ended), or `null` when the server was not reached. */
+export async function joinTurn(id: string, after?: string): Promise<ReadableStream<Uint8Array> | "ended" | null> {
+  const headers = authHeaders(after ? { "last-event-id": after } : {});
+  const response = await fetch(`/api/help/sessions/${id}/stream`, { headers }).catch(() => null);
+  if (!response) return null;
+  if (response.status === 204 || response.status === 404) return "ended";
+  return response.ok && response.body ? response.body : null;
+}
 
 /** What the page does when its session changes elsewhere. */
 export interface HelpTabHooks {

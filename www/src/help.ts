@@ -13,7 +13,7 @@ import type { ChatContext } from "../../crates/wasm/pkg/stepwise.js";
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { SEQ_SPAN } from "./assistant/live.js";
-import { HelpTabs } from "./help-tabs.js";
+import { HelpTabs, joinTurn } from "./help-tabs.js";
 import { authHeaders } from "./owner.js";
 import type { Page } from "./page.js";
 import { readSse } from "./sse.js";
@@ -214,7 +214,7 @@ export class HelpView implements Page {
     const own = waiting ? this.line.began(waiting, message) !== null : false;
     const session = this.sessionId;
     if (!session) return;
-    const joined = this.busy ? null : await this.join(session, String(after));
+    const joined = this.busy ? null : await joinTurn(session, String(after));
     if (this.busy || session !== this.sessionId) {
       if (joined && joined !== "ended") void joined.cancel().catch(() => {});
       if (own && session === this.sessionId) void this.followUnseen(session, after, message).catch(() => {});
@@ -233,7 +233,7 @@ export class HelpView implements Page {
    * busy with another question: followed out of sight (its answer shows when the session is read
    * again); if it is not answered, it goes back into the box, with why. */
   private async followUnseen(session: string, after: number, message: string): Promise<void> {
-    const joined = await this.join(session, String(after));
+    const joined = await joinTurn(session, String(after));
     if (!joined || joined === "ended") return;
     for await (const sse of readSse(joined)) {
       const event = JSON.parse(sse.data);
@@ -460,20 +460,10 @@ export class HelpView implements Page {
         throw new Unanswered("The connection was lost while the desk was answering. The answer goes on on the server: reload the page to see it.", "lost");
       }
       await new Promise((resolve) => setTimeout(resolve, REJOIN_DELAYS_MS[attempt]));
-      const joined = await this.join(session, lastId);
+      const joined = await joinTurn(session, lastId);
       if (joined === "ended") throw new Unanswered("The answer ended while the page was away.", "away", session);
       body = joined ?? new ReadableStream({ start: (c) => c.close() });
     }
-  }
-
-  /** Joins the session's turn after event `after`: its events, `"ended"` when there is nothing
-   * to join (the session holds how it ended), or `null` when the server was not reached. */
-  private async join(id: string, after?: string): Promise<ReadableStream<Uint8Array> | "ended" | null> {
-    const headers = authHeaders(after ? { "last-event-id": after } : {});
-    const response = await fetch(`/api/help/sessions/${id}/stream`, { headers }).catch(() => null);
-    if (!response) return null;
-    if (response.status === 204 || response.status === 404) return "ended";
-    return response.ok && response.body ? response.body : null;
   }
 
   /** After a reload, joins the turn this page was waiting for, if the server still runs it. */
@@ -500,12 +490,24 @@ export class HelpView implements Page {
     // if it was still waiting, read from the session once answered.
     const turn = Number(running.turn) || 0;
     if (!turn && running.waited) return this.reread(session);
-    const joined = await this.join(session, turn ? String(turn * SEQ_SPAN) : undefined);
-    if (joined === "ended") return this.reread(session);
-    if (!joined) return;
+    // The question shows as being answered while it is joined: one typed meanwhile waits for
+    // it, Stop stops it, and a reload meanwhile joins it again.
+    [this.turnSession, this.ownTurn] = [session, true];
     this.setBusy(true);
     this.showAsked(message);
-    await this.answerTurn(joined, session, message, this.generation);
+    localStorage.setItem(RUNNING_KEY, JSON.stringify({ ...running, tab: tabId() }));
+    const generation = this.generation;
+    const joined = await joinTurn(session, turn ? String(turn * SEQ_SPAN) : undefined);
+    if (generation !== this.generation) return;
+    if (joined && joined !== "ended") return this.answerTurn(joined, session, message, generation);
+    // Nothing to join: the session as it is shows how it ended (or, the server not reached,
+    // what was read on mount), and a question typed meanwhile is asked (given back, unreached).
+    this.withdrawAsked();
+    this.turnSession = null;
+    localStorage.removeItem(RUNNING_KEY);
+    this.setBusy(false);
+    if (joined === "ended") await this.reread(session);
+    this.settle(!joined);
   }
 
 
@@ -531,15 +533,19 @@ export class HelpView implements Page {
    * from the session; otherwise nothing of it was kept, and the message goes back into the field. */
   private async unanswered(error: Error, message: string): Promise<void> {
     if (error instanceof Unanswered && error.why === "away") return this.reread(error.session);
-    const asked = this.asked;
-    this.asked = null;
-    if (asked) {
-      asked.line.remove();
-      this.shown.splice(this.shown.indexOf(asked.message), 1);
-    }
+    this.withdrawAsked();
     if (!(error instanceof Unanswered && error.why === "lost")) giveBack(this.input, message);
     this.notice.textContent = error.message;
     this.notice.hidden = false;
+  }
+
+  /** The question shown as being answered leaves the log (nothing of its turn was kept). */
+  private withdrawAsked(): void {
+    const asked = this.asked;
+    this.asked = null;
+    if (!asked) return;
+    asked.line.remove();
+    this.shown.splice(this.shown.indexOf(asked.message), 1);
   }
 
   /** Shows session `id` as the server has it (a turn ended while the page was not reading it;
