@@ -10,8 +10,9 @@
 // began and ended while a tab's socket was down shows there once it is back; a tab reloaded just as
 // its own answer fails gets the message back (and shows another tab's turn running by then), and
 // one whose first answer ended before its join shows that answer with its chips; while its join
-// is on the way, a reloaded tab shows its answer running (a message typed then waits for it), and
-// a first answer the server no longer knows comes back into the box; a socket that lags
+// is on the way, a reloaded tab shows its answer running (a message typed then waits for it; a
+// second reload joins it still), a first answer the server no longer knows comes back into the
+// box, and one whose join cannot reach the server stays kept for the next reload; a socket that lags
 // behind the page's own stream shows its turn once. A message typed while the answer streams waits, shown as queued, and is
 // answered right after; behind an answer that fails, or across a Start over, it goes back into the
 // box instead.
@@ -449,6 +450,47 @@ describe("a guided conversation open in two tabs", () => {
     } finally {
       await context.close();
     }
+  });
+
+  test("a second reload while the first one's join is on the way still joins the turn as the tab's own: the answer goes on, whole", async () => {
+    const { context, page, errors } = await answering(3);
+    let release;
+    const held = new Promise((resolve) => (release = resolve));
+    await page.route("**/api/conversations/*/stream", async (route) => (await held, await route.continue().catch(() => {})), { times: 1 });
+    await page.reload();
+    await page.locator(".chat-layout .log .msg.user", { hasText: "Track rivals" }).waitFor({ timeout: 20000 });
+    // Left while its join is held: the page going away concludes nothing of it.
+    await page.reload();
+    release();
+    await whenLines(page, LINES);
+    await whenIdle(page);
+    assert.equal(linesOf(await answers(page).last().textContent()), LINES);
+    assert.equal(await page.locator(".chat-layout .log .msg.user", { hasText: "Track rivals" }).count(), 1);
+    // The tab's own: the conversation is this page's, and its next message is answered in it.
+    await page.fill("#chat-input", "Launches");
+    await page.press("#chat-input", "Enter");
+    await page.locator(".chat-layout .log .msg.user", { hasText: "Launches" }).waitFor();
+    await whenIdle(page);
+    assert.equal(await page.locator(".chat-layout .log .msg.user").count(), 2);
+    assert.equal(await page.locator(".chat-layout .error[role=alert]").count(), 0);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("a reloaded first answer whose join cannot reach the server stays kept: an error says so, and the next reload shows the answer", async () => {
+    const { context, page, errors } = await answering(3);
+    await page.route("**/api/conversations/*/stream", (route) => route.abort(), { times: 4 });
+    await page.reload();
+    await page.locator(".chat-layout .error[role=alert]", { hasText: "server was not reached" }).waitFor({ timeout: 20000 });
+    assert.equal(await page.inputValue("#chat-input"), "", "nothing was concluded of it: it is not given back");
+    await page.unrouteAll();
+    await page.reload();
+    await whenLines(page, LINES);
+    await whenIdle(page);
+    assert.equal(await page.locator(".chat-layout .log .msg.user", { hasText: "Track rivals" }).count(), 1);
+    assert.equal(linesOf(await answers(page).last().textContent()), LINES);
+    assert.deepEqual(errors, []);
+    await context.close();
   });
 
   test("a turn that begins and ends while a tab's live connection is down shows there once the connection is back", async () => {

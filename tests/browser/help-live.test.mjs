@@ -1,7 +1,8 @@
 // Browser tests of live help-desk turns: playwright-core drives /usr/bin/chromium against
 // `wrangler dev` with a fake provider whose answers take a while. A reload while the desk writes
 // its answer joins the turn on the server and the answer shows once, with no second model call
-// (while that join is on its way the question shows as being answered: one typed then waits);
+// (while that join is on its way the question shows as being answered: one typed then waits, a
+// second reload joins it still, and a first question stopped then comes back into the box);
 // Stop gives the turn up: nothing of it shows, the question goes back into the box, and asking
 // again is answered. A question typed meanwhile waits, shown as queued (given back, unsent, behind
 // an answer that fails, and beside a draft on New question); the handoff waits for the answer. With the session open in two tabs, a question asked in one streams in the
@@ -127,6 +128,37 @@ describe("live help-desk turns on the Help page", () => {
     ]);
     assert.equal(generations(since).length, 2, "the reload asked nothing again");
     assert.equal(await alerts(page).count(), 0, await alerts(page).allTextContents().then(String));
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("a first question stopped while the reload's join is on the way comes back into the box, with a notice; a second reload meanwhile joins it still", async () => {
+    slowModel(250);
+    const { context, page, errors } = await helpPage();
+    await page.fill("#help-input", QUESTION);
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    const hold = async () => {
+      let release;
+      const held = new Promise((resolve) => (release = resolve));
+      await page.route("**/api/help/sessions/*/stream", async (route) => (await held, await route.continue().catch(() => {})), { times: 1 });
+      return release;
+    };
+    const first = await hold();
+    await page.reload();
+    await page.locator(".help-log .msg.user", { hasText: QUESTION }).waitFor({ timeout: 20000 });
+    // Reloaded again while that join is held: the question is still the tab's to join.
+    const second = await hold();
+    await page.reload();
+    first();
+    await page.locator(".help-log .msg.user", { hasText: QUESTION }).waitFor({ timeout: 20000 });
+    await page.click('.help [data-action="stop"]');
+    await until(async () => (await fetch(`${stack.base}/api/help/sessions/${await page.evaluate(() => JSON.parse(localStorage.getItem("stepwise.help.running.v1")).session_id)}/stream`, { headers: { authorization: `Bearer ${await page.evaluate(() => localStorage.getItem("stepwise.owner.v1"))}` } })).status === 404, 10000);
+    second();
+    await page.waitForFunction((q) => document.querySelector("#help-input").value === q, QUESTION, { timeout: 20000 });
+    await alerts(page).filter({ hasText: "not answered" }).waitFor({ timeout: 5000 });
+    assert.equal(await page.locator(".help-log .msg.user").count(), 0, "nothing of it was kept");
+    assert.ok(!(await page.locator('.help [data-action="stop"]').isVisible()));
     assert.deepEqual(errors, []);
     await context.close();
   });

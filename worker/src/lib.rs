@@ -47,10 +47,12 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
     if req.method() == Method::Options {
         return cors::preflight(origin.as_deref(), &allowed);
     }
+    let beginning = platform::warm::Beginning::enter();
     let response = match router::route(req, env.clone()).await {
         Ok(response) => response,
         Err(error) => error.to_response()?,
     };
+    drop(beginning);
     // New conversations' and help sessions' objects, started for the next first turns once this
     // one has its answer.
     if platform::warm::wanted() {

@@ -5,7 +5,7 @@ import { MarkerStream, type ChatResponse } from "../../crates/wasm/pkg/stepwise.
 import { SEQ_SPAN } from "./assistant/live.js";
 import { authHeaders } from "./owner.js";
 import { readSse } from "./sse.js";
-import { tabId } from "./tab.js";
+import { pageLeaving, tabId } from "./tab.js";
 
 /** The turn being answered, for a reload to join. */
 export interface Running {
@@ -98,6 +98,16 @@ export async function join(running: Running, after?: string): Promise<Response |
   const headers = authHeaders({ "x-conversation-token": running.token, "x-stepwise-deltas": "model" });
   if (after) headers["last-event-id"] = after;
   return fetch(`/api/conversations/${running.conversation_id}/stream`, { headers }).catch(() => null);
+}
+
+/** {@link join} from the turn's start, tried again after each of the rejoin delays while the
+ * server is not reached (and `still()`, and the page is not being left): `null` once none did. */
+export async function joinPatiently(running: Running, still: () => boolean): Promise<Response | null> {
+  for (let attempt = 0; ; attempt++) {
+    const response = await join(running);
+    if (response || attempt >= REJOIN_DELAYS_MS.length || !still() || pageLeaving()) return response;
+    await new Promise((resolve) => setTimeout(resolve, REJOIN_DELAYS_MS[attempt]));
+  }
 }
 
 /** How the turn `running` (of a known lease) ended while this page was away: its answer, or the

@@ -22,3 +22,7 @@ export function shownValue(value: FieldValue | undefined): string {
 /** A reloaded page's first answer that its conversation's object no longer knows (it failed, or
  * the object was evicted): nothing of it was kept. */
 export const LOST_FIRST = "The answer was lost while the page reloaded; nothing of it was kept. Send it again.";
+
+/** A reloaded page's answer that could not be followed: the server was not reached (the turn
+ * stays kept for the next reload). */
+export const NOT_REACHED = "The answer could not be followed: the server was not reached. It goes on there; reload to see it.";

@@ -8,6 +8,10 @@
 
 import { LiveConnection, type LiveEvent } from "./assistant/live.js";
 import { authHeaders } from "./owner.js";
+import { pageLeaving } from "./tab.js";
+
+/** The waits before a turn's stream is joined again, in ms, one per try. */
+export const REJOIN_DELAYS_MS = [250, 1000, 3000];
 
 /** Joins help session `id`'s turn after event `after`: its events, `"ended"` when there is
  * nothing to join (the session holds how it ended), or `null` when the server was not reached. */
@@ -17,6 +21,23 @@ export async function joinTurn(id: string, after?: string): Promise<ReadableStre
   if (!response) return null;
   if (response.status === 204 || response.status === 404) return "ended";
   return response.ok && response.body ? response.body : null;
+}
+
+/** {@link joinTurn}, tried again after each of the rejoin delays while the server is not reached
+ * (and `still()`, and the page is not being left): `null` once none did. */
+export async function joinTurnPatiently(id: string, after: string | undefined, still: () => boolean): Promise<ReadableStream<Uint8Array> | "ended" | null> {
+  for (let attempt = 0; ; attempt++) {
+    const joined = await joinTurn(id, after);
+    if (joined || attempt >= REJOIN_DELAYS_MS.length || !still() || pageLeaving()) return joined;
+    await new Promise((resolve) => setTimeout(resolve, REJOIN_DELAYS_MS[attempt]));
+  }
+}
+
+/** Whether the server holds help session `id` for this owner (a first question stopped or
+ * failed left none); taken to, when it cannot be asked. */
+export async function sessionHeld(id: string): Promise<boolean> {
+  const response = await fetch(`/api/help/sessions/${id}`, { headers: authHeaders() }).catch(() => null);
+  return response?.status !== 404;
 }
 
 /** What the page does when its session changes elsewhere. */

@@ -13,14 +13,14 @@ import type { ChatContext } from "../../crates/wasm/pkg/stepwise.js";
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { SEQ_SPAN } from "./assistant/live.js";
-import { HelpTabs, joinTurn } from "./help-tabs.js";
+import { HelpTabs, joinTurn, joinTurnPatiently, REJOIN_DELAYS_MS, sessionHeld } from "./help-tabs.js";
 import { authHeaders } from "./owner.js";
 import type { Page } from "./page.js";
 import { readSse } from "./sse.js";
 import { fetchWithChallenge } from "./turnstile.js";
 import { QueuedMessage, giveBack, keepDraft } from "./queued.js";
 import { WaitingLine } from "./waiting-line.js";
-import { tabId } from "./tab.js";
+import { pageLeaving, tabId } from "./tab.js";
 
 /** An answer's text with its articles' `**bold**` spans as `<strong>` (built as nodes, never as
  * HTML, so nothing in an answer can inject markup); other text is kept as it is. */
@@ -29,18 +29,17 @@ export function withBold(text: string): (string | HTMLElement)[] {
 }
 
 const SESSION_KEY = "stepwise.help.session";
+const UNANSWERED_FIRST = "The question was not answered while the page reloaded (it was stopped, or failed); nothing of it was kept.";
+const NOT_REACHED = "The answer could not be followed: the server was not reached. It goes on there; reload to see it.";
 /** The turn being answered (`{session_id, message}`), for a reload to join. */
 const RUNNING_KEY = "stepwise.help.running.v1";
-/** Waits between attempts to join a turn again after its connection broke. */
-const REJOIN_DELAYS_MS = [250, 1000, 3000];
 /** Messages of the help conversation the assistant tray sees (the newest). */
 const HELP_CONTEXT_MESSAGES = 6;
-const ADMIN_KEY = "stepwise.help.admin";
 
 interface Question { number: number; total: number; text: string }
 interface DocRef { id: string; title: string }
 interface HelpMessage { role: "user" | "desk"; text: string; question?: Question; footer?: string; doc?: DocRef }
-interface Session {
+export interface Session {
   id: string;
   status: "open" | "escalated" | "resolved";
   dialog_state: string | null;
@@ -497,17 +496,22 @@ export class HelpView implements Page {
     this.showAsked(message);
     localStorage.setItem(RUNNING_KEY, JSON.stringify({ ...running, tab: tabId() }));
     const generation = this.generation;
-    const joined = await joinTurn(session, turn ? String(turn * SEQ_SPAN) : undefined);
-    if (generation !== this.generation) return;
+    const joined = await joinTurnPatiently(session, turn ? String(turn * SEQ_SPAN) : undefined, () => generation === this.generation);
+    // A page being left concludes nothing: the question stays kept for the next one.
+    if (generation !== this.generation || (!joined && pageLeaving())) return;
     if (joined && joined !== "ended") return this.answerTurn(joined, session, message, generation);
-    // Nothing to join: the session as it is shows how it ended (or, the server not reached,
-    // what was read on mount), and a question typed meanwhile is asked (given back, unreached).
+    // Nothing to join: the session shows how it ended, and a question typed meanwhile is asked.
+    // A first question whose session the server does not hold was not answered (stopped, or it
+    // failed): it comes back, as does the one typed. The server not reached, it stays kept.
     this.withdrawAsked();
     this.turnSession = null;
-    localStorage.removeItem(RUNNING_KEY);
     this.setBusy(false);
-    if (joined === "ended") await this.reread(session);
-    this.settle(!joined);
+    const unanswered = joined === "ended" && this.sessionId !== session && !(await sessionHeld(session));
+    if (joined) localStorage.removeItem(RUNNING_KEY);
+    if (unanswered) giveBack(this.input, message);
+    else if (joined) await this.reread(session);
+    if (!joined || unanswered) (this.notice.textContent = joined ? UNANSWERED_FIRST : NOT_REACHED), (this.notice.hidden = false);
+    this.settle(!joined || unanswered);
   }
 
 
@@ -629,72 +633,5 @@ export class HelpView implements Page {
     this.shown.length = 0;
     this.showQuestion(null);
     this.setStatus("open", false);
-  }
-}
-
-/** The operators' view: escalated sessions with their transcript and answers, to resolve. */
-export class HelpOperatorView implements Page {
-  private readonly list = h("div", { class: "operator-list", "aria-live": "polite" });
-  private readonly notice = h("p", { class: "error", role: "alert", hidden: true });
-
-  context(): ChatContext {
-    return { current_page: "help" };
-  }
-
-  async mount(app: HTMLElement): Promise<void> {
-    const token = h("input", { id: "admin-token", type: "password", autocomplete: "off", value: sessionStorage.getItem(ADMIN_KEY) ?? "" });
-    const form = h(
-      "form",
-      { class: "composer", onsubmit: (e: Event) => (e.preventDefault(), sessionStorage.setItem(ADMIN_KEY, token.value), void this.load()) },
-      h("label", { for: "admin-token" }, "Admin token"),
-      token,
-      h("button", { class: "btn", type: "submit" }, "Show escalations"),
-    );
-    replace(app, h("section", { class: "panel help", "aria-label": "Escalated help sessions" }, h("h2", {}, "Escalated help sessions"), form, this.notice, this.list));
-    if (token.value) await this.load();
-  }
-
-  private headers(): Record<string, string> {
-    return { authorization: `Bearer ${sessionStorage.getItem(ADMIN_KEY) ?? ""}` };
-  }
-
-  /** Shows the newest escalations, or, from `cursor`, the next page after those shown. */
-  private async load(cursor?: string): Promise<void> {
-    this.notice.hidden = true;
-    try {
-      const query = cursor ? `?limit=20&cursor=${encodeURIComponent(cursor)}` : "?limit=20";
-      const page = await api<{ items: Session[]; cursor: string | null }>("GET", `/api/help/escalations${query}`, undefined, this.headers());
-      if (!cursor) replace(this.list);
-      this.list.querySelector(".more")?.remove();
-      if (!cursor && !page.items.length) return replace(this.list, h("p", { class: "muted" }, "No session is waiting for a person."));
-      this.list.append(...page.items.map((session) => this.card(session)));
-      if (page.cursor) this.list.append(h("button", { class: "btn secondary more", type: "button", onclick: () => void this.load(page.cursor!) }, "More"));
-    } catch (error) {
-      this.notice.textContent = (error as Error).message;
-      this.notice.hidden = false;
-    }
-  }
-
-  private card(session: Session): HTMLElement {
-    // What the person takes over: the question and answers of the moment it was handed over.
-    const answers = session.escalation?.answers ?? session.state.clarification_context?.answers ?? {};
-    const resolve = h("button", { class: "btn", type: "button", onclick: async () => {
-      try {
-        await api("POST", `/api/help/escalations/${session.id}/resolve`, {}, this.headers());
-        await this.load();
-      } catch (error) {
-        this.notice.textContent = (error as Error).message;
-        this.notice.hidden = false;
-      }
-    } }, "Mark resolved");
-    return h(
-      "article",
-      { class: "operator-card", "data-session": session.id },
-      h("h3", {}, session.escalation?.query ?? session.state.original_query ?? "(no question)"),
-      h("p", { class: "muted" }, `Escalated ${new Date(session.escalation?.at ?? 0).toLocaleString()} (${session.escalation?.reason === "requested" ? "the user asked for a person" : "the article needs a person; the user accepted"})`),
-      Object.keys(answers).length ? h("dl", { class: "answers" }, ...Object.entries(answers).flatMap(([q, a]) => [h("dt", {}, q), h("dd", {}, a)])) : null,
-      h("details", {}, h("summary", {}, `Transcript (${session.messages.length} ${session.messages.length === 1 ? "message" : "messages"})`), ...session.messages.map((m) => h("p", { class: `msg ${m.role === "user" ? "user" : "assistant"}` }, m.text))),
-      resolve,
-    );
   }
 }

@@ -58,8 +58,16 @@ async function settle(): Promise<void> {
 
 /** Resolves once this tab's id is settled: nothing may read it before (the app waits for it). */
 export const tabSettled: Promise<void> = settle();
-addEventListener("pagehide", () => sessionStorage.removeItem(SHOWN_KEY));
-addEventListener("pageshow", (event) => event.persisted && sessionStorage.setItem(SHOWN_KEY, "1"));
+/** The page is being left (a reload, a navigation): its requests fail then, and nothing may be
+ * concluded from that (a turn being joined is still kept for the next page). */
+let leaving = false;
+addEventListener("pagehide", () => ((leaving = true), sessionStorage.removeItem(SHOWN_KEY)));
+addEventListener("pageshow", (event) => ((leaving = false), event.persisted && sessionStorage.setItem(SHOWN_KEY, "1")));
+
+/** Whether this page is being left ({@link leaving}). */
+export function pageLeaving(): boolean {
+  return leaving;
+}
 
 /** This tab's id. */
 export function tabId(): string {

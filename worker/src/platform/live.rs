@@ -24,6 +24,7 @@ use super::error::AppResult;
 use super::negotiate::Wire;
 use super::sse::{EventSink, stream_response};
 use super::stop::{StopFlag, StopRequested};
+use super::warm::Beginning;
 
 /// Sequence numbers of one turn: `lease * SEQ_SPAN + n`, n from 1, so numbers grow across turns
 /// and a number names its turn.
@@ -113,6 +114,9 @@ pub struct TurnLog {
     /// Batches are not stored (a turn whose conversation is not stored yet: if its object
     /// dies, nothing would read or erase them).
     in_memory: Cell<bool>,
+    /// Held until the model's first text, or any other event that is not a status: objects are
+    /// started ahead only once no turn of the isolate waits for its first text (`warm.rs`).
+    beginning: RefCell<Option<Beginning>>,
 }
 
 impl TurnLog {
@@ -142,6 +146,7 @@ impl TurnLog {
             stopped: StopFlag::default(),
             answered: Cell::new(false),
             in_memory: Cell::new(false),
+            beginning: RefCell::new(Some(Beginning::enter())),
         }
     }
 
@@ -163,6 +168,9 @@ impl TurnLog {
             event,
             StreamEvent::TextDelta { .. } | StreamEvent::Status { .. }
         );
+        if !matches!(event, StreamEvent::Status { .. }) {
+            self.beginning.borrow_mut().take();
+        }
         self.events.borrow_mut().push(Logged {
             seq,
             event,
@@ -277,6 +285,7 @@ impl TurnLog {
     /// memory.
     pub async fn finish(&self) {
         self.done.set(true);
+        self.beginning.borrow_mut().take();
         self.subscribers.borrow_mut().clear();
         let keys = std::mem::take(&mut *self.keys.borrow_mut());
         if !keys.is_empty()
