@@ -567,6 +567,42 @@ describe("a guided conversation open in two tabs", () => {
     await context.close();
   });
 
+  test("a message that waited for the page's own answer, another client's turn having begun as that answer ended, waits for that turn too: it shows, then the message is sent", async () => {
+    const { context, page, errors } = await chatPage();
+    const said = (request) => JSON.stringify(request.body?.messages?.at(-1) ?? "");
+    stack.fake.script((request) => (said(request).includes("Queued behind both") ? { reply: "Noted." } : { reply: REPLY, paced: true, delayMs: 60 }));
+    try {
+      await page.fill("#chat-input", "Track rivals");
+      await page.press("#chat-input", "Enter");
+      await whenIdle(page);
+      await page.fill("#chat-input", "Mine first");
+      await page.press("#chat-input", "Enter");
+      await whenLines(page, 3);
+      await page.fill("#chat-input", "Queued behind both");
+      await page.press("#chat-input", "Enter");
+      await page.locator(".chat-layout .log .msg.user.queued").waitFor();
+      // Another client of the same owner sends while this page's answer runs: it waits at the
+      // server, and its turn begins as this page's answer ends.
+      const [owner, saved] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), JSON.parse(localStorage.getItem("stepwise.chat.v1"))]);
+      const headers = { authorization: `Bearer ${owner}`, "x-conversation-token": saved.token, "content-type": "application/json", accept: "text/event-stream" };
+      const other = await fetch(`${stack.base}/api/chat`, { method: "POST", headers, body: JSON.stringify({ conversation_id: saved.conversation_id, turns: saved.turns, message: "From another client" }) });
+      assert.equal(other.status, 200);
+      // That turn shows here while it runs, above the message that still waits.
+      await page.locator(".chat-layout .log .msg.user:not(.queued)", { hasText: "From another client" }).waitFor({ timeout: 30000 });
+      assert.equal(await page.locator(".chat-layout .log .msg.user.queued", { hasText: "Queued behind both" }).count(), 1, "still waiting");
+      assert.equal(stack.fake.requests.filter((r) => said(r).includes("Queued behind both")).length, 0, "not sent while that turn runs");
+      await other.text();
+      await until(() => stack.fake.requests.some((r) => said(r).includes("Queued behind both")), 20000);
+      await page.locator(".chat-layout .log .msg.assistant", { hasText: "Noted." }).waitFor({ timeout: 20000 });
+      await whenIdle(page);
+      assert.deepEqual(await page.locator(".chat-layout .log .msg.user").allTextContents(), ["Track rivals", "Mine first", "From another client", "Queued behind both"]);
+      assert.deepEqual(errors, []);
+    } finally {
+      pacedModel();
+      await context.close();
+    }
+  });
+
   test("a first answer that ends before the reload can join it shows from the stored conversation, with its chips", async () => {
     const { context, page, errors } = await chatPage();
     const lines = Array.from({ length: 12 }, (_, i) => `Line ${i + 1} of the answer.`).join("\n");

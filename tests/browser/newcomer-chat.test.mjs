@@ -130,7 +130,7 @@ describe("guided chat and streams, for a newcomer", () => {
     const deleted = await fetch(`${stack.base}/api/streams/${id}`, { method: "DELETE", headers: { authorization: `Bearer ${owner}` } });
     assert.ok(deleted.ok, `${deleted.status}`);
     await page.reload();
-    await page.waitForFunction(() => !document.querySelector("#chat-input").disabled, null, { timeout: 10000 });
+    await page.waitForFunction(() => document.querySelector("#chat-input")?.disabled === false, null, { timeout: 10000 });
     assert.equal(await page.locator(`.controls a[href="#streams/${id}/settings"]`).count(), 0);
     assert.deepEqual(errors, []);
     await context.close();

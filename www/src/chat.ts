@@ -200,10 +200,14 @@ export class ChatView implements Page {
     this.input.value = "";
   }
 
-  /** Sends the message that waited for the answer that just ended; when that turn failed, or
-   * its connection was lost (the answer goes on at the server), it goes back into the box
-   * instead, beside what is there. */
+  /** This page's turn ended (or another tab's it showed): another tab's turn that began
+   * meanwhile shows now, and the message that waited waits for it too (shown last); else it is
+   * sent. When this page's turn failed, or its connection was lost (the answer goes on at the
+   * server), it goes back into the box instead, beside what is there. */
   private sendQueued(back = false): void {
+    this.rejoining = false;
+    this.tabs?.ownEnded();
+    if (this.watching && !back) return this.queued.showIn(this.log);
     const next = this.queued.take();
     if (next === null) return;
     if (back) giveBack(this.input, next);
@@ -282,8 +286,6 @@ export class ChatView implements Page {
         // A message that waited for a turn that failed is not sent on its heels: it goes back
         // into the box, and the error stays to be read.
         this.sendQueued(lost || failed);
-        // Another tab's turn that began as this one ended shows now (unless one was sent).
-        this.tabs?.ownEnded();
       }
     }
   }
@@ -415,13 +417,13 @@ export class ChatView implements Page {
   }
 
   private async otherTabEnded(answer: ChatResponse | null): Promise<void> {
-    this.watching = false;
-    this.running = null;
+    [this.watching, this.running] = [false, null];
     if (answer) this.state.last = answer;
     replace(this.log);
     await this.resume();
     this.setBusy(false); // first: the chips drawn are then enabled
     this.render(); // the copy saved in this browser, if the server could not be read
+    this.sendQueued(); // A message that waited for this turn too.
   }
 
   /** A field edited after the last answer leaves that answer out of date (its review summary,
@@ -683,8 +685,6 @@ export class ChatView implements Page {
         this.setBusy(false);
         this.render();
         this.sendQueued(lost || failed);
-        // Another tab's turn that began as this one ended shows now (unless one was sent).
-        this.tabs?.ownEnded();
       }
     }
   }
