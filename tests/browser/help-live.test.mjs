@@ -2,7 +2,8 @@
 // `wrangler dev` with a fake provider whose answers take a while. A reload while the desk writes
 // its answer joins the turn on the server and the answer shows once, with no second model call
 // (while that join is on its way the question shows as being answered: one typed then waits, a
-// second reload joins it still, and a first question stopped then comes back into the box);
+// second reload joins it still, a first question stopped then comes back into the box, and one
+// whose join cannot reach the server yet is shown until it can be followed);
 // Stop gives the turn up: nothing of it shows, the question goes back into the box, and asking
 // again is answered. A question typed meanwhile waits, shown as queued (given back, unsent, behind
 // an answer that fails, and beside a draft on New question); the handoff waits for the answer. With the session open in two tabs, a question asked in one streams in the
@@ -159,6 +160,27 @@ describe("live help-desk turns on the Help page", () => {
     await alerts(page).filter({ hasText: "not answered" }).waitFor({ timeout: 5000 });
     assert.equal(await page.locator(".help-log .msg.user").count(), 0, "nothing of it was kept");
     assert.ok(!(await page.locator('.help [data-action="stop"]').isVisible()));
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("a reload whose join cannot reach the server yet shows the question being answered, says so, and shows the answer once the server is reached", async () => {
+    slowModel(400);
+    const { context, page, errors } = await helpPage();
+    await page.fill("#help-input", QUESTION);
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    // The quick tries (at once, then after 0.25, 1 and 3 s) fail; the next, 5 s on, gets through.
+    await page.route("**/api/help/sessions/*/stream", (route) => route.abort(), { times: 4 });
+    await page.reload();
+    await alerts(page).filter({ hasText: "cannot be reached" }).waitFor({ timeout: 20000 });
+    assert.equal(await page.locator(".help-log .msg.user", { hasText: QUESTION }).count(), 1, "the question is still shown");
+    assert.ok(await page.locator('.help [data-action="stop"]').isVisible(), "as being answered");
+    await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 30000 });
+    await page.waitForSelector("#help-input:not([disabled])");
+    assert.equal(await alerts(page).count(), 0, "the notice goes once the answer is followed");
+    assert.equal(await page.locator(".help-log .msg.user", { hasText: QUESTION }).count(), 1);
+    assert.equal(await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).count(), 1);
     assert.deepEqual(errors, []);
     await context.close();
   });

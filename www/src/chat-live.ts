@@ -100,15 +100,20 @@ export async function join(running: Running, after?: string): Promise<Response |
   return fetch(`/api/conversations/${running.conversation_id}/stream`, { headers }).catch(() => null);
 }
 
-/** {@link join} from the turn's start, tried again after each of the rejoin delays while the
- * server is not reached (and `still()`, and the page is not being left): `null` once none did. */
-export async function joinPatiently(running: Running, still: () => boolean): Promise<Response | null> {
+/** {@link join} from the turn's start, tried again while the server is not reached: after each
+ * of the rejoin delays, then every {@link PATIENT_EVERY_MS} (`waiting()` is told once the quick
+ * tries are spent), for as long as `still()` and the page is not being left; `null` then. */
+export async function joinPatiently(running: Running, still: () => boolean, waiting: () => void): Promise<Response | null> {
   for (let attempt = 0; ; attempt++) {
     const response = await join(running);
-    if (response || attempt >= REJOIN_DELAYS_MS.length || !still() || pageLeaving()) return response;
-    await new Promise((resolve) => setTimeout(resolve, REJOIN_DELAYS_MS[attempt]));
+    if (response || !still() || pageLeaving()) return response;
+    if (attempt === REJOIN_DELAYS_MS.length) waiting();
+    await new Promise((resolve) => setTimeout(resolve, REJOIN_DELAYS_MS[attempt] ?? PATIENT_EVERY_MS));
   }
 }
+
+/** How often a reloaded page tries again to join its turn once the quick tries are spent, in ms. */
+export const PATIENT_EVERY_MS = 5000;
 
 /** How the turn `running` (of a known lease) ended while this page was away: its answer, or the
  * error that ended it. Joined from its first event (after the first for a first turn, whose

@@ -15,7 +15,6 @@ import { QueuedMessage, giveBack, keepDraft } from "./queued.js";
 import { OtherTabs } from "./chat-tabs.js";
 import { changedNote, finishedControls, reviewSummary } from "./chat-review.js";
 import { label, LOST_FIRST, NOT_REACHED, readableError, shownValue } from "./chat-text.js";
-import { pageLeaving } from "./tab.js";
 import { fieldEditor } from "./chat-editor.js";
 import { forgetSaved, loadSaved, refreshSavedStream, storeSaved, type Saved } from "./chat-saved.js";
 
@@ -632,22 +631,22 @@ export class ChatView implements Page {
     this.setBusy(true);
     if (own) remember(running); // Kept for a reload during the join.
     const generation = this.generation;
-    const response = await joinPatiently(running, () => generation === this.generation);
-    // A page being left concludes nothing: the turn stays kept for the next one.
-    if (generation !== this.generation || (!response && pageLeaving())) return;
-    if (!response || response.status !== 200 || !response.body) {
+    // The server not reached, the page goes on trying (the turn shown as running, and kept).
+    const response = await joinPatiently(running, () => generation === this.generation, () => this.showError(NOT_REACHED, "not_reached"));
+    // A page being left, or started over, concludes nothing.
+    if (generation !== this.generation || !response) return;
+    if (this.notice.querySelector('[data-code="not_reached"]')) replace(this.notice);
+    if (response.status !== 200 || !response.body) {
       asked.remove();
       bubble.remove();
       [this.running, this.watching] = [null, false];
-      // The server not reached, the turn stays kept: a reload joins it.
-      if (own && response) forget();
+      if (own) forget();
       this.setBusy(false);
       // It ended between the snapshot read on mount and this join (a first turn's conversation
       // is then this page's): read the snapshot again. A first turn its object no longer knows
       // failed or was lost: nothing of it was kept.
-      let failed = response?.status !== 204;
+      let failed = response.status !== 204;
       if (!failed) failed = await this.caughtUp(running, own);
-      else if (!response) this.showError(NOT_REACHED);
       else if (response.status === 404 && own && !running.lease) (giveBack(this.input, message), this.showError(LOST_FIRST));
       // A message typed while it was joined goes now, or back into the box if the turn failed.
       this.sendQueued(failed);

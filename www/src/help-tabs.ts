@@ -8,6 +8,7 @@
 
 import { LiveConnection, type LiveEvent } from "./assistant/live.js";
 import { authHeaders } from "./owner.js";
+import { PATIENT_EVERY_MS } from "./chat-live.js";
 import { pageLeaving } from "./tab.js";
 
 /** The waits before a turn's stream is joined again, in ms, one per try. */
@@ -23,13 +24,15 @@ export async function joinTurn(id: string, after?: string): Promise<ReadableStre
   return response.ok && response.body ? response.body : null;
 }
 
-/** {@link joinTurn}, tried again after each of the rejoin delays while the server is not reached
- * (and `still()`, and the page is not being left): `null` once none did. */
-export async function joinTurnPatiently(id: string, after: string | undefined, still: () => boolean): Promise<ReadableStream<Uint8Array> | "ended" | null> {
+/** {@link joinTurn}, tried again while the server is not reached: after each of the rejoin
+ * delays, then every {@link PATIENT_EVERY_MS} (`waiting()` is told once the quick tries are
+ * spent), for as long as `still()` and the page is not being left; `null` then. */
+export async function joinTurnPatiently(id: string, after: string | undefined, still: () => boolean, waiting: () => void): Promise<ReadableStream<Uint8Array> | "ended" | null> {
   for (let attempt = 0; ; attempt++) {
     const joined = await joinTurn(id, after);
-    if (joined || attempt >= REJOIN_DELAYS_MS.length || !still() || pageLeaving()) return joined;
-    await new Promise((resolve) => setTimeout(resolve, REJOIN_DELAYS_MS[attempt]));
+    if (joined || !still() || pageLeaving()) return joined;
+    if (attempt === REJOIN_DELAYS_MS.length) waiting();
+    await new Promise((resolve) => setTimeout(resolve, REJOIN_DELAYS_MS[attempt] ?? PATIENT_EVERY_MS));
   }
 }
 

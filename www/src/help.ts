@@ -20,7 +20,7 @@ import { readSse } from "./sse.js";
 import { fetchWithChallenge } from "./turnstile.js";
 import { QueuedMessage, giveBack, keepDraft } from "./queued.js";
 import { WaitingLine } from "./waiting-line.js";
-import { pageLeaving, tabId } from "./tab.js";
+import { tabId } from "./tab.js";
 
 /** An answer's text with its articles' `**bold**` spans as `<strong>` (built as nodes, never as
  * HTML, so nothing in an answer can inject markup); other text is kept as it is. */
@@ -30,7 +30,7 @@ export function withBold(text: string): (string | HTMLElement)[] {
 
 const SESSION_KEY = "stepwise.help.session";
 const UNANSWERED_FIRST = "The question was not answered while the page reloaded (it was stopped, or failed); nothing of it was kept.";
-const NOT_REACHED = "The answer could not be followed: the server was not reached. It goes on there; reload to see it.";
+const NOT_REACHED = "The server cannot be reached: still trying to follow the answer, which goes on there.";
 /** The turn being answered (`{session_id, message}`), for a reload to join. */
 const RUNNING_KEY = "stepwise.help.running.v1";
 /** Messages of the help conversation the assistant tray sees (the newest). */
@@ -496,22 +496,24 @@ export class HelpView implements Page {
     this.showAsked(message);
     localStorage.setItem(RUNNING_KEY, JSON.stringify({ ...running, tab: tabId() }));
     const generation = this.generation;
-    const joined = await joinTurnPatiently(session, turn ? String(turn * SEQ_SPAN) : undefined, () => generation === this.generation);
-    // A page being left concludes nothing: the question stays kept for the next one.
-    if (generation !== this.generation || (!joined && pageLeaving())) return;
-    if (joined && joined !== "ended") return this.answerTurn(joined, session, message, generation);
+    // The server not reached, the page goes on trying (the question shown as being answered).
+    const notReached = () => ((this.notice.textContent = NOT_REACHED), (this.notice.hidden = false));
+    const joined = await joinTurnPatiently(session, turn ? String(turn * SEQ_SPAN) : undefined, () => generation === this.generation, notReached);
+    // A page being left, or a New question, concludes nothing.
+    if (generation !== this.generation || !joined) return;
+    if (this.notice.textContent === NOT_REACHED) this.notice.hidden = true;
+    if (joined !== "ended") return this.answerTurn(joined, session, message, generation);
     // Nothing to join: the session shows how it ended, and a question typed meanwhile is asked.
     // A first question whose session the server does not hold was not answered (stopped, or it
-    // failed): it comes back, as does the one typed. The server not reached, it stays kept.
+    // failed): it comes back, as does the one typed.
     this.withdrawAsked();
     this.turnSession = null;
     this.setBusy(false);
-    const unanswered = joined === "ended" && this.sessionId !== session && !(await sessionHeld(session));
-    if (joined) localStorage.removeItem(RUNNING_KEY);
-    if (unanswered) giveBack(this.input, message);
-    else if (joined) await this.reread(session);
-    if (!joined || unanswered) (this.notice.textContent = joined ? UNANSWERED_FIRST : NOT_REACHED), (this.notice.hidden = false);
-    this.settle(!joined || unanswered);
+    const unanswered = this.sessionId !== session && !(await sessionHeld(session));
+    localStorage.removeItem(RUNNING_KEY);
+    if (unanswered) (giveBack(this.input, message), (this.notice.textContent = UNANSWERED_FIRST), (this.notice.hidden = false));
+    else await this.reread(session);
+    this.settle(unanswered);
   }
 
 
