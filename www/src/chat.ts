@@ -576,6 +576,7 @@ export class ChatView implements Page {
     const refused = await requestStop(this.running);
     this.stopButton.disabled = false;
     if (refused) this.showError(refused);
+    else if (this.notice.querySelector('[data-code="not_reached"]')) replace(this.notice); // Not going on.
   }
 
   /** A stopped answer stays as far as it got, marked; the server's state then wins (the stopped

@@ -575,6 +575,7 @@ export class HelpView implements Page {
     this.stopButton.disabled = true;
     try {
       await api("POST", `/api/help/sessions/${this.turnSession}/stop`, this.waitingId ? { waiting: this.waitingId } : {});
+      if (this.notice.textContent === NOT_REACHED) this.notice.hidden = true; // Not going on.
     } catch (error) {
       this.notice.textContent = `Stop was refused: ${(error as Error).message}`;
       this.notice.hidden = false;
