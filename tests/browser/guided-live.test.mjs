@@ -65,6 +65,8 @@ describe("live guided turns in the chat", () => {
   test("a reload mid-answer joins the turn and the answer goes on; Stop keeps the answer so far, marked stopped", async () => {
     const { context, page, errors } = await answering(5);
     const calls = stack.fake.requests.length;
+    // While the answer streams, a field edit waits for it (the server would refuse it).
+    for (const pencil of await page.locator(".config dt button").all()) assert.ok(await pencil.isDisabled());
     await page.reload();
     // The page joins the turn on the server: the answer streams on, then completes.
     await whenLines(page, LINES).catch(async (error) => {

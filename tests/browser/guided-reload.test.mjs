@@ -110,6 +110,9 @@ describe("a guided chat page reloaded at awkward moments", () => {
       await page.locator(".chat-layout .log .msg.user", { hasText: "Held while joined" }).waitFor({ timeout: 20000 });
       await page.locator('[data-action="stop"]').waitFor({ state: "visible", timeout: 5000 });
       assert.equal(await page.locator(".chat-layout .log .msg.assistant[aria-busy]").count(), 1);
+      const pencils = page.locator(".config dt button");
+      assert.ok((await pencils.count()) > 0);
+      for (const pencil of await pencils.all()) assert.ok(await pencil.isDisabled(), "a field edit waits for the answer");
       const calls = stack.fake.requests.length;
       await page.fill("#chat-input", "Typed while joining");
       await page.press("#chat-input", "Enter");
@@ -123,6 +126,7 @@ describe("a guided chat page reloaded at awkward moments", () => {
       const shown = await answers(page).allTextContents();
       assert.equal(linesOf(shown.at(-2)), LINES, "the joined answer, whole");
       assert.equal(shown.at(-1), "Noted.");
+      for (const pencil of await pencils.all()) assert.ok(!(await pencil.isDisabled()), "and can be made once it has ended");
       assert.equal(stack.fake.requests.filter((r) => said(r).includes("Held while joined")).length, 1, "the reload made no model call");
       assert.deepEqual(errors, []);
     } finally {

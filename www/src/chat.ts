@@ -108,9 +108,7 @@ export class ChatView implements Page {
     return !!this.state.stream_id;
   }
 
-  private save(): void {
-    storeSaved(this.state);
-  }
+  private save(): void { storeSaved(this.state); }
 
   /** Refresh recovery: the server's snapshot wins, its step included (a step the workflow does
    * not know, from an older spec, is re-inferred locally). */
@@ -436,10 +434,11 @@ export class ChatView implements Page {
 
   /** The input is for answering; a conversation saved as a stream takes no more answers. */
   private updateComposer(): void {
-    // While this page's answer streams, a message can be typed: it waits for the answer.
+    // While this page's answer streams, a message can be typed (it waits for the answer); a
+    // field edit or a step change cannot (the server would refuse it meanwhile).
     const blocked = (this.busy && !this.ownTurnRuns()) || this.saved;
-    this.input.disabled = blocked;
-    this.sendButton.disabled = blocked;
+    this.input.disabled = this.sendButton.disabled = blocked;
+    for (const edit of this.root.querySelectorAll<HTMLButtonElement>(".config dt button, .steps .step-link")) edit.disabled = this.busy || this.saved;
     this.stopButton.hidden = !this.busy || !this.running;
     this.input.placeholder = this.saved ? SAVED_HINT : "Type your answer…";
   }
