@@ -8,19 +8,15 @@
 // notice, until it can be followed.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { chromium } from "playwright-core";
-import { fakeProvider, startStack, until } from "../e2e/harness.mjs";
-import { CHROMIUM_ARGS } from "./tabs.mjs";
+import { until } from "../e2e/harness.mjs";
+import { stackWithFakeModel } from "./tabs.mjs";
 import { answers, guidedPages, LINES, linesOf, REPLY, whenIdle, whenLines } from "./guided.mjs";
 
 let stack;
 let browser;
 const { pacedModel, chatPage, answering } = guidedPages(() => ({ stack, browser }));
 
-before(async () => {
-  stack = await startStack({ providers: (url) => [fakeProvider(url, "fake-openai", "openai")], overrides: { LLM_PROVIDER: "fake-openai" } });
-  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-});
+before(async () => ({ stack, browser } = await stackWithFakeModel()));
 after(async () => {
   await browser?.close();
   await stack?.stop();

@@ -14,9 +14,8 @@
 // the tab waits with another question.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { chromium } from "playwright-core";
-import { fakeProvider, startStack, until } from "../e2e/harness.mjs";
-import { CHROMIUM_ARGS } from "./tabs.mjs";
+import { until } from "../e2e/harness.mjs";
+import { stackWithFakeModel } from "./tabs.mjs";
 
 const QUESTION = "Why are answers slow or stop midway?";
 const ANSWER = "Answers slow down when the provider does; this one took its time.";
@@ -28,10 +27,7 @@ let browser;
 const slowModel = (ms, reply = ANSWER) =>
   stack.fake.script((request) => (request.system?.startsWith("Translate") ? { reply: "[de]" } : { reply, paced: true, delayMs: ms }));
 
-before(async () => {
-  stack = await startStack({ providers: (url) => [fakeProvider(url, "fake-openai", "openai")], overrides: { LLM_PROVIDER: "fake-openai" } });
-  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-});
+before(async () => ({ stack, browser } = await stackWithFakeModel()));
 after(async () => {
   await browser?.close();
   await stack?.stop();
@@ -46,6 +42,27 @@ async function helpPage() {
   await page.waitForSelector("#help-input");
   return { context, page, errors };
 }
+
+/** A Help page whose question QUESTION is being answered, paced `ms` an event. */
+async function writing(ms) {
+  slowModel(ms);
+  const opened = await helpPage();
+  await opened.page.fill("#help-input", QUESTION);
+  await opened.page.press("#help-input", "Enter");
+  await opened.page.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+  return opened;
+}
+
+/** Holds `page`'s next join of a turn until the function answered is called. */
+async function joinHeld(page) {
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  await page.route("**/api/help/sessions/*/stream", async (route) => (await held, await route.continue().catch(() => {})), { times: 1 });
+  return release;
+}
+
+/** The log's messages as `class: their first 20 characters`. */
+const logLines = (page) => page.locator(".help-log .msg").evaluateAll((all) => all.map((m) => `${m.className}: ${m.textContent.slice(0, 20)}`));
 
 /** A session answered once in a first tab, then open in a second tab of the same browser. */
 async function twoTabs() {
@@ -100,15 +117,9 @@ describe("live help-desk turns on the Help page", () => {
   });
 
   test("a reload whose join is slow to answer shows the question being answered meanwhile: one typed then waits for that answer, and is asked after it", async () => {
-    slowModel(250);
-    const { context, page, errors } = await helpPage();
     const since = Date.now();
-    await page.fill("#help-input", QUESTION);
-    await page.press("#help-input", "Enter");
-    await page.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
-    let release;
-    const held = new Promise((resolve) => (release = resolve));
-    await page.route("**/api/help/sessions/*/stream", async (route) => (await held, route.continue()), { times: 1 });
+    const { context, page, errors } = await writing(250);
+    const release = await joinHeld(page);
     await page.reload();
     // Before the join has answered: the question, Stop, and a question typed now waits.
     await page.locator(".help-log .msg.user", { hasText: QUESTION }).waitFor({ timeout: 20000 });
@@ -121,7 +132,7 @@ describe("live help-desk turns on the Help page", () => {
     release();
     await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).nth(1).waitFor({ timeout: 30000 });
     await page.waitForSelector("#help-input:not([disabled])");
-    assert.deepEqual(await page.locator(".help-log .msg").evaluateAll((all) => all.map((m) => `${m.className}: ${m.textContent.slice(0, 20)}`)), [
+    assert.deepEqual(await logLines(page), [
       `msg user: ${QUESTION.slice(0, 20)}`,
       `msg assistant: ${ANSWER.slice(0, 20)}`,
       `msg user: ${next.slice(0, 20)}`,
@@ -134,22 +145,12 @@ describe("live help-desk turns on the Help page", () => {
   });
 
   test("a first question stopped while the reload's join is on the way comes back into the box, with a notice; a second reload meanwhile joins it still", async () => {
-    slowModel(250);
-    const { context, page, errors } = await helpPage();
-    await page.fill("#help-input", QUESTION);
-    await page.press("#help-input", "Enter");
-    await page.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
-    const hold = async () => {
-      let release;
-      const held = new Promise((resolve) => (release = resolve));
-      await page.route("**/api/help/sessions/*/stream", async (route) => (await held, await route.continue().catch(() => {})), { times: 1 });
-      return release;
-    };
-    const first = await hold();
+    const { context, page, errors } = await writing(250);
+    const first = await joinHeld(page);
     await page.reload();
     await page.locator(".help-log .msg.user", { hasText: QUESTION }).waitFor({ timeout: 20000 });
     // Reloaded again while that join is held: the question is still the tab's to join.
-    const second = await hold();
+    const second = await joinHeld(page);
     await page.reload();
     first();
     await page.locator(".help-log .msg.user", { hasText: QUESTION }).waitFor({ timeout: 20000 });
@@ -165,11 +166,7 @@ describe("live help-desk turns on the Help page", () => {
   });
 
   test("a reload whose join cannot reach the server yet shows the question being answered, says so, and shows the answer once the server is reached", async () => {
-    slowModel(400);
-    const { context, page, errors } = await helpPage();
-    await page.fill("#help-input", QUESTION);
-    await page.press("#help-input", "Enter");
-    await page.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    const { context, page, errors } = await writing(400);
     // The quick tries (at once, then after 0.25, 1 and 3 s) fail; the next, 5 s on, gets through.
     await page.route("**/api/help/sessions/*/stream", (route) => route.abort(), { times: 4 });
     await page.reload();
@@ -298,7 +295,7 @@ describe("live help-desk turns on the Help page", () => {
     assert.ok(await page.locator(".help-composer button[type=submit]").isDisabled(), "one question waits at a time");
     await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).nth(1).waitFor({ timeout: 30000 });
     await page.waitForSelector("#help-input:not([disabled])");
-    assert.deepEqual(await page.locator(".help-log .msg").evaluateAll((all) => all.map((m) => `${m.className}: ${m.textContent.slice(0, 20)}`)), [
+    assert.deepEqual(await logLines(page), [
       `msg user: ${QUESTION.slice(0, 20)}`,
       `msg assistant: ${ANSWER.slice(0, 20)}`,
       `msg user: ${next.slice(0, 20)}`,

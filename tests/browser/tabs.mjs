@@ -1,9 +1,18 @@
-// Tabs for the browser tests: Chromium's flags, a tab of a given owner (its token put in
-// localStorage before the app loads) with the assistant tray open, and a tab whose live
-// connection a test can cut.
+// Tabs for the browser tests: Chromium's flags, the stack with the fake provider as its model and
+// Chromium started together, a tab of a given owner (its token put in localStorage before the app
+// loads) with the assistant tray open, and a tab whose live connection a test can cut.
+import { chromium } from "playwright-core";
+import { fakeProvider, startStack } from "../e2e/harness.mjs";
 
 /** Chromium's flags: headless, offline, no first-run work. */
 export const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+
+/** The stack, its model the fake provider speaking OpenAI's wire, and Chromium. */
+export async function stackWithFakeModel() {
+  const stack = await startStack({ providers: (url) => [fakeProvider(url, "fake-openai", "openai")], overrides: { LLM_PROVIDER: "fake-openai" } });
+  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+  return { stack, browser };
+}
 
 /** A wide tab of `owner` at `base + path`, the tray open; page errors are collected in `errors`. */
 export async function ownerTab(browser, base, owner, path) {

@@ -5,7 +5,8 @@ import { MarkerStream, type ChatResponse } from "../../crates/wasm/pkg/stepwise.
 import { SEQ_SPAN } from "./assistant/live.js";
 import { authHeaders } from "./owner.js";
 import { readSse } from "./sse.js";
-import { pageLeaving, tabId } from "./tab.js";
+import { REJOIN_DELAYS_MS } from "./rejoin.js";
+import { tabId } from "./tab.js";
 
 /** The turn being answered, for a reload to join. */
 export interface Running {
@@ -53,9 +54,6 @@ export interface LiveChoices {
   proposed: string | null;
 }
 
-/** Waits between attempts to join a turn again after its connection broke. */
-const REJOIN_DELAYS_MS = [250, 1000, 3000];
-
 /** Remembers the turn being answered, for a reload of this tab (or a tab opened meanwhile). */
 export function remember(running: Running): void {
   localStorage.setItem(RUNNING_KEY, JSON.stringify({ ...running, tab: running.tab ?? tabId() }));
@@ -99,21 +97,6 @@ export async function join(running: Running, after?: string): Promise<Response |
   if (after) headers["last-event-id"] = after;
   return fetch(`/api/conversations/${running.conversation_id}/stream`, { headers }).catch(() => null);
 }
-
-/** {@link join} from the turn's start, tried again while the server is not reached: after each
- * of the rejoin delays, then every {@link PATIENT_EVERY_MS} (`waiting()` is told once the quick
- * tries are spent), for as long as `still()` and the page is not being left; `null` then. */
-export async function joinPatiently(running: Running, still: () => boolean, waiting: () => void): Promise<Response | null> {
-  for (let attempt = 0; ; attempt++) {
-    const response = await join(running);
-    if (response || !still() || pageLeaving()) return response;
-    if (attempt === REJOIN_DELAYS_MS.length) waiting();
-    await new Promise((resolve) => setTimeout(resolve, REJOIN_DELAYS_MS[attempt] ?? PATIENT_EVERY_MS));
-  }
-}
-
-/** How often a reloaded page tries again to join its turn once the quick tries are spent, in ms. */
-export const PATIENT_EVERY_MS = 5000;
 
 /** How the turn `running` (of a known lease) ended while this page was away: its answer, or the
  * error that ended it. Joined from its first event (after the first for a first turn, whose

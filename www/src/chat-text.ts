@@ -22,7 +22,3 @@ export function shownValue(value: FieldValue | undefined): string {
 /** A reloaded page's first answer that its conversation's object no longer knows (it failed, or
  * the object was evicted): nothing of it was kept. */
 export const LOST_FIRST = "The answer was lost while the page reloaded; nothing of it was kept. Send it again.";
-
-/** A reloaded page's answer that it cannot join yet: the server is not reached (it goes on
- * trying; the turn stays kept for the next reload). */
-export const NOT_REACHED = "The server cannot be reached: still trying to follow the answer, which goes on there.";

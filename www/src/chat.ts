@@ -9,12 +9,13 @@ import { h, replace } from "./dom.js";
 import { authHeaders } from "./owner.js";
 import { fetchWithChallenge } from "./turnstile.js";
 import type { Page } from "./page.js";
-import { Ended, outcome, forget, joinPatiently, Lost, pendingRejoin, recall, remember, requestStop, Stopped, TurnReader, type LiveChoices, type Running } from "./chat-live.js";
+import { Ended, outcome, forget, join, Lost, pendingRejoin, recall, remember, requestStop, Stopped, TurnReader, type LiveChoices, type Running } from "./chat-live.js";
 import { confirmRestart } from "./chat-restart.js";
 import { QueuedMessage, giveBack, keepDraft } from "./queued.js";
 import { OtherTabs } from "./chat-tabs.js";
 import { changedNote, finishedControls, reviewSummary } from "./chat-review.js";
-import { label, LOST_FIRST, NOT_REACHED, readableError, shownValue } from "./chat-text.js";
+import { label, LOST_FIRST, readableError, shownValue } from "./chat-text.js";
+import { joinPatiently, NOT_REACHED } from "./rejoin.js";
 import { fieldEditor } from "./chat-editor.js";
 import { forgetSaved, loadSaved, refreshSavedStream, storeSaved, type Saved } from "./chat-saved.js";
 
@@ -632,7 +633,7 @@ export class ChatView implements Page {
     if (own) remember(running); // Kept for a reload during the join.
     const generation = this.generation;
     // The server not reached, the page goes on trying (the turn shown as running, and kept).
-    const response = await joinPatiently(running, () => generation === this.generation, () => this.showError(NOT_REACHED, "not_reached"));
+    const response = await joinPatiently(() => join(running), () => generation === this.generation, () => this.showError(NOT_REACHED, "not_reached"));
     // A page being left, or started over, concludes nothing.
     if (generation !== this.generation || !response) return;
     if (this.notice.querySelector('[data-code="not_reached"]')) replace(this.notice);

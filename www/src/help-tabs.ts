@@ -8,11 +8,6 @@
 
 import { LiveConnection, type LiveEvent } from "./assistant/live.js";
 import { authHeaders } from "./owner.js";
-import { PATIENT_EVERY_MS } from "./chat-live.js";
-import { pageLeaving } from "./tab.js";
-
-/** The waits before a turn's stream is joined again, in ms, one per try. */
-export const REJOIN_DELAYS_MS = [250, 1000, 3000];
 
 /** Joins help session `id`'s turn after event `after`: its events, `"ended"` when there is
  * nothing to join (the session holds how it ended), or `null` when the server was not reached. */
@@ -22,18 +17,6 @@ export async function joinTurn(id: string, after?: string): Promise<ReadableStre
   if (!response) return null;
   if (response.status === 204 || response.status === 404) return "ended";
   return response.ok && response.body ? response.body : null;
-}
-
-/** {@link joinTurn}, tried again while the server is not reached: after each of the rejoin
- * delays, then every {@link PATIENT_EVERY_MS} (`waiting()` is told once the quick tries are
- * spent), for as long as `still()` and the page is not being left; `null` then. */
-export async function joinTurnPatiently(id: string, after: string | undefined, still: () => boolean, waiting: () => void): Promise<ReadableStream<Uint8Array> | "ended" | null> {
-  for (let attempt = 0; ; attempt++) {
-    const joined = await joinTurn(id, after);
-    if (joined || !still() || pageLeaving()) return joined;
-    if (attempt === REJOIN_DELAYS_MS.length) waiting();
-    await new Promise((resolve) => setTimeout(resolve, REJOIN_DELAYS_MS[attempt] ?? PATIENT_EVERY_MS));
-  }
 }
 
 /** Whether the server holds help session `id` for this owner (a first question stopped or

@@ -13,7 +13,8 @@ import type { ChatContext } from "../../crates/wasm/pkg/stepwise.js";
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { SEQ_SPAN } from "./assistant/live.js";
-import { HelpTabs, joinTurn, joinTurnPatiently, REJOIN_DELAYS_MS, sessionHeld } from "./help-tabs.js";
+import { HelpTabs, joinTurn, sessionHeld } from "./help-tabs.js";
+import { joinPatiently, NOT_REACHED, REJOIN_DELAYS_MS } from "./rejoin.js";
 import { authHeaders } from "./owner.js";
 import type { Page } from "./page.js";
 import { readSse } from "./sse.js";
@@ -30,7 +31,6 @@ export function withBold(text: string): (string | HTMLElement)[] {
 
 const SESSION_KEY = "stepwise.help.session";
 const UNANSWERED_FIRST = "The question was not answered while the page reloaded (it was stopped, or failed); nothing of it was kept.";
-const NOT_REACHED = "The server cannot be reached: still trying to follow the answer, which goes on there.";
 /** The turn being answered (`{session_id, message}`), for a reload to join. */
 const RUNNING_KEY = "stepwise.help.running.v1";
 /** Messages of the help conversation the assistant tray sees (the newest). */
@@ -498,7 +498,7 @@ export class HelpView implements Page {
     const generation = this.generation;
     // The server not reached, the page goes on trying (the question shown as being answered).
     const notReached = () => ((this.notice.textContent = NOT_REACHED), (this.notice.hidden = false));
-    const joined = await joinTurnPatiently(session, turn ? String(turn * SEQ_SPAN) : undefined, () => generation === this.generation, notReached);
+    const joined = await joinPatiently(() => joinTurn(session, turn ? String(turn * SEQ_SPAN) : undefined), () => generation === this.generation, notReached);
     // A page being left, or a New question, concludes nothing.
     if (generation !== this.generation || !joined) return;
     if (this.notice.textContent === NOT_REACHED) this.notice.hidden = true;
