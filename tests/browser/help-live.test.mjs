@@ -11,7 +11,8 @@
 // at the server (another client's) is listed above the box in every tab, after a reload too; a tab
 // opened during another tab's first question shows its answer as it is written. A question that
 // waited at the server when its tab reloaded goes back into the box if its answer fails while
-// the tab waits with another question.
+// the tab waits with another question. A reload whose read of the session comes back after a later
+// question was answered shows that question and its answer once.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { until } from "../e2e/harness.mjs";
@@ -178,6 +179,42 @@ describe("live help-desk turns on the Help page", () => {
     assert.equal(await alerts(page).count(), 0, "the notice goes once the answer is followed");
     assert.equal(await page.locator(".help-log .msg.user", { hasText: QUESTION }).count(), 1);
     assert.equal(await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).count(), 1);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("a reload whose read of the session comes back after a later question was answered shows that question and its answer once", async () => {
+    slowModel(0);
+    const { context, page, errors } = await helpPage();
+    await page.fill("#help-input", QUESTION);
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
+    await page.waitForSelector("#help-input:not([disabled])");
+    const later = "And why do they stop midway?";
+    const reply = "They stop when the provider drops the connection.";
+    slowModel(200, reply);
+    await page.fill("#help-input", later);
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    const { session, owner } = await page.evaluate(() => ({ session: JSON.parse(localStorage.getItem("stepwise.help.running.v1")).session_id, owner: localStorage.getItem("stepwise.owner.v1") }));
+    // The reload's read of the session is held until the answer is stored.
+    let release;
+    const held = new Promise((resolve) => (release = resolve));
+    await page.route((url) => /\/api\/help\/sessions\/[^/]+$/.test(new URL(url).pathname), async (route) => (await held, await route.continue().catch(() => {})), { times: 1 });
+    await page.reload();
+    const stored = async () => (await (await fetch(`${stack.base}/api/help/sessions/${session}`, { headers: { authorization: `Bearer ${owner}` } })).json()).messages?.length;
+    await until(async () => (await stored()) === 4, 20000);
+    release();
+    await page.locator(".help-log .msg.assistant", { hasText: reply }).first().waitFor({ timeout: 20000 });
+    await page.waitForSelector("#help-input:not([disabled])");
+    await new Promise((resolve) => setTimeout(resolve, 500)); // A join would have shown it again by now.
+    assert.deepEqual(await logLines(page), [
+      `msg user: ${QUESTION.slice(0, 20)}`,
+      `msg assistant: ${ANSWER.slice(0, 20)}`,
+      `msg user: ${later.slice(0, 20)}`,
+      `msg assistant: ${reply.slice(0, 20)}`,
+    ]);
+    assert.equal(await alerts(page).count(), 0, await alerts(page).allTextContents().then(String));
     assert.deepEqual(errors, []);
     await context.close();
   });

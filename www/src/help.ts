@@ -400,7 +400,10 @@ export class HelpView implements Page {
     this.turnSession = session;
     this.ownTurn = own;
     this.waitingId = null;
-    const running = { session_id: session, message, turn: 0, waited: false };
+    // `at`: where its question stands in the log, so a reload whose read of the session already
+    // holds it (the turn ended meanwhile) does not show it again.
+    const at = this.asked ? this.shown.indexOf(this.asked.message) : this.shown.length;
+    const running = { session_id: session, message, turn: 0, waited: false, at };
     // Only this tab's own question is kept for its reload (another tab's is that tab's record).
     const keep = () => session && own && localStorage.setItem(RUNNING_KEY, JSON.stringify({ ...running, tab: tabId() }));
     keep();
@@ -467,7 +470,7 @@ export class HelpView implements Page {
 
   /** After a reload, joins the turn this page was waiting for, if the server still runs it. */
   private async rejoin(): Promise<void> {
-    let running: { session_id?: string; message?: string; turn?: number; waited?: boolean; tab?: string } | null = null;
+    let running: { session_id?: string; message?: string; turn?: number; waited?: boolean; tab?: string; at?: number } | null = null;
     try {
       running = JSON.parse(localStorage.getItem(RUNNING_KEY) ?? "null");
     } catch {
@@ -485,6 +488,8 @@ export class HelpView implements Page {
     // A turn of this page's session, or the first turn of a new one.
     if (!session || (this.sessionId && session !== this.sessionId) || typeof running?.message !== "string") return;
     const message = running.message;
+    // Answered before the session was read: the log shows it already.
+    if (this.sessionId === session && this.holdsAsked(message, Number(running.at))) return;
     // Its own turn (not another question's that runs now): joined from its first event, or,
     // if it was still waiting, read from the session once answered.
     const turn = Number(running.turn) || 0;
@@ -516,6 +521,12 @@ export class HelpView implements Page {
     this.settle(unanswered);
   }
 
+
+  /** Whether the log shows question `message` asked at index `at` or later (a turn stores its
+   * question with its answer, and turns that ran before it only put it later). */
+  private holdsAsked(message: string, at: number): boolean {
+    return Number.isInteger(at) && this.shown.some((shown, i) => i >= at && shown.role === "user" && shown.text === message);
+  }
 
   /** The session `id` is the page's (a first turn answered). */
   private adopt(id: string): void {
