@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 #! Builds the browser package crates/wasm/pkg offline and reproducibly:
-#! cargo (wasm32) -> wasm-bindgen --target web -> wasm-opt -Oz; the JS entry (crates/wasm/js)
+#! cargo (wasm32) -> wasm-bindgen --target web -> wasm-opt -O3 (smaller here than -Oz --converge, measured); the JS entry (crates/wasm/js)
 #! and the glue bundled and minified by esbuild (npm, offline; stepwise.d.ts keeps the
 #! documented API), then prints raw and gzip sizes.
 #! Usage: scripts/build-wasm.sh [--features LIST --out DIR]   (a variant build for a benchmark,
@@ -40,7 +40,7 @@ cp crates/wasm/js/stepwise.js "$out/entry.js"
 node_modules/.bin/esbuild "$out/entry.js" --bundle --minify --format=esm --target=es2022 \
   --outfile="$out/stepwise.js" --log-level=warning --log-override:duplicate-object-key=silent
 rm -rf "$out/entry.js" "$out/bindings.js" "$out/snippets"
-node "$BINARYEN_DIR/node_modules/binaryen/bin/wasm-opt" -Oz --converge --strip-debug --strip-producers --enable-bulk-memory --enable-sign-ext \
+node "$BINARYEN_DIR/node_modules/binaryen/bin/wasm-opt" -O3 --strip-debug --strip-producers --enable-bulk-memory --enable-sign-ext \
   --enable-mutable-globals --enable-nontrapping-float-to-int \
   "$out/stepwise_bg.wasm" -o "$out/stepwise_bg.wasm"
 # Node has no `fetch` of file URLs for `init()`: its entry reads the wasm file and initializes

@@ -1,11 +1,12 @@
 //! Fuzz target: the marker parser never panics, and any split of any input gives the same
 //! events (adjacent text merged) and the same parse as the whole input, in span mode too, and
-//! with the lines of display text a caller finds itself taken through `skip_text`.
+//! with the lines of display text a caller finds itself taken through `skip_text`; span mode's
+//! value places cut each marker line's strings from the chunk.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use stepwise_core::markers::{
-    Event, MarkerParser, MarkerRegistry, Parsed, TextPosition, TextSource,
+    Event, Marker, MarkerParser, MarkerRegistry, Parsed, TextPosition, TextSource,
 };
 
 fn parse(chunks: &[&str], spans: bool, skipping: bool) -> (Vec<Event>, Parsed) {
@@ -39,11 +40,31 @@ fn parse(chunks: &[&str], spans: bool, skipping: bool) -> (Vec<Event>, Parsed) {
                 TextSource::Chunk(range) => text.push_str(&chunk[range]),
             }
         }
+        // The strings of a marker line parsed in place, cut from the chunk: all of its strings.
+        let places: Vec<(usize, std::ops::Range<usize>)> = parser.take_value_places().collect();
+        for (index, event) in fed.iter().enumerate() {
+            let cut: Vec<&str> = places.iter().filter(|(e, _)| *e == index).map(|(_, r)| &chunk[r.clone()]).collect();
+            if !cut.is_empty() {
+                let Event::Marker(marker) = event else { panic!("value place of a non-marker event") };
+                assert_eq!(cut, marker_strings(marker), "value places");
+            }
+        }
+        assert!(places.iter().all(|(e, _)| *e < fed.len()), "value place past the feed's events");
         for event in fed {
             push(event, &mut events);
         }
     }
     (events, parser.finish())
+}
+
+/// The strings of a one-line marker, in the order span mode places them.
+fn marker_strings(marker: &Marker) -> Vec<&str> {
+    match marker {
+        Marker::Suggestions(items) | Marker::Options(items) => items.iter().map(String::as_str).collect(),
+        Marker::ProposedMessage(text) | Marker::TargetField(text) => vec![text.as_str()],
+        Marker::ExtractedData(field) => vec![field.field.as_str(), field.value.as_str()],
+        _ => Vec::new(),
+    }
 }
 
 /// Takes the display text at the start of `chunk` that a caller can tell apart by first bytes

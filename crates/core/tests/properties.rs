@@ -199,6 +199,36 @@ proptest! {
     }
 
     #[test]
+    fn the_value_places_of_span_mode_cut_each_marker_s_strings_from_its_chunk(text in text(), offsets in prop::collection::vec(any::<usize>(), 0..24)) {
+        let names = vec!["SCHEMA_PROPOSAL".to_owned()];
+        let offsets: Vec<usize> = offsets.iter().map(|o| o % (text.len() + 1)).collect();
+        let mut parser = stepwise_core::markers::MarkerParser::with_registry(registry(&names));
+        parser.set_text_spans(true);
+        let whole = offsets.is_empty();
+        for chunk in split_at_offsets(&text, &offsets) {
+            parser.parse(chunk);
+            let events: Vec<_> = parser.take_events().collect();
+            let _ = parser.take_text_pieces().count();
+            let mut cut: Vec<(usize, &str)> = Vec::new();
+            for (event, range) in parser.take_value_places() {
+                cut.push((event, &chunk[range]));
+            }
+            prop_assert!(cut.iter().all(|(e, _)| *e < events.len()));
+            for (index, event) in events.iter().enumerate() {
+                let theirs: Vec<&str> = cut.iter().filter(|(e, _)| *e == index).map(|(_, s)| *s).collect();
+                let stepwise_core::markers::Event::Marker(marker) = event else {
+                    prop_assert!(theirs.is_empty(), "a value place of a non-marker event");
+                    continue;
+                };
+                // Placed whole or not at all; in one chunk (a line whole in it), always.
+                if !theirs.is_empty() || whole {
+                    prop_assert_eq!(theirs, marker_strings(marker));
+                }
+            }
+        }
+    }
+
+    #[test]
     fn the_body_spans_of_any_split_point_at_each_payload_body_in_the_text(text in text(), offsets in prop::collection::vec(any::<usize>(), 0..24)) {
         let names = vec!["SCHEMA_PROPOSAL".to_owned()];
         let offsets: Vec<usize> = offsets.iter().map(|o| o % (text.len() + 1)).collect();
@@ -411,5 +441,18 @@ fn fill_text(
             stepwise_core::markers::TextSource::Earlier(held) => text.push_str(&held),
             stepwise_core::markers::TextSource::Chunk(range) => text.push_str(&chunk[range]),
         }
+    }
+}
+
+/// The strings of a one-line marker, in the order span mode places them (none for the others).
+fn marker_strings(marker: &stepwise_core::markers::Marker) -> Vec<&str> {
+    use stepwise_core::markers::Marker;
+    match marker {
+        Marker::Suggestions(items) | Marker::Options(items) => {
+            items.iter().map(String::as_str).collect()
+        }
+        Marker::ProposedMessage(text) | Marker::TargetField(text) => vec![text.as_str()],
+        Marker::ExtractedData(field) => vec![field.field.as_str(), field.value.as_str()],
+        _ => Vec::new(),
     }
 }

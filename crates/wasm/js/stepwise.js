@@ -4,8 +4,8 @@
 //! of a reply is lines of prose, which the core's lead-byte map (which first bytes may begin a
 //! marker line) tells apart from a line that may be a marker by their first character: while
 //! the parser is at a line start or inside a text line, the entry finds such lines itself
-//! (`indexOf` of the line breaks) and only tells the core how much it took (`skipText`, once
-//! before the core's next call, so a delta inside a text line does not call into wasm). The
+//! (`indexOf` of the line breaks) and only tells the core how much it took (with the core's
+//! next call, so a delta inside a text line does not call into wasm). The
 //! rest of the chunk (from a line that may be a marker) has its UTF-8 written straight into a buffer the stream keeps in wasm memory
 //! (`TextEncoder.encodeInto`, or a loop for an ASCII chunk of up to 64 units), one call parses it and
 //! returns a number, and the events are read from a tape of numbers in wasm memory
@@ -36,6 +36,10 @@ const TEXT = 1;
 const SPAN = 3;
 const MARKER = 6;
 const DIAGNOSTIC = 7;
+/** Added to a marker's kind number when its kept strings are ranges of the chunk. */
+const IN_CHUNK = 8;
+/** First word of a string of `finishRest`'s tape that is a kept string of the events. */
+const REF = 0xffffffff;
 /** The markers' kinds, as the tape numbers them (`KINDS` in crates/wasm/src/tape.rs). */
 const KINDS = ["suggestions", "options", "extracted_data", "proposed_message", "target_field",
   "suggested_values", "suggested_actions", "payload"];
@@ -118,9 +122,10 @@ function namesKey(names) {
   return key;
 }
 
-/** A suggested action read from the tape: `(label), (action), (handler), 0 | 1, (target)`. */
+/** A suggested action read from the tape: `(label), (action), handler (0 client, 1 server),
+ * 0 | 1, (target)`. */
 function action(word, string) {
-  const read = { label: string(), action: string(), handler: string() };
+  const read = { label: string(), action: string(), handler: word() === 1 ? "server" : "client" };
   if (word() === 1) read.target = string();
   return read;
 }
@@ -164,14 +169,19 @@ export class MarkerStream {
   /** Whether a marker or a diagnostic was given out: only they fill the parse's other fields,
    * so `finish` reads them from the core only then. */
   #marked = false;
+  /** The kept strings of the markers given out, in order (the tape's `(k)`): `finish`'s tape
+   * refers to them. */
+  #strings = [];
   /** `AT_LINE_START`, `IN_TEXT_LINE` or 0: where the parser stands, for `#skip`. */
   #position = AT_LINE_START;
-  /** Text taken since the core was last told (`#flush`): UTF-16 units and line breaks (whether
+  /** Text taken since the core was last told (it goes with the next call): UTF-16 units and line breaks (whether
    * it ends inside a line is `#position`). */
   #taken = 0;
   #takenLines = 0;
   /** Set by `free` (and so by `finish`). */
   #freed = false;
+  /** Set when `finishRest` made the stream's half in wasm as new (`free` need not reset it). */
+  #reset = false;
   /** The lead-byte map: bit `b` set when a line whose first UTF-8 byte is `b` may be a marker. */
   #leads;
 
@@ -221,9 +231,10 @@ export class MarkerStream {
     // U+FFFD): parsed before the end, and so before the position is cleared for good.
     const held = this.#held ? this.#parse(this.#held) : [];
     this.#held = "";
-    this.#flush();
+    const code = this.#inner.endInput(this.#taken, this.#takenLines, this.#position === IN_TEXT_LINE);
+    this.#taken = 0;
+    this.#takenLines = 0;
     this.#position = 0;
-    const code = this.#inner.endInput();
     return code === NO_EVENTS ? held : held.concat(this.#events("", code));
   }
 
@@ -234,6 +245,7 @@ export class MarkerStream {
     if (this.#freed) return;
     this.#position = 0;
     this.#freed = true;
+    this.#strings = [];
     const inner = this.#inner;
     this.#inner = undefined;
     let streams = this.#key === undefined ? undefined : kept.get(this.#key);
@@ -249,7 +261,7 @@ export class MarkerStream {
       newestKey = this.#key;
     }
     if (streams && streams.length < KEPT_PER_NAMES) {
-      inner.reset();
+      if (!this.#reset) inner.reset();
       streams.push({ inner, shared: this.#shared, leads: this.#leads });
     } else inner.free();
   }
@@ -261,7 +273,10 @@ export class MarkerStream {
   }
 
   finish() {
-    this.end();
+    // At a line start with nothing held, or inside a text line, the end completes nothing (the
+    // core's `end` gives no events there), and the stream is reset next: no call.
+    if (this.#position === 0 || this.#held) this.end();
+    else this.#live();
     if (!this.#marked) {
       const parsed = { message: this.#message, suggestions: [], options: [], extracted: [], proposed_message: null,
         target_field: null, suggested_values: [], suggested_actions: [], payloads: this.#payloads, diagnostics: [] };
@@ -269,13 +284,19 @@ export class MarkerStream {
       return parsed;
     }
     this.#inner.finishRest();
+    this.#reset = true;
     views();
     const shared = this.#shared;
     const from = words[shared + 4];
     const blob = words[shared + 5] > 0 ? decoder.decode(bytes.subarray(from, from + words[shared + 5])) : "";
     let at = words[shared + 2] >>> 2;
     const word = () => words[at++];
-    const string = () => blob.slice(words[at++], words[at++]);
+    const strings = this.#strings;
+    const string = () => {
+      const start = words[at++];
+      const end = words[at++];
+      return start === REF ? strings[end] : blob.slice(start, end);
+    };
     const list = (item) => {
       const items = [];
       for (let n = word(); n > 0; n--) items.push(item());
@@ -300,7 +321,8 @@ export class MarkerStream {
   }
 
   /** Parses `text` in parts: the display text the entry can tell apart itself (the rest of a
-   * text line, then lines whose first character rules out a marker) goes to `skipText`; each run
+   * text line, then lines whose first character rules out a marker) is counted for the core's next
+   * call; each run
    * of lines that may be markers goes to the core; and from where the core is left inside
    * something else (a JSON body, an undecided line start), the rest of the chunk goes to the
    * core. Any split gives the core's events (chunk invariance), so the parts' events are the
@@ -318,7 +340,7 @@ export class MarkerStream {
     while (at < length) {
       const position = this.#position;
       if (position === 0) {
-        append(events, this.#parse(at === 0 ? text : text.slice(at)));
+        append(events, this.#parse(text, at, length));
         break;
       }
       let end = at;
@@ -346,7 +368,7 @@ export class MarkerStream {
         const lineEnd = text.indexOf("\n", end);
         end = lineEnd < 0 ? length : lineEnd + 1;
       }
-      append(events, this.#parse(end - at === length ? text : text.slice(at, end)));
+      append(events, this.#parse(text, at, end));
       at = end;
     }
     return events;
@@ -390,23 +412,23 @@ export class MarkerStream {
     this.#position = inLine ? IN_TEXT_LINE : AT_LINE_START;
   }
 
-  /** Tells the core the text taken since its last call. */
-  #flush() {
-    if (this.#taken > 0) {
-      this.#inner.skipText(this.#taken, this.#takenLines, this.#position === IN_TEXT_LINE);
-      this.#taken = 0;
-      this.#takenLines = 0;
-    }
-  }
-
-  #parse(text) {
-    this.#flush();
-    const code = this.#inner.feedInput(this.#write(text), text.length);
+  /** Parses `chunk.slice(from, to)` (all of it by default), cut from `chunk` only where a
+   * string of it is needed: the ASCII loop reads a flat chunk faster than a slice of it. */
+  #parse(chunk, from = 0, to = chunk.length) {
+    const length = to - from;
+    // The text taken since the core's last call goes with this one.
+    const code = this.#inner.feedInput(this.#write(chunk, from, to), length, this.#taken, this.#takenLines,
+      this.#position === IN_TEXT_LINE);
+    this.#taken = 0;
+    this.#takenLines = 0;
     this.#position = code & POSITION;
     if ((code & ~POSITION) === CHUNK_AS_TEXT) {
+      const text = length === chunk.length ? chunk : chunk.slice(from, to);
       this.#say(text);
       return [{ type: "text", text }];
     }
+    const text = length === chunk.length || (code & (WINDOW_ADD | HOLDING)) === 0 ? chunk : chunk.slice(from, to);
+    const offset = text === chunk ? from : 0;
     let events;
     if (code & WINDOW_ADD) this.#window += text;
     switch (code & 3) {
@@ -418,7 +440,7 @@ export class MarkerStream {
         events = [{ type: "text", text }];
         break;
       default:
-        events = this.#events(text, code);
+        events = this.#events(text, code, offset);
     }
     if (!(code & WINDOW_OPEN)) this.#window = "";
     if (code & HOLDING) {
@@ -428,32 +450,34 @@ export class MarkerStream {
     return events;
   }
 
-  /** Writes the chunk's UTF-8 into the input buffer; returns its length in bytes. */
-  #write(text) {
+  /** Writes the UTF-8 of `chunk.slice(from, to)` into the input buffer; returns its length in
+   * bytes. */
+  #write(chunk, from, to) {
     const shared = this.#shared;
-    const length = text.length;
+    const length = to - from;
     views();
     if (length * 3 > words[shared + 1]) {
       this.#inner.reserveInput(length * 3);
       views();
     }
-    const at = words[shared];
-    let written = 0;
+    const at = words[shared] - from;
+    let written = from;
     if (length <= LOOP_MAX) {
-      for (; written < length; written++) {
-        const unit = text.charCodeAt(written);
+      const into = bytes;
+      for (; written < to; written++) {
+        const unit = chunk.charCodeAt(written);
         if (unit > 0x7f) break;
-        bytes[at + written] = unit;
+        into[at + written] = unit;
       }
-      if (written === length) return written;
+      if (written === to) return length;
     }
-    const rest = written === 0 ? text : text.slice(written);
-    return written + encoder.encodeInto(rest, bytes.subarray(at + written, at + words[shared + 1])).written;
+    const rest = written === 0 && to === chunk.length ? chunk : chunk.slice(written, to);
+    return written - from + encoder.encodeInto(rest, bytes.subarray(at + written, words[shared] + words[shared + 1])).written;
   }
 
   /** The events of the tape: text cut from `text` (and the pending text), strings cut from the
    * blob; payloads whose data is in the window get it from there. */
-  #events(text, code) {
+  #events(text, code, offset = 0) {
     views();
     const shared = this.#shared;
     let blob = "";
@@ -465,24 +489,36 @@ export class MarkerStream {
     const end = at + words[shared + 3];
     const word = () => words[at++];
     const string = () => blob.slice(words[at++], words[at++]);
+    // A marker's kept strings: ranges of the chunk or of the blob (`IN_CHUNK`), kept in order.
+    const strings = this.#strings;
+    let source = blob;
+    let shift = 0;
+    const kept = () => {
+      const string = source.slice(shift + words[at++], shift + words[at++]);
+      strings.push(string);
+      return string;
+    };
     const events = [];
     while (at < end) {
       const kind = word();
       if (kind === MARKER) {
         this.#marked = true;
-        events.push(this.#marker(word(), word, string));
+        const number = word();
+        source = number & IN_CHUNK ? text : blob;
+        shift = number & IN_CHUNK ? offset : 0;
+        events.push(this.#marker(number & 7, word, string, kept));
       } else if (kind === DIAGNOSTIC) {
         this.#marked = true;
         events.push({ type: "diagnostic", code: string(), message: string(), line: word() });
       } else if (kind === TEXT) {
-        const piece = text.slice(word(), word());
+        const piece = text.slice(offset + word(), offset + word());
         this.#say(piece);
         events.push({ type: "text", text: piece });
       } else {
         let joined = "";
         for (let pieces = word(); pieces > 0; pieces--) {
           const source = word();
-          if (source === SPAN) joined += text.slice(word(), word());
+          if (source === SPAN) joined += text.slice(offset + word(), offset + word());
           else joined += this.#pending.slice(this.#pending.length - word());
         }
         this.#say(joined);
@@ -499,25 +535,26 @@ export class MarkerStream {
     return events;
   }
 
-  /** A marker event, its value read from the tape as `tape.rs` writes it for its kind. */
-  #marker(number, word, string) {
+  /** A marker event, its value read from the tape as `tape.rs` writes it for its kind:
+   * `kept` reads its kept strings, `string` the others. */
+  #marker(number, word, string, kept) {
     let value;
     switch (number) {
       case 0: // suggestions
       case 1: // options
         value = [];
-        for (let n = word(); n > 0; n--) value.push(string());
+        for (let n = word(); n > 0; n--) value.push(kept());
         break;
       case 2: // extracted_data
-        value = { field: string(), value: string() };
+        value = { field: kept(), value: kept() };
         break;
       case 5: // suggested_values
         value = [];
-        for (let n = word(); n > 0; n--) value.push({ label: string(), value: string() });
+        for (let n = word(); n > 0; n--) value.push({ label: kept(), value: kept() });
         break;
       case 6: // suggested_actions
         value = [];
-        for (let n = word(); n > 0; n--) value.push(action(word, string));
+        for (let n = word(); n > 0; n--) value.push(action(word, kept));
         break;
       case 7: { // payload
         const type = string();
@@ -526,7 +563,7 @@ export class MarkerStream {
         break;
       }
       default: // proposed_message, target_field
-        value = string();
+        value = kept();
     }
     return { type: "marker", kind: KINDS[number], value };
   }

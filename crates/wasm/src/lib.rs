@@ -6,10 +6,11 @@
 //! serde-wasm-bindgen, both ways (`error.rs`). The streaming path is the exception, built for
 //! speed: the package's entry (`js/stepwise.js`) defines `MarkerStream`'s `feed`, `end` and
 //! `finish` around [`MarkerStream::feed_input`]: it takes the lines of display text it can tell
-//! apart by their first character itself ([`MarkerStream::skip_text`]), writes the rest of each
+//! apart by their first character itself (telling the core how much with its next call), writes the rest of each
 //! chunk into wasm memory in place and reads its events, and `finish`'s parse, from a tape of
-//! numbers (`tape.rs`: text as ranges of the caller's chunk, other strings as ranges of one
-//! blob).
+//! numbers (`tape.rs`: text, and the strings of marker lines parsed in place, as ranges of the
+//! caller's chunk, other strings as ranges of one blob; `finish`'s strings as references to
+//! the markers' strings).
 //! Errors are JS `Error`s with a `code`.
 //!
 //! ```js
@@ -36,5 +37,5 @@ pub use marker_stream::{
     WINDOW_ADD, WINDOW_OPEN,
 };
 pub use registry::resolve_chat;
-pub use tape::{DIAGNOSTIC, EARLIER, KINDS, MARKER, PIECES, SPAN, TEXT};
+pub use tape::{DIAGNOSTIC, EARLIER, IN_CHUNK, KINDS, MARKER, PIECES, REF, SPAN, TEXT};
 pub use workflow::Workflow;

@@ -85,6 +85,8 @@ pub struct MarkerStream {
     spans: Vec<u32>,
     /// The text pieces of the last chunk's events (reused).
     pieces: Vec<TextPiece>,
+    /// The places of the last chunk's line markers' strings in it (reused).
+    places: Vec<(usize, std::ops::Range<usize>)>,
     /// What the JS entry reads from wasm memory: the addresses and lengths of the input, the
     /// tape, its blob and the spans, then the lead-byte map (boxed: its address is stable).
     shared: Box<[u32; 16]>,
@@ -124,6 +126,7 @@ impl MarkerStream {
             tape: Tape::default(),
             spans: Vec::new(),
             pieces: Vec::new(),
+            places: Vec::new(),
             // The input buffer is made by the first chunk's `reserveInput`.
             shared,
         })
@@ -148,17 +151,29 @@ impl MarkerStream {
         self.shared[INPUT_CAPACITY] = self.input.len() as u32;
     }
 
-    /// The parsing half of the package's `feed` (defined in `js/stepwise.js`): parses the
+    /// The parsing half of the package's `feed` (defined in `js/stepwise.js`): takes the
+    /// display text the entry found itself since its last call ([`Self::skip_text`]: `taken`
+    /// UTF-16 units holding `lines` line breaks, ending inside a line or not), then parses the
     /// first `len` bytes of the input buffer, the UTF-8 of a chunk of `len16` UTF-16 units
     /// that never ends inside a surrogate pair (the entry holds a trailing high surrogate
     /// back). Returns how the events are to be built, in the low two bits: [`NO_EVENTS`],
     /// [`CHUNK_AS_TEXT`] (one text event that is the chunk itself, reused as the caller's
     /// string) or [`EVENTS_READY`] (the tape: text as ranges of the caller's chunk, strings as
-    /// ranges of its blob when [`BLOB_READY`] is set); and flags above them: [`WINDOW_ADD`],
+    /// ranges of it or of its blob when [`BLOB_READY`] is set); and flags above them: [`WINDOW_ADD`],
     /// [`WINDOW_OPEN`], [`SPANS_READY`], [`HOLDING`], [`AT_LINE_START`], [`IN_TEXT_LINE`]. Numbers cross the boundary much faster
     /// than fresh objects and strings, and the engine already holds the chunk's text.
     #[wasm_bindgen(js_name = feedInput, skip_typescript)]
-    pub fn feed_input(&mut self, len: u32, len16: u32) -> u32 {
+    pub fn feed_input(
+        &mut self,
+        len: u32,
+        len16: u32,
+        taken: u32,
+        lines: u32,
+        in_line: bool,
+    ) -> u32 {
+        if taken > 0 {
+            self.skip_text(taken, lines, in_line);
+        }
         let input = std::mem::take(&mut self.input);
         let end = (len as usize).min(input.len());
         // The entry writes what `TextEncoder` makes: valid UTF-8 (a lone surrogate as U+FFFD).
@@ -170,24 +185,15 @@ impl MarkerStream {
         code
     }
 
-    /// Takes display text the entry found itself instead of writing it into wasm memory
-    /// (`MarkerParser::skip_text`, the stream's position counted in UTF-16 units for it):
-    /// `len16` units holding `lines` line breaks, ending inside a line or not. The entry may
-    /// take text only after a call that returned [`AT_LINE_START`] or [`IN_TEXT_LINE`], and
-    /// tells it here, all the text taken since in one call, before its next call of another
-    /// kind. Text given at any other position is not taken.
-    #[wasm_bindgen(js_name = skipText, skip_typescript)]
-    pub fn skip_text(&mut self, len16: u32, lines: u32, ends_in_line: bool) {
-        if !self.window.open && self.parser.skip_text(len16 as usize, lines, ends_in_line) {
-            self.fed16 += u64::from(len16);
-        }
-    }
-
-    /// The half of the entry's `end` in wasm: ends the stream; returns [`NO_EVENTS`] or
+    /// The half of the entry's `end` in wasm: takes the text the entry found (as
+    /// [`Self::feed_input`]), ends the stream; returns [`NO_EVENTS`] or
     /// [`EVENTS_READY`] for the last events (held text, a final marker), read as
     /// `feedInput`'s are, with an empty chunk.
     #[wasm_bindgen(js_name = endInput, skip_typescript)]
-    pub fn end_input(&mut self) -> u32 {
+    pub fn end_input(&mut self, taken: u32, lines: u32, in_line: bool) -> u32 {
+        if taken > 0 {
+            self.skip_text(taken, lines, in_line);
+        }
         self.parser.end_parse();
         self.write_tape("", 0)
     }
@@ -200,11 +206,31 @@ impl MarkerStream {
     /// than parsing a short reply.
     #[wasm_bindgen(skip_typescript)]
     pub fn reset(&mut self) {
+        self.tape.clear();
+        self.restart();
+    }
+
+    /// The half of the entry's `finish` in wasm: writes the parse without its message and
+    /// payloads (which the entry keeps) to the tape and its blob (`tape.rs`), then makes the
+    /// stream as new as [`Self::reset`] does but for the tape, which the entry reads next;
+    /// returns the tape's length in words.
+    #[wasm_bindgen(js_name = finishRest, skip_typescript)]
+    pub fn finish_rest(&mut self) -> u32 {
+        self.parser.end_parse();
+        write_parse(&mut self.tape, self.parser.parsed());
+        self.restart();
+        self.point_at_tape();
+        self.tape.words().len() as u32
+    }
+}
+
+impl MarkerStream {
+    /// [`Self::reset`] but for the tape's words and blob (the next chunk clears them).
+    fn restart(&mut self) {
         self.parser.reset();
         self.fed16 = 0;
         self.window = Window::default();
         self.windowed.clear();
-        self.tape.clear();
         self.spans.clear();
         self.pieces.clear();
         if self.input.len() > KEPT_INPUT {
@@ -215,25 +241,30 @@ impl MarkerStream {
         self.reserve_input(0);
     }
 
-    /// The half of the entry's `finish` in wasm: writes the parse without its message and
-    /// payloads (which the entry keeps) to the tape and its blob (`tape.rs`); returns the
-    /// tape's length in words.
-    #[wasm_bindgen(js_name = finishRest, skip_typescript)]
-    pub fn finish_rest(&mut self) -> u32 {
-        self.parser.end_parse();
-        write_parse(&mut self.tape, self.parser.parsed());
-        self.point_at_tape();
-        self.tape.words().len() as u32
+    /// Takes display text the entry found itself instead of writing it into wasm memory
+    /// (`MarkerParser::skip_text`, the stream's position counted in UTF-16 units for it):
+    /// `len16` units holding `lines` line breaks, ending inside a line or not. The entry may
+    /// take text only after a call that returned [`AT_LINE_START`] or [`IN_TEXT_LINE`], and
+    /// tells it with its next call, all the text taken since. Text given at any other position
+    /// is not taken.
+    fn skip_text(&mut self, len16: u32, lines: u32, ends_in_line: bool) {
+        if !self.window.open && self.parser.skip_text(len16 as usize, lines, ends_in_line) {
+            self.fed16 += u64::from(len16);
+        }
     }
-}
 
-impl MarkerStream {
     /// [`Self::feed_input`] of a chunk given as a string (copied into the input buffer): the
     /// path the Rust tests take to check the JS entry's protocol.
     pub fn feed_str_copied(&mut self, chunk: &str) -> u32 {
         self.reserve_input(chunk.len() as u32);
         self.input[..chunk.len()].copy_from_slice(chunk.as_bytes());
-        self.feed_input(chunk.len() as u32, chunk.encode_utf16().count() as u32)
+        self.feed_input(
+            chunk.len() as u32,
+            chunk.encode_utf16().count() as u32,
+            0,
+            0,
+            false,
+        )
     }
 
     /// The tape of the last call that returned [`EVENTS_READY`].
@@ -252,11 +283,6 @@ impl MarkerStream {
     }
 
     fn feed_str(&mut self, chunk: &str, len16: u32) -> u32 {
-        // A lone surrogate in the JS chunk reads as U+FFFD here. Text events keep the caller's
-        // text as it is (U+FFFD and a lone surrogate are one UTF-16 unit each), but a JSON body
-        // is then read as the core saw it, not from the window (`Window::track`).
-        // (U+FFFD is EF BF BD in UTF-8: a byte search rules it out in one fast pass.)
-        let as_is = memchr::memchr(0xEF, chunk.as_bytes()).is_none() || !chunk.contains('\u{FFFD}');
         // The caller's string length: UTF-16 units, counted by the engine for free.
         let start16 = self.fed16;
         self.fed16 += u64::from(len16);
@@ -270,7 +296,7 @@ impl MarkerStream {
                     len16,
                     start,
                     start16,
-                    as_is,
+                    as_is: as_is(chunk),
                 };
                 let parser = &mut self.parser;
                 self.window.track(parser, at, body_open, &mut self.windowed)
@@ -310,6 +336,8 @@ impl MarkerStream {
     fn write_tape(&mut self, chunk: &str, len16: u32) -> u32 {
         self.pieces.clear();
         self.pieces.extend(self.parser.take_text_pieces());
+        self.places.clear();
+        self.places.extend(self.parser.take_value_places());
         let events = self.parser.take_events();
         if events.len() == 0 {
             return NO_EVENTS;
@@ -318,8 +346,9 @@ impl MarkerStream {
             return CHUNK_AS_TEXT;
         }
         self.spans.clear();
+        let as_is = self.places.is_empty() || as_is(chunk);
         let mut windowed = self.windowed.iter();
-        let mut writer = TapeWriter::new(&mut self.tape, chunk, len16);
+        let mut writer = TapeWriter::new(&mut self.tape, chunk, len16, &self.places);
         let mut pieces = self.pieces.drain(..).peekable();
         for (index, event) in events.enumerate() {
             if let Event::Text { .. } = event {
@@ -330,7 +359,7 @@ impl MarkerStream {
                 Event::Marker(Marker::Payload(_)) => windowed.next(),
                 _ => None,
             };
-            writer.event(&event, window.is_some());
+            writer.event(index, &event, window.is_some(), as_is);
             if let Some(&(start, end)) = window {
                 self.spans.extend([index as u32, start as u32, end as u32]);
             }
@@ -348,6 +377,23 @@ impl MarkerStream {
         }
         code
     }
+}
+
+/// Whether `chunk` is as the caller gave it: a lone surrogate in the JS chunk reads as U+FFFD
+/// here. Text events keep the caller's text as it is (U+FFFD and a lone surrogate are one UTF-16
+/// unit each), but a JSON body is then read as the core saw it, not from the window
+/// (`Window::track`), and marker strings from the blob, not from the chunk. (U+FFFD is EF BF
+/// BD in UTF-8: a byte search rules it out in one fast pass.)
+fn as_is(chunk: &str) -> bool {
+    let bytes = chunk.as_bytes();
+    let mut at = 0;
+    while let Some(offset) = memchr::memchr(0xEF, &bytes[at..]) {
+        at += offset + 1;
+        if bytes[at..].starts_with(&[0xBF, 0xBD]) {
+            return false;
+        }
+    }
+    true
 }
 
 /// The module's memory, for the JS entry: it writes chunks into the input buffer and reads the

@@ -12,26 +12,33 @@
 //! - `PIECES, n` and `n` pieces: a text event joined from pieces, each `SPAN, start, end`
 //!   (a range of the chunk) or `EARLIER, units` (the last `units` UTF-16 units of the text fed
 //!   before this chunk, which the entry keeps while a line start is undecided);
-//! - `MARKER, kind` (a number: the index of the kind's name in [`KINDS`]) and the value, by
-//!   kind: a list `n, (s)…` (`suggestions`, `options`); `(field), (value)` (`extracted_data`);
-//!   `(s)` (`proposed_message`, `target_field`);
-//!   `n, ((label), (value))…` (`suggested_values`); `n, ((label), (action), (handler), 0 | 1,
-//!   (target) if 1)…` (`suggested_actions`); `(type), 0` with its data from the window, or
-//!   `(type), 1, (json)` (`payload`);
+//! - `MARKER, kind` (a number: the index of the kind's name in [`KINDS`], plus [`IN_CHUNK`]
+//!   when the value's kept strings are ranges of the chunk, not of the blob) and the value, by
+//!   kind: a list `n, (k)…` (`suggestions`, `options`); `(k field), (k value)`
+//!   (`extracted_data`); `(k)` (`proposed_message`, `target_field`);
+//!   `n, ((k label), (k value))…` (`suggested_values`); `n, ((k label), (k action), handler
+//!   (0 client, 1 server), 0 | 1, (k target) if 1)…` (`suggested_actions`); `(type), 0` with
+//!   its data from the window, or `(type), 1, (json)` (`payload`). A `(k)` is a kept string:
+//!   the entry keeps every one it reads, in order, and `finish` refers to them;
 //! - `DIAGNOSTIC, (code), (message), line`.
 //!
 //! Text is always the caller's own: a lone surrogate, which the core reads as U+FFFD (one
 //! UTF-16 unit either way, so the ranges hold), stays as the caller gave it in text events.
-//! Marker values are the core's strings, with U+FFFD.
+//! Marker values are the core's strings, with U+FFFD: a chunk that held one has its markers'
+//! strings in the blob.
 //!
 //! `finishRest` writes the parse's fields besides its message and payloads (which the entry
 //! keeps) to the tape too, in this order ([`write_parse`]): `suggestions` and `options` as
 //! lists, `extracted` as `n, ((field), (value))…`, `proposed_message` and `target_field` as
 //! `0` or `1, (s)`, `suggested_values` and `suggested_actions` as their markers' values, and
-//! `diagnostics` as `n, ((code), (message), line)…`.
+//! `diagnostics` as `n, ((code), (message), line)…`. There a string is `REF, index` when a
+//! kept string of the events has its text (the entry's `index`th kept string), else a range of
+//! the blob.
+
+use std::ops::Range;
 
 use stepwise_core::markers::{
-    Diagnostic, Event, Marker, Parsed, SuggestedAction, SuggestedValue, TextPiece, TextSource,
+    ActionHandler, Diagnostic, Event, Marker, Parsed, TextPiece, TextSource,
 };
 
 use crate::utf16::{Utf16Offsets, utf16_len};
@@ -48,6 +55,10 @@ pub const EARLIER: u32 = 4;
 pub const MARKER: u32 = 6;
 /// Tape word: a diagnostic event.
 pub const DIAGNOSTIC: u32 = 7;
+/// Added to a marker's kind number when its kept strings are ranges of the chunk.
+pub const IN_CHUNK: u32 = 8;
+/// First word of a string of `finishRest`'s tape that is a kept string of the events.
+pub const REF: u32 = u32::MAX;
 /// The markers' `kind` names ([`Marker::kind`]), as the tape numbers them (the JS entry holds
 /// the same list).
 pub const KINDS: [&str; 8] = [
@@ -83,6 +94,11 @@ pub(crate) struct Tape {
     blob: String,
     /// UTF-16 units in `blob`.
     blob16: u32,
+    /// The kept strings of the events so far, joined, in the order written (the entry keeps the
+    /// same strings): `finishRest` refers to them instead of copying the parse's strings.
+    given: String,
+    /// Where each kept string ends in `given`.
+    given_ends: Vec<usize>,
 }
 
 impl Tape {
@@ -95,6 +111,7 @@ impl Tape {
     }
 
     /// Appends `text` to the blob and writes its range.
+    #[inline(never)]
     fn string(&mut self, text: &str) {
         let start = self.blob16;
         self.blob.push_str(text);
@@ -102,26 +119,50 @@ impl Tape {
         self.words.extend([start, self.blob16]);
     }
 
+    /// Writes a string of the parse: a reference to the first kept string from `*from` on with
+    /// its text, or (none has it) a range of the blob. The parse's strings of one field are
+    /// kept strings in the order they were kept, so each field's search goes forward once.
+    fn refer(&mut self, text: &str, from: &mut usize) {
+        while let Some(&end) = self.given_ends.get(*from) {
+            let start = if *from == 0 {
+                0
+            } else {
+                self.given_ends[*from - 1]
+            };
+            *from += 1;
+            if self.given.as_bytes()[start..end] == *text.as_bytes() {
+                self.words.extend([REF, (*from - 1) as u32]);
+                return;
+            }
+        }
+        self.string(text);
+    }
+
     fn strings(&mut self, items: &[String]) {
         self.words.push(items.len() as u32);
+        let from = &mut 0;
         for item in items {
-            self.string(item);
+            self.refer(item, from);
         }
     }
 
-    fn optional(&mut self, text: Option<&str>) {
+    fn optional(&mut self, text: Option<&str>, from: &mut usize) {
         match text {
             Some(text) => {
                 self.words.push(1);
-                self.string(text);
+                self.refer(text, from);
             }
             None => self.words.push(0),
         }
     }
 
-    /// Clears the tape and gives back memory past `bytes` in each of its buffers.
+    /// Forgets the kept strings and gives back memory past `bytes` in each buffer (the words and
+    /// the blob are kept: the entry may still read them).
     pub(crate) fn shrink_to(&mut self, bytes: usize) {
-        self.clear();
+        self.given.clear();
+        self.given_ends.clear();
+        self.given.shrink_to(bytes);
+        self.given_ends.shrink_to(bytes / 8);
         self.words.shrink_to(bytes / 4);
         self.blob.shrink_to(bytes);
     }
@@ -139,14 +180,27 @@ pub(crate) fn write_parse(tape: &mut Tape, parse: &Parsed) {
     tape.strings(&parse.suggestions);
     tape.strings(&parse.options);
     tape.words.push(parse.extracted.len() as u32);
+    let from = &mut 0;
     for field in &parse.extracted {
-        tape.string(&field.field);
-        tape.string(&field.value);
+        tape.refer(&field.field, from);
+        tape.refer(&field.value, from);
     }
-    tape.optional(parse.proposed_message.as_deref());
-    tape.optional(parse.target_field.as_deref());
-    suggested_values(tape, &parse.suggested_values);
-    suggested_actions(tape, &parse.suggested_actions);
+    tape.optional(parse.proposed_message.as_deref(), &mut 0);
+    tape.optional(parse.target_field.as_deref(), &mut 0);
+    tape.words.push(parse.suggested_values.len() as u32);
+    let from = &mut 0;
+    for value in &parse.suggested_values {
+        tape.refer(&value.label, from);
+        tape.refer(&value.value, from);
+    }
+    tape.words.push(parse.suggested_actions.len() as u32);
+    let from = &mut 0;
+    for action in &parse.suggested_actions {
+        tape.refer(&action.label, from);
+        tape.refer(&action.action, from);
+        tape.words.push(handler_number(action.handler));
+        tape.optional(action.target.as_deref(), from);
+    }
     tape.words.push(parse.diagnostics.len() as u32);
     for diagnostic in &parse.diagnostics {
         tape.string(diagnostic.code.as_str());
@@ -155,26 +209,60 @@ pub(crate) fn write_parse(tape: &mut Tape, parse: &Parsed) {
     }
 }
 
+fn handler_number(handler: ActionHandler) -> u32 {
+    match handler {
+        ActionHandler::Client => 0,
+        ActionHandler::Server => 1,
+    }
+}
+
 /// Writes one chunk's events to the tape.
 pub(crate) struct TapeWriter<'a> {
     tape: &'a mut Tape,
     offsets: Utf16Offsets<'a>,
+    /// The places in the chunk of the strings of its line markers (`take_value_places`).
+    places: &'a [(usize, Range<usize>)],
+    /// The next place not written.
+    place: usize,
+    /// The marker being written has its kept strings in the chunk.
+    in_chunk: bool,
 }
 
 impl<'a> TapeWriter<'a> {
-    /// A writer for the events of `chunk` (`len16` UTF-16 units in the caller's string).
-    pub(crate) fn new(tape: &'a mut Tape, chunk: &'a str, len16: u32) -> Self {
+    /// A writer for the events of `chunk` (`len16` UTF-16 units in the caller's string); its
+    /// line markers' strings are written as ranges of it at `places`.
+    pub(crate) fn new(
+        tape: &'a mut Tape,
+        chunk: &'a str,
+        len16: u32,
+        places: &'a [(usize, Range<usize>)],
+    ) -> Self {
         tape.clear();
         TapeWriter {
             tape,
             offsets: Utf16Offsets::new(chunk, len16),
+            places,
+            place: 0,
+            in_chunk: false,
         }
     }
 
-    /// A marker or a diagnostic; a payload's data is left for the entry's window when
-    /// `data_later`.
-    pub(crate) fn event(&mut self, event: &Event, data_later: bool) {
-        let tape = &mut *self.tape;
+    /// The event at `index`, a marker or a diagnostic; a payload's data is left for the
+    /// entry's window when `data_later`. `as_is`: the chunk is as the caller gave it (no
+    /// lone surrogate read as U+FFFD), so that its ranges have the strings' text.
+    pub(crate) fn event(&mut self, index: usize, event: &Event, data_later: bool, as_is: bool) {
+        let first = self.place;
+        while self
+            .places
+            .get(self.place)
+            .is_some_and(|&(event, _)| event == index)
+        {
+            self.place += 1;
+        }
+        self.in_chunk = as_is && self.place > first;
+        if self.in_chunk {
+            self.place = first;
+        }
         match event {
             Event::Text { .. } => {}
             Event::Diagnostic(Diagnostic {
@@ -182,14 +270,79 @@ impl<'a> TapeWriter<'a> {
                 message,
                 line,
             }) => {
-                tape.words.push(DIAGNOSTIC);
-                tape.string(code.as_str());
-                tape.string(message);
-                tape.words.push(*line);
+                self.tape.words.push(DIAGNOSTIC);
+                self.tape.string(code.as_str());
+                self.tape.string(message);
+                self.tape.words.push(*line);
             }
             Event::Marker(marker) => {
-                tape.words.extend([MARKER, kind_number(marker)]);
-                marker_value(tape, marker, data_later);
+                let number = kind_number(marker) + if self.in_chunk { IN_CHUNK } else { 0 };
+                self.tape.words.extend([MARKER, number]);
+                self.marker_value(marker, data_later);
+            }
+        }
+    }
+
+    /// Writes a kept string: a range of the chunk for a marker parsed in place, else of the
+    /// blob; and keeps it.
+    fn keep(&mut self, text: &str) {
+        if self.in_chunk {
+            let range = self.places[self.place].1.clone();
+            self.place += 1;
+            let start = self.offsets.at(range.start);
+            let end = self.offsets.at(range.end);
+            self.tape.words.extend([start, end]);
+        } else {
+            self.tape.string(text);
+        }
+        self.tape.given.push_str(text);
+        self.tape.given_ends.push(self.tape.given.len());
+    }
+
+    fn marker_value(&mut self, marker: &Marker, data_later: bool) {
+        match marker {
+            Marker::Suggestions(items) | Marker::Options(items) => {
+                self.tape.words.push(items.len() as u32);
+                for item in items {
+                    self.keep(item);
+                }
+            }
+            Marker::ExtractedData(f) => {
+                self.keep(&f.field);
+                self.keep(&f.value);
+            }
+            Marker::ProposedMessage(text) | Marker::TargetField(text) => self.keep(text),
+            Marker::SuggestedValues(values) => {
+                self.tape.words.push(values.len() as u32);
+                for value in values {
+                    self.keep(&value.label);
+                    self.keep(&value.value);
+                }
+            }
+            Marker::SuggestedActions(actions) => {
+                self.tape.words.push(actions.len() as u32);
+                for action in actions {
+                    self.keep(&action.label);
+                    self.keep(&action.action);
+                    self.tape.words.push(handler_number(action.handler));
+                    match &action.target {
+                        Some(target) => {
+                            self.tape.words.push(1);
+                            self.keep(target);
+                        }
+                        None => self.tape.words.push(0),
+                    }
+                }
+            }
+            Marker::Payload(payload) => {
+                let tape = &mut *self.tape;
+                tape.string(&payload.payload_type);
+                if data_later {
+                    tape.words.push(0);
+                } else {
+                    tape.words.push(1);
+                    tape.string(payload.data.as_str());
+                }
             }
         }
     }
@@ -220,46 +373,6 @@ impl<'a> TapeWriter<'a> {
         } else {
             words[at + 1] = count;
         }
-    }
-}
-
-fn marker_value(tape: &mut Tape, marker: &Marker, data_later: bool) {
-    match marker {
-        Marker::Suggestions(items) | Marker::Options(items) => tape.strings(items),
-        Marker::ExtractedData(f) => {
-            tape.string(&f.field);
-            tape.string(&f.value);
-        }
-        Marker::ProposedMessage(text) | Marker::TargetField(text) => tape.string(text),
-        Marker::SuggestedValues(values) => suggested_values(tape, values),
-        Marker::SuggestedActions(actions) => suggested_actions(tape, actions),
-        Marker::Payload(payload) => {
-            tape.string(&payload.payload_type);
-            if data_later {
-                tape.words.push(0);
-            } else {
-                tape.words.push(1);
-                tape.string(payload.data.as_str());
-            }
-        }
-    }
-}
-
-fn suggested_values(tape: &mut Tape, values: &[SuggestedValue]) {
-    tape.words.push(values.len() as u32);
-    for value in values {
-        tape.string(&value.label);
-        tape.string(&value.value);
-    }
-}
-
-fn suggested_actions(tape: &mut Tape, actions: &[SuggestedAction]) {
-    tape.words.push(actions.len() as u32);
-    for action in actions {
-        tape.string(&action.label);
-        tape.string(&action.action);
-        tape.string(action.handler.as_str());
-        tape.optional(action.target.as_deref());
     }
 }
 

@@ -38,8 +38,16 @@ impl<'a> Utf16Offsets<'a> {
     /// back).
     pub(crate) fn at(&mut self, byte: usize) -> u32 {
         if self.ascii {
-            return byte as u32;
+            byte as u32
+        } else {
+            self.count(byte)
         }
+    }
+
+    /// [`Self::at`] in a chunk that is not ASCII (not inlined: it is called from several places
+    /// of the tape writer, and the package's size counts).
+    #[inline(never)]
+    fn count(&mut self, byte: usize) -> u32 {
         if byte < self.byte {
             (self.byte, self.unit) = (0, 0);
         }

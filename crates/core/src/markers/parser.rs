@@ -12,7 +12,7 @@ pub use skip::TextPosition;
 use super::bracket_scan::BracketScan;
 use super::registry::{MarkerId, MarkerRegistry};
 use super::text_pieces::{TextPiece, TextPieces};
-use super::values::{MAX_LIST_ITEMS, Outcome, json_marker, line_marker};
+use super::values::{MAX_LIST_ITEMS, Outcome, Places, json_marker, line_marker};
 use super::{Diagnostic, DiagnosticCode, Event, Marker, Parsed};
 use crate::json::{JsonCheck, Progress};
 
@@ -99,6 +99,9 @@ pub struct MarkerParser {
     body_spans: Vec<Range<usize>>,
     /// The text of the `Text` events as places in the chunk, in span mode.
     pieces: TextPieces,
+    /// The places in the chunk of the strings of line markers parsed in place, in span mode
+    /// ([`Self::take_value_places`]).
+    value_places: Vec<(usize, Range<usize>)>,
 }
 
 impl Default for MarkerParser {
@@ -131,6 +134,7 @@ impl MarkerParser {
             body_start: 0,
             body_spans: Vec::new(),
             pieces: TextPieces::default(),
+            value_places: Vec::new(),
         }
     }
 
@@ -165,6 +169,7 @@ impl MarkerParser {
             body_start,
             body_spans,
             pieces,
+            value_places,
         } = self;
         *mode = Mode::LineStart;
         prefix.clear();
@@ -180,6 +185,7 @@ impl MarkerParser {
         (*fed, *body_start) = (0, 0);
         body_spans.clear();
         pieces.clear();
+        value_places.clear();
     }
 
     /// Turns span mode on or off: in span mode the `Text` events that [`Self::parse`] and
@@ -212,6 +218,26 @@ impl MarkerParser {
     /// The pieces of the text events taken since the last call, in span mode, in order.
     pub fn take_text_pieces(&mut self) -> std::vec::Drain<'_, TextPiece> {
         self.pieces.drain()
+    }
+
+    /// In span mode, where the strings of the line markers completed since the last call lie in
+    /// the chunk just fed, when the marker's whole value lay in it: `(event, range)`, the
+    /// index of the marker's event among the events of the feed and a string's byte range in
+    /// the chunk, one a string, in the order of the marker's strings (a list's items; a field
+    /// and its value). A marker whose value began in an earlier chunk has none.
+    ///
+    /// ```
+    /// use stepwise_core::markers::MarkerParser;
+    /// let mut parser = MarkerParser::new();
+    /// parser.set_text_spans(true);
+    /// let chunk = "Pick:\nOPTIONS: \"A\" | B\n";
+    /// parser.parse(chunk);
+    /// let places: Vec<_> = parser.take_value_places().collect();
+    /// assert_eq!(places, [(1, 16..17), (1, 21..22)]);
+    /// assert_eq!((&chunk[16..17], &chunk[21..22]), ("A", "B"));
+    /// ```
+    pub fn take_value_places(&mut self) -> std::vec::Drain<'_, (usize, Range<usize>)> {
+        self.value_places.drain(..)
     }
 
     /// The markers this parser recognizes besides the built-in ones.
@@ -366,7 +392,7 @@ impl MarkerParser {
                     let held = std::mem::take(&mut self.prefix);
                     self.emit_text(&held, self.fed);
                 }
-                Mode::LineValue(id) => self.complete(line_marker(id, &self.value)),
+                Mode::LineValue(id) => self.complete(line_marker(id, &self.value, None)),
                 Mode::AwaitBody { .. } | Mode::FenceOpen(_) => self.diagnostic(
                     DiagnosticCode::MissingPayloadBody,
                     "the stream ended before the marker's JSON body".into(),
@@ -430,16 +456,32 @@ impl MarkerParser {
             self.mode = Mode::SkipLine;
             return at;
         }
-        self.value.push_str(segment);
         match newline {
+            // The whole value lies in this chunk: parsed in place (span mode keeps its places).
+            Some(end) if self.value.is_empty() => {
+                let places = self.pieces.on.then_some(Places {
+                    chunk: chunk.as_ptr() as usize,
+                    event: self.events.len(),
+                    to: &mut self.value_places,
+                });
+                let outcome = line_marker(id, segment, places);
+                self.complete(outcome);
+                self.line += 1;
+                self.mode = Mode::LineStart;
+                end + 1
+            }
             Some(end) => {
-                self.complete(line_marker(id, &self.value));
+                self.value.push_str(segment);
+                self.complete(line_marker(id, &self.value, None));
                 self.value.clear();
                 self.line += 1;
                 self.mode = Mode::LineStart;
                 end + 1
             }
-            None => chunk.len(),
+            None => {
+                self.value.push_str(segment);
+                chunk.len()
+            }
         }
     }
 

@@ -1,5 +1,7 @@
 //! Turning a completed marker's raw value (the rest of its line, or its JSON body) into a marker.
 
+use std::ops::Range;
+
 use super::registry::{MarkerId, MarkerRegistry};
 use super::{
     ActionHandler, DiagnosticCode, ExtractedField, Marker, Payload, SuggestedAction, SuggestedValue,
@@ -13,17 +15,41 @@ pub const MAX_LIST_ITEMS: usize = 50;
 pub(crate) type Outcome =
     Result<(Marker, Option<(DiagnosticCode, String)>), (DiagnosticCode, String)>;
 
-/// Parses the value of a one-line marker (everything after its colon).
-pub(crate) fn line_marker(id: MarkerId, raw: &str) -> Outcome {
+/// Where the strings of a line marker parsed in place lie in the chunk (span mode): each
+/// string's byte range, from its address, tagged with the event's index, in the order of the
+/// marker's strings.
+pub(crate) struct Places<'a> {
+    /// The chunk's address.
+    pub(crate) chunk: usize,
+    /// The index the marker's event will have.
+    pub(crate) event: usize,
+    pub(crate) to: &'a mut Vec<(usize, Range<usize>)>,
+}
+
+/// `text` as an owned string, its place recorded when `places` are kept.
+fn own(text: &str, places: &mut Option<Places<'_>>) -> String {
+    if let Some(places) = places {
+        let start = text.as_ptr() as usize - places.chunk;
+        places.to.push((places.event, start..start + text.len()));
+    }
+    text.to_owned()
+}
+
+/// Parses the value of a one-line marker (everything after its colon); with `places`, `raw`
+/// lies in the chunk and its strings' places are recorded.
+pub(crate) fn line_marker(id: MarkerId, raw: &str, mut places: Option<Places<'_>>) -> Outcome {
     let value = clean(raw);
+    let places = &mut places;
     match id {
-        MarkerId::Suggestions => Ok(list(value, ',', Marker::Suggestions)),
-        MarkerId::Options => Ok(list(value, '|', Marker::Options)),
-        MarkerId::ProposedMessage => Ok((Marker::ProposedMessage(unquote(value).to_owned()), None)),
+        MarkerId::Suggestions => Ok(list(value, ',', Marker::Suggestions, places)),
+        MarkerId::Options => Ok(list(value, '|', Marker::Options, places)),
+        MarkerId::ProposedMessage => {
+            Ok((Marker::ProposedMessage(own(unquote(value), places)), None))
+        }
         MarkerId::TargetField => {
             let field = unquote(value);
             if is_field_name(field) {
-                Ok((Marker::TargetField(field.to_owned()), None))
+                Ok((Marker::TargetField(own(field, places)), None))
             } else {
                 Err((
                     DiagnosticCode::MalformedMarker,
@@ -53,8 +79,8 @@ pub(crate) fn line_marker(id: MarkerId, raw: &str) -> Outcome {
             }
             Ok((
                 Marker::ExtractedData(ExtractedField {
-                    field: field.to_owned(),
-                    value: value.to_owned(),
+                    field: own(field, places),
+                    value: own(value, places),
                 }),
                 None,
             ))
@@ -145,6 +171,7 @@ fn list(
     value: &str,
     separator: char,
     make: fn(Vec<String>) -> Marker,
+    places: &mut Option<Places<'_>>,
 ) -> (Marker, Option<(DiagnosticCode, String)>) {
     // One allocation for the list: its separators tell how many items it has at most.
     debug_assert!(separator.is_ascii(), "a separator is one byte");
@@ -162,7 +189,7 @@ fn list(
         if items.len() == MAX_LIST_ITEMS {
             dropped += 1;
         } else {
-            items.push(item.to_owned());
+            items.push(own(item, places));
         }
     }
     let note = (dropped > 0).then(|| {

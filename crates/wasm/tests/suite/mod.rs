@@ -4,8 +4,9 @@
 use serde_json::{Value, json};
 use stepwise_core::markers::{MarkerParser, MarkerRegistry};
 use stepwise_wasm::{
-    BLOB_READY, CHUNK_AS_TEXT, DIAGNOSTIC, EARLIER, EVENTS_READY, HOLDING, KINDS, MARKER,
-    MarkerStream, NO_EVENTS, PIECES, SPAN, SPANS_READY, TEXT, WINDOW_ADD, WINDOW_OPEN, Workflow,
+    BLOB_READY, CHUNK_AS_TEXT, DIAGNOSTIC, EARLIER, EVENTS_READY, HOLDING, IN_CHUNK, KINDS, MARKER,
+    MarkerStream, NO_EVENTS, PIECES, REF, SPAN, SPANS_READY, TEXT, WINDOW_ADD, WINDOW_OPEN,
+    Workflow,
 };
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -110,10 +111,10 @@ fn marker_vectors_parse_in_wasm_as_natively_at_every_chunking() {
                     }
                 }
             }
-            let code = stream.end_input();
+            let code = stream.end_input(0, 0, false);
             let events = match code & 3 {
                 NO_EVENTS => json!([]),
-                _ => read_tape(&stream, &entry, "", code),
+                _ => read_tape(&stream, &mut entry, "", code),
             };
             let want = serde_json::to_value(native.end().collect::<Vec<_>>()).unwrap();
             assert_eq!(events, want, "{name}: events at the end");
@@ -122,7 +123,7 @@ fn marker_vectors_parse_in_wasm_as_natively_at_every_chunking() {
                     display.push_str(event["text"].as_str().unwrap());
                 }
             }
-            let mut parsed = finish(&mut stream, &display, &payloads);
+            let mut parsed = finish(&mut stream, &entry, &display, &payloads);
             let codes: Vec<Value> = parsed["diagnostics"]
                 .as_array()
                 .unwrap()
@@ -311,13 +312,17 @@ fn type_errors_name_what_was_found_and_expected() {
 
 /// What the entry's `finish` returns (js/stepwise.js): the rest of the parse from
 /// `finishRest`, with the display text it kept (trimmed) and the payloads it gave out.
-fn finish(stream: &mut MarkerStream, display: &str, payloads: &[Value]) -> Value {
+fn finish(stream: &mut MarkerStream, entry: &Entry, display: &str, payloads: &[Value]) -> Value {
     let length = stream.finish_rest() as usize;
     assert_eq!(length, stream.tape().len());
     let mut reader = TapeReader {
         tape: stream.tape(),
         at: 0,
         blob: stream.blob().encode_utf16().collect(),
+        chunk: Vec::new(),
+        in_chunk: false,
+        kept: entry.kept.clone(),
+        finishing: true,
     };
     let strings = |reader: &mut TapeReader| {
         json!(
@@ -365,6 +370,8 @@ fn finish(stream: &mut MarkerStream, display: &str, payloads: &[Value]) -> Value
 struct Entry {
     window: Vec<String>,
     pending: String,
+    /// The kept strings of the markers given out (`finish` refers to them).
+    kept: Vec<String>,
 }
 
 /// What the package's JS `feed` returns for a chunk (js/stepwise.js), built as the entry
@@ -378,7 +385,7 @@ fn feed(stream: &mut MarkerStream, entry: &mut Entry, chunk: &str) -> Value {
     let events = match code & 3 {
         NO_EVENTS => json!([]),
         CHUNK_AS_TEXT => json!([{"type": "text", "text": chunk}]),
-        EVENTS_READY => read_tape(stream, entry, chunk, code),
+        EVENTS_READY => read_tape(stream, &mut *entry, chunk, code),
         other => panic!("unknown feedInput code {other}"),
     };
     if code & WINDOW_OPEN == 0 {
@@ -392,7 +399,7 @@ fn feed(stream: &mut MarkerStream, entry: &mut Entry, chunk: &str) -> Value {
     events
 }
 
-fn read_tape(stream: &MarkerStream, entry: &Entry, chunk: &str, code: u32) -> Value {
+fn read_tape(stream: &MarkerStream, entry: &mut Entry, chunk: &str, code: u32) -> Value {
     let units: Vec<u16> = chunk.encode_utf16().collect();
     let pending: Vec<u16> = entry.pending.encode_utf16().collect();
     let blob: Vec<u16> = if code & BLOB_READY != 0 {
@@ -401,7 +408,15 @@ fn read_tape(stream: &MarkerStream, entry: &Entry, chunk: &str, code: u32) -> Va
         Vec::new()
     };
     let tape = stream.tape();
-    let mut reader = TapeReader { tape, at: 0, blob };
+    let mut reader = TapeReader {
+        tape,
+        at: 0,
+        blob,
+        chunk: units.clone(),
+        in_chunk: false,
+        kept: std::mem::take(&mut entry.kept),
+        finishing: false,
+    };
     let mut events = Vec::new();
     while reader.at < tape.len() {
         match reader.word() {
@@ -428,7 +443,9 @@ fn read_tape(stream: &MarkerStream, entry: &Entry, chunk: &str, code: u32) -> Va
                 events.push(json!({"type": "text", "text": text}));
             }
             MARKER => {
-                let kind = KINDS[reader.word() as usize];
+                let number = reader.word();
+                reader.in_chunk = number & IN_CHUNK != 0;
+                let kind = KINDS[(number & !IN_CHUNK) as usize];
                 let value = reader.marker_value(kind);
                 events.push(json!({"type": "marker", "kind": kind, "value": value}));
             }
@@ -439,6 +456,7 @@ fn read_tape(stream: &MarkerStream, entry: &Entry, chunk: &str, code: u32) -> Va
             other => panic!("unknown tape word {other}"),
         }
     }
+    entry.kept = reader.kept;
     if code & SPANS_READY != 0 {
         let window: Vec<u16> = entry.window.concat().encode_utf16().collect();
         for span in stream.spans().chunks(3) {
@@ -454,6 +472,13 @@ struct TapeReader<'a> {
     tape: &'a [u32],
     at: usize,
     blob: Vec<u16>,
+    /// The chunk, where a marker's kept strings are when `in_chunk`.
+    chunk: Vec<u16>,
+    in_chunk: bool,
+    /// The kept strings read so far (`finish`'s `REF` strings).
+    kept: Vec<String>,
+    /// Reading `finishRest`'s tape, whose strings are references or ranges of the blob.
+    finishing: bool,
 }
 
 impl TapeReader<'_> {
@@ -463,22 +488,43 @@ impl TapeReader<'_> {
     }
 
     fn string(&mut self) -> String {
+        let (start, end) = (self.word(), self.word());
+        if start == REF {
+            return self.kept[end as usize].clone();
+        }
+        String::from_utf16(&self.blob[start as usize..end as usize]).unwrap()
+    }
+
+    /// A marker's kept string: from the chunk or the blob, and kept.
+    fn kept(&mut self) -> String {
+        if self.finishing {
+            return self.string();
+        }
         let (start, end) = (self.word() as usize, self.word() as usize);
-        String::from_utf16(&self.blob[start..end]).unwrap()
+        let source = if self.in_chunk {
+            &self.chunk
+        } else {
+            &self.blob
+        };
+        let text = String::from_utf16(&source[start..end]).unwrap();
+        self.kept.push(text.clone());
+        text
     }
 
     fn marker_value(&mut self, kind: &str) -> Value {
         match kind {
-            "suggestions" | "options" => (0..self.word()).map(|_| json!(self.string())).collect(),
-            "extracted_data" => json!({"field": self.string(), "value": self.string()}),
+            "suggestions" | "options" => (0..self.word()).map(|_| json!(self.kept())).collect(),
+            "extracted_data" => json!({"field": self.kept(), "value": self.kept()}),
             "suggested_values" => (0..self.word())
-                .map(|_| json!({"label": self.string(), "value": self.string()}))
+                .map(|_| json!({"label": self.kept(), "value": self.kept()}))
                 .collect(),
             "suggested_actions" => (0..self.word())
                 .map(|_| {
-                    let mut action = json!({"label": self.string(), "action": self.string(), "handler": self.string()});
+                    let (label, action) = (self.kept(), self.kept());
+                    let handler = if self.word() == 1 { "server" } else { "client" };
+                    let mut action = json!({"label": label, "action": action, "handler": handler});
                     if self.word() == 1 {
-                        action["target"] = json!(self.string());
+                        action["target"] = json!(self.kept());
                     }
                     action
                 })
@@ -491,7 +537,7 @@ impl TapeReader<'_> {
                 };
                 json!({"type": kind, "data": data})
             }
-            _ => json!(self.string()),
+            _ => json!(self.kept()),
         }
     }
 }
