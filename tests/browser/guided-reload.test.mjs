@@ -5,7 +5,8 @@
 // chips. While its join is on the way, a reloaded tab shows its answer running (a message typed
 // then waits for it; a second reload joins it still); a first answer the server no longer knows
 // comes back into the box; one whose join cannot reach the server yet is shown running, with a
-// notice, until it can be followed.
+// notice, until it can be followed; it shows its answer running before its read of the stored
+// conversation answers, so a message typed then waits too.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { until } from "../e2e/harness.mjs";
@@ -23,9 +24,10 @@ after(async () => {
 });
 
 /** `page` has a first answer, then sends `message` and is reloaded while its answer is written,
- * the reloaded page's join of that turn held until `release()`: the owner and the turn kept for
- * the reload, with the headers that read its conversation. */
-async function reloadedWithJoinHeld(page, message) {
+ * the reloaded page's join of that turn (or, `read`, its read of the stored conversation) held
+ * until `release()`: the owner and the turn kept for the reload, with the headers that read its
+ * conversation. */
+async function reloadedWithJoinHeld(page, message, read = false) {
   await page.fill("#chat-input", "Track rivals");
   await page.press("#chat-input", "Enter");
   await whenIdle(page);
@@ -35,7 +37,8 @@ async function reloadedWithJoinHeld(page, message) {
   const [owner, running] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), JSON.parse(localStorage.getItem("stepwise.chat.running.v1"))]);
   let release;
   const held = new Promise((resolve) => (release = resolve));
-  await page.route("**/api/conversations/*/stream", async (route) => (await held, route.continue()), { times: 1 });
+  const path = `/api/conversations/${running.conversation_id}${read ? "" : "/stream"}`;
+  await page.route((url) => new URL(url).pathname === path, async (route) => (await held, route.continue()), { times: 1 });
   await page.reload();
   return { owner, running, release, headers: { authorization: `Bearer ${owner}`, "x-conversation-token": running.token } };
 }
@@ -62,6 +65,33 @@ describe("a guided chat page reloaded at awkward moments", () => {
     }
   });
 
+
+  test("a tab reloaded while its answer is written shows it running before the stored conversation is read: a message typed then waits, and both come back when the answer fails", async () => {
+    const { context, page, errors } = await chatPage();
+    stack.fake.script((request) => (JSON.stringify(request.body ?? "").includes("Fails during the read") ? { reply: REPLY, paced: true, delayMs: 150, fault: "cut" } : { reply: "Noted.", paced: true, delayMs: 10 }));
+    try {
+      const { running, release, headers } = await reloadedWithJoinHeld(page, "Fails during the read", true);
+      // The read is held: the turn shows running all the same, and a message typed now waits.
+      await page.locator(".chat-layout .log .msg.assistant[aria-busy]").waitFor({ timeout: 10000 });
+      await page.locator('[data-action="stop"]').waitFor({ state: "visible", timeout: 5000 });
+      await page.fill("#chat-input", "Typed during the read");
+      await page.press("#chat-input", "Enter");
+      await page.locator(".chat-layout .log .msg.user.queued", { hasText: "Typed during the read" }).waitFor({ timeout: 5000 });
+      const sent = stack.fake.requests.length;
+      // The answer fails (another client follows it to its error); then the read is let through.
+      assert.match(await (await fetch(`${stack.base}/api/conversations/${running.conversation_id}/stream`, { headers })).text(), /"type":"error"/);
+      release();
+      await page.waitForFunction(() => document.querySelector("#chat-input")?.value.includes("Fails during the read") && document.querySelector("#chat-input")?.value.includes("Typed during the read"), null, { timeout: 20000 });
+      await page.locator(".chat-layout .error[role=alert]").waitFor({ timeout: 5000 });
+      assert.equal(stack.fake.requests.length, sent, "the typed message was not sent");
+      assert.equal(await page.locator(".chat-layout .log .msg.user", { hasText: "Fails during the read" }).count(), 0, "nothing of it was kept");
+      assert.equal(await page.locator(".chat-layout .log .msg.user", { hasText: "Track rivals" }).count(), 1, "the conversation before it shows");
+      assert.deepEqual(errors, []);
+    } finally {
+      pacedModel();
+      await context.close();
+    }
+  });
 
   test("a tab reloaded just as its own answer fails, another tab's message running by the time it joins, gets the message back and shows that other turn", async () => {
     const { context, page, errors } = await chatPage();

@@ -80,6 +80,16 @@ export function pendingRejoin(): boolean {
   return localStorage.getItem(RUNNING_KEY) !== null;
 }
 
+/** A turn kept for a reload, shown as running until it is joined: its message and answer
+ * bubble on the page, whether it is the tab's own, and the page's generation then. */
+export interface Held {
+  running: Running;
+  own: boolean;
+  asked: HTMLElement;
+  bubble: HTMLElement;
+  generation: number;
+}
+
 /** The turn a page before the reload was reading, if any, and whether that page was this tab
  * (read once: this tab's is forgotten; another tab's is left for that tab's reload). */
 export function recall(): { running: Running; own: boolean } | null {

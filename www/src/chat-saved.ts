@@ -2,7 +2,7 @@
 //! its step, fields and history as last read, and the stream it was saved as. The server holds
 //! the same (reachable with the token) and wins when it can be read.
 
-import type { ChatMessage, ChatResponse, Config, SavedStream } from "../../crates/wasm/pkg/stepwise.js";
+import type { ChatMessage, ChatResponse, Config, SavedStream, Workflow } from "../../crates/wasm/pkg/stepwise.js";
 import { api } from "./api.js";
 
 const STORAGE_KEY = "stepwise.chat.v1";
@@ -57,4 +57,27 @@ export async function refreshSavedStream(state: Saved): Promise<void> {
     delete state.stream_id;
     delete state.stream_name;
   }
+}
+
+/** The server's snapshot of a conversation (`GET /api/conversations/:id`), as far as read here. */
+export interface Snapshot {
+  current_config: Config;
+  skipped: string[];
+  conversation_history: ChatMessage[];
+  turns: number;
+  current_step: string;
+}
+
+/** Puts `snapshot` into `saved`: the server's state wins, its step included (one `workflow` does
+ * not know, from an older spec, is inferred again). Whether the history differed (another
+ * tab's turns this page never saw: its log is out of date). */
+export function applySnapshot(saved: Saved, snapshot: Snapshot, workflow: Workflow): boolean {
+  const stale = JSON.stringify(snapshot.conversation_history) !== JSON.stringify(saved.history);
+  saved.config = snapshot.current_config;
+  saved.skipped = snapshot.skipped;
+  saved.history = snapshot.conversation_history;
+  saved.turns = snapshot.turns;
+  const known = snapshot.current_step === "done" || workflow.steps().some((s) => s.id === snapshot.current_step);
+  saved.step = known ? snapshot.current_step : workflow.inferStep(saved.config, saved.skipped);
+  return stale;
 }

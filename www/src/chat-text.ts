@@ -2,6 +2,11 @@
 
 import type { FieldValue, StepSpec } from "../../crates/wasm/pkg/stepwise.js";
 
+/** The log's first message, however it is drawn (in every tab, after a reload too). */
+export function greeting(steps: StepSpec[]): string {
+  return `Let's set this up step by step. ${steps[0].question ?? ""}`;
+}
+
 /** A field or step as people read it: `focus_areas` is "focus areas". */
 export function label(name: string): string {
   return name.replace(/_/g, " ");

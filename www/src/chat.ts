@@ -9,15 +9,15 @@ import { h, replace } from "./dom.js";
 import { authHeaders } from "./owner.js";
 import { fetchWithChallenge } from "./turnstile.js";
 import type { Page } from "./page.js";
-import { Ended, outcome, forget, join, Lost, pendingRejoin, recall, remember, requestStop, Stopped, TurnReader, type LiveChoices, type Running } from "./chat-live.js";
+import { Ended, outcome, forget, join, Lost, pendingRejoin, recall, remember, requestStop, Stopped, TurnReader, type Held, type LiveChoices, type Running } from "./chat-live.js";
 import { confirmRestart } from "./chat-restart.js";
 import { QueuedMessage, giveBack, keepDraft } from "./queued.js";
 import { OtherTabs } from "./chat-tabs.js";
 import { changedNote, finishedControls, reviewSummary } from "./chat-review.js";
-import { label, LOST_FIRST, readableError, shownValue } from "./chat-text.js";
+import { greeting, label, LOST_FIRST, readableError, shownValue } from "./chat-text.js";
 import { joinPatiently, NOT_REACHED } from "./rejoin.js";
 import { fieldEditor } from "./chat-editor.js";
-import { forgetSaved, loadSaved, refreshSavedStream, storeSaved, type Saved } from "./chat-saved.js";
+import { applySnapshot, forgetSaved, loadSaved, refreshSavedStream, storeSaved, type Saved } from "./chat-saved.js";
 
 /** Why a saved conversation's pencils and step links are disabled. */
 const SAVED_HINT = "Saved as a stream: edit it in the stream's Settings";
@@ -92,10 +92,13 @@ export class ChatView implements Page {
     // A message that waited when this tab was reloaded was never sent: it goes back into the box.
     keepDraft(this.input, "stepwise.chat.draft.v1");
     giveBack(this.input, this.queued.restored());
+    // A turn kept for a reload shows as running before the stored conversation is read: a
+    // message typed meanwhile waits for it.
+    const held = this.holdRejoin();
     if (this.state.conversation_id && this.state.token) await this.resume();
     if (this.state.stream_id) (await refreshSavedStream(this.state), this.save(), this.render());
     // Not awaited: the rest of the app does not wait for an answer to end.
-    void this.rejoin().finally(() => ((this.rejoining = false), this.tabs?.ownEnded()));
+    void this.rejoin(held).finally(() => ((this.rejoining = false), this.tabs?.ownEnded()));
   }
 
   /** The page is left: a message still queued is not sent from it; the next chat page puts it
@@ -124,25 +127,13 @@ export class ChatView implements Page {
         this.watchTabs();
       }
       if (!response.ok) throw new Error(`the saved conversation could not be loaded (${response.status})`);
-      const snapshot = await response.json();
-      this.state.config = snapshot.current_config;
-      this.state.skipped = snapshot.skipped;
       // The log shows the copy this page kept: another tab's turns it never saw are drawn too.
-      if (JSON.stringify(snapshot.conversation_history) !== JSON.stringify(this.state.history)) this.logStale = true;
-      this.state.history = snapshot.conversation_history;
-      this.state.turns = snapshot.turns;
-      const known = snapshot.current_step === "done" || this.steps.some((s) => s.id === snapshot.current_step);
-      this.state.step = known ? snapshot.current_step : this.workflow.inferStep(this.state.config, this.state.skipped);
+      if (applySnapshot(this.state, await response.json(), this.workflow)) this.logStale = true;
       this.save();
       this.render();
     } catch (error) {
       this.showError(`${(error as Error).message}. Showing the copy saved in this browser.`);
     }
-  }
-
-  /** The log's first message, however it is drawn (in every tab, after a reload too). */
-  private greeting(): HTMLElement {
-    return h("div", { class: "msg assistant" }, `Let's set this up step by step. ${this.steps[0].question ?? ""}`);
   }
 
   /** Start over asks first when there is anything to lose, naming it; Cancel keeps everything. */
@@ -368,7 +359,7 @@ export class ChatView implements Page {
     // A log out of date is drawn again, unless an answer is being written into it.
     if (this.logStale && !this.log.querySelector("[aria-busy]")) (this.logStale = false), replace(this.log);
     if (!this.log.childElementCount) {
-      this.log.append(this.greeting());
+      this.log.append(h("div", { class: "msg assistant" }, greeting(this.steps)));
       for (const m of this.state.history) {
         // An answer cut short says so: stopped by its owner, or interrupted when its turn died.
         const mark = m.status === "stopped" || m.status === "interrupted" ? h("span", { class: "msg-status" }, ` (${m.status})`) : null;
@@ -417,7 +408,9 @@ export class ChatView implements Page {
   private async otherTabEnded(answer: ChatResponse | null): Promise<void> {
     [this.watching, this.running] = [false, null];
     if (answer) this.state.last = answer;
-    replace(this.log);
+    // Drawn again from the stored conversation once read (not emptied while it is).
+    this.log.querySelector("[aria-busy]")?.removeAttribute("aria-busy");
+    this.logStale = true;
     await this.resume();
     this.setBusy(false); // first: the chips drawn are then enabled
     this.render(); // the copy saved in this browser, if the server could not be read
@@ -606,9 +599,9 @@ export class ChatView implements Page {
     const { answer, error: failed } = (own ? await outcome(running) : null) ?? {};
     this.adopt(running);
     [this.pending, this.state.last] = [null, answer ?? this.state.last];
-    // The log is drawn again from the stored conversation.
+    // The log is drawn again from the stored conversation, once read.
     if (this.state.conversation_id) {
-      replace(this.log);
+      this.logStale = true;
       await this.resume();
       this.render();
     }
@@ -616,27 +609,36 @@ export class ChatView implements Page {
     return !!failed;
   }
 
-  /** After a reload, joins the turn this page was reading, if the server still runs it (or has
-   * just ended it): its answer streams on where it was. A turn another tab reads (this tab opened
-   * while it runs) streams here too, as that tab's: this one waits for it to end. */
-  private async rejoin(): Promise<void> {
+  /** After a reload, the turn this page was reading shows as running at once (before the stored
+   * conversation is read), to be joined. A turn another tab reads (this tab opened while it
+   * runs) shows too, as that tab's: this one waits for it to end. */
+  private holdRejoin(): Held | null {
     const { running, own } = recall() ?? {};
     // A turn of this page's conversation, or the first turn of a new one.
-    if (!running || (this.state.conversation_id && running.conversation_id !== this.state.conversation_id)) return;
+    if (!running || (this.state.conversation_id && running.conversation_id !== this.state.conversation_id)) return null;
     // The turn shows as running while it is joined: a message typed meanwhile waits for it.
-    const message = running.message;
-    const asked = h("div", { class: "msg user" }, message);
+    const asked = h("div", { class: "msg user" }, running.message);
     const bubble = h("div", { class: "msg assistant", "aria-busy": "true" });
     this.log.append(asked, bubble);
     [this.running, this.watching] = [running, !own];
     this.setBusy(true);
     if (own) remember(running); // Kept for a reload during the join.
-    const generation = this.generation;
+    return { running, own: !!own, asked, bubble, generation: this.generation };
+  }
+
+  /** Joins the turn `held` shows, if the server still runs it (or has just ended it): its answer
+   * streams on where it was. */
+  private async rejoin(held: Held | null): Promise<void> {
+    if (!held) return;
+    const { running, own, asked, bubble, generation } = held;
+    const message = running.message;
     // The server not reached, the page goes on trying (the turn shown as running, and kept).
     const response = await joinPatiently(() => join(running), () => generation === this.generation, () => this.showError(NOT_REACHED, "not_reached"));
     // A page being left, or started over, concludes nothing.
     if (generation !== this.generation || !response) return;
     if (this.notice.querySelector('[data-code="not_reached"]')) replace(this.notice);
+    // Its events the live connection held meanwhile are this page's, not another tab's.
+    if (running.lease) this.noteLease(generation)(running.lease);
     if (response.status !== 200 || !response.body) {
       asked.remove();
       bubble.remove();
@@ -653,7 +655,6 @@ export class ChatView implements Page {
       this.sendQueued(failed);
       return;
     }
-    if (running.lease) this.noteLease(generation)(running.lease); // Read here: no other tab's to show.
     let lost = false;
     let failed = false;
     try {
