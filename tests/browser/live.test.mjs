@@ -12,7 +12,8 @@
 // shows above the box in the other tab, and after a reload in its own, whose Stop stops it alone;
 // one whose turn is refused its model call (a daily cap reached) goes back into its own tab's box,
 // reloaded, and so does one whose answer failed while its tab reloaded, before its live connection
-// could replay the turn (also when another tab's waiting message runs by then), or after its own
+// could replay the turn (also when another tab's waiting message runs by then, or one it sent itself
+// before its reload could read the conversation), or after its own
 // stream broke; a failed first answer followed after a reload forgets its conversation, also when
 // the reloaded tab's socket could not open; an own answer stored before the reloaded tab's socket
 // opened shows there, another tab's turn running by then (a failed one's error above that turn);
@@ -23,7 +24,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { chromium } from "playwright-core";
-import { fakeProvider, startStack } from "../e2e/harness.mjs";
+import { fakeProvider, startStack, until } from "../e2e/harness.mjs";
 import { cuttableSocket } from "./tabs.mjs";
 
 const SHOTS = new URL("./screenshots/", import.meta.url).pathname;
@@ -399,6 +400,36 @@ describe("live turns in the tray", () => {
       await page.locator(".tray-log .msg.assistant:last-child .error").waitFor({ timeout: 5000 });
       assert.equal(await page.locator(".tray-log .msg.user", { hasText: "Fails while away" }).count(), 0, "nothing of it was kept");
       assert.equal(await page.evaluate(() => Object.keys(sessionStorage).filter((key) => key.startsWith("stepwise.tray.reading")).length), 0, "the turn kept for the reload is forgotten");
+      assert.deepEqual(errors, []);
+    } finally {
+      usualAnswers();
+      await context.close();
+    }
+  });
+
+  test("a tab reloaded while its own answer is written, a message sent there before the conversation could be read, still gets the first message back when that answer fails", async () => {
+    const { context, page, errors } = await warmTray();
+    cutAnswerTo("Fails during the read");
+    try {
+      await page.fill("#assistant-input", "Fails during the read");
+      await page.press("#assistant-input", "Enter");
+      await whenLines(page, 2);
+      const [owner, id] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), localStorage.getItem("stepwise.assistant.v1")]);
+      // The reloaded tab's read of the conversation waits until the answer has failed; a message
+      // is sent meanwhile (it waits at the server behind the failing turn).
+      let release;
+      const held = new Promise((resolve) => (release = resolve));
+      await page.route((url) => new URL(url).pathname === `/api/assistant/conversations/${id}`, async (route) => (await held, await route.continue().catch(() => {})), { times: 1 });
+      await page.reload();
+      await page.fill("#assistant-input", "Sent during the read");
+      await page.press("#assistant-input", "Enter");
+      await until(async () => !(await (await fetch(`${stack.base}/api/assistant/conversations/${id}`, { headers: { authorization: `Bearer ${owner}` } })).json()).running, 20000);
+      release();
+      await described([page], () => page.waitForFunction(() => document.querySelector("#assistant-input").value.includes("Fails during the read"), null, { timeout: 20000 }));
+      await described([page], () => page.locator(".tray-log .msg.assistant .error").first().waitFor({ timeout: 5000 }));
+      assert.equal(await page.locator(".tray-log .msg.user", { hasText: "Fails during the read" }).count(), 0, "nothing of it was kept");
+      await page.locator(".tray-log .msg.user", { hasText: "Sent during the read" }).waitFor({ timeout: 10000 });
+      assert.equal(await page.evaluate(() => Object.keys(sessionStorage).filter((key) => key.startsWith("stepwise.tray.reading")).length), 0, "no turn is kept for a reload any more");
       assert.deepEqual(errors, []);
     } finally {
       usualAnswers();

@@ -7,7 +7,7 @@
 //! held for approval (`approval.ts`); or, for a turn stopped or interrupted, the text it got to,
 //! marked so.
 
-import { MarkerStream, type Approval, type AssistantResponse, type CardOutcome, type CardState, type MarkerEvent, type Payload, type SuggestedAction, type SuggestedValue } from "../../../crates/wasm/pkg/stepwise.js";
+import { MarkerStream, type Approval, type AssistantResponse, type CardOutcome, type CardState, type MarkerEvent, type Payload, type StreamEvent, type SuggestedAction, type SuggestedValue } from "../../../crates/wasm/pkg/stepwise.js";
 import { h, replace } from "../dom.js";
 import { type ApprovalActions, ApprovalCard } from "./approval.js";
 import { showCardState } from "./cards.js";
@@ -52,6 +52,21 @@ export class AnswerView {
   constructor(markers: string[], private readonly actions: AnswerActions) {
     this.parser = new MarkerStream(markers);
     this.root.append(this.waiting, this.tools, this.text, this.extras);
+  }
+
+  /** Shows a turn event that needs nothing but this answer (status, text, tool progress, an
+   * error, a Stop); false for any other. */
+  apply(event: StreamEvent): boolean {
+    if (event.type === "status") this.status(event.message);
+    else if (event.type === "model_delta") this.model(event.text);
+    else if (event.type === "text_delta") this.display(event.text);
+    else if (event.type === "tool_start") this.toolStart(event.tool);
+    else if (event.type === "tool_progress") this.toolProgress(event.tool, event.message, event.progress);
+    else if (event.type === "tool_complete") this.toolComplete(event.tool);
+    else if (event.type === "error") this.failed(event.message, event.code);
+    else if (event.type === "stopped") this.stopped(event.message);
+    else return false;
+    return true;
   }
 
   /** A `status` event: what the assistant is doing ("Thinking...", "Running …"). */

@@ -33,13 +33,12 @@ import { type LiveEvent, LiveConnection, SEQ_SPAN, leaseOf } from "./live.js";
 import { type ApprovalActions, approvalRefusal } from "./approval.js";
 import { AnswerView, type CardStates } from "./message.js";
 import type { PayloadHost } from "./payloads.js";
-import { showArtifacts } from "./artifacts.js";
+import { TrayPanels } from "./panels.js";
 import { StylePicker } from "./style-picker.js";
 import { Drawer } from "./drawer.js";
-import { listConversations } from "./history.js";
 import { type ContextRequestJson, RequestCard, requestSummary } from "./request.js";
 import { PAGE_MESSAGES, earlierButton, type EarlierPages } from "./earlier.js";
-import { keepOwnTurn, ownTurnOf, ownTurnOutcome } from "./own-turn.js";
+import { dropOwnTurn, keepOwnTurn, KEPT, ownTurnOf, ownTurnOutcome, ownTurnsGone, type OwnTurn } from "./own-turn.js";
 
 const STORAGE_KEY = "stepwise.assistant.v1";
 /** Most messages one page may hold (the server's `MAX_PAGE_MESSAGES`). */
@@ -55,8 +54,7 @@ export interface TrayHost extends PayloadHost {
 export class Tray {
   private readonly root = h("aside", { class: "tray", id: "assistant", "aria-label": "Assistant", hidden: true });
   private readonly log = h("div", { class: "tray-log", role: "log", "aria-live": "polite", "aria-label": "Assistant conversation" });
-  private readonly history = h("div", { class: "tray-history", hidden: true });
-  private readonly artifacts = h("div", { class: "tray-history tray-artifacts", hidden: true });
+  private readonly panels = new TrayPanels(() => this.context(), () => (this.card?.waiting() ? this.card : null), (id) => void this.reopen(id));
   private readonly input = h("textarea", { id: "assistant-input", rows: 2, maxlength: 8000, placeholder: "Ask about this page…" });
   private readonly sendButton = h("button", { class: "btn", type: "submit" }, "Send");
   /** The writing style of the answers (a style of the prompt sheet), kept by the conversation. */
@@ -75,8 +73,11 @@ export class Tray {
     render: (messages, from, last, requests) => this.rendered(messages, from, last, requests),
     shownFrom: (id, from) => void (this.shownBack?.id === id && (this.shownBack.from = from)),
   };
-  /** This tab streams a turn of its own. */
+  /** This tab streams a turn of its own: its message (if any) and answer on screen. */
   private busy = false;
+  private streaming: HTMLElement[] = [];
+  /** Reads of the conversation begun: one superseded by a later one shows nothing. */
+  private reads = 0;
   /** The answer of a turn streamed over the live connection (started elsewhere, or rejoined),
    * and that turn's lease. */
   private remote: AnswerView | null = null;
@@ -126,11 +127,11 @@ export class Tray {
     this.root.append(
       h("header", { class: "tray-head" }, h("h2", {}, "Assistant"),
         this.style.select,
-        h("button", { class: "btn link", type: "button", onclick: () => this.showArtifacts() }, "Context"),
-        h("button", { class: "btn link", type: "button", onclick: () => this.showHistory() }, "History"),
+        h("button", { class: "btn link", type: "button", onclick: () => this.panels.toggleArtifacts() }, "Context"),
+        h("button", { class: "btn link", type: "button", onclick: () => this.panels.toggleHistory() }, "History"),
         h("button", { class: "btn link", type: "button", onclick: () => this.newConversation() }, "New"),
         h("button", { class: "btn link", type: "button", "aria-label": "Close the assistant", onclick: () => this.drawer.close() }, "×")),
-      this.history, this.artifacts, this.log, this.line.root, composer);
+      this.panels.history, this.panels.artifacts, this.log, this.line.root, composer);
   }
 
   /** Puts the tray and its toggle in the page, and resumes the last conversation. */
@@ -283,10 +284,12 @@ export class Tray {
   private async turn(path: string, body: Record<string, unknown>): Promise<string | undefined> {
     if (this.busy) return;
     const answer = this.answerView();
+    this.streaming = [answer.root.previousElementSibling, answer.root].filter((el): el is HTMLElement => el === answer.root || !!el?.matches(".msg.user"));
     const [generation, had] = [this.generation, this.conversationId];
     this.setBusy(true);
     let ended = false;
     let refused: string | undefined;
+    let kept: OwnTurn | null = null;
     try {
       let response: Response;
       try {
@@ -301,7 +304,7 @@ export class Tray {
       }
       if (!response.ok || !response.body) {
         const json = await response.json().catch(() => null);
-        if (json?.error?.code === "conversation_not_found") this.forget();
+        if (json?.error?.code === "conversation_not_found") this.gone();
         ended = true;
         if (json?.error?.code === "context_pending" && this.card) return (answer.root.remove(), (refused = "context_pending"));
         answer.failed(json?.error?.message ?? `The server answered ${response.status}.`, json?.error?.code ?? "http_error");
@@ -321,7 +324,7 @@ export class Tray {
         if (message.id) {
           this.ownLease = this.saw(Number(message.id));
           // Kept for a reload, which follows it over the live connection (a message, not an action).
-          if (!begun && this.conversationId && typeof body.message === "string") keepOwnTurn({ conversation: this.conversationId, lease: this.ownLease, content: body.message, first: !had });
+          if (!begun && this.conversationId && typeof body.message === "string") keepOwnTurn((kept = { conversation: this.conversationId, lease: this.ownLease, content: body.message, first: !had }));
           begun = true;
         }
         const event = JSON.parse(message.data) as StreamEvent;
@@ -336,7 +339,7 @@ export class Tray {
           if (event.type !== "error") return;
           // A failed turn (or one that could not begin after waiting) stored nothing: its message is
           // the caller's again, and a conversation it began (or whose first turn failed) is gone.
-          if ((!had && id) || event.code === "conversation_not_found") this.forget(true);
+          if ((!had && id) || event.code === "conversation_not_found") (kept && dropOwnTurn(kept), this.gone(true));
           return (refused = event.code);
         }
         this.log.scrollTop = this.log.scrollHeight;
@@ -344,15 +347,15 @@ export class Tray {
     } catch {
       // The connection dropped; the turn runs on at the server.
     } finally {
-      if (generation === this.generation) this.settle(answer, ended, refused);
+      if (generation === this.generation) this.settle(answer, ended, refused, kept);
     }
   }
 
-  /** This tab's turn in `answer` ended (`ended`: its last event came; `refused`: the code of a
-   * refusal or failure): the tray takes messages again. */
-  private settle(answer: AnswerView, ended: boolean, refused: string | undefined): void {
+  /** This tab's turn in `answer` (`kept` for a reload) ended (`ended`: its last event came;
+   * `refused`: the code of a refusal or failure): the tray takes messages again. */
+  private settle(answer: AnswerView, ended: boolean, refused: string | undefined, kept: OwnTurn | null): void {
     this.setBusy(false);
-    if (ended) keepOwnTurn(null);
+    if (ended && kept) dropOwnTurn(kept);
     // A waiting message's stream lost: its turn's news comes over the live connection.
     if (!ended && this.waitingId) this.line.streamLost(this.waitingId);
     this.waitingId = null;
@@ -371,20 +374,13 @@ export class Tray {
     // caller has dealt with a refusal (a macrotask: the caller resumes in a microtask); after a
     // refusal or a lost connection it goes back into the box, after the refused message.
     const back = refused !== undefined || !ended;
-    void shown.then(() => setTimeout(() => this.sendQueued(back)));
+    // (After an earlier turn kept from before a reload is asked how it ended, if one is.)
+    void shown.then(() => setTimeout(() => void this.ownTurnEnded(null).finally(() => this.sendQueued(back))));
   }
 
   /** Shows one event of a turn in `answer`; true when the turn has ended. */
   private show(answer: AnswerView, event: StreamEvent): boolean {
-    if (event.type === "status") answer.status(event.message);
-    else if (event.type === "model_delta") answer.model(event.text);
-    else if (event.type === "text_delta") answer.display(event.text);
-    else if (event.type === "tool_start") answer.toolStart(event.tool);
-    else if (event.type === "tool_progress") answer.toolProgress(event.tool, event.message, event.progress);
-    else if (event.type === "tool_complete") answer.toolComplete(event.tool);
-    else if (event.type === "error") answer.failed(event.message, event.code);
-    else if (event.type === "stopped") answer.stopped(event.message);
-    else if (event.type === "complete") {
+    if (event.type === "complete") {
       // An assistant turn's `complete` carries an assistant answer.
       const payload = event.payload as AssistantResponse;
       answer.complete(payload);
@@ -395,7 +391,7 @@ export class Tray {
       const waiting = event.payload as unknown as { conversation_id: string; request: ContextRequestJson };
       this.remember(waiting.conversation_id);
       this.showRequest(waiting.conversation_id, waiting.request);
-    } else return false;
+    } else if (!answer.apply(event)) return false;
     const ended = ["error", "stopped", "complete", "context_required"].includes(event.type);
     if (ended) this.setRunning(false);
     return ended;
@@ -463,7 +459,9 @@ export class Tray {
       // ones on "Show earlier messages".
       const back = this.shownBack?.id === id ? this.shownBack : null;
       const limit = back ? Math.min(MAX_PAGE_MESSAGES, Math.max(PAGE_MESSAGES, back.count - back.from + PAGE_MESSAGES / 10)) : PAGE_MESSAGES;
+      const read = ++this.reads;
       const conversation = await api<AssistantConversation>("GET", `/api/assistant/conversations/${id}?limit=${limit}`);
+      if (read !== this.reads) return; // A later read of it shows instead.
       this.shownBack = { id, from: conversation.messages_from, count: conversation.message_count };
       // A message waiting for another conversation's answer is not sent to this one.
       if (id !== this.conversationId) this.otherView();
@@ -477,12 +475,14 @@ export class Tray {
       const waiting = conversation as unknown as { waiting: string | null; running: boolean; context_requests?: ContextRequestJson[] };
       const request = waiting.context_requests?.find((r) => r.request_id === waiting.waiting && r.status === "open");
       if (request) this.showRequest(id, request);
+      // This tab's own answer being written (with its message) stays, below what was read.
+      if (this.busy) this.log.append(...this.streaming);
       this.queued.showIn(this.log);
       this.seq = 0;
       this.shown.clear();
       this.remote = this.remoteMessage = null;
       // Stop shows once the live connection says a streamed turn runs (`caught_up`).
-      this.setRunning(false);
+      this.setRunning(this.busy);
       this.watch(id);
       this.log.scrollTop = this.log.scrollHeight;
     } catch (error) {
@@ -597,7 +597,7 @@ export class Tray {
         // back, and if it began the conversation, that conversation does not exist.
         const [failed, message, own] = [event.event.type === "error", this.remoteMessage, ownTurnOf(this.conversationId, lease)];
         if (failed && message) (message.bubble.remove(), message.content !== null && giveBack(this.input, message.content));
-        if (own) (keepOwnTurn(null), failed && own.first && this.forget(true));
+        if (own) (dropOwnTurn(own), failed && own.first && this.gone(true));
         this.remote = this.remoteMessage = null;
       }
       this.log.scrollTop = this.log.scrollHeight;
@@ -634,33 +634,26 @@ export class Tray {
     }
   }
 
-  /** This tab's kept turn ended unseen: failed, its message goes back into the box and its error
-   * shows (if its conversation still does); answered, the stored conversation is shown again. */
+  /** This tab's kept turns (but the one `running`) ended unseen, oldest first: each failed one's
+   * message goes back into the box and its error shows (if its conversation still does); once
+   * one was answered, the stored conversation is shown again. */
   private async ownTurnEnded(running: number | null, firstOnly = false): Promise<void> {
     const [id, generation] = [this.conversationId, this.generation];
-    const ended = id && !this.busy ? await ownTurnOutcome(id, running, firstOnly) : null;
-    if (ended?.error) giveBack(this.input, ended.turn.content);
-    if (!ended || !id || id !== this.conversationId || generation !== this.generation || this.busy) return;
-    if (!ended.error) return void this.load(id).then(() => this.live?.resume());
-    const view = this.answerView();
-    this.remoteMessage?.bubble.before(view.root); // Above a later turn shown meanwhile.
-    this.show(view, ended.error);
-    if (ended.turn.first) this.forget(true); // It left no conversation.
-  }
-
-  /** The artifact browser of the stream and job in view. */
-  private async showArtifacts(): Promise<void> {
-    this.artifacts.hidden = !this.artifacts.hidden;
-    if (this.artifacts.hidden) return;
-    this.history.hidden = true;
-    const context = this.context();
-    await showArtifacts(this.artifacts, { streamId: context.stream_id ?? undefined, researchId: context.report_id ?? undefined }, () => this.card?.waiting() ? this.card : null);
-  }
-
-  private async showHistory(): Promise<void> {
-    this.artifacts.hidden = true;
-    this.history.hidden = !this.history.hidden;
-    if (!this.history.hidden) await listConversations(this.history, (id) => ((this.history.hidden = true), void this.reopen(id)));
+    let answered = false;
+    if (!id) return;
+    for (let left = KEPT; left > 0 && !this.busy; left--) {
+      const ended = await ownTurnOutcome(id, running, firstOnly);
+      if (!ended) break;
+      if (ended.error) giveBack(this.input, ended.turn.content);
+      if (id !== this.conversationId || generation !== this.generation || this.busy) return;
+      answered ||= !ended.error;
+      if (!ended.error) continue;
+      const view = this.answerView();
+      this.remoteMessage?.bubble.before(view.root); // Above a later turn shown meanwhile.
+      this.show(view, ended.error);
+      if (ended.turn.first) return this.forget(true); // It left no conversation.
+    }
+    if (answered && id === this.conversationId && generation === this.generation && !this.busy) void this.load(id).then(() => this.live?.resume());
   }
 
   /** Shows conversation `id` from History: the one on screen is drawn anew, its running turn
@@ -681,13 +674,20 @@ export class Tray {
     replace(this.log);
     this.views.clear();
     this.style.show(null);
-    this.history.hidden = true;
+    this.panels.history.hidden = true;
     this.input.focus();
   }
 
   private remember(id: string): void {
     this.conversationId = id;
     localStorage.setItem(STORAGE_KEY, id);
+  }
+
+  /** The conversation is gone (its first turn failed): this tab's messages kept for it come back
+   * into the box, and it is forgotten. */
+  private gone(unwatch = false): void {
+    if (this.conversationId) for (const turn of ownTurnsGone(this.conversationId)) giveBack(this.input, turn.content);
+    this.forget(unwatch);
   }
 
   /** Forgets the conversation (`unwatch`: its live connection, turns and waiting line too). */
