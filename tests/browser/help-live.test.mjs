@@ -12,7 +12,8 @@
 // opened during another tab's first question shows its answer as it is written. A question that
 // waited at the server when its tab reloaded goes back into the box if its answer fails while
 // the tab waits with another question. A reload whose read of the session comes back after a later
-// question was answered shows that question and its answer once.
+// question was answered shows that question and its answer once; a reload shows its question
+// being answered before the session is read, so one typed then waits (both back if it fails).
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { until } from "../e2e/harness.mjs";
@@ -215,6 +216,39 @@ describe("live help-desk turns on the Help page", () => {
       `msg assistant: ${reply.slice(0, 20)}`,
     ]);
     assert.equal(await alerts(page).count(), 0, await alerts(page).allTextContents().then(String));
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("a reload shows its question being answered before the session is read: one typed then waits, and both come back when that answer fails, the session shown whole", async () => {
+    slowModel(0);
+    const { context, page, errors } = await helpPage();
+    await page.fill("#help-input", QUESTION);
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
+    await page.waitForSelector("#help-input:not([disabled])");
+    const failing = "Why do answers stop midway when cut?";
+    stack.fake.script((request) => (request.system?.startsWith("Translate") ? { reply: "[de]" } : { reply: ANSWER.repeat(3), paced: true, delayMs: 250, fault: "cut" }));
+    await page.fill("#help-input", failing);
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    const { session, owner } = await page.evaluate(() => ({ session: JSON.parse(localStorage.getItem("stepwise.help.running.v1")).session_id, owner: localStorage.getItem("stepwise.owner.v1") }));
+    let release;
+    const held = new Promise((resolve) => (release = resolve));
+    await page.route((url) => /\/api\/help\/sessions\/[^/]+$/.test(new URL(url).pathname), async (route) => (await held, await route.continue().catch(() => {})), { times: 1 });
+    await page.reload();
+    await page.locator(".help-log .msg.user", { hasText: failing }).waitFor({ timeout: 10000 });
+    await page.fill("#help-input", "Typed during the read");
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-log .msg.user.queued", { hasText: "Typed during the read" }).waitFor({ timeout: 5000 });
+    const since = Date.now();
+    // The answer fails (another client follows it to its end); then the read is let through.
+    await (await fetch(`${stack.base}/api/help/sessions/${session}/stream?after=0`, { headers: { authorization: `Bearer ${owner}` } })).text();
+    release();
+    await page.waitForFunction((q) => document.querySelector("#help-input")?.value === `${q}\nTyped during the read`, failing, { timeout: 20000 });
+    await alerts(page).first().waitFor({ timeout: 5000 });
+    assert.deepEqual(await logLines(page), [`msg user: ${QUESTION.slice(0, 20)}`, `msg assistant: ${ANSWER.slice(0, 20)}`], "the session shows whole, the failed question not in it");
+    assert.equal(stack.fake.requests.filter((r) => r.at >= since && JSON.stringify(r.body).includes("Typed during the read")).length, 0, "not asked");
     assert.deepEqual(errors, []);
     await context.close();
   });

@@ -39,6 +39,27 @@ const HELP_CONTEXT_MESSAGES = 6;
 interface Question { number: number; total: number; text: string }
 interface DocRef { id: string; title: string }
 interface HelpMessage { role: "user" | "desk"; text: string; question?: Question; footer?: string; doc?: DocRef }
+/** The question a tab waits for, kept for its reload (`RUNNING_KEY`): its session, its text,
+ * its turn's number once known, whether it waited behind another, the tab, and where it stood
+ * in the log. */
+interface KeptQuestion {
+  session_id?: string;
+  message?: string;
+  turn?: number;
+  waited?: boolean;
+  tab?: string;
+  at?: number;
+}
+
+/** The kept question (a corrupt entry is none). */
+function keptQuestion(): KeptQuestion | null {
+  try {
+    return JSON.parse(localStorage.getItem(RUNNING_KEY) ?? "null");
+  } catch {
+    return null;
+  }
+}
+
 export interface Session {
   id: string;
   status: "open" | "escalated" | "resolved";
@@ -162,9 +183,12 @@ export class HelpView implements Page {
     // A question that waited when this tab was reloaded was never sent: it goes back into the box.
     keepDraft(this.input, "stepwise.help.draft.v1");
     giveBack(this.input, this.queued.restored());
+    // The question this tab waited for shows as being answered before the session is read: one
+    // typed meanwhile waits for it.
+    const held = this.holdRejoin();
     if (this.sessionId) await this.resume(this.sessionId);
     this.watch(this.sessionId);
-    await this.rejoin();
+    await this.rejoin(held);
   }
 
   /** After a turn, or a send that failed: a question that waited is asked (or, `back`: the turn
@@ -257,7 +281,8 @@ export class HelpView implements Page {
     const turns = this.turnsBegun;
     try {
       const session = await api<Session>("GET", `/api/help/sessions/${id}`);
-      if (turns !== this.turnsBegun) return void (this.stale = true);
+      // A turn began meanwhile: its end reads the session again (or, ended already, this does).
+      if (turns !== this.turnsBegun) return this.busy ? void (this.stale = true) : this.reread(id);
       this.render(session);
     } catch (error) {
       // Only a session that is gone is forgotten; a lost connection keeps it for the next try.
@@ -468,14 +493,29 @@ export class HelpView implements Page {
     }
   }
 
-  /** After a reload, joins the turn this page was waiting for, if the server still runs it. */
-  private async rejoin(): Promise<void> {
-    let running: { session_id?: string; message?: string; turn?: number; waited?: boolean; tab?: string; at?: number } | null = null;
-    try {
-      running = JSON.parse(localStorage.getItem(RUNNING_KEY) ?? "null");
-    } catch {
-      /* a corrupt entry joins nothing */
-    }
+  /** After a reload, this tab's own question still to be joined shows as being answered at once,
+   * before its session is read: one typed meanwhile waits for it, Stop stops it, and a reload
+   * meanwhile joins it again. */
+  private holdRejoin(): KeptQuestion | null {
+    const running = keptQuestion();
+    if (!running || (running.tab && running.tab !== tabId()) || !this.ownToJoin(running)) return null;
+    [this.turnSession, this.ownTurn] = [running.session_id, true];
+    this.setBusy(true);
+    this.showAsked(running.message);
+    return running;
+  }
+
+  /** Whether `running` is a question of this page's session (or the first of a new one) whose
+   * turn can be joined (one still waiting is read from the session once answered). */
+  private ownToJoin(running: KeptQuestion): running is KeptQuestion & { session_id: string; message: string } {
+    const session = running.session_id;
+    return !!session && (!this.sessionId || session === this.sessionId) && typeof running.message === "string" && !(!Number(running.turn) && running.waited);
+  }
+
+  /** After a reload, joins the turn this page was waiting for (`held`: shown as being answered
+   * already), if the server still runs it. */
+  private async rejoin(held: KeptQuestion | null): Promise<void> {
+    const running = held ?? keptQuestion();
     // Another tab's turn (this one opened while it runs) is that tab's to join after a reload:
     // the session's live connection shows it here (a first question's too: its session is not
     // this browser's until answered, but it is followed here meanwhile).
@@ -484,21 +524,20 @@ export class HelpView implements Page {
       return;
     }
     localStorage.removeItem(RUNNING_KEY);
-    const session = running?.session_id;
-    // A turn of this page's session, or the first turn of a new one.
-    if (!session || (this.sessionId && session !== this.sessionId) || typeof running?.message !== "string") return;
-    const message = running.message;
-    // Answered before the session was read: the log shows it already.
-    if (this.sessionId === session && this.holdsAsked(message, Number(running.at))) return;
-    // Its own turn (not another question's that runs now): joined from its first event, or,
-    // if it was still waiting, read from the session once answered.
+    // A turn of this page's session, or the first turn of a new one; one still waiting is read
+    // from the session once answered.
+    if (!running?.session_id || (this.sessionId && running.session_id !== this.sessionId) || typeof running.message !== "string") return;
+    const [session, message] = [running.session_id, running.message];
+    if (!this.ownToJoin(running)) return this.reread(session);
+    // Answered before the session was read: the log shows it already (a question typed while
+    // it was held is asked now).
+    if (this.sessionId === session && this.holdsAsked(message, Number(running.at))) return void (held && (this.withdrawAsked(), (this.turnSession = null), this.setBusy(false), this.settle(false)));
+    // Its own turn (not another question's that runs now), joined from its first event; held, it
+    // is shown again below the session just read.
     const turn = Number(running.turn) || 0;
-    if (!turn && running.waited) return this.reread(session);
-    // The question shows as being answered while it is joined: one typed meanwhile waits for
-    // it, Stop stops it, and a reload meanwhile joins it again.
-    [this.turnSession, this.ownTurn] = [session, true];
-    this.setBusy(true);
-    this.showAsked(message);
+    if (!held) [this.turnSession, this.ownTurn] = [session, true];
+    if (!held) (this.setBusy(true), this.showAsked(message));
+    else if (this.asked && !this.asked.line.isConnected) (this.log.append(this.asked.line), this.shown.push(this.asked.message), this.queued.showIn(this.log));
     localStorage.setItem(RUNNING_KEY, JSON.stringify({ ...running, tab: tabId() }));
     const generation = this.generation;
     // The server not reached, the page goes on trying (the question shown as being answered).
@@ -525,7 +564,7 @@ export class HelpView implements Page {
   /** Whether the log shows question `message` asked at index `at` or later (a turn stores its
    * question with its answer, and turns that ran before it only put it later). */
   private holdsAsked(message: string, at: number): boolean {
-    return Number.isInteger(at) && this.shown.some((shown, i) => i >= at && shown.role === "user" && shown.text === message);
+    return Number.isInteger(at) && this.shown.some((shown, i) => i >= at && shown !== this.asked?.message && shown.role === "user" && shown.text === message);
   }
 
   /** The session `id` is the page's (a first turn answered). */
