@@ -6,7 +6,8 @@
 // then waits for it; a second reload joins it still); a first answer the server no longer knows
 // comes back into the box; one whose join cannot reach the server yet is shown running, with a
 // notice, until it can be followed; it shows its answer running before its read of the stored
-// conversation answers, so a message typed then waits too.
+// conversation answers, so a message typed then waits too; one whose read fails shows its saved copy
+// and reads the conversation once the answer ends.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { until } from "../e2e/harness.mjs";
@@ -89,6 +90,30 @@ describe("a guided chat page reloaded at awkward moments", () => {
       assert.deepEqual(errors, []);
     } finally {
       pacedModel();
+      await context.close();
+    }
+  });
+
+  test("a tab reloaded while its answer is written, whose read of the stored conversation fails, shows its saved copy and the answer, and reads the conversation once the answer ends", async () => {
+    const { context, page, errors } = await chatPage();
+    try {
+      await page.fill("#chat-input", "Track rivals");
+      await page.press("#chat-input", "Enter");
+      await whenIdle(page);
+      await page.fill("#chat-input", "Launches");
+      await page.press("#chat-input", "Enter");
+      await whenLines(page, 3);
+      const id = await page.evaluate(() => JSON.parse(localStorage.getItem("stepwise.chat.running.v1")).conversation_id);
+      await page.route((url) => new URL(url).pathname === `/api/conversations/${id}`, (route) => route.abort(), { times: 1 });
+      await page.reload();
+      await page.locator('.chat-layout [role=alert][data-code="not_read"]').waitFor({ timeout: 10000 });
+      await page.waitForFunction((n) => (document.querySelector(".chat-layout .log .msg.assistant:last-child")?.textContent ?? "").includes(`Line ${n} `), LINES, { timeout: 30000 });
+      await whenIdle(page);
+      await page.locator('.chat-layout [role=alert][data-code="not_read"]').waitFor({ state: "detached", timeout: 10000 });
+      assert.equal(await page.locator(".chat-layout .log .msg.user", { hasText: "Launches" }).count(), 1);
+      assert.equal(linesOf(await answers(page).last().textContent()), LINES);
+      assert.deepEqual(errors, []);
+    } finally {
       await context.close();
     }
   });

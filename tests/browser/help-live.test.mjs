@@ -13,7 +13,8 @@
 // waited at the server when its tab reloaded goes back into the box if its answer fails while
 // the tab waits with another question. A reload whose read of the session comes back after a later
 // question was answered shows that question and its answer once; a reload shows its question
-// being answered before the session is read, so one typed then waits (both back if it fails).
+// being answered before the session is read, so one typed then waits (both back if it fails); one
+// whose read fails shows the session once the answer ends or fails.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { until } from "../e2e/harness.mjs";
@@ -249,6 +250,32 @@ describe("live help-desk turns on the Help page", () => {
     await alerts(page).first().waitFor({ timeout: 5000 });
     assert.deepEqual(await logLines(page), [`msg user: ${QUESTION.slice(0, 20)}`, `msg assistant: ${ANSWER.slice(0, 20)}`], "the session shows whole, the failed question not in it");
     assert.equal(stack.fake.requests.filter((r) => r.at >= since && JSON.stringify(r.body).includes("Typed during the read")).length, 0, "not asked");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  for (const fails of [false, true]) test(`a reload whose read of the session fails shows it once the question's answer ${fails ? "fails" : "ends"}, and the read's notice goes`, async () => {
+    slowModel(0);
+    const { context, page, errors } = await helpPage();
+    await page.fill("#help-input", QUESTION);
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
+    await page.waitForSelector("#help-input:not([disabled])");
+    const later = "And why do they stop midway?";
+    stack.fake.script((request) => (request.system?.startsWith("Translate") ? { reply: "[de]" } : { reply: ANSWER, paced: true, delayMs: 200, ...(fails ? { fault: "cut" } : {}) }));
+    await page.fill("#help-input", later);
+    await page.press("#help-input", "Enter");
+    await page.locator(".help-progress", { hasText: "Writing the answer" }).waitFor({ timeout: 20000 });
+    await page.route((url) => /\/api\/help\/sessions\/[^/]+$/.test(new URL(url).pathname), (route) => route.abort(), { times: 1 });
+    await page.reload();
+    await alerts(page).filter({ hasText: "Reload to try again" }).waitFor({ timeout: 10000 });
+    await page.waitForSelector("#help-input:not([disabled])", { timeout: 20000 });
+    await page.locator(".help-log .msg.user", { hasText: QUESTION }).waitFor({ timeout: 10000 });
+    const lines = [`msg user: ${QUESTION.slice(0, 20)}`, `msg assistant: ${ANSWER.slice(0, 20)}`];
+    await until(async () => (await logLines(page)).length === (fails ? 2 : 4), 10000);
+    assert.deepEqual(await logLines(page), fails ? lines : [...lines, `msg user: ${later.slice(0, 20)}`, `msg assistant: ${ANSWER.slice(0, 20)}`]);
+    assert.equal(await alerts(page).filter({ hasText: "Reload to try again" }).count(), 0, "the read's notice is gone");
+    if (fails) assert.equal(await page.inputValue("#help-input"), later, "the failed question is back");
     assert.deepEqual(errors, []);
     await context.close();
   });

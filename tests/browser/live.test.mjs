@@ -407,9 +407,11 @@ describe("live turns in the tray", () => {
     }
   });
 
-  test("a tab reloaded while its own answer is written, a message sent there before the conversation could be read, still gets the first message back when that answer fails", async () => {
+  for (const refused of [false, true]) test(`a tab reloaded while its own answer is written, a message sent there before the conversation could be read, still gets the first message back when that answer fails${refused ? ", its error kept when the live connection opens late" : ""}`, async () => {
     const { context, page, errors } = await warmTray();
     cutAnswerTo("Fails during the read");
+    let open = !refused;
+    if (refused) await page.routeWebSocket(/\/ws$/, (ws) => (open ? ws.connectToServer() : ws.close()));
     try {
       await page.fill("#assistant-input", "Fails during the read");
       await page.press("#assistant-input", "Enter");
@@ -429,6 +431,9 @@ describe("live turns in the tray", () => {
       await described([page], () => page.locator(".tray-log .msg.assistant .error").first().waitFor({ timeout: 5000 }));
       assert.equal(await page.locator(".tray-log .msg.user", { hasText: "Fails during the read" }).count(), 0, "nothing of it was kept");
       await page.locator(".tray-log .msg.user", { hasText: "Sent during the read" }).waitFor({ timeout: 10000 });
+      // The live connection opens: the conversation is read again, the error kept below it.
+      if (refused) (open = true), await page.waitForResponse((r) => r.url().includes(`/api/assistant/conversations/${id}?`), { timeout: 20000 });
+      await described([page], () => page.locator(".tray-log .msg.assistant .error").first().waitFor({ timeout: 5000 }));
       assert.equal(await page.evaluate(() => Object.keys(sessionStorage).filter((key) => key.startsWith("stepwise.tray.reading")).length), 0, "no turn is kept for a reload any more");
       assert.deepEqual(errors, []);
     } finally {

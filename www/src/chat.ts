@@ -121,8 +121,7 @@ export class ChatView implements Page {
       const response = await fetch(`/api/conversations/${this.state.conversation_id}`, { headers: authHeaders({ "x-conversation-token": this.state.token! }) });
       if (response.status === 404) {
         // Gone (expired, or made by another owner token): the next turn starts a new one.
-        delete this.state.conversation_id;
-        delete this.state.token;
+        [this.state.conversation_id, this.state.token] = [undefined, undefined];
         this.save();
         this.watchTabs();
       }
@@ -130,9 +129,10 @@ export class ChatView implements Page {
       // The log shows the copy this page kept: another tab's turns it never saw are drawn too.
       if (applySnapshot(this.state, await response.json(), this.workflow)) this.logStale = true;
       this.save();
+      if (this.notice.querySelector('[data-code="not_read"]')) replace(this.notice); // Read now.
       this.render();
     } catch (error) {
-      this.showError(`${(error as Error).message}. Showing the copy saved in this browser.`);
+      this.showError(`${(error as Error).message}. Showing the copy saved in this browser.`, "not_read");
     }
   }
 
@@ -157,8 +157,7 @@ export class ChatView implements Page {
     forget();
     forgetSaved();
     this.state = { step: this.steps[0].id, config: {}, skipped: [], history: [] };
-    this.editing = null;
-    this.pending = null;
+    [this.editing, this.pending] = [null, null];
     replace(this.log);
     replace(this.notice);
     this.render();
@@ -680,11 +679,11 @@ export class ChatView implements Page {
     } finally {
       bubble.removeAttribute("aria-busy");
       if (generation === this.generation) {
-        this.running = null;
-        this.watching = false;
+        [this.running, this.watching] = [null, false];
         if (!lost && own) forget();
         this.setBusy(false);
         this.render();
+        if (this.notice.querySelector('[data-code="not_read"]')) void this.resume(); // Not read on mount.
         this.sendQueued(lost || failed);
       }
     }

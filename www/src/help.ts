@@ -134,6 +134,8 @@ export class HelpView implements Page {
    * names it). */
   private waitingId: string | null = null;
   /** The questions waiting at the server behind the running turn, from any tab. */
+  /** The notice of a read of the session that failed. */
+  private unread = "";
   private readonly line = new WaitingLine(async (id) => (await api<{ stopped: boolean }>("POST", `/api/help/sessions/${this.sessionId}/stop`, { waiting: id, withdraw: true })).stopped, this.input, "stepwise.help.waiting.v1");
   private generation = 0;
   /** The clarifying question waiting for an answer, and the messages shown (for the tray). */
@@ -288,14 +290,16 @@ export class HelpView implements Page {
       // Only a session that is gone is forgotten; a lost connection keeps it for the next try.
       if ((error as Error).message.includes("(help_session_not_found)")) this.startOver();
       else {
-        this.notice.textContent = `${(error as Error).message} Reload to try again.`;
-        this.notice.hidden = false;
+        // Read again once a turn ends; the notice goes when a read shows the session.
+        this.notice.textContent = this.unread = `${(error as Error).message} Reload to try again.`;
+        [this.notice.hidden, this.stale] = [false, true];
       }
     }
   }
 
   /** Shows `session` whole, in place of what the log showed. */
   private render(session: Session): void {
+    if (this.notice.textContent === this.unread) this.notice.hidden = true;
     this.log.replaceChildren();
     this.shown.length = 0;
     for (const message of session.messages) this.append(message);

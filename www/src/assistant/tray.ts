@@ -14,12 +14,12 @@
 //! stops that message alone, which goes back into the box (an action or an approval stopped so can
 //! be pressed again). Messages waiting at the server, sent from any tab (this one before a reload
 //! too), show above the box (`waiting-line.ts`), each with a Stop that puts it back into the box.
-//! What the owner does with a card (accept, dismiss, a failed apply) is kept
-//! with the conversation and shows in every tab and after a reload. "Context" lists what the
-//! assistant can read of the stream and job in view, attachable to a waiting card. Past context
-//! requests say what they got; a writing style can be chosen, and the conversation keeps it. A tool
-//! call the assistant holds for approval shows as an approval card in every tab; approving it
-//! streams its run here like any turn.
+//! What the owner does with a card (accept, dismiss, a failed apply) is kept with the conversation
+//! and shows in every tab and after a reload. "Context" lists what the assistant can read of the
+//! stream and job in view, attachable to a waiting card. Past context requests say what they got; a
+//! writing style can be chosen, and the conversation keeps it. A tool call the assistant holds for
+//! approval shows as an approval card in every tab; approving it streams its run here like any
+//! turn.
 
 import { resolveChat, type Approval, type AssistantConversation, type AssistantResponse, type CardOutcome, type CardState, type ChatContext, type ChatRegistryJson, type StreamEvent, type SuggestedAction } from "../../../crates/wasm/pkg/stepwise.js";
 import { api } from "../api.js";
@@ -76,6 +76,8 @@ export class Tray {
   /** This tab streams a turn of its own: its message (if any) and answer on screen. */
   private busy = false;
   private streaming: HTMLElement[] = [];
+  /** Answers that failed since this tab last sent (none of it is stored): a read keeps them. */
+  private failures: HTMLElement[] = [];
   /** Reads of the conversation begun: one superseded by a later one shows nothing. */
   private reads = 0;
   /** The answer of a turn streamed over the live connection (started elsewhere, or rejoined),
@@ -158,6 +160,7 @@ export class Tray {
   async send(message: string): Promise<void> {
     this.drawer.setOpen(true);
     if (this.busy) return this.queue(message);
+    this.failures = [];
     const bubble = h("div", { class: "msg user" }, message);
     this.log.append(bubble);
     const writing_style = this.style.toSend();
@@ -194,7 +197,7 @@ export class Tray {
    * run at the server (Stop and Send are this conversation's), and the message waiting for it
    * goes back into the box. */
   private otherView(): void {
-    this.generation++;
+    [this.generation, this.failures] = [this.generation + 1, []];
     this.setBusy(false);
     this.waitingId = null;
     this.line.ownIs(null);
@@ -392,6 +395,7 @@ export class Tray {
       this.remember(waiting.conversation_id);
       this.showRequest(waiting.conversation_id, waiting.request);
     } else if (!answer.apply(event)) return false;
+    if (event.type === "error") this.failures.push(answer.root);
     const ended = ["error", "stopped", "complete", "context_required"].includes(event.type);
     if (ended) this.setRunning(false);
     return ended;
@@ -422,13 +426,9 @@ export class Tray {
     // Disabled (then hidden) with the focus, Stop would leave it nowhere: the composer takes it.
     if (document.activeElement === this.stopButton) this.input.focus();
     this.stopButton.disabled = true;
-    try {
-      await api("POST", `/api/assistant/conversations/${this.conversationId}/stop`, this.waitingId ? { waiting: this.waitingId } : {});
-    } catch {
-      // The turn ended meanwhile, or the network failed: its end comes as an event either way.
-    } finally {
-      this.stopButton.disabled = false;
-    }
+    // Refused when the turn ended meanwhile, or not sent: its end comes as an event either way.
+    await api("POST", `/api/assistant/conversations/${this.conversationId}/stop`, this.waitingId ? { waiting: this.waitingId } : {}).catch(() => {});
+    this.stopButton.disabled = false;
   }
 
   /** Takes this tab's message waiting at the server as `id` out of the line: whether it was
@@ -476,7 +476,7 @@ export class Tray {
       const request = waiting.context_requests?.find((r) => r.request_id === waiting.waiting && r.status === "open");
       if (request) this.showRequest(id, request);
       // This tab's own answer being written (with its message) stays, below what was read.
-      if (this.busy) this.log.append(...this.streaming);
+      this.log.append(...this.failures, ...(this.busy ? this.streaming : []));
       this.queued.showIn(this.log);
       this.seq = 0;
       this.shown.clear();
