@@ -377,8 +377,8 @@ export class Tray {
     // caller has dealt with a refusal (a macrotask: the caller resumes in a microtask); after a
     // refusal or a lost connection it goes back into the box, after the refused message.
     const back = refused !== undefined || !ended;
-    // (After an earlier turn kept from before a reload is asked how it ended, if one is.)
-    void shown.then(() => setTimeout(() => void this.ownTurnEnded(null).finally(() => this.sendQueued(back))));
+    // (After the tab's earlier kept turns are asked how they ended: not this one, if it goes on.)
+    void shown.then(() => setTimeout(() => void this.ownTurnEnded(ended ? null : this.ownLease).finally(() => this.sendQueued(back))));
   }
 
   /** Shows one event of a turn in `answer`; true when the turn has ended. */
