@@ -56,6 +56,17 @@ async function writing(ms) {
   return opened;
 }
 
+/** A Help page whose question QUESTION was answered (at once), ready for the next. */
+async function answeredOnce() {
+  slowModel(0);
+  const opened = await helpPage();
+  await opened.page.fill("#help-input", QUESTION);
+  await opened.page.press("#help-input", "Enter");
+  await opened.page.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
+  await opened.page.waitForSelector("#help-input:not([disabled])");
+  return opened;
+}
+
 /** Holds `page`'s next join of a turn until the function answered is called. */
 async function joinHeld(page) {
   let release;
@@ -186,12 +197,7 @@ describe("live help-desk turns on the Help page", () => {
   });
 
   test("a reload whose read of the session comes back after a later question was answered shows that question and its answer once", async () => {
-    slowModel(0);
-    const { context, page, errors } = await helpPage();
-    await page.fill("#help-input", QUESTION);
-    await page.press("#help-input", "Enter");
-    await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
-    await page.waitForSelector("#help-input:not([disabled])");
+    const { context, page, errors } = await answeredOnce();
     const later = "And why do they stop midway?";
     const reply = "They stop when the provider drops the connection.";
     slowModel(200, reply);
@@ -222,12 +228,7 @@ describe("live help-desk turns on the Help page", () => {
   });
 
   test("a reload shows its question being answered before the session is read: one typed then waits, and both come back when that answer fails, the session shown whole", async () => {
-    slowModel(0);
-    const { context, page, errors } = await helpPage();
-    await page.fill("#help-input", QUESTION);
-    await page.press("#help-input", "Enter");
-    await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
-    await page.waitForSelector("#help-input:not([disabled])");
+    const { context, page, errors } = await answeredOnce();
     const failing = "Why do answers stop midway when cut?";
     stack.fake.script((request) => (request.system?.startsWith("Translate") ? { reply: "[de]" } : { reply: ANSWER.repeat(3), paced: true, delayMs: 250, fault: "cut" }));
     await page.fill("#help-input", failing);
@@ -255,12 +256,7 @@ describe("live help-desk turns on the Help page", () => {
   });
 
   for (const fails of [false, true]) test(`a reload whose read of the session fails shows it once the question's answer ${fails ? "fails" : "ends"}, and the read's notice goes`, async () => {
-    slowModel(0);
-    const { context, page, errors } = await helpPage();
-    await page.fill("#help-input", QUESTION);
-    await page.press("#help-input", "Enter");
-    await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
-    await page.waitForSelector("#help-input:not([disabled])");
+    const { context, page, errors } = await answeredOnce();
     const later = "And why do they stop midway?";
     stack.fake.script((request) => (request.system?.startsWith("Translate") ? { reply: "[de]" } : { reply: ANSWER, paced: true, delayMs: 200, ...(fails ? { fault: "cut" } : {}) }));
     await page.fill("#help-input", later);
@@ -405,11 +401,7 @@ describe("live help-desk turns on the Help page", () => {
   });
 
   test("while an answer is written the handoff waits; New question gives a queued question back beside a draft; one queued behind a failed answer goes back after it, unsent", async () => {
-    slowModel(0);
-    const { context, page, errors } = await helpPage();
-    await page.fill("#help-input", QUESTION);
-    await page.press("#help-input", "Enter");
-    await page.locator(".help-log .msg.assistant", { hasText: ANSWER }).waitFor({ timeout: 20000 });
+    const { context, page, errors } = await answeredOnce();
     slowModel(300);
     await page.fill("#help-input", "A second, slow question");
     await page.press("#help-input", "Enter");
