@@ -42,14 +42,7 @@ interface HelpMessage { role: "user" | "desk"; text: string; question?: Question
 /** The question a tab waits for, kept for its reload (`RUNNING_KEY`): its session, its text,
  * its turn's number once known, whether it waited behind another, the tab, and where it stood
  * in the log. */
-interface KeptQuestion {
-  session_id?: string;
-  message?: string;
-  turn?: number;
-  waited?: boolean;
-  tab?: string;
-  at?: number;
-}
+interface KeptQuestion { session_id?: string; message?: string; turn?: number; waited?: boolean; tab?: string; at?: number }
 
 /** The kept question (a corrupt entry is none). */
 function keptQuestion(): KeptQuestion | null {
@@ -133,9 +126,9 @@ export class HelpView implements Page {
   /** The id the server gave this page's question while it waited behind another turn (a Stop
    * names it). */
   private waitingId: string | null = null;
-  /** The questions waiting at the server behind the running turn, from any tab. */
   /** The notice of a read of the session that failed. */
   private unread = "";
+  /** The questions waiting at the server behind the running turn, from any tab. */
   private readonly line = new WaitingLine(async (id) => (await api<{ stopped: boolean }>("POST", `/api/help/sessions/${this.sessionId}/stop`, { waiting: id, withdraw: true })).stopped, this.input, "stepwise.help.waiting.v1");
   private generation = 0;
   /** The clarifying question waiting for an answer, and the messages shown (for the tray). */
@@ -535,13 +528,22 @@ export class HelpView implements Page {
     if (!this.ownToJoin(running)) return this.reread(session);
     // Answered before the session was read: the log shows it already (a question typed while
     // it was held is asked now).
-    if (this.sessionId === session && this.holdsAsked(message, Number(running.at))) return void (held && (this.withdrawAsked(), (this.turnSession = null), this.setBusy(false), this.settle(false)));
+    if (this.sessionId === session && this.holdsAsked(message, Number(running.at))) {
+      if (held) (this.withdrawAsked(), (this.turnSession = null), this.setBusy(false), this.settle(false));
+      return;
+    }
     // Its own turn (not another question's that runs now), joined from its first event; held, it
     // is shown again below the session just read.
     const turn = Number(running.turn) || 0;
-    if (!held) [this.turnSession, this.ownTurn] = [session, true];
-    if (!held) (this.setBusy(true), this.showAsked(message));
-    else if (this.asked && !this.asked.line.isConnected) (this.log.append(this.asked.line), this.shown.push(this.asked.message), this.queued.showIn(this.log));
+    if (!held) {
+      [this.turnSession, this.ownTurn] = [session, true];
+      this.setBusy(true);
+      this.showAsked(message);
+    } else if (this.asked && !this.asked.line.isConnected) {
+      this.log.append(this.asked.line);
+      this.shown.push(this.asked.message);
+      this.queued.showIn(this.log);
+    }
     localStorage.setItem(RUNNING_KEY, JSON.stringify({ ...running, tab: tabId() }));
     const generation = this.generation;
     // The server not reached, the page goes on trying (the question shown as being answered).

@@ -475,7 +475,7 @@ export class Tray {
       const waiting = conversation as unknown as { waiting: string | null; running: boolean; context_requests?: ContextRequestJson[] };
       const request = waiting.context_requests?.find((r) => r.request_id === waiting.waiting && r.status === "open");
       if (request) this.showRequest(id, request);
-      // This tab's own answer being written (with its message) stays, below what was read.
+      // Answers that failed since this tab sent, and its own being written, stay below it.
       this.log.append(...this.failures, ...(this.busy ? this.streaming : []));
       this.queued.showIn(this.log);
       this.seq = 0;
