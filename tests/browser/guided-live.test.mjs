@@ -5,7 +5,8 @@
 // marked stopped, and the conversation takes the next message. A connection that breaks mid-answer
 // is joined again where it broke off; Start over during a first turn stops it. With the
 // conversation open in two tabs, a turn sent in one streams in the other, and Stop in either
-// stops it in both; a tab opened while an answer streams follows it as the other tab's (a duplicated
+// stops it in both; a field editor open in the other tab keeps what was typed and saves once the
+// answer has ended; a tab opened while an answer streams follows it as the other tab's (a duplicated
 // tab too, while a tab restored after a crash keeps its own turn and queued message); a turn that
 // began and ended while a tab's socket was down shows there once it is back; a message that waited
 // for the page's own answer waits too for another client's turn begun as it ended; a socket that
@@ -215,6 +216,37 @@ describe("a guided conversation open in two tabs", () => {
     await second.fill("#chat-input", "Next");
     await second.press("#chat-input", "Enter");
     await second.locator(".chat-layout .log .msg.assistant", { hasText: "From the second tab." }).waitFor({ timeout: 20000 });
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("a field editor open in one tab when the other tab's turn begins keeps what was typed: its Save waits for the answer to end, then saves", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const errors = [];
+    const [first, second] = [await context.newPage(), await context.newPage()];
+    for (const page of [first, second]) page.on("pageerror", (error) => errors.push(error.message));
+    stack.fake.script(() => ({ reply: "Noted." }));
+    await first.goto(stack.base + "/#chat");
+    await first.fill("#chat-input", "Track rivals");
+    await first.press("#chat-input", "Enter");
+    await whenIdle(first);
+    await second.goto(stack.base + "/#chat");
+    await second.locator(".chat-layout .log .msg.assistant", { hasText: "Noted." }).waitFor({ timeout: 20000 });
+    await second.waitForTimeout(500);
+    await second.click("button[aria-label='Edit purpose']");
+    await second.fill("#edit-purpose", "Track rival launches in Europe");
+
+    stack.fake.script(() => ({ reply: REPLY, paced: true, delayMs: 60 }));
+    await first.fill("#chat-input", "Tell me more");
+    await first.press("#chat-input", "Enter");
+    await whenLines(second, 3);
+    const save = second.locator(".config dd button[type=submit]");
+    assert.ok(await save.isDisabled(), "the edit cannot be saved while the answer is written");
+    await whenIdle(second);
+    assert.equal(await second.inputValue("#edit-purpose"), "Track rival launches in Europe", "what was typed is kept");
+    await save.click();
+    await second.locator('dd[data-field="purpose"]', { hasText: "Track rival launches in Europe" }).waitFor();
+    assert.equal(await second.locator(".chat-layout [role=alert]").count(), 0, await second.locator(".chat-layout [role=alert]").allTextContents().then(String));
     assert.deepEqual(errors, []);
     await context.close();
   });

@@ -20,3 +20,26 @@ export function fieldEditor(step: StepSpec, value: FieldValue | undefined, save:
   };
   return h("form", { onsubmit: submit }, control, h("button", { class: "btn", type: "submit" }, "Save"), h("button", { class: "btn secondary", type: "button", onclick: cancel }, "Cancel"));
 }
+
+/** The field being edited and its open editor. The editor is kept across the panel's redraws (an
+ * answer arriving, another tab's turn), so what was typed into it is not lost. */
+export class OpenEditor {
+  /** The field whose editor is open, if any. */
+  field: string | null = null;
+  private form: HTMLElement | null = null;
+
+  /** Opens the editor of `field` (a new one). */
+  open(field: string): void {
+    [this.field, this.form] = [field, null];
+  }
+
+  /** Closes the editor, forgetting what was typed. */
+  close(): void {
+    [this.field, this.form] = [null, null];
+  }
+
+  /** The open editor of `step`'s field: the one shown already, else a new one showing `value`. */
+  of(step: StepSpec, value: FieldValue | undefined, save: (next: FieldValue) => Promise<void>, cancel: () => void): HTMLElement {
+    return (this.form ??= fieldEditor(step, value, save, cancel));
+  }
+}

@@ -16,7 +16,7 @@ import { OtherTabs } from "./chat-tabs.js";
 import { changedNote, finishedControls, reviewSummary } from "./chat-review.js";
 import { greeting, label, LOST_FIRST, readableError, shownValue } from "./chat-text.js";
 import { joinPatiently, NOT_REACHED } from "./rejoin.js";
-import { fieldEditor } from "./chat-editor.js";
+import { OpenEditor } from "./chat-editor.js";
 import { applySnapshot, forgetSaved, loadSaved, refreshSavedStream, storeSaved, type Saved } from "./chat-saved.js";
 
 /** Why a saved conversation's pencils and step links are disabled. */
@@ -49,7 +49,7 @@ export class ChatView implements Page {
   private rejoining = pendingRejoin();
   /** A message typed while this page's answer streams, sent when it ends. */
   private readonly queued = new QueuedMessage("stepwise.chat.queued.v1");
-  private editing: string | null = null;
+  private readonly editor = new OpenEditor();
   private readonly root = h("div", { class: "chat-layout" });
   private readonly stepList = h("ol");
   private readonly log = h("div", { class: "log", role: "log", "aria-live": "polite", "aria-label": "Conversation" });
@@ -103,9 +103,7 @@ export class ChatView implements Page {
 
   /** The page is left: a message still queued is not sent from it; the next chat page puts it
    * back into its box (it is kept for this tab until then). */
-  unmount(): void {
-    this.queued.leave();
-  }
+  unmount(): void { this.queued.leave(); }
 
   /** Whether this conversation was saved as a stream: its edits then belong to the stream. */
   private get saved(): boolean {
@@ -157,7 +155,8 @@ export class ChatView implements Page {
     forget();
     forgetSaved();
     this.state = { step: this.steps[0].id, config: {}, skipped: [], history: [] };
-    [this.editing, this.pending] = [null, null];
+    this.editor.close();
+    this.pending = null;
     replace(this.log);
     replace(this.notice);
     this.render();
@@ -428,10 +427,11 @@ export class ChatView implements Page {
   /** The input is for answering; a conversation saved as a stream takes no more answers. */
   private updateComposer(): void {
     // While this page's answer streams, a message can be typed (it waits for the answer); a
-    // field edit or a step change cannot (the server would refuse it meanwhile).
+    // field edit or a step change cannot (the server would refuse it meanwhile): an open
+    // editor keeps what was typed, and saves once the answer has ended.
     const blocked = (this.busy && !this.ownTurnRuns()) || this.saved;
     this.input.disabled = this.sendButton.disabled = blocked;
-    for (const edit of this.root.querySelectorAll<HTMLButtonElement>(".config dt button, .steps .step-link")) edit.disabled = this.busy || this.saved;
+    for (const edit of this.root.querySelectorAll<HTMLButtonElement>(".config dt button, .config dd button[type=submit], .steps .step-link")) edit.disabled = this.busy || this.saved;
     this.stopButton.hidden = !this.busy || !this.running;
     this.input.placeholder = this.saved ? SAVED_HINT : "Type your answer…";
   }
@@ -507,8 +507,8 @@ export class ChatView implements Page {
       const value = this.state.config[field];
       const shown = shownValue(value);
       const title = label(field);
-      if (this.editing === field && !this.saved) return [h("dt", {}, title), h("dd", {}, fieldEditor(step, value, (next) => this.updateField(field, next), () => ((this.editing = null), this.renderConfig())))];
-      const edit = h("button", { class: "btn link", type: "button", "aria-label": `Edit ${title}`, title: this.saved ? SAVED_HINT : undefined, disabled: this.busy || this.saved, onclick: () => ((this.editing = field), this.renderConfig(), this.configPanel.querySelector<HTMLElement>("input,select")?.focus()) }, "✎");
+      if (this.editor.field === field && !this.saved) return [h("dt", {}, title), h("dd", {}, this.editor.of(step, value, (next) => this.updateField(field, next), () => (this.editor.close(), this.renderConfig())))];
+      const edit = h("button", { class: "btn link", type: "button", "aria-label": `Edit ${title}`, title: this.saved ? SAVED_HINT : undefined, disabled: this.busy || this.saved, onclick: () => (this.editor.open(field), this.renderConfig(), this.configPanel.querySelector<HTMLElement>("input,select")?.focus()) }, "✎");
       return [h("dt", {}, title, edit), h("dd", { "data-field": field }, shown || h("span", { class: "muted" }, this.state.skipped.includes(field) ? "skipped" : "—"))];
     });
     replace(this.configPanel, h("dl", {}, ...rows));
@@ -531,7 +531,7 @@ export class ChatView implements Page {
       const body = await response.json();
       if (!response.ok) return this.showError(readableError(this.steps, body.error.message), body.error.code);
       this.state.config = body.updated_config;
-      this.editing = null;
+      this.editor.close();
       replace(this.notice);
       this.save();
       this.render();
