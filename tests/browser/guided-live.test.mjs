@@ -55,6 +55,18 @@ async function pageWithSession(context, storage, errors) {
   return page;
 }
 
+/** `first` sends a first message, answered `reply` (which begins "Noted."); `second` then opens
+ * the conversation and shows that answer. */
+async function answeredThenOpened(first, second, reply) {
+  stack.fake.script(() => ({ reply }));
+  await first.goto(stack.base + "/#chat");
+  await first.fill("#chat-input", "Track rivals");
+  await first.press("#chat-input", "Enter");
+  await whenIdle(first);
+  await second.goto(stack.base + "/#chat");
+  await second.locator(".chat-layout .log .msg.assistant", { hasText: "Noted." }).waitFor({ timeout: 20000 });
+}
+
 /** The JSON of `page`'s sessionStorage. */
 const sessionOf = (page) => page.evaluate(() => JSON.stringify(Object.fromEntries(Object.entries(sessionStorage))));
 
@@ -225,13 +237,7 @@ describe("a guided conversation open in two tabs", () => {
     const errors = [];
     const [first, second] = [await context.newPage(), await context.newPage()];
     for (const page of [first, second]) page.on("pageerror", (error) => errors.push(error.message));
-    stack.fake.script(() => ({ reply: "Noted." }));
-    await first.goto(stack.base + "/#chat");
-    await first.fill("#chat-input", "Track rivals");
-    await first.press("#chat-input", "Enter");
-    await whenIdle(first);
-    await second.goto(stack.base + "/#chat");
-    await second.locator(".chat-layout .log .msg.assistant", { hasText: "Noted." }).waitFor({ timeout: 20000 });
+    await answeredThenOpened(first, second, "Noted.");
     await second.waitForTimeout(500);
     await second.click("button[aria-label='Edit purpose']");
     await second.fill("#edit-purpose", "Track rival launches in Europe");
@@ -338,13 +344,7 @@ describe("a guided conversation open in two tabs", () => {
     }
     const [first, second] = pages;
     const socket = await cuttableSocket(first);
-    stack.fake.script(() => ({ reply: "Noted.\nEXTRACTED_DATA: purpose=Track rivals\nWhich business goals?\n" }));
-    await first.goto(stack.base + "/#chat");
-    await first.fill("#chat-input", "Track rivals");
-    await first.press("#chat-input", "Enter");
-    await whenIdle(first);
-    await second.goto(stack.base + "/#chat");
-    await second.locator(".chat-layout .log .msg.assistant", { hasText: "Noted." }).waitFor({ timeout: 20000 });
+    await answeredThenOpened(first, second, "Noted.\nEXTRACTED_DATA: purpose=Track rivals\nWhich business goals?\n");
     await first.waitForTimeout(1000); // the first tab's socket is open
     await socket.cut();
     stack.fake.script(() => ({ reply: "Good, partners it is.\nEXTRACTED_DATA: business_goals=Find partners\nWhat type of stream is this?\n" }));
