@@ -19,10 +19,11 @@ const paced = () => ({ reply: REPLY, paced: true, delayMs: DELAY_MS });
 
 function guided(stack) {
   const call = apiCaller(() => stack.base);
-  /** Posts a streamed guided turn (continuing `from`, a turn's `{id, token, turns}`). */
-  async function post(owner, message, from) {
+  /** Posts a streamed guided turn (continuing `from`, a turn's `{id, token, turns}`), with the
+   * request's fields `extra` too. */
+  async function post(owner, message, from, extra = {}) {
     const controller = new AbortController();
-    const body = { provider: "fake-openai", message, current_config: {}, ...(from ? { conversation_id: from.id, turns: from.turns } : {}) };
+    const body = { provider: "fake-openai", message, current_config: {}, ...(from ? { conversation_id: from.id, turns: from.turns } : {}), ...extra };
     const response = await fetch(`${stack.base}/api/chat`, {
       method: "POST",
       headers: { "content-type": "application/json", ...asOwner(owner), ...(from ? { "x-conversation-token": from.token } : {}) },
@@ -200,6 +201,13 @@ describe("live guided turns", () => {
     // A stale count of turns is refused now; the right one waits.
     const stale = await api.post(owner, "Stale", { ...from, turns: from.turns - 1 });
     assert.deepEqual([stale.status, stale.json.error.code], [409, "stale_turn"]);
+    // So is what its turn would be refused for when it begins, as when nothing runs.
+    const tooLong = await api.post(owner, "x".repeat(8001), from);
+    assert.deepEqual([tooLong.status, tooLong.json.error.code], [422, "message_too_long"]);
+    const elsewhere = await api.post(owner, "Elsewhere", from, { provider: "nope" });
+    assert.deepEqual([elsewhere.status, elsewhere.json.error.code], [422, "unknown_provider"]);
+    const unknownFlow = await api.post(owner, "Another flow", from, { workflow: "no_such_flow" });
+    assert.deepEqual([unknownFlow.status, unknownFlow.json.error.code], [404, "unknown_workflow"]);
     const second = await api.post(owner, "And then this", from);
     assert.equal(second.status, 200);
     await until(() => second.events.length > 0);

@@ -223,6 +223,8 @@ describe("live turns", () => {
     assert.deepEqual([stranger.status, stranger.json.error.code], [404, "conversation_not_found"], "another owner is not queued");
     const badContext = await api.call("POST", "/api/assistant", { owner, body: { conversation_id: id, message: "x", context: { current_page: 7 } } });
     assert.equal(badContext.status, 422, "a bad context is refused before it waits");
+    const elsewhere = await api.call("POST", "/api/assistant", { owner, body: { provider: "nope", conversation_id: id, message: "x", context } });
+    assert.deepEqual([elsewhere.status, elsewhere.json.error.code], [422, "unknown_provider"], "so is a provider that is not configured");
     const full = await api.call("POST", "/api/assistant", { owner, body: { provider: "fake-openai", conversation_id: id, message: "One too many", context } });
     assert.deepEqual([full.status, full.json.error.code], [409, "queue_full"]);
     const firstDone = (await running.done).at(-1);

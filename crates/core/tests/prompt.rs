@@ -116,3 +116,30 @@ fn an_action_without_text_is_described_to_the_model() {
             .contains("the user skipped the optional competitors")
     );
 }
+
+#[test]
+fn a_message_over_the_limit_is_refused_alike_before_any_state_and_when_the_turn_begins() {
+    let spec = WorkflowSpec::builtin("research_stream").unwrap();
+    let options = TurnOptions {
+        max_message_chars: 5,
+        ..TurnOptions::default()
+    };
+    // Counted in characters, not bytes: five of them fit, whatever their width.
+    let fits = ChatRequest {
+        message: "ééééé".into(),
+        current_step: Some("purpose".into()),
+        ..ChatRequest::default()
+    };
+    assert_eq!(turn::message_within(&fits, options), Ok(()));
+    assert!(turn::begin_with(&spec, &fits, options).is_ok());
+    let over = ChatRequest {
+        message: "ééééé!".into(),
+        ..fits
+    };
+    let refused = turn::message_within(&over, options).unwrap_err();
+    assert_eq!(refused.code(), "message_too_long");
+    match turn::begin_with(&spec, &over, options) {
+        Err(rejection) => assert_eq!(rejection.error, refused),
+        Ok(start) => panic!("expected a rejection, got {start:?}"),
+    }
+}

@@ -529,9 +529,16 @@ impl Host {
         let wire = delivery.wire(asked.continues())?;
         let wire = match wire {
             Some(wire) if self.streaming.get() && queues(env) => {
-                let response = self.enqueue(&id, owner, asked, wire)?;
-                self.announce_waiting(state, &id);
-                return Ok(response);
+                // Refused now for what its turn would be refused for whatever it waits behind.
+                asked.checked_alone(env, &owner).await?;
+                // Still streaming after that wait: it waits (with no wait between this check
+                // and the queue). Otherwise the turns ended meanwhile, and it runs now.
+                if self.streaming.get() {
+                    let response = self.enqueue(&id, owner, asked, wire)?;
+                    self.announce_waiting(state, &id);
+                    return Ok(response);
+                }
+                Some(wire)
             }
             wire => wire,
         };

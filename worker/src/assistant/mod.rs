@@ -23,7 +23,10 @@ use std::time::Duration;
 
 use stepwise_core::agent::AgentLimits;
 use stepwise_core::conversation::{Command, MAX_PAGE_MESSAGES, Reply};
-use stepwise_core::handshake::{RequestStatus, SlotState, Urgency, carried, classify, mode_of};
+use stepwise_core::handshake::{
+    PromptSheet, RequestStatus, SlotState, Urgency, carried, classify, mode_of,
+};
+use stepwise_core::llm::ProviderConfig;
 use stepwise_core::protocol::{AssistantActionRequest, AssistantRequest};
 use stepwise_core::registry::ChatContext;
 use worker::{Env, Request, Response};
@@ -178,6 +181,52 @@ impl Asked {
     pub(crate) fn continues(&self) -> bool {
         matches!(self.ask, Ask::Approve { .. })
     }
+
+    /// Checks what the turn is refused for whatever its conversation holds, in the order
+    /// [`prepare`] checks it: the page context (422), the provider (422 `unknown_provider`), the
+    /// stream in view (404) and the writing style (422). A message that would wait behind a
+    /// running turn is checked with this before it waits, so it is refused at once rather than
+    /// when its turn begins.
+    pub(crate) async fn checked_alone(&self, env: &Env, owner: &Owner) -> AppResult<()> {
+        let context = ChatContext::from_value(self.context.clone())?;
+        provider_of(&Settings::from_env(env)?, self.provider.as_deref())?;
+        if let Some(id) = &context.stream_id {
+            streams::find(&Kv::new(env)?, owner, id).await?;
+        }
+        sheet_of(env, &self.ask, &context, self.writing_style.as_deref()).await?;
+        Ok(())
+    }
+}
+
+/// The provider a request names, or the chat provider; 422 `unknown_provider` otherwise.
+fn provider_of<'a>(settings: &'a Settings, named: Option<&str>) -> AppResult<&'a ProviderConfig> {
+    let provider = settings.providers.for_chat(named);
+    provider.ok_or_else(|| AppError::unknown_provider(named.unwrap_or("")))
+}
+
+/// The prompt sheet of a turn asking `ask` on the page of `context`, which must offer the
+/// `writing_style` asked for, if any (422 otherwise, naming the styles it offers).
+async fn sheet_of(
+    env: &Env,
+    ask: &Ask,
+    context: &ChatContext,
+    writing_style: Option<&str>,
+) -> AppResult<PromptSheet> {
+    let mode = match ask {
+        Ask::Message(message) => mode_of(classify(message)),
+        Ask::Action { .. } | Ask::Approve { .. } => "action",
+    };
+    let sheet = sheets::for_turn(env, &context.current_page, mode).await;
+    if let Some(style) = writing_style
+        && !sheet.styles().any(|s| s == style)
+    {
+        let styles: Vec<&str> = sheet.styles().collect();
+        return Err(AppError::invalid_request(format!(
+            "`writing_style` is one of {}",
+            styles.join(", ")
+        )));
+    }
+    Ok(sheet)
 }
 
 /// Checks the context and the stream in view and begins the turn on conversation `id` (a new
@@ -201,30 +250,12 @@ pub(crate) async fn prepare(
     let raw_context = context.clone();
     let context = ChatContext::from_value(context)?;
     let provider_name = provider.clone();
-    let provider = match provider.as_deref() {
-        Some(name) => settings.providers.get(name),
-        None => Some(settings.providers.chat_provider()),
-    }
-    .cloned()
-    .ok_or_else(|| AppError::unknown_provider(provider.as_deref().unwrap_or("")))?;
+    let provider = provider_of(&settings, provider.as_deref())?.clone();
     let stream = match &context.stream_id {
         Some(id) => Some(streams::find(&Kv::new(&env)?, owner, id).await?),
         None => None,
     };
-    let mode = match &ask {
-        Ask::Message(message) => mode_of(classify(message)),
-        Ask::Action { .. } | Ask::Approve { .. } => "action",
-    };
-    let sheet = sheets::for_turn(&env, &context.current_page, mode).await;
-    if let Some(style) = &writing_style
-        && !sheet.styles().any(|s| s == style)
-    {
-        let styles: Vec<&str> = sheet.styles().collect();
-        return Err(AppError::invalid_request(format!(
-            "`writing_style` is one of {}",
-            styles.join(", ")
-        )));
-    }
+    let sheet = sheet_of(&env, &ask, &context, writing_style.as_deref()).await?;
     let loaded = sources::load(&env, owner, stream, context.report_id.as_deref(), false).await?;
     let turn_ms = number(&env, "ASSISTANT_TURN_MS").unwrap_or(DEFAULT_TURN_MS);
     let lease_ms = turn_ms + LEASE_MARGIN_MS;

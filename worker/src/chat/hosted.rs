@@ -185,8 +185,9 @@ fn work_through_waiting(
     });
 }
 
-/// What a message that would wait is checked for first: its token (403), and its `turns`, the
-/// count the running turn began on (409 `stale_turn` otherwise). A new conversation's first
+/// What a message that would wait is checked for first: what it is refused for whatever the
+/// conversation holds ([`super::checked_alone`]: its provider, workflow and length), its token
+/// (403), and its `turns`, the count the running turn began on (409 `stale_turn` otherwise). A new conversation's first
 /// turn, stored only when it ends, began on none: the next message its owner sends with its
 /// token (`behind_first`, checked by the object) waits with `turns: 0`.
 async fn checked_to_wait(
@@ -196,6 +197,7 @@ async fn checked_to_wait(
     order: &GuidedOrder,
     behind_first: bool,
 ) -> AppResult<()> {
+    super::checked_alone(env, &order.request).await?;
     let current = match conversation::read(env, owner, id, Some(order.token.clone())).await {
         Ok(stored) => stored.turns,
         Err(error) if behind_first && error.code() == "conversation_not_found" => 0,

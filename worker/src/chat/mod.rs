@@ -101,14 +101,8 @@ pub async fn prepare(
     let GuidedOrder { request, token } = order;
     let settings = Settings::from_env(&env)?;
     let kv = Kv::new(&env)?;
-    let provider = match request.provider.as_deref() {
-        Some(name) => settings.providers.get(name),
-        None => Some(settings.providers.chat_provider()),
-    }
-    .cloned()
-    .ok_or_else(|| AppError::unknown_provider(request.provider.as_deref().unwrap_or("")))?;
-    let workflow = request.workflow.as_deref().unwrap_or(DEFAULT_WORKFLOW);
-    let spec = workflows::load(&kv, workflow).await?;
+    let provider = provider_of(&settings, &request)?;
+    let spec = workflows::load(&kv, workflow_of(&request)).await?;
     let turns = match start_conversation {
         true => None,
         false => Some(continuing(&request)?.map_or(0, |(_, turns)| turns)),
@@ -209,6 +203,32 @@ pub async fn prepare(
         wire,
         charge,
     })
+}
+
+/// The provider `request` names (the chat provider when it names none); 422
+/// `unknown_provider` for one that is not configured.
+fn provider_of(settings: &Settings, request: &ChatRequest) -> AppResult<ProviderConfig> {
+    let named = request.provider.as_deref();
+    let provider = settings.providers.for_chat(named).cloned();
+    provider.ok_or_else(|| AppError::unknown_provider(named.unwrap_or("")))
+}
+
+/// The workflow `request` names, or the default one.
+fn workflow_of(request: &ChatRequest) -> &str {
+    request.workflow.as_deref().unwrap_or(DEFAULT_WORKFLOW)
+}
+
+/// Checks what a guided message is refused for whatever its conversation holds, in the order a
+/// turn begun at once checks it: its provider (422 `unknown_provider`), its workflow (404
+/// `unknown_workflow`) and its message's length (422 `message_too_long`). A message that would
+/// wait behind a running turn is checked with this before it waits, so it is refused at once
+/// rather than when its turn begins.
+pub async fn checked_alone(env: &Env, request: &ChatRequest) -> AppResult<()> {
+    let settings = Settings::from_env(env)?;
+    provider_of(&settings, request)?;
+    workflows::load(&Kv::new(env)?, workflow_of(request)).await?;
+    core_turn::message_within(request, settings.turn_options())?;
+    Ok(())
 }
 
 /// Gives a refused turn's charge back (a failure is only logged).

@@ -142,6 +142,15 @@ impl ProviderSettings {
             .expect("validated: the chat provider exists")
     }
 
+    /// The provider a chat request names, or the chat provider when it names none; `None` for a
+    /// name that is not configured.
+    pub fn for_chat(&self, named: Option<&str>) -> Option<&ProviderConfig> {
+        match named {
+            Some(name) => self.get(name),
+            None => Some(self.chat_provider()),
+        }
+    }
+
     /// The configured providers' names, in configuration order.
     pub fn names(&self) -> Vec<String> {
         self.providers.iter().map(|p| p.name.clone()).collect()

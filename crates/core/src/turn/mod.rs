@@ -74,6 +74,17 @@ pub struct TurnPlan {
     pub conversation_id: Option<String>,
 }
 
+/// Checks what a turn's request is judged on before any state: its message's length
+/// (`message_too_long` past `options.max_message_chars`). A message that waits behind a running
+/// turn is checked with this before it waits; [`begin_with`] checks it again.
+pub fn message_within(request: &ChatRequest, options: TurnOptions) -> Result<(), ActionError> {
+    let limit = options.max_message_chars;
+    match request.message.chars().count() > limit {
+        true => Err(ActionError::MessageTooLong { limit }),
+        false => Ok(()),
+    }
+}
+
 /// Starts a turn with default options.
 #[allow(clippy::result_large_err)] // returned once per turn, never stored in bulk
 pub fn begin(spec: &WorkflowSpec, request: &ChatRequest) -> Result<TurnStart, Rejection> {
@@ -91,11 +102,9 @@ pub fn begin_with(
 ) -> Result<TurnStart, Rejection> {
     let state = request_state(spec, request);
     let action = request.user_action.clone().unwrap_or(UserAction::TextInput);
-    let limit = options.max_message_chars;
-    let applied = if request.message.chars().count() > limit {
-        Err(ActionError::MessageTooLong { limit })
-    } else {
-        spec.apply_action(&state, &action)
+    let applied = match message_within(request, options) {
+        Err(error) => Err(error),
+        Ok(()) => spec.apply_action(&state, &action),
     };
     match applied {
         Err(error) => Err(Rejection {

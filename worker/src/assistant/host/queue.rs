@@ -74,8 +74,9 @@ impl Host {
         });
     }
 
-    /// Queues a message behind the running turn: its stream says so at once, and carries its
-    /// turn when it begins. 409 `queue_full` past [`MAX_QUEUED`].
+    /// Queues a message behind the running turn (checked first: `Asked::checked_alone`): its
+    /// stream says so at once, and carries its turn when it begins. 409 `queue_full` past
+    /// [`MAX_QUEUED`].
     pub(super) fn enqueue(
         &self,
         id: &str,
@@ -83,8 +84,6 @@ impl Host {
         asked: Box<Asked>,
         mut wire: Wire,
     ) -> AppResult<Response> {
-        // What can be checked now is: a bad page context is refused before it waits.
-        stepwise_core::registry::ChatContext::from_value(asked.context.clone())?;
         let waiting = self.queue.borrow().len();
         let (response, sink, waiting_id) = waiting_stream(id, &mut wire, waiting)?;
         self.queue.borrow_mut().push_back(Queued {
