@@ -70,12 +70,19 @@ describe("live help-desk turns", () => {
     running.abort();
     // Joins: another owner's is 404, the owner's gets the events after the one seen.
     assert.equal((await join(newOwner(), running.session)).status, 404);
+    // A reload naming a turn the session no longer keeps (or none begun yet) joins the running one whole.
+    const elsewhere = await join(owner, running.session, 5_000_001);
+    assert.equal(elsewhere.status, 200, "the running turn, for another turn's event");
+    const fromStart = readEvents(elsewhere).done;
     const joined = await join(owner, running.session, seen);
     assert.equal(joined.status, 200);
     const rest = await readEvents(joined).done;
     assert.deepEqual(rest.map((e) => e.id), rest.map((_, i) => seen + 1 + i), "every later event once, in order");
     assert.equal(rest.at(-1).event, "complete");
     assert.equal(rest.at(-1).data.payload.reply, SLOW_ANSWER);
+    const whole = await fromStart;
+    assert.deepEqual(whole.map((e) => e.id), whole.map((_, i) => 1_000_001 + i), "from its first event, once, in order");
+    assert.equal(whole.at(-1).event, "complete");
     const session = (await call("GET", `/api/help/sessions/${running.session}`, { owner })).json;
     assert.equal(session.turns, 1);
     assert.deepEqual(session.messages.map((m) => m.role), ["user", "desk"]);
@@ -88,10 +95,9 @@ describe("live help-desk turns", () => {
     assert.equal((await join(owner, running.session)).status, 204);
     assert.equal((await join(owner, running.session, 5_000_001)).status, 204, "another turn's event");
     // A tab told the turn began (`after`: its number alone) gets it whole, even once it ended.
-    const whole = await readEvents(await join(owner, running.session, 1_000_000)).done;
-    assert.deepEqual(whole.map((e) => e.id), whole.map((_, i) => 1_000_001 + i));
-    assert.equal(whole.length, seen - 1_000_000 + rest.length, "every event of it");
-    assert.equal(whole.at(-1).event, "complete");
+    const named = await readEvents(await join(owner, running.session, 1_000_000)).done;
+    assert.deepEqual(named, whole);
+    assert.equal(named.length, seen - 1_000_000 + rest.length, "every event of it");
   });
 
   test("a JSON turn whose client goes away is answered and kept all the same", async () => {

@@ -183,22 +183,20 @@ impl HelpRun {
     }
 
     /// The turn's events after `after` as an event stream, then the live ones until it ends;
-    /// `None` (nothing to join) when `after` is of another turn, or names none of its events (0,
-    /// or the turn's number × 10⁶) and the turn has ended.
+    /// `None` (nothing to join) once the turn has ended, unless `after` names it.
     pub fn subscribe(&self, after: u64) -> AppResult<Option<Response>> {
-        // A client that names no turn joins it only while it runs (once it has ended, the
-        // session holds it); one that names this turn (its number alone: none of it seen, as a
-        // tab told `help:turn_started` asks) gets it whole even once it has ended, so that a
-        // turn that failed at once, which the session keeps nothing of, is still told.
-        let known = match after {
-            0 => !self.ended.get(),
-            seen => self.is_turn(seen),
+        // A client that names this turn (its number alone: none of it seen, as a tab told
+        // `help:turn_started` asks) gets it whole even once it has ended, so that a turn that
+        // failed at once, which the session keeps nothing of, is still told. One that names no
+        // turn, or another (one no longer kept, one not begun), joins it whole while it runs
+        // (once it has ended, the session holds it).
+        let from = match after != 0 && self.is_turn(after) {
+            true => after,
+            false if self.ended.get() => return Ok(None),
+            false => 0,
         };
-        if !known {
-            return Ok(None);
-        }
         let (response, sink) = stream_response()?;
-        self.attach(sink, after);
+        self.attach(sink, from);
         Ok(Some(response))
     }
 

@@ -240,9 +240,10 @@ impl HelpDesk {
         }
     }
 
-    /// `GET /join?after=n` of the owner in `x-stepwise-owner`: the running turn's events after
-    /// `n` (or those of the turn `n` names, the last or one of the few before it), then the live ones; 204 when there is
-    /// nothing to join; 404 for a session that is not the owner's.
+    /// `GET /join?after=n` of the owner in `x-stepwise-owner`: the events after `n` of the turn
+    /// `n` names (the running one, or one of the few before it), then the live ones; for an `n`
+    /// of a turn not kept (or none), the running turn's, whole; 204 when there is nothing to
+    /// join; 404 for a session that is not the owner's.
     async fn join(&self, req: &Request) -> AppResult<Response> {
         let owner = self.owning(req).await?;
         let after = seen_event(req)?;
