@@ -281,6 +281,30 @@ describe("live guided turns", () => {
     const stored = await api.snapshot(owner, first.id, first.token);
     assert.deepEqual(stored.conversation_history.filter((m) => m.role === "user").map((m) => m.content), ["Track rivals, in detail", "And launches"]);
   });
+
+  test("a message waiting behind a first turn that fails begins the conversation itself, under the id and token that turn was given", async () => {
+    const owner = newOwner();
+    const doomed = (request) => JSON.stringify(request.body?.messages ?? []).includes("Doomed");
+    stack.fake.script((request) => (doomed(request) ? { status: 500, latencyMs: 1500 } : paced()));
+    try {
+      const first = await api.post(owner, "Doomed first message");
+      await until(() => first.events.some((e) => e.event === "status"));
+      const second = await api.post(owner, "Track rivals", { id: first.id, token: first.token, turns: 0 });
+      assert.equal(second.status, 200, JSON.stringify(second.json));
+      assert.match(second.waiting ?? "", /^[0-9a-f]{32}$/);
+      const [a, b] = await Promise.all([first.done, second.done]);
+      assert.equal(a.at(-1).event, "error");
+      assert.equal(b.at(-1).event, "complete", JSON.stringify(b.at(-1)));
+      assert.deepEqual([b.at(-1).data.payload.conversation_id, b.at(-1).data.payload.turns], [first.id, 1], "the conversation's first turn");
+      const stored = await api.snapshot(owner, first.id, first.token);
+      assert.deepEqual(stored.conversation_history.map((m) => m.role === "user" ? m.content : m.role), ["Track rivals", "assistant"]);
+      // It takes its next turn as any conversation does.
+      const third = await api.post(owner, "And launches", { id: first.id, token: first.token, turns: 1 });
+      assert.equal((await third.done).at(-1).data.payload.turns, 2);
+    } finally {
+      stack.fake.script(paced);
+    }
+  });
 });
 
 describe("guided turns that outlive their Worker", () => {

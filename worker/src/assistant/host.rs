@@ -423,8 +423,8 @@ impl Host {
     }
 
     /// [`Self::show`] for the turn of the message that waited as `waiting`.
-    pub fn show_waited(&self, log: Rc<TurnLog>, waiting: String) {
-        self.show(log, None);
+    pub fn show_waited(&self, log: Rc<TurnLog>, waiting: String, guest: Option<(String, String)>) {
+        self.show(log, guest);
         *self.waited_as.borrow_mut() = Some(waiting);
     }
 

@@ -22,7 +22,7 @@ use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::worker_sys::DurableObjectState;
 use worker::{Env, Response, State};
 
-use super::conversation::{self, TOKEN_HEADER};
+use super::conversation::{self, TOKEN_HEADER, hash_token};
 use super::{Prepared, Turn, prepare, refund};
 use crate::assistant::host::{
     GuidedOrder, GuidedWaiting, Host, Ordered, Running, TurnOrder, guided_queues, not_begun,
@@ -251,27 +251,49 @@ async fn begin_waiting(host: &Host, state: &State, env: &Env, id: &str) -> Optio
         host.beginning(&waiting_id, true);
         let content = order.request.message.clone();
         let begun = async {
-            let stored = conversation::read(env, &owner, id, Some(order.token.clone())).await?;
-            order.request.turns = Some(stored.turns);
-            let prepared = prepare(*order, id, false, Delivery::Json, env.clone(), &owner).await?;
+            let begins_conversation = match read_waited_for(host, env, &owner, id, &order).await? {
+                Some(turns) => {
+                    order.request.turns = Some(turns);
+                    false
+                }
+                None => true,
+            };
+            let delivery = Delivery::Json;
+            let prepared = prepare(
+                *order,
+                id,
+                begins_conversation,
+                delivery,
+                env.clone(),
+                &owner,
+            );
             let Prepared {
                 turn,
                 start,
                 charge,
                 ..
-            } = prepared;
+            } = prepared.await?;
             if host.stop_asked() {
                 // Stopped while it was being prepared: nothing of it runs or is kept.
                 turn.conversation.abort(env).await;
                 refund(env, &owner, charge).await;
                 return Ok(None);
             }
-            let kept = turn.kept_if_cut_short(&start);
+            let kept = match turn.conversation.is_new() {
+                true => None,
+                false => turn.kept_if_cut_short(&start),
+            };
             let shown = Entry::user(&turn.request.message, now_ms(), None);
             let lease = turn.conversation.lease.unwrap_or(0);
             let waited = Some(waiting_id.clone());
             match begin_log(state, id, lease, None, kept, (Some(shown), waited)).await {
-                Ok(log) => Ok(Some((turn, start, log))),
+                Ok(log) => {
+                    if turn.conversation.is_new() {
+                        // Nothing would read or erase its stored batches if the object died.
+                        log.keep_in_memory();
+                    }
+                    Ok(Some((turn, start, log)))
+                }
                 Err(error) => {
                     turn.conversation.abort(env).await;
                     refund(env, &owner, charge).await;
@@ -284,7 +306,11 @@ async fn begin_waiting(host: &Host, state: &State, env: &Env, id: &str) -> Optio
         match begun {
             Ok(Some((turn, start, log))) => {
                 log.attach(sink, wire, 0);
-                host.show_waited(log.clone(), waiting_id);
+                let guest = turn
+                    .conversation
+                    .is_new()
+                    .then(|| (owner.id.clone(), turn.conversation.token_hash.clone()));
+                host.show_waited(log.clone(), waiting_id, guest);
                 if stop_asked {
                     // Stopped while its log was being begun: the turn stops at its first wait.
                     log.stop();
@@ -299,6 +325,29 @@ async fn begin_waiting(host: &Host, state: &State, env: &Env, id: &str) -> Optio
                 host.announce_not_begun(state, id, (&waiting_id, &content), &error);
             }
         }
+    }
+}
+
+/// The count of turns a waiting message's turn builds on: what the conversation stores now.
+/// `None` when nothing is stored and the message waited behind the conversation's first turn
+/// (its owner, its token): that turn failed, so nothing of it was kept, and this message begins
+/// the conversation itself, under the id and token that turn was given.
+async fn read_waited_for(
+    host: &Host,
+    env: &Env,
+    owner: &Owner,
+    id: &str,
+    order: &GuidedOrder,
+) -> AppResult<Option<u32>> {
+    match conversation::read(env, owner, id, Some(order.token.clone())).await {
+        Ok(stored) => Ok(Some(stored.turns)),
+        Err(error)
+            if error.code() == "conversation_not_found"
+                && host.admits(&owner.id, &hash_token(&order.token).await?) =>
+        {
+            Ok(None)
+        }
+        Err(error) => Err(error),
     }
 }
 

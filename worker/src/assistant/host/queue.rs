@@ -182,7 +182,7 @@ impl Host {
             match begun {
                 Ok(Some((turn, log))) => {
                     log.attach(sink, wire, 0);
-                    self.show_waited(log.clone(), waiting_id);
+                    self.show_waited(log.clone(), waiting_id, None);
                     if stop_asked {
                         // Stopped while its log was being begun: the turn stops before it runs
                         // anything (`AssistantTurn::run`), keeping the message and no answer.
