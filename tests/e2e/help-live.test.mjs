@@ -242,6 +242,29 @@ describe("live help-desk turns", () => {
     tab.ws.close();
   });
 
+  test("a question waiting behind a new session's first question that fails, or is stopped, makes the session itself, under the same id", async () => {
+    for (const end of ["fails", "is stopped"]) {
+      const owner = newOwner();
+      const first = (request) => JSON.stringify(request.body?.messages ?? []).includes("Why are answers slow");
+      const ending = end === "fails" ? { status: 500, latencyMs: 1500 } : { reply: LONG_ANSWER, paced: true, delayMs: 300 };
+      stack.fake.script((request) => (request.system.startsWith("Translate") ? { reply: "[de]" } : first(request) ? ending : { reply: SLOW_ANSWER }));
+      const since = Date.now();
+      const running = await streamed(owner, { message: QUESTION });
+      assert.equal(running.status, 200);
+      await until(() => stack.fake.requests.some((r) => r.at >= since && r.kind));
+      const waiting = await streamed(owner, { session_id: running.session, message: AGAIN[0] });
+      assert.equal(waiting.status, 200, end);
+      assert.match(waiting.waiting ?? "", /^[0-9a-f]{32}$/);
+      if (end === "is stopped") assert.equal((await call("POST", `/api/help/sessions/${running.session}/stop`, { owner, body: {} })).json.stopped, true);
+      assert.equal((await running.done).at(-1).event, end === "fails" ? "error" : "stopped");
+      const answered = await waiting.done;
+      assert.equal(answered.at(-1).event, "complete", `${end}: ${JSON.stringify(answered.at(-1))}`);
+      assert.equal(answered.at(-1).data.payload.session_id, running.session);
+      const session = (await call("GET", `/api/help/sessions/${running.session}`, { owner })).json;
+      assert.deepEqual([session.turns, session.messages.map((m) => m.role), session.messages[0].text], [1, ["user", "desk"], AGAIN[0]], end);
+    }
+  });
+
   test("a question's turn that ended while the next one began is still joined whole by its number (a tab busy or away learns it was stopped)", async () => {
     const { owner, id, since, running } = await answering();
     await until(() => stack.fake.requests.some((r) => r.at >= since && r.kind && !r.system.startsWith("Translate")));

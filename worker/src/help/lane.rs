@@ -210,14 +210,22 @@ impl Lane {
     pub async fn work(self: Rc<Self>, env: Env, id: String, order: TurnOrder, run: Rc<HelpRun>) {
         let first = (order, run, None);
         let mut next: Option<Next> = Some(first);
-        while let Some((order, run, waiting)) = next.take() {
+        // The turn before made the session and ended with nothing kept (it failed, or was
+        // stopped), so the session is not there: the question that waited behind it makes it,
+        // under the same id (made by the owner's own first question, so nobody else's).
+        let mut unmade = false;
+        while let Some((mut order, run, waiting)) = next.take() {
+            order.create |= unmade;
+            let creates = order.create;
             let ran = async {
                 let ended = match turn::run(&env, &order, &id, &run).await {
                     Ok(answer) => Ended::Answer(answer),
                     Err(error) if error.code() == "turn_stopped" => Ended::Stopped,
                     Err(error) => Ended::Failed(error),
                 };
+                let answered = matches!(ended, Ended::Answer(_));
                 run.end(ended);
+                answered
             };
             let followed = async {
                 let Some((sink, begun)) = waiting else {
@@ -243,7 +251,8 @@ impl Lane {
                     Err(_) => {}
                 }
             };
-            futures::future::join(ran, followed).await;
+            let (answered, ()) = futures::future::join(ran, followed).await;
+            unmade = creates && !answered;
             // This task holds the lane: it works through what waits, in order.
             next = self.next_waiting();
         }
