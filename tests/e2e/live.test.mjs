@@ -424,7 +424,7 @@ describe("turns that outlive their Worker, and requests that do not stick", () =
     }
   });
 
-  test("a resumed context request whose model call fails waits again: the same supply then answers; ASSISTANT_QUEUE=false refuses a message mid-answer", async () => {
+  test("a resumed context request whose model call fails waits again: asked again with nothing (on what was kept) or the same supply, it answers; ASSISTANT_QUEUE=false refuses a message mid-answer", async () => {
     const stack = await startStack({ providers, overrides: { ASSISTANT_QUEUE: "false" } });
     try {
       let failing = false;
@@ -445,6 +445,9 @@ describe("turns that outlive their Worker, and requests that do not stick", () =
       const { conversation_id: id, request_id: requestId } = deferred.json;
       const slot = deferred.json.required.find((s) => s.artifact_type === "note").slot;
       const supply = { conversation_id: id, request_id: requestId, payloads: [{ slot, text: "My note: dosing matters most." }] };
+      const bare = { conversation_id: id, request_id: requestId };
+      const early = await api.call("POST", "/api/assistant/context-supply", { owner, body: bare });
+      assert.deepEqual([early.status, early.json.error.code], [422, "invalid_request"], "nothing supplied, nothing to run");
       failing = true;
       const failed = await api.call("POST", "/api/assistant/context-supply", { owner, body: supply });
       assert.deepEqual([failed.status, failed.json.error.code], [502, "upstream_error"]);
@@ -452,6 +455,10 @@ describe("turns that outlive their Worker, and requests that do not stick", () =
       assert.equal(waiting.waiting, requestId, "the message still waits");
       assert.equal(waiting.context_requests[0].status, "open", "and so does its request");
       assert.equal(waiting.interrupts[0].state, "open", "an interrupt open again");
+      // Asked again with neither payloads nor skips (a client that no longer holds the note): it
+      // runs on what was kept; before its slots were met, that was refused.
+      const again = await api.call("POST", "/api/assistant/context-supply", { owner, body: bare });
+      assert.deepEqual([again.status, again.json.error.code], [502, "upstream_error"], "run again on the note kept");
       failing = false;
       const answered = await api.call("POST", "/api/assistant/context-supply", { owner, body: supply });
       assert.equal(answered.status, 200, answered.text);

@@ -53,7 +53,9 @@ pub struct SupplyBody {
 
 /// `POST /api/assistant/context-supply`: supplies (and skips) slots of the waiting request,
 /// all or nothing; once its required slots are met, the deferred turn runs and its answer is
-/// returned (`status: "answered"`), else `status: "waiting_context"` with the request.
+/// returned (`status: "answered"`), else `status: "waiting_context"` with the request. With
+/// neither payloads nor skips, a request whose slots are all met (its answer failed, so it is
+/// open again) runs again on what was supplied.
 pub async fn supply(mut req: Request, env: Env, owner: &Owner) -> AppResult<Response> {
     let body: SupplyBody = read_json(&mut req).await?;
     supply_as(&env, owner, body, DeliveryOrder::Json).await
@@ -70,17 +72,19 @@ pub async fn supply_as(
     body: SupplyBody,
     delivery: DeliveryOrder,
 ) -> AppResult<Response> {
-    if body.payloads.is_empty() && body.skip.is_empty() {
-        return Err(AppError::invalid_request(
-            "send `payloads`, `skip`, or both",
-        ));
-    }
     if body.payloads.len() + body.skip.len() > MAX_PAYLOADS {
         return Err(AppError::invalid_request(format!(
             "at most {MAX_PAYLOADS} payloads and skips together"
         )));
     }
     let (record, request) = waiting(env, owner, &body.conversation_id, &body.request_id).await?;
+    // Neither: the turn of a request whose slots are all met, whose answer failed, runs again
+    // on what was supplied (a client that no longer holds the supply's text may ask so).
+    if body.payloads.is_empty() && body.skip.is_empty() && !request.ready() {
+        return Err(AppError::invalid_request(
+            "send `payloads`, `skip`, or both (neither only runs again a request whose slots are all met)",
+        ));
+    }
     let now = now_ms();
     let mut supplies = Vec::new();
     for payload in &body.payloads {

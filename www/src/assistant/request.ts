@@ -93,10 +93,15 @@ export class RequestCard {
 
   private render(): void {
     const open = this.request.slots.filter((s) => s.state === "open");
+    // Every slot met and the request open again: the answer to what was given failed, and it
+    // may be asked again (the server keeps what was given; running without it would not fit).
+    const retry = open.length === 0 && this.request.slots.length > 0;
     replace(this.root,
       h("h4", {}, "The assistant needs context"),
       ...open.map((slot) => this.slotView(slot)),
-      h("div", { class: "actions" }, h("button", { class: "btn secondary", type: "button", "data-action": "force", onclick: () => void this.force() }, "Run without context")),
+      retry
+        ? h("div", { class: "actions" }, h("p", {}, "The context was delivered, but the answer to it failed."), h("button", { class: "btn", type: "button", "data-action": "answer-again", onclick: () => void this.supply({}) }, "Answer with it again"))
+        : h("div", { class: "actions" }, h("button", { class: "btn secondary", type: "button", "data-action": "force", onclick: () => void this.force() }, "Run without context")),
       this.status);
     this.tick();
   }
@@ -116,8 +121,9 @@ export class RequestCard {
 
   private tick(): void {
     if (this.request.status !== "open" || this.root.classList.contains("reminded")) return;
-    const left = Math.max(0, this.request.created_at + this.request.sla_ms - Date.now());
-    this.status.textContent = `Answers without it in ${Math.ceil(left / 1000)} s.`;
+    const left = Math.ceil(Math.max(0, this.request.created_at + this.request.sla_ms - Date.now()) / 1000);
+    const met = this.request.slots.every((s) => s.state !== "open");
+    this.status.textContent = met ? `Answered with it on its own in ${left} s.` : `Answers without it in ${left} s.`;
   }
 
   private async supply(body: Record<string, unknown>): Promise<void> {
@@ -134,7 +140,11 @@ export class RequestCard {
       this.status.textContent = "Delivered; the assistant still needs the rest.";
     } catch (error) {
       if (this.stopped(error as Error)) return;
-      this.status.textContent = `Not delivered: ${(error as Error).message} Try again.`;
+      // The model's failure: what was given is kept (the request is open again, and every tab's
+      // card, this one's too, is told it to offer the answer again).
+      const { message } = error as Error;
+      const failed = /\((timeout|rate_limited|auth|upstream_error|bad_stream|answer_too_long)\)$/.test(message);
+      this.status.textContent = failed ? `Delivered, but the answer failed: ${message}` : `Not delivered: ${message} Try again.`;
     }
   }
 

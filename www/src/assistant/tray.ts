@@ -235,14 +235,13 @@ export class Tray {
         const label = edited ? "Approved with edits" : "Approved";
         const bubble = h("div", { class: "msg user action" }, `${label}: ${approval.summary}`);
         this.log.append(bubble);
-        const refused = await this.turn(path(approval), { decision: "approve", ...(edited ? { arguments: edited } : {}), context: this.context() });
-        if (refused) {
-          bubble.remove();
-          // The failed answer view says why; the card says it too and stays decidable. (A
-          // message stopped while it waited has no answer view left.)
-          if (refused !== "waiting_stopped") this.log.lastElementChild?.remove();
-          throw new Error(approvalRefusal(refused));
-        }
+        let ran = false;
+        const turn = this.turn(path(approval), { decision: "approve", ...(edited ? { arguments: edited } : {}), context: this.context() }, () => (ran = true));
+        const answer = bubble.nextElementSibling; // this turn's answer, shown at once (another tab's may follow it)
+        // Refused before it ran: its answer view goes (it said why), the card says why and stays
+        // decidable. A failure once it ran is its answer's, kept in the log as every tab shows it.
+        const refused = await turn;
+        if (refused && !ran) throw (bubble.remove(), answer?.remove(), new Error(approvalRefusal(refused)));
       },
       deny: async (approval, reason) => {
         const { approval: denied } = await api<{ approval: Approval }>("POST", path(approval), { decision: "deny", reason });
@@ -282,9 +281,9 @@ export class Tray {
   }
 
   /** One turn over SSE (`model_delta`s parsed here with the page's markers). If the stream
-   * drops, the answer goes on over the live connection from the last event shown. A turn the
-   * server refused before it began gives the error's code. */
-  private async turn(path: string, body: Record<string, unknown>): Promise<string | undefined> {
+   * drops, the answer goes on over the live connection from the last event shown. A turn refused
+   * or failed gives the error's code; `ran` is told when the turn has begun (its first event). */
+  private async turn(path: string, body: Record<string, unknown>, ran?: () => void): Promise<string | undefined> {
     if (this.busy) return;
     const answer = this.answerView();
     this.streaming = [answer.root.previousElementSibling, answer.root].filter((el): el is HTMLElement => el === answer.root || !!el?.matches(".msg.user"));
@@ -328,6 +327,7 @@ export class Tray {
           this.ownLease = this.saw(Number(message.id));
           // Kept for a reload, which follows it over the live connection (a message, not an action).
           if (!begun && this.conversationId && typeof body.message === "string") keepOwnTurn((kept = { conversation: this.conversationId, lease: this.ownLease, content: body.message, first: !had }));
+          if (!begun) ran?.();
           begun = true;
         }
         const event = JSON.parse(message.data) as StreamEvent;
