@@ -3,11 +3,15 @@
 // OpenAI's wire. An approval approved in two tabs at once runs once, and both tabs show its answer
 // whole (the tab that lost says it was decided already); an approved call whose answer then fails
 // shows the card approved and the failure in the log, as every tab does; a note supplied to a
-// context request whose answer then fails can be answered again from the card, in both tabs.
+// context request whose answer then fails can be answered again from the card, in both tabs. An
+// answer asked on a stream's Articles tab streams in a tab on another page with its card's marker
+// line hidden, as in the tab that asked.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { apiCaller, newOwner } from "../e2e/harness.mjs";
-import { ownerTab, stackWithFakeModel } from "./tabs.mjs";
+import { chromium } from "playwright-core";
+import { savedStream } from "../e2e/fixtures.mjs";
+import { apiCaller, fakeProvider, newOwner, startStack } from "../e2e/harness.mjs";
+import { CHROMIUM_ARGS, ownerTab } from "./tabs.mjs";
 
 let stack;
 let browser;
@@ -29,12 +33,18 @@ function model(request) {
     if (fail.resumed > 0) return (fail.resumed--, { status: 500 });
     return { reply: `Compared with: ${request.system?.match(/supplied by the user\)\n([^\n]*)/)?.[1] ?? "nothing"}.` };
   }
+  if (asked.includes("SHARPER")) return { reply: SHARPER, paced: true, delayMs: 120 };
   return { reply: "A report on the question." };
 }
 
+/** An answer with a query card (a marker the Articles tab parses) between two lines of text. */
+const SHARPER = 'Here is a sharper query:\nQUERY_SUGGESTION: {"query": "EGFR[MeSH] AND resistance[Title/Abstract]", "explanation": "MeSH for EGFR"}\nIt narrows the results a lot.\n';
+
 before(async () => {
-  ({ stack, browser } = await stackWithFakeModel());
+  // The offline provider too, for the guided turns that save a stream.
+  stack = await startStack({ providers: (url) => [fakeProvider(url, "fake-openai", "openai"), { name: "offline", kind: "offline" }], overrides: { LLM_PROVIDER: "fake-openai" } });
   stack.fake.script(model);
+  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
 });
 after(async () => {
   await browser?.close();
@@ -44,17 +54,16 @@ after(async () => {
 const card = (page) => page.locator(".tray-log .approval-card").last();
 const answers = (page) => page.locator(".tray-log .msg.assistant");
 
-/** Two tabs of a new owner at `path`, the second showing the conversation the first asks
- * `message` in, once its answer is whole. */
-async function twoTabs(path, message, ready) {
-  const owner = newOwner();
+/** Two tabs of `owner` at `path` (the second at `otherPath`), the second showing the conversation
+ * the first asks `message` in, once `ready` shows in both. */
+async function twoTabs(path, message, ready, otherPath = path, owner = newOwner()) {
   const { page, context, errors } = await ownerTab(browser, stack.base, owner, path);
   await page.fill("#assistant-input", message);
   await page.press("#assistant-input", "Enter");
   await ready(page).waitFor({ timeout: 20000 });
   const other = await context.newPage();
   other.on("pageerror", (error) => errors.push(error.message));
-  await other.goto(stack.base + path);
+  await other.goto(stack.base + otherPath);
   if ((await other.getAttribute(".tray-toggle", "aria-expanded")) !== "true") await other.click(".tray-toggle");
   await ready(other).waitFor({ timeout: 20000 });
   await other.waitForTimeout(500); // its live connection is open
@@ -110,6 +119,28 @@ describe("tray cards when tabs race or the model fails after them", () => {
     }
     await again(other).click();
     for (const tab of [page, other]) await answers(tab).filter({ hasText: "Compared with: Dose escalation first." }).waitFor({ timeout: 20000 });
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("an answer asked on a stream's Articles tab streams in a tab on another page with its card's marker line hidden", async () => {
+    const owner = newOwner();
+    const stream = await savedStream(call, owner);
+    const reported = (page) => answers(page).filter({ hasText: "A report on the question." });
+    const { page, other, context, errors } = await twoTabs(`/#streams/${stream.id}/articles`, "What is new?", reported, "/#research", owner);
+    await page.fill("#assistant-input", "SHARPER please");
+    await page.press("#assistant-input", "Enter");
+    // Read as it streams in the other tab: the marker line never shows as text.
+    const shown = [];
+    await other.locator(".tray-log .msg.assistant[aria-busy]").waitFor({ timeout: 20000 });
+    while (await other.locator(".tray-log .msg.assistant[aria-busy]").count()) {
+      shown.push(await answers(other).last().innerText());
+      await other.waitForTimeout(40);
+    }
+    assert.ok(shown.some((text) => text.includes("Here is a sharper query")), "it streamed here");
+    assert.deepEqual(shown.filter((text) => text.includes("QUERY_SUGGESTION")), [], "no marker line as text");
+    await answers(other).last().filter({ hasText: "It narrows the results a lot." }).waitFor();
+    assert.doesNotMatch(await answers(other).last().innerText(), /QUERY_SUGGESTION/);
     assert.deepEqual(errors, []);
     await context.close();
   });

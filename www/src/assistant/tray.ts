@@ -96,9 +96,8 @@ export class Tray {
   private shown = new Map<number, number>();
   /** The lease of this tab's own streaming turn (from its events' ids). */
   private ownLease = 0;
-  /** The id the server named this tab's message by while it waited behind another tab's turn
-   * (`x-stepwise-waiting`): Stop then stops that message (or its turn, once begun), not the
-   * turn it waits for. */
+  /** The id of this tab's message waiting behind another tab's turn (`x-stepwise-waiting`):
+   * Stop then stops that message (or its turn, once begun), not the turn it waits for. */
   private waitingId: string | null = null;
   /** Bumped when New or another conversation takes the tray: a turn of this tab's still
    * streaming goes on at the server, off screen. */
@@ -271,10 +270,11 @@ export class Tray {
     this.views.set(view.index, view);
   }
 
-  /** A new answer on screen, its markers those of the page in view. */
-  private answerView(): AnswerView {
+  /** A new answer on screen, its markers those of the page in view (`elsewhere`: every page's, for
+   * a turn another tab asked, from a page not known here; its end is the server's parse). */
+  private answerView(elsewhere = false): AnswerView {
     const context = this.context();
-    const { markers } = resolveChat(this.registry, context.current_page, context.active_tab as string | undefined, context.active_subtab as string | undefined);
+    const markers = elsewhere ? (this.registry.payloads ?? []).flatMap((p) => p.parse_marker ?? []) : resolveChat(this.registry, context.current_page, context.active_tab as string | undefined, context.active_subtab as string | undefined).markers;
     const answer = this.view(markers);
     this.log.append(answer.root);
     return answer;
@@ -584,14 +584,14 @@ export class Tray {
       // This tab's own message, when it waited (or this tab read it before a reload).
       const own = (event.waiting_id && message ? this.line.began(event.waiting_id, message.content) : null) ?? ownTurnOf(this.conversationId, leaseOf(event));
       this.remoteMessage = bubble && !message.action ? { bubble, content: own?.content ?? null } : null;
-      this.remote = this.answerView();
+      this.remote = this.answerView(true);
     } else if (event.type === "conversation:turn_event" && event.event && event.seq) {
       const lease = leaseOf(event);
       if (event.seq <= (this.shown.get(lease) ?? 0)) return;
       // A late event of an earlier turn not on screen: that turn is in the stored conversation.
       if (lease < Math.floor(this.seq / SEQ_SPAN) && !(this.remote && lease === this.remoteLease)) return;
       this.saw(event.seq);
-      if (!this.remote) (this.remote = this.answerView()), (this.remoteLease = leaseOf(event));
+      if (!this.remote) (this.remote = this.answerView(true)), (this.remoteLease = leaseOf(event));
       if (this.show(this.remote, event.event as unknown as StreamEvent)) {
         // A message whose turn failed leaves the log (nothing of it was kept): this tab's own comes
         // back, and if it began the conversation, that conversation does not exist.
