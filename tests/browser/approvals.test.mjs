@@ -94,6 +94,7 @@ describe("approval cards", () => {
     await pending.locator(".approval-reason").fill("Not this week");
     await pending.locator(".approval-deny button:has-text('Deny')").click();
     await first.locator(".approval-card[data-state=denied] .approval-outcome", { hasText: "Not this week" }).waitFor();
+    assert.equal((await first.locator(".approval-card .card-status").innerText()).trim(), "", "nothing is said to be in progress");
     await page.reload();
     await card(page).locator(".approval-outcome", { hasText: "Denied at" }).waitFor();
     assert.equal((await call("GET", "/api/research?limit=5", { owner })).json.items.length, 0);

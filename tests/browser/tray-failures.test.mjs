@@ -119,6 +119,8 @@ describe("tray cards when tabs race or the model fails after them", () => {
     }
     await again(other).click();
     for (const tab of [page, other]) await answers(tab).filter({ hasText: "Compared with: Dose escalation first." }).waitFor({ timeout: 20000 });
+    // The tab that did not act says how the request ended, not that it is still answering.
+    assert.equal(await page.locator(".tray-log .request-card").last().innerText(), "Context delivered.");
     assert.deepEqual(errors, []);
     await context.close();
   });

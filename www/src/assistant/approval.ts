@@ -22,6 +22,8 @@ const time = (ms: number) => new Date(ms).toLocaleTimeString([], { hour: "2-digi
 export class ApprovalCard {
   readonly root = h("div", { class: "approval-card payload", role: "group", "aria-label": "Approval" });
   private readonly status = h("p", { class: "card-status", "aria-live": "polite" });
+  /** The status line holds only while the approval waits ("Denying…", "approve again"). */
+  private statusWhilePending = false;
 
   constructor(private approval: Approval, private readonly actions: ApprovalActions) {
     this.render();
@@ -34,6 +36,7 @@ export class ApprovalCard {
     this.approval = approval;
     // A reminder changes the waiting line only: an edit or a reason being typed stays.
     if (reminderOnly) return this.showWait();
+    if (approval.state !== "pending" && this.statusWhilePending) this.say("", null);
     this.render();
   }
 
@@ -101,7 +104,8 @@ export class ApprovalCard {
       await this.actions.approve(this.approval, edited);
       this.say("", null);
     } catch (error) {
-      this.say((error as Error).message, "error");
+      const { message } = error as Error;
+      this.say(message, "error", TRY_AGAIN.has(message));
       this.busy(false);
     }
   }
@@ -134,7 +138,10 @@ export class ApprovalCard {
     if (text) this.say(text, "pending");
   }
 
-  private say(text: string, kind: "pending" | "error" | null): void {
+  /** Shows `text` on the status line; `whilePending`: it goes once the approval is decided
+   * (here or elsewhere), as work in progress does. */
+  private say(text: string, kind: "pending" | "error" | null, whilePending = kind === "pending"): void {
+    this.statusWhilePending = whilePending;
     this.status.textContent = text;
     this.status.className = kind ? `card-status ${kind}` : "card-status";
     if (kind) this.status.setAttribute("data-kind", kind);
@@ -149,6 +156,9 @@ function canonical(value: unknown): string {
   return JSON.stringify(sorted(value));
 }
 
+/** What an approval pressed while this tab's own answer is being written says on its card. */
+export const WAIT_FOR_ANSWER = "Wait for the answer being written, then approve.";
+
 /** What a refused approval says on its card. */
 export function approvalRefusal(code: string): string {
   const known: Record<string, string> = {
@@ -159,3 +169,6 @@ export function approvalRefusal(code: string): string {
   };
   return known[code] ?? `The approval was refused (${code}).`;
 }
+
+/** Refusals that ask for the approval again: stale once it is decided. */
+const TRY_AGAIN = new Set([WAIT_FOR_ANSWER, approvalRefusal("turn_in_progress"), approvalRefusal("waiting_stopped")]);

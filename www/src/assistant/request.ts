@@ -44,9 +44,9 @@ export function requestSummary(request: ContextRequestJson): string {
 
 /** What a card says when its request ended elsewhere (another tab, the alarm). */
 const ENDED: Record<Exclude<ContextRequestJson["status"], "open">, string> = {
-  resolved: "Context delivered: answering…",
-  forced: "Answering without the context…",
-  fell_back: "The wait ran out: the answer comes without it.",
+  resolved: "Context delivered.",
+  forced: "Run without the context.",
+  fell_back: "The wait ran out: run without it.",
 };
 
 type Answered = { status: "answered"; answer: AssistantResponse } | { status: "waiting_context"; request: ContextRequestJson };

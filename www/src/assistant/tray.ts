@@ -30,7 +30,7 @@ import { authHeaders } from "../owner.js";
 import { fetchWithChallenge } from "../turnstile.js";
 import { readSse } from "../sse.js";
 import { type LiveEvent, LiveConnection, SEQ_SPAN, leaseOf } from "./live.js";
-import { type ApprovalActions, approvalRefusal } from "./approval.js";
+import { type ApprovalActions, approvalRefusal, WAIT_FOR_ANSWER } from "./approval.js";
 import { AnswerView, type CardStates } from "./message.js";
 import type { PayloadHost } from "./payloads.js";
 import { TrayPanels } from "./panels.js";
@@ -230,7 +230,7 @@ export class Tray {
     const path = (a: Approval) => `/api/assistant/conversations/${view.conversation ?? this.conversationId}/approvals/${a.id}`;
     return {
       approve: async (approval, edited) => {
-        if (this.busy) throw new Error("Wait for the answer being written, then approve.");
+        if (this.busy) throw new Error(WAIT_FOR_ANSWER);
         const label = edited ? "Approved with edits" : "Approved";
         const bubble = h("div", { class: "msg user action" }, `${label}: ${approval.summary}`);
         this.log.append(bubble);
