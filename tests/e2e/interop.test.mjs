@@ -10,7 +10,7 @@ import { AbstractChat, lastAssistantMessageIsCompleteWithApprovalResponses, read
 import { HttpAgent } from "@ag-ui/client";
 import { StepwiseAssistantTransport, StepwiseChatTransport } from "../../clients/ai-sdk/src/index.ts";
 import { readFileSync } from "node:fs";
-import { assertSchema } from "../contract.mjs";
+import { assertSchema, contract } from "../contract.mjs";
 import { SECRET_KEY, apiCaller, asOwner, newOwner, parseSse, startStack } from "./harness.mjs";
 
 let stack;
@@ -617,6 +617,22 @@ describe("real responses against openapi.yaml", () => {
     const search = await call("GET", "/api/articles/search?query=EGFR%20resistance", { owner });
     assert.equal(search.status, 200);
     assertSchema("ArticleSearch", search.json);
+  });
+
+  test("each DELETE of an owner's item answers the success status its contract declares", async () => {
+    const owner = newOwner();
+    const declared = (path) => Object.keys(contract.paths[path].delete.responses).filter((code) => code !== "default");
+    const turn = await call("POST", "/api/assistant", { owner, body: { message: "Hello", provider: "offline", context: { current_page: "research" } }, headers: { accept: "application/json" } });
+    const help = await call("POST", "/api/help", { owner, body: { message: "How do I export a report?" } });
+    const research = await call("POST", "/api/research/draft", { owner, body: { prompt: "How do EGFR inhibitors compare?", selected_llms: ["offline"], synthesis_llm: "offline" } });
+    for (const [path, id] of [
+      ["/api/assistant/conversations/{id}", turn.json.conversation_id],
+      ["/api/help/sessions/{id}", help.json.session_id],
+      ["/api/research/{id}", research.json.id],
+    ]) {
+      const deleted = await call("DELETE", path.replace("{id}", id), { owner });
+      assert.deepEqual(declared(path), [String(deleted.status)], `${path}: ${deleted.text}`);
+    }
   });
 
   test("guided turns as JSON and as events, AG-UI events and run input", async () => {
