@@ -38,6 +38,10 @@ fn fragment() -> impl Strategy<Value = String> {
         Just("SCHEMA_PROPOSAL: {\"a\": \"}{\\\"\", \"b\": [1, {\"c\": null}]}".to_owned()),
         Just("SCHEMA_PROPOSAL:\n{\n \"x\": \"😀\"\n}".to_owned()),
         Just("SCHEMA_PROPOSAL: {\"open\": [".to_owned()),
+        // Bodies that break over lines and turn invalid: at a line break in a literal, a line
+        // break in a string.
+        Just("SCHEMA_PROPOSAL: {\n \"a\": tru\n }\n".to_owned()),
+        Just("SCHEMA_PROPOSAL: [1,\n \"a\nb\"\n]".to_owned()),
         Just("• ".to_owned()),
         Just("**".to_owned()),
         Just("1. ".to_owned()),
@@ -251,6 +255,23 @@ proptest! {
         for (span, body) in spans.iter().zip(&bodies) {
             prop_assert_eq!(&text[span.clone()], body.as_str());
         }
+    }
+
+    #[test]
+    fn every_line_break_is_counted_once_however_the_text_is_split(text in text(), offsets in prop::collection::vec(any::<usize>(), 0..24)) {
+        let names = vec!["SCHEMA_PROPOSAL".to_owned()];
+        let offsets: Vec<usize> = offsets.iter().map(|o| o % (text.len() + 1)).collect();
+        let mut parser = stepwise_core::markers::MarkerParser::with_registry(registry(&names));
+        for chunk in split_at_offsets(&text, &offsets) {
+            parser.feed(chunk).for_each(drop);
+        }
+        parser.end().for_each(drop);
+        // Text fed after the end is reported at the line the parser stands on.
+        let after: Vec<_> = parser.feed("x").collect();
+        let [stepwise_core::markers::Event::Diagnostic(late)] = after.as_slice() else {
+            panic!("expected one diagnostic, got {after:?}");
+        };
+        prop_assert_eq!(late.line as usize, 1 + text.matches('\n').count());
     }
 
     #[test]

@@ -296,7 +296,7 @@ impl MarkerStream {
                     len16,
                     start,
                     start16,
-                    as_is: as_is(chunk),
+                    as_is: as_is(chunk, len16),
                 };
                 let parser = &mut self.parser;
                 self.window.track(parser, at, body_open, &mut self.windowed)
@@ -346,7 +346,7 @@ impl MarkerStream {
             return CHUNK_AS_TEXT;
         }
         self.spans.clear();
-        let as_is = self.places.is_empty() || as_is(chunk);
+        let as_is = self.places.is_empty() || as_is(chunk, len16);
         let mut windowed = self.windowed.iter();
         let mut writer = TapeWriter::new(&mut self.tape, chunk, len16, &self.places);
         let mut pieces = self.pieces.drain(..).peekable();
@@ -379,14 +379,30 @@ impl MarkerStream {
     }
 }
 
-/// Whether `chunk` is as the caller gave it: a lone surrogate in the JS chunk reads as U+FFFD
-/// here. Text events keep the caller's text as it is (U+FFFD and a lone surrogate are one UTF-16
-/// unit each), but a JSON body is then read as the core saw it, not from the window
-/// (`Window::track`), and marker strings from the blob, not from the chunk. (U+FFFD is EF BF
-/// BD in UTF-8: a byte search rules it out in one fast pass.)
-fn as_is(chunk: &str) -> bool {
+/// Whether `chunk` (`len16` UTF-16 units) is as the caller gave it: a lone surrogate in the JS
+/// chunk reads as U+FFFD here. Text events keep the caller's text as it is (U+FFFD and a lone
+/// surrogate are one UTF-16 unit each), but a JSON body is then read as the core saw it, not
+/// from the window (`Window::track`), and marker strings from the blob, not from the chunk.
+/// (U+FFFD is EF BF BD in UTF-8: an ASCII chunk, one byte a unit, has none, and a search for
+/// 0xEF sixteen bytes at a time rules it out in most others.)
+fn as_is(chunk: &str, len16: u32) -> bool {
     let bytes = chunk.as_bytes();
+    if bytes.len() == len16 as usize {
+        return true;
+    }
+    const LOW: u64 = 0x0101_0101_0101_0101;
     let mut at = 0;
+    // Sixteen bytes at a time up to a pair of words that holds 0xEF, then byte by byte.
+    let has_ef = |word: &[u8]| {
+        let x = u64::from_le_bytes(word.try_into().expect("eight bytes")) ^ (LOW * 0xEF);
+        x.wrapping_sub(LOW) & !x
+    };
+    while let Some(pair) = bytes.get(at..at + 16) {
+        if (has_ef(&pair[..8]) | has_ef(&pair[8..])) & (LOW << 7) != 0 {
+            break;
+        }
+        at += 16;
+    }
     while let Some(offset) = memchr::memchr(0xEF, &bytes[at..]) {
         at += offset + 1;
         if bytes[at..].starts_with(&[0xBF, 0xBD]) {

@@ -23,7 +23,8 @@ impl fmt::Display for JsonError {
 
 impl std::error::Error for JsonError {}
 
-/// Where the validator stands between two bytes.
+/// Where the validator stands between two bytes: a plain tag, so that moving on from a token
+/// is one jump.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     /// A value must start here (after `:`, after `,` in an array, or at the start).
@@ -40,46 +41,41 @@ enum State {
     CommaOrEnd,
     /// After the top-level value: only whitespace.
     Done,
-    /// Inside a string (`key`: an object key, followed by `:`).
-    Str { key: bool },
-    /// After a backslash in a string.
-    Escape { key: bool },
-    /// Inside a `\u` escape, with `left` hex digits to come.
-    Unicode { key: bool, left: u8 },
-    /// Inside a number.
-    Number(Num),
-    /// Inside `true`, `false` or `null`: the bytes still to come.
-    Literal(&'static [u8]),
-}
-
-impl State {
-    /// Whether whitespace may come here (between tokens, or after the value).
-    fn between_tokens(self) -> bool {
-        matches!(
-            self,
-            State::Value
-                | State::ValueOrEnd
-                | State::KeyOrEnd
-                | State::Key
-                | State::Colon
-                | State::CommaOrEnd
-                | State::Done
-        )
-    }
-}
-
-/// Where a number stands: the states after which it may end are `Zero`, `Int`, `Frac` and `Exp`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Num {
+    /// Inside a string that is a value.
+    Str,
+    /// Inside a string that is an object key (followed by `:`).
+    KeyStr,
+    /// After a backslash in a value.
+    Escape,
+    /// After a backslash in a key.
+    KeyEscape,
+    /// Inside a `\u` escape of a value ([`JsonCheck::pending`]: the hex digits to come).
+    Unicode,
+    /// Inside a `\u` escape of a key.
+    KeyUnicode,
+    /// Inside `true`, `false` or `null` ([`JsonCheck::pending`]: the index in [`LITERALS`] of
+    /// the byte to come).
+    Literal,
+    /// A number's `-`.
     Minus,
+    /// A number's leading `0` (the number may end after it).
     Zero,
+    /// A number's integer digits (it may end after them).
     Int,
+    /// A number's `.`.
     Dot,
+    /// A number's fraction digits (it may end after them).
     Frac,
+    /// A number's `e` or `E`.
     E,
+    /// The sign of a number's exponent.
     ESign,
+    /// A number's exponent digits (it may end after them).
     Exp,
 }
+
+/// The rest of `true`, `false` and `null` after their first byte, each ended by a 0.
+const LITERALS: &[u8; 13] = b"rue\0alse\0ull\0";
 
 /// How far a piece of a streamed value got ([`JsonCheck::feed_value`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +96,11 @@ pub(crate) struct JsonCheck {
     stack: u128,
     depth: usize,
     offset: usize,
+    /// Line breaks read as whitespace between tokens so far.
+    lines: usize,
+    /// The hex digits still to come in a `\u` escape, or the index in [`LITERALS`] of a
+    /// literal's next byte.
+    pending: u8,
     error: Option<JsonError>,
 }
 
@@ -110,20 +111,15 @@ impl Default for JsonCheck {
             stack: 0,
             depth: 0,
             offset: 0,
+            lines: 0,
+            pending: 0,
             error: None,
         }
     }
 }
 
-/// Bytes that end the plain run of a string: `"`, `\\` and control characters.
-fn ends_run(b: u8) -> bool {
-    b == b'"' || b == b'\\' || b < 0x20
-}
-
-/// How many leading bytes satisfy `keep`.
-fn skip(bytes: &[u8], keep: impl Fn(u8) -> bool) -> usize {
-    bytes.iter().position(|&b| !keep(b)).unwrap_or(bytes.len())
-}
+/// Bit `b` set for each whitespace byte `b` of JSON.
+const SPACES: u64 = 1 << b' ' | 1 << b'\t' | 1 << b'\n' | 1 << b'\r';
 
 const LOW: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -139,8 +135,9 @@ fn equal(word: u64, b: u8) -> u64 {
     below(word ^ (LOW * u64::from(b)), 1)
 }
 
-/// The length of the plain run of a string at the start of `bytes` (up to a byte that
-/// [`ends_run`]), eight bytes at a time: string contents are most of a payload's bytes.
+/// The length of the plain run of a string at the start of `bytes` (up to `"`, `\\` or a
+/// control character), eight bytes at a time: string contents are most of a payload's bytes.
+#[inline(always)]
 fn string_run(bytes: &[u8]) -> usize {
     let mut at = 0;
     while let Some(chunk) = bytes.get(at..at + 8) {
@@ -151,11 +148,22 @@ fn string_run(bytes: &[u8]) -> usize {
         }
         at += 8;
     }
-    at + skip(&bytes[at..], |b| !ends_run(b))
+    while let Some(&b) = bytes.get(at) {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            break;
+        }
+        at += 1;
+    }
+    at
 }
 
-fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+/// The state after a value that ends at `depth`.
+fn after_value(depth: usize) -> State {
+    if depth == 0 {
+        State::Done
+    } else {
+        State::CommaOrEnd
+    }
 }
 
 impl JsonCheck {
@@ -174,54 +182,34 @@ impl JsonCheck {
     /// a plain bracket scan stands at this point of the text.
     pub(crate) fn nesting(&self) -> (usize, bool, bool) {
         let (in_string, escaped) = match self.state {
-            State::Str { .. } | State::Unicode { .. } => (true, false),
-            State::Escape { .. } => (true, true),
+            State::Str | State::KeyStr | State::Unicode | State::KeyUnicode => (true, false),
+            State::Escape | State::KeyEscape => (true, true),
             _ => (false, false),
         };
         (self.depth, in_string, escaped)
     }
 
+    /// The line breaks read so far, all of them whitespace between tokens (a line break
+    /// anywhere else makes the text invalid, and is not read).
+    pub(crate) fn lines(&self) -> usize {
+        self.lines
+    }
+
     fn read(&mut self, bytes: &[u8], stop_at_end: bool) -> Progress {
         let start = self.offset;
-        let mut at = 0;
-        let progress = loop {
-            if let Some(error) = &self.error {
-                // `fail` records offsets from `start`, which stays put during the piece.
-                break Progress::Invalid(error.offset.saturating_sub(start));
-            }
-            if stop_at_end && self.state == State::Done {
-                break Progress::Complete(at);
-            }
-            if at == bytes.len() {
-                break Progress::More;
-            }
-            // Runs that keep the state (string contents, whitespace between tokens, digits)
-            // are skipped in tight loops; every other byte goes through `step`.
-            match self.state {
-                State::Str { key } => {
-                    match string_run(&bytes[at..]) {
-                        run if at + run == bytes.len() => at = bytes.len(),
-                        run => {
-                            at += run;
-                            match bytes[at] {
-                                b'"' => self.state = self.after_string(key),
-                                b'\\' => self.state = State::Escape { key },
-                                _ => self.fail("control character in a string", at),
-                            }
-                            at += 1;
-                        }
-                    }
-                    continue;
+        let progress = match &self.error {
+            // `offset` is where the piece starts; an earlier error is before it.
+            Some(error) => Progress::Invalid(error.offset.saturating_sub(start)),
+            None => match self.scan(bytes, stop_at_end) {
+                Ok(progress) => progress,
+                Err((reason, at)) => {
+                    self.error = Some(JsonError {
+                        reason,
+                        offset: start + at,
+                    });
+                    Progress::Invalid(at)
                 }
-                state if state.between_tokens() => at += skip(&bytes[at..], is_space),
-                State::Number(Num::Int | Num::Frac | Num::Exp) => {
-                    at += skip(&bytes[at..], |b| b.is_ascii_digit())
-                }
-                _ => {}
-            }
-            if at < bytes.len() && self.step(bytes[at], at) {
-                at += 1;
-            }
+            },
         };
         self.offset = start
             + match progress {
@@ -231,6 +219,236 @@ impl JsonCheck {
         progress
     }
 
+    /// Reads `bytes` from the current state: the state lives in locals while a piece is read
+    /// (runs of string contents, whitespace and digits in tight loops, every other byte one
+    /// match), and is stored back at the end of the piece or at the byte that broke the text
+    /// (the state before it, which [`Self::nesting`] reads).
+    fn scan(&mut self, bytes: &[u8], stop_at_end: bool) -> Result<Progress, (&'static str, usize)> {
+        let (mut state, mut stack, mut depth) = (self.state, self.stack, self.depth);
+        let (mut lines, mut pending) = (self.lines, self.pending);
+        let mut at = 0;
+        let result = 'scan: loop {
+            // Tokens of several bytes: strings, escapes, literals and numbers.
+            let key = matches!(state, State::KeyStr | State::KeyEscape | State::KeyUnicode);
+            match state {
+                State::Str | State::KeyStr => {
+                    at += string_run(&bytes[at..]);
+                    let Some(&b) = bytes.get(at) else {
+                        break Ok(Progress::More);
+                    };
+                    at += 1;
+                    match b {
+                        // The string's end: on to what follows it, below.
+                        b'"' if key => state = State::Colon,
+                        b'"' => state = after_value(depth),
+                        b'\\' => {
+                            state = if key { State::KeyEscape } else { State::Escape };
+                            continue;
+                        }
+                        _ => break Err(("control character in a string", at - 1)),
+                    }
+                }
+                State::Escape | State::KeyEscape => {
+                    let Some(&b) = bytes.get(at) else {
+                        break Ok(Progress::More);
+                    };
+                    state = match b {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' if key => {
+                            State::KeyStr
+                        }
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => State::Str,
+                        b'u' => {
+                            pending = 4;
+                            if key {
+                                State::KeyUnicode
+                            } else {
+                                State::Unicode
+                            }
+                        }
+                        _ => break Err(("invalid escape", at)),
+                    };
+                    at += 1;
+                    continue;
+                }
+                State::Unicode | State::KeyUnicode => {
+                    let Some(&b) = bytes.get(at) else {
+                        break Ok(Progress::More);
+                    };
+                    if !b.is_ascii_hexdigit() {
+                        break Err(("invalid \\u escape", at));
+                    }
+                    pending -= 1;
+                    if pending == 0 {
+                        state = if key { State::KeyStr } else { State::Str };
+                    }
+                    at += 1;
+                    continue;
+                }
+                State::Literal => {
+                    let Some(&b) = bytes.get(at) else {
+                        break Ok(Progress::More);
+                    };
+                    let next = usize::from(pending);
+                    if b != LITERALS[next] {
+                        break Err(("invalid literal", at));
+                    }
+                    pending += 1;
+                    if LITERALS[next + 1] == 0 {
+                        state = after_value(depth);
+                    }
+                    at += 1;
+                    continue;
+                }
+                State::Minus
+                | State::Zero
+                | State::Int
+                | State::Dot
+                | State::Frac
+                | State::E
+                | State::ESign
+                | State::Exp => {
+                    if matches!(state, State::Int | State::Frac | State::Exp) {
+                        while let Some(b'0'..=b'9') = bytes.get(at) {
+                            at += 1;
+                        }
+                    }
+                    let Some(&b) = bytes.get(at) else {
+                        break Ok(Progress::More);
+                    };
+                    state = match (state, b) {
+                        (State::Minus, b'0') => State::Zero,
+                        (State::Minus, b'1'..=b'9') => State::Int,
+                        (State::Zero | State::Int, b'.') => State::Dot,
+                        (State::Dot, b'0'..=b'9') => State::Frac,
+                        (State::Zero | State::Int | State::Frac, b'e' | b'E') => State::E,
+                        (State::E, b'+' | b'-') => State::ESign,
+                        (State::E | State::ESign, b'0'..=b'9') => State::Exp,
+                        (State::Zero | State::Int | State::Frac | State::Exp, _) => {
+                            // The number ended before this byte, which is read again.
+                            state = after_value(depth);
+                            continue;
+                        }
+                        _ => break Err(("invalid number", at)),
+                    };
+                    at += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            // Between tokens, and through the strings that follow them (the usual token):
+            // whitespace, then one byte that moves the state on.
+            loop {
+                if stop_at_end && state == State::Done {
+                    break 'scan Ok(Progress::Complete(at));
+                }
+                let mut breaks = 0;
+                let b = loop {
+                    let Some(&b) = bytes.get(at) else {
+                        lines += breaks;
+                        break 'scan Ok(Progress::More);
+                    };
+                    if b > b' ' || (1u64 << b) & SPACES == 0 {
+                        break b;
+                    }
+                    breaks += usize::from(b == b'\n');
+                    at += 1;
+                };
+                lines += breaks;
+                // A string's plain run is read here; what ends it but its close quote (an
+                // escape, a control character, the piece's end) is read above.
+                let key = match state {
+                    State::CommaOrEnd => match (b, stack & 1 == 1) {
+                        (b',', true) => {
+                            state = State::Key;
+                            at += 1;
+                            continue;
+                        }
+                        (b',', false) => {
+                            state = State::Value;
+                            at += 1;
+                            continue;
+                        }
+                        (b'}', true) | (b']', false) => {
+                            stack >>= 1;
+                            depth -= 1;
+                            state = after_value(depth);
+                            at += 1;
+                            continue;
+                        }
+                        (_, true) => break 'scan Err(("expected `,` or `}`", at)),
+                        (_, false) => break 'scan Err(("expected `,` or `]`", at)),
+                    },
+                    State::KeyOrEnd | State::Key if b == b'"' => true,
+                    State::Colon if b == b':' => {
+                        state = State::Value;
+                        at += 1;
+                        continue;
+                    }
+                    State::KeyOrEnd if b == b'}' => {
+                        stack >>= 1;
+                        depth -= 1;
+                        state = after_value(depth);
+                        at += 1;
+                        continue;
+                    }
+                    State::ValueOrEnd if b == b']' => {
+                        stack >>= 1;
+                        depth -= 1;
+                        state = after_value(depth);
+                        at += 1;
+                        continue;
+                    }
+                    State::Value | State::ValueOrEnd if b == b'"' => false,
+                    State::Value | State::ValueOrEnd if b == b'{' || b == b'[' => {
+                        if depth == MAX_DEPTH {
+                            break 'scan Err(("nested too deep", at));
+                        }
+                        stack = (stack << 1) | u128::from(b == b'{');
+                        depth += 1;
+                        state = if b == b'{' {
+                            State::KeyOrEnd
+                        } else {
+                            State::ValueOrEnd
+                        };
+                        at += 1;
+                        continue;
+                    }
+                    State::Value | State::ValueOrEnd => {
+                        (state, pending) = match b {
+                            b'-' => (State::Minus, pending),
+                            b'0' => (State::Zero, pending),
+                            b'1'..=b'9' => (State::Int, pending),
+                            b't' => (State::Literal, 0),
+                            b'f' => (State::Literal, 4),
+                            b'n' => (State::Literal, 9),
+                            _ => break 'scan Err(("expected a value", at)),
+                        };
+                        at += 1;
+                        continue 'scan;
+                    }
+                    State::KeyOrEnd | State::Key => break 'scan Err(("expected a string key", at)),
+                    State::Colon => break 'scan Err(("expected `:`", at)),
+                    _ => break 'scan Err(("text after the value", at)),
+                };
+                at += 1;
+                at += string_run(&bytes[at..]);
+                if bytes.get(at) != Some(&b'"') {
+                    state = if key { State::KeyStr } else { State::Str };
+                    continue 'scan;
+                }
+                state = if key {
+                    State::Colon
+                } else {
+                    after_value(depth)
+                };
+                at += 1;
+            }
+        };
+        (self.state, self.stack, self.depth) = (state, stack, depth);
+        (self.lines, self.pending) = (lines, pending);
+        result
+    }
+
     /// The verdict once the whole text was fed.
     pub(crate) fn finish(&self) -> Result<(), JsonError> {
         if let Some(error) = &self.error {
@@ -238,149 +456,11 @@ impl JsonCheck {
         }
         match self.state {
             State::Done => Ok(()),
-            State::Number(Num::Zero | Num::Int | Num::Frac | Num::Exp) if self.depth == 0 => Ok(()),
+            State::Zero | State::Int | State::Frac | State::Exp if self.depth == 0 => Ok(()),
             _ => Err(JsonError {
                 reason: "unexpected end of the text",
                 offset: self.offset,
             }),
         }
-    }
-
-    /// One byte that `read` did not skip (string runs, whitespace between tokens, digit runs);
-    /// returns whether it was consumed (a number ends at the first byte that cannot continue
-    /// it, which is then read again).
-    fn step(&mut self, b: u8, at: usize) -> bool {
-        match self.state {
-            State::Value => self.value(b, at),
-            State::ValueOrEnd if b == b']' => self.close(),
-            State::ValueOrEnd => self.value(b, at),
-            State::KeyOrEnd if b == b'}' => self.close(),
-            State::KeyOrEnd | State::Key if b == b'"' => self.state = State::Str { key: true },
-            State::KeyOrEnd | State::Key => self.fail("expected a string key", at),
-            State::Colon if b == b':' => self.state = State::Value,
-            State::Colon => self.fail("expected `:`", at),
-            State::CommaOrEnd => self.comma_or_end(b, at),
-            State::Done => self.fail("text after the value", at),
-            State::Str { .. } => unreachable!("string runs are read by feed"),
-            State::Escape { key } => match b {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
-                    self.state = State::Str { key }
-                }
-                b'u' => self.state = State::Unicode { key, left: 4 },
-                _ => self.fail("invalid escape", at),
-            },
-            State::Unicode { key, left } => {
-                if !b.is_ascii_hexdigit() {
-                    self.fail("invalid \\u escape", at);
-                } else if left == 1 {
-                    self.state = State::Str { key };
-                } else {
-                    self.state = State::Unicode {
-                        key,
-                        left: left - 1,
-                    };
-                }
-            }
-            State::Literal(rest) => {
-                if b != rest[0] {
-                    self.fail("invalid literal", at);
-                } else if rest.len() == 1 {
-                    self.state = self.after_value();
-                } else {
-                    self.state = State::Literal(&rest[1..]);
-                }
-            }
-            State::Number(num) => return self.number(num, b, at),
-        }
-        true
-    }
-
-    fn value(&mut self, b: u8, at: usize) {
-        self.state = match b {
-            b'"' => State::Str { key: false },
-            b'{' | b'[' => {
-                if self.depth == MAX_DEPTH {
-                    return self.fail("nested too deep", at);
-                }
-                self.stack = (self.stack << 1) | u128::from(b == b'{');
-                self.depth += 1;
-                if b == b'{' {
-                    State::KeyOrEnd
-                } else {
-                    State::ValueOrEnd
-                }
-            }
-            b'-' => State::Number(Num::Minus),
-            b'0' => State::Number(Num::Zero),
-            b'1'..=b'9' => State::Number(Num::Int),
-            b't' => State::Literal(b"rue"),
-            b'f' => State::Literal(b"alse"),
-            b'n' => State::Literal(b"ull"),
-            _ => return self.fail("expected a value", at),
-        };
-    }
-
-    fn comma_or_end(&mut self, b: u8, at: usize) {
-        let in_object = self.stack & 1 == 1;
-        match (b, in_object) {
-            (b',', true) => self.state = State::Key,
-            (b',', false) => self.state = State::Value,
-            (b'}', true) | (b']', false) => self.close(),
-            (_, true) => self.fail("expected `,` or `}`", at),
-            (_, false) => self.fail("expected `,` or `]`", at),
-        }
-    }
-
-    fn close(&mut self) {
-        self.stack >>= 1;
-        self.depth -= 1;
-        self.state = self.after_value();
-    }
-
-    fn number(&mut self, num: Num, b: u8, at: usize) -> bool {
-        let next = match (num, b) {
-            (Num::Minus, b'0') => Num::Zero,
-            (Num::Minus, b'1'..=b'9') => Num::Int,
-            (Num::Int, b'0'..=b'9') => Num::Int,
-            (Num::Zero | Num::Int, b'.') => Num::Dot,
-            (Num::Dot | Num::Frac, b'0'..=b'9') => Num::Frac,
-            (Num::Zero | Num::Int | Num::Frac, b'e' | b'E') => Num::E,
-            (Num::E, b'+' | b'-') => Num::ESign,
-            (Num::E | Num::ESign | Num::Exp, b'0'..=b'9') => Num::Exp,
-            (Num::Zero | Num::Int | Num::Frac | Num::Exp, _) => {
-                // The number ended before this byte, which is read again.
-                self.state = self.after_value();
-                return false;
-            }
-            _ => {
-                self.fail("invalid number", at);
-                return true;
-            }
-        };
-        self.state = State::Number(next);
-        true
-    }
-
-    fn after_string(&self, key: bool) -> State {
-        if key {
-            State::Colon
-        } else {
-            self.after_value()
-        }
-    }
-
-    fn after_value(&self) -> State {
-        if self.depth == 0 {
-            State::Done
-        } else {
-            State::CommaOrEnd
-        }
-    }
-
-    fn fail(&mut self, reason: &'static str, at: usize) {
-        self.error = Some(JsonError {
-            reason,
-            offset: self.offset + at,
-        });
     }
 }

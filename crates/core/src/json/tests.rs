@@ -73,6 +73,29 @@ proptest! {
         prop_assert_eq!(verdict_in_pieces(&text, &cuts), serde_accepts(&text), "on {}", text);
     }
 
+    /// The line breaks the validator reads are those before the byte that broke the text (or
+    /// all of them), at any chunking: the marker parser counts a body's lines by them.
+    #[test]
+    fn counts_the_line_breaks_it_reads(
+        value in json_value(),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), prop::sample::select(ALPHABET)), 0..3),
+        cuts in prop::collection::vec(0usize..400, 0..6),
+    ) {
+        let mut bytes = serde_json::to_string_pretty(&value).unwrap().into_bytes();
+        for (at, byte) in edits {
+            bytes.insert(at.index(bytes.len() + 1), byte);
+        }
+        let mut check = JsonCheck::default();
+        let mut from = 0;
+        for &cut in cuts.iter().chain([&bytes.len()]) {
+            let cut = cut.clamp(from, bytes.len());
+            check.feed(&bytes[from..cut]);
+            from = cut;
+        }
+        let read = check.finish().err().filter(|e| e.reason != "unexpected end of the text").map_or(bytes.len(), |e| e.offset);
+        prop_assert_eq!(check.lines(), bytes[..read].iter().filter(|&&b| b == b'\n').count());
+    }
+
     #[test]
     fn agrees_with_serde_json_on_short_random_texts(text in "[{}\\[\\]\":,\\\\ 0-9.eE+\\-tfnrulsa]{0,12}") {
         prop_assert_eq!(verdict_in_pieces(&text, &[]), serde_accepts(&text), "on {}", text);

@@ -486,23 +486,27 @@ impl MarkerParser {
         fenced: bool,
     ) -> usize {
         let bytes = &chunk.as_bytes()[at..];
-        let close = match &mut self.fallback {
-            Some(scan) => scan.scan(bytes),
+        let lines = self.check.lines();
+        // The close, and where the bracket count took over from the validator (which counts
+        // the line breaks it read).
+        let (close, counted) = match &mut self.fallback {
+            Some(scan) => (scan.scan(bytes), 0),
             None => match self.check.feed_value(bytes) {
-                Progress::More => None,
-                Progress::Complete(end) => Some(end),
+                Progress::More => (None, bytes.len()),
+                Progress::Complete(end) => (Some(end), end),
                 Progress::Invalid(bad) => {
                     // The byte that broke the JSON is scanned as the plain bracket count sees it.
                     let mut scan = BracketScan::resume(self.check.nesting());
                     let close = scan.scan(&bytes[bad..]).map(|end| bad + end);
                     self.fallback = Some(scan);
-                    close
+                    (close, bad)
                 }
             },
         };
         let closed = close.is_some();
         let end = at + close.unwrap_or(bytes.len());
-        self.line += memchr_iter(b'\n', &chunk.as_bytes()[at..end]).count() as u32;
+        let rest = &chunk.as_bytes()[(at + counted).min(end)..end];
+        self.line += (self.check.lines() - lines) as u32 + memchr_iter(b'\n', rest).count() as u32;
         let segment = &chunk[at..end];
         if !overflow && self.value.len() + segment.len() > MAX_PAYLOAD_LEN {
             overflow = true;
