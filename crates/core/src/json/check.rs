@@ -384,14 +384,10 @@ impl JsonCheck {
                         at += 1;
                         continue;
                     }
-                    State::KeyOrEnd if b == b'}' => {
-                        stack >>= 1;
-                        depth -= 1;
-                        state = after_value(depth);
-                        at += 1;
-                        continue;
-                    }
-                    State::ValueOrEnd if b == b']' => {
+                    // An object or an array closed at once (`{}`, `[]`).
+                    State::KeyOrEnd | State::ValueOrEnd
+                        if b == if state == State::KeyOrEnd { b'}' } else { b']' } =>
+                    {
                         stack >>= 1;
                         depth -= 1;
                         state = after_value(depth);
