@@ -187,9 +187,9 @@ fn work_through_waiting(
 
 /// What a message that would wait is checked for first: what it is refused for whatever the
 /// conversation holds ([`super::checked_alone`]: its provider, workflow and length), its token
-/// (403), and its `turns`, the count the running turn began on (409 `stale_turn` otherwise). A new conversation's first
-/// turn, stored only when it ends, began on none: the next message its owner sends with its
-/// token (`behind_first`, checked by the object) waits with `turns: 0`.
+/// (403), and its `turns`, the count the running turn began on (409 `stale_turn` otherwise). A
+/// new conversation's first turn, stored only when it ends, began on none: the next message its
+/// owner sends with its token (`behind_first`, checked by the object) waits with `turns: 0`.
 async fn checked_to_wait(
     env: &Env,
     id: &str,
@@ -251,28 +251,21 @@ async fn begin_waiting(host: &Host, state: &State, env: &Env, id: &str) -> Optio
         host.beginning(&waiting_id, true);
         let content = order.request.message.clone();
         let begun = async {
-            let begins_conversation = match read_waited_for(host, env, &owner, id, &order).await? {
+            // It begins the conversation when the first turn it waited behind kept nothing.
+            let begins = match read_waited_for(host, env, &owner, id, &order).await? {
                 Some(turns) => {
                     order.request.turns = Some(turns);
                     false
                 }
                 None => true,
             };
-            let delivery = Delivery::Json;
-            let prepared = prepare(
-                *order,
-                id,
-                begins_conversation,
-                delivery,
-                env.clone(),
-                &owner,
-            );
+            let prepared = prepare(*order, id, begins, Delivery::Json, env.clone(), &owner).await?;
             let Prepared {
                 turn,
                 start,
                 charge,
                 ..
-            } = prepared.await?;
+            } = prepared;
             if host.stop_asked() {
                 // Stopped while it was being prepared: nothing of it runs or is kept.
                 turn.conversation.abort(env).await;
