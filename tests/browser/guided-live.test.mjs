@@ -17,7 +17,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { until } from "../e2e/harness.mjs";
 import { cuttableSocket, stackWithFakeModel } from "./tabs.mjs";
-import { answers, guidedPages, LINES, linesOf, REPLY, whenIdle, whenLines } from "./guided.mjs";
+import { answers, guidedPages, LINES, linesOf, REPLY, say, whenIdle, whenLines } from "./guided.mjs";
 
 let stack;
 let browser;
@@ -33,11 +33,9 @@ after(async () => {
  * queues `queued` behind it. */
 async function answeringWithQueued(page, delayMs, queued) {
   stack.fake.script(() => ({ reply: REPLY, paced: true, delayMs }));
-  await page.fill("#chat-input", "Track rivals");
-  await page.press("#chat-input", "Enter");
+  await say(page, "Track rivals");
   await whenLines(page, 3);
-  await page.fill("#chat-input", queued);
-  await page.press("#chat-input", "Enter");
+  await say(page, queued);
   await page.locator(".chat-layout .log .msg.user.queued").waitFor();
 }
 
@@ -60,8 +58,7 @@ async function pageWithSession(context, storage, errors) {
 async function answeredThenOpened(first, second, reply) {
   stack.fake.script(() => ({ reply }));
   await first.goto(stack.base + "/#chat");
-  await first.fill("#chat-input", "Track rivals");
-  await first.press("#chat-input", "Enter");
+  await say(first, "Track rivals");
   await whenIdle(first);
   await second.goto(stack.base + "/#chat");
   await second.locator(".chat-layout .log .msg.assistant", { hasText: "Noted." }).waitFor({ timeout: 20000 });
@@ -90,8 +87,7 @@ describe("live guided turns in the chat", () => {
     assert.equal(await page.locator(".chat-layout .log .msg.user", { hasText: "Track rivals" }).count(), 1, "the question shows once");
 
     // Stop: the answer stays as far as it got, marked stopped.
-    await page.fill("#chat-input", "Tell me more");
-    await page.press("#chat-input", "Enter");
+    await say(page, "Tell me more");
     await whenLines(page, 4);
     await page.click('[data-action="stop"]');
     await page.locator(".chat-layout .log .msg.assistant.stopped").waitFor({ timeout: 20000 });
@@ -101,8 +97,7 @@ describe("live guided turns in the chat", () => {
     assert.ok(linesOf(stopped) < LINES, stopped);
     // The conversation takes the next message (the stopped answer was a turn on the server).
     stack.fake.script(() => ({ reply: "A short one." }));
-    await page.fill("#chat-input", "Next");
-    await page.press("#chat-input", "Enter");
+    await say(page, "Next");
     await page.locator(".chat-layout .log .msg.assistant", { hasText: "A short one." }).waitFor({ timeout: 20000 });
     assert.equal(await page.locator(".chat-layout [role=alert]").count(), 0, await page.locator(".chat-layout [role=alert]").allTextContents().then(String));
     assert.deepEqual(errors, []);
@@ -129,8 +124,7 @@ describe("a guided turn whose page loses it", () => {
       await route.fulfill({ response, body: body.slice(0, cut) });
     });
     await page.goto(stack.base + "/#chat");
-    await page.fill("#chat-input", "Track rivals");
-    await page.press("#chat-input", "Enter");
+    await say(page, "Track rivals");
     await whenLines(page, LINES);
     await whenIdle(page);
     assert.equal(joins.length, 1, "joined once");
@@ -148,8 +142,7 @@ describe("a guided turn whose page loses it", () => {
   test("Start over during a first turn stops it: nothing of it shows, and the next message starts a new conversation", async () => {
     const { context, page, errors } = await chatPage();
     const answered = page.waitForResponse((r) => r.url().endsWith("/api/chat"));
-    await page.fill("#chat-input", "Track rivals");
-    await page.press("#chat-input", "Enter");
+    await say(page, "Track rivals");
     const stoppedId = (await answered).headers()["x-stepwise-conversation"];
     await whenLines(page, 3);
     const call = stack.fake.requests.at(-1);
@@ -162,8 +155,7 @@ describe("a guided turn whose page loses it", () => {
     assert.equal(saved?.conversation_id, undefined, "the stopped first turn's conversation is not the page's");
     stack.fake.script(() => ({ reply: "A fresh start." }));
     try {
-      await page.fill("#chat-input", "Track rivals again");
-      await page.press("#chat-input", "Enter");
+      await say(page, "Track rivals again");
       await page.locator(".chat-layout .log .msg.assistant", { hasText: "A fresh start." }).waitFor({ timeout: 20000 });
       // The answer's text shows before its `complete` event makes the conversation the page's.
       await whenIdle(page);
@@ -185,8 +177,7 @@ describe("a guided conversation open in two tabs", () => {
     first.on("pageerror", (error) => errors.push(error.message));
     stack.fake.script(() => ({ reply: "Noted." }));
     await first.goto(stack.base + "/#chat");
-    await first.fill("#chat-input", "Track rivals");
-    await first.press("#chat-input", "Enter");
+    await say(first, "Track rivals");
     await first.locator(".chat-layout .log .msg.assistant", { hasText: "Noted." }).waitFor({ timeout: 20000 });
     await whenIdle(first);
     const second = await context.newPage();
@@ -197,8 +188,7 @@ describe("a guided conversation open in two tabs", () => {
     await second.waitForTimeout(500);
 
     stack.fake.script(() => ({ reply: REPLY, paced: true, delayMs: 100 }));
-    await first.fill("#chat-input", "Tell me more");
-    await first.press("#chat-input", "Enter");
+    await say(first, "Tell me more");
     await second.locator(".chat-layout .log .msg.user", { hasText: "Tell me more" }).waitFor({ timeout: 20000 });
     await whenLines(second, 5);
     assert.ok(await second.locator("#chat-input").isDisabled(), "the other tab waits for the answer");
@@ -209,8 +199,7 @@ describe("a guided conversation open in two tabs", () => {
     assert.equal(await second.locator(".chat-layout .log .msg.user", { hasText: "Tell me more" }).count(), 1, "the message shows once");
 
     // Stop in the tab that did not send it: both tabs show the answer stopped.
-    await first.fill("#chat-input", "And again");
-    await first.press("#chat-input", "Enter");
+    await say(first, "And again");
     await second.locator(".chat-layout .log .msg.user", { hasText: "And again" }).waitFor({ timeout: 20000 });
     await whenLines(second, 3);
     await second.click('[data-action="stop"]');
@@ -225,8 +214,7 @@ describe("a guided conversation open in two tabs", () => {
     assert.equal(await second.locator(".chat-layout [role=alert]").count(), 0, await second.locator(".chat-layout [role=alert]").allTextContents().then(String));
     // The second tab, up to date, takes the next turn.
     stack.fake.script(() => ({ reply: "From the second tab." }));
-    await second.fill("#chat-input", "Next");
-    await second.press("#chat-input", "Enter");
+    await say(second, "Next");
     await second.locator(".chat-layout .log .msg.assistant", { hasText: "From the second tab." }).waitFor({ timeout: 20000 });
     assert.deepEqual(errors, []);
     await context.close();
@@ -243,8 +231,7 @@ describe("a guided conversation open in two tabs", () => {
     await second.fill("#edit-purpose", "Track rival launches in Europe");
 
     stack.fake.script(() => ({ reply: REPLY, paced: true, delayMs: 60 }));
-    await first.fill("#chat-input", "Tell me more");
-    await first.press("#chat-input", "Enter");
+    await say(first, "Tell me more");
     await whenLines(second, 3);
     const save = second.locator(".config dd button[type=submit]");
     assert.ok(await save.isDisabled(), "the edit cannot be saved while the answer is written");
@@ -260,13 +247,11 @@ describe("a guided conversation open in two tabs", () => {
   test("a tab opened while an answer streams follows it as the other tab's: it waits for it, both show the same log after, and the first tab's reload still joins it as its own", async () => {
     const { context, page: first, errors } = await chatPage();
     stack.fake.script(() => ({ reply: "Noted." }));
-    await first.fill("#chat-input", "Track rivals");
-    await first.press("#chat-input", "Enter");
+    await say(first, "Track rivals");
     await first.locator(".chat-layout .log .msg.assistant", { hasText: "Noted." }).waitFor({ timeout: 20000 });
     await whenIdle(first);
     stack.fake.script(() => ({ reply: REPLY, paced: true, delayMs: 100 }));
-    await first.fill("#chat-input", "Tell me more");
-    await first.press("#chat-input", "Enter");
+    await say(first, "Tell me more");
     await whenLines(first, 3);
     const second = await context.newPage();
     second.on("pageerror", (error) => errors.push(error.message));
@@ -348,8 +333,7 @@ describe("a guided conversation open in two tabs", () => {
     await first.waitForTimeout(1000); // the first tab's socket is open
     await socket.cut();
     stack.fake.script(() => ({ reply: "Good, partners it is.\nEXTRACTED_DATA: business_goals=Find partners\nWhat type of stream is this?\n" }));
-    await second.fill("#chat-input", "Find partners");
-    await second.press("#chat-input", "Enter");
+    await say(second, "Find partners");
     await second.locator(".chat-layout .log .msg.assistant", { hasText: "Good, partners it is." }).waitFor({ timeout: 20000 });
     await whenIdle(second);
     assert.equal(await first.locator(".chat-layout .log .msg.user", { hasText: "Find partners" }).count(), 0, "not seen while the socket was down");
@@ -374,18 +358,15 @@ describe("a guided conversation open in two tabs", () => {
     };
     stack.fake.script(() => ({ reply: "Noted.\nEXTRACTED_DATA: purpose=Track rivals\nWhich business goals?\n" }));
     const first = await open(true);
-    await first.fill("#chat-input", "Track rivals");
-    await first.press("#chat-input", "Enter");
+    await say(first, "Track rivals");
     await whenIdle(first);
     const second = await open(false);
     await second.locator(".chat-layout .log .msg.assistant", { hasText: "Noted." }).waitFor({ timeout: 20000 });
     await first.waitForTimeout(2000); // both sockets open
     stack.fake.script(() => ({ reply: "Line 1.\nLine 2.\nLine 3.\nLine 4.\nLine 5.", paced: true, delayMs: 150 }));
-    await second.fill("#chat-input", "From the second tab");
-    await second.press("#chat-input", "Enter");
+    await say(second, "From the second tab");
     await first.waitForTimeout(300);
-    await first.fill("#chat-input", "From the first tab");
-    await first.press("#chat-input", "Enter");
+    await say(first, "From the first tab");
     const users = (page) => page.locator(".chat-layout .log .msg.user").allInnerTexts();
     const both = ["Track rivals", "From the second tab", "From the first tab"];
     await first.waitForFunction((n) => document.querySelectorAll(".chat-layout .log .msg.user").length === n && !document.querySelector(".chat-layout .log [aria-busy]"), both.length, { timeout: 30000 });
@@ -406,14 +387,11 @@ describe("a guided conversation open in two tabs", () => {
     const said = (request) => JSON.stringify(request.body?.messages?.at(-1) ?? "");
     stack.fake.script((request) => (said(request).includes("Queued behind both") ? { reply: "Noted." } : { reply: REPLY, paced: true, delayMs: 60 }));
     try {
-      await page.fill("#chat-input", "Track rivals");
-      await page.press("#chat-input", "Enter");
+      await say(page, "Track rivals");
       await whenIdle(page);
-      await page.fill("#chat-input", "Mine first");
-      await page.press("#chat-input", "Enter");
+      await say(page, "Mine first");
       await whenLines(page, 3);
-      await page.fill("#chat-input", "Queued behind both");
-      await page.press("#chat-input", "Enter");
+      await say(page, "Queued behind both");
       await page.locator(".chat-layout .log .msg.user.queued").waitFor();
       // Another client of the same owner sends while this page's answer runs: it waits at the
       // server, and its turn begins as this page's answer ends.
@@ -450,8 +428,7 @@ describe("a guided conversation open in two tabs", () => {
     });
     stack.fake.script(() => ({ reply: "Noted.\nEXTRACTED_DATA: purpose=Track rivals\nWhich business goals?\nSUGGESTIONS: Spot launches early, Find partners\n" }));
     await page.goto(stack.base + "/#chat");
-    await page.fill("#chat-input", "Track rivals");
-    await page.press("#chat-input", "Enter");
+    await say(page, "Track rivals");
     await whenIdle(page);
     await page.waitForTimeout(500); // the socket is open
     stack.fake.script(() => ({ reply: "Good.\nEXTRACTED_DATA: business_goals=Find partners\nWhat type of stream is this?\nSUGGESTIONS: competitive, scientific\n" }));
@@ -473,8 +450,7 @@ describe("a message typed while the answer streams", () => {
     const { context, page, errors } = await answering();
     const since = Date.now();
     // The box takes a message while the answer streams; it waits, marked queued.
-    await page.fill("#chat-input", "Then this");
-    await page.press("#chat-input", "Enter");
+    await say(page, "Then this");
     await page.locator(".chat-layout .log .msg.user.queued", { hasText: "Then this" }).waitFor();
     assert.equal(stack.fake.requests.filter((r) => r.at >= since).length, 0, "nothing sent while the answer streams");
     stack.fake.script(() => ({ reply: "The answer to the second." }));
@@ -492,11 +468,9 @@ describe("a message typed while the answer streams", () => {
     // The first answer streams two lines, then the connection to the provider is cut.
     stack.fake.script((request) => (request.system?.includes("Stepwise assistant") ? { reply: "Other." } : { reply: REPLY, paced: true, delayMs: 150, fault: "cut" }));
     const since = Date.now();
-    await page.fill("#chat-input", "Track rivals, cut");
-    await page.press("#chat-input", "Enter");
+    await say(page, "Track rivals, cut");
     await whenLines(page, 1);
-    await page.fill("#chat-input", "Queued behind it");
-    await page.press("#chat-input", "Enter");
+    await say(page, "Queued behind it");
     await page.locator(".chat-layout .log .msg.user.queued").waitFor();
     await page.locator(".chat-layout .error[role=alert]").waitFor({ timeout: 20000 });
     await whenIdle(page);
@@ -506,11 +480,9 @@ describe("a message typed while the answer streams", () => {
     assert.equal(await page.locator(".chat-layout .log .msg.user", { hasText: "Track rivals, cut" }).count(), 0, "the failed message left the log");
 
     pacedModel();
-    await page.fill("#chat-input", "Track rivals");
-    await page.press("#chat-input", "Enter");
+    await say(page, "Track rivals");
     await whenLines(page, 2);
-    await page.fill("#chat-input", "Queued, then Start over");
-    await page.press("#chat-input", "Enter");
+    await say(page, "Queued, then Start over");
     await page.locator(".chat-layout .log .msg.user.queued").waitFor();
     await page.click("button:has-text('Start over')");
     // (A first turn still streaming has nothing to lose yet: no dialog asks.)
@@ -525,8 +497,7 @@ describe("a message typed while the answer streams", () => {
   test("a reload while it waits puts it back into the box, never sent and never lost; the answer goes on", async () => {
     const { context, page, errors } = await answering();
     const since = Date.now();
-    await page.fill("#chat-input", "Held through a reload");
-    await page.press("#chat-input", "Enter");
+    await say(page, "Held through a reload");
     await page.locator(".chat-layout .log .msg.user.queued", { hasText: "Held through a reload" }).waitFor();
     await page.reload();
     await whenLines(page, LINES);

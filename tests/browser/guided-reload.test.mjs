@@ -12,7 +12,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { until } from "../e2e/harness.mjs";
 import { stackWithFakeModel } from "./tabs.mjs";
-import { answers, guidedPages, LINES, linesOf, REPLY, whenIdle, whenLines } from "./guided.mjs";
+import { answers, guidedPages, LINES, linesOf, REPLY, say, whenIdle, whenLines } from "./guided.mjs";
 
 let stack;
 let browser;
@@ -29,11 +29,9 @@ after(async () => {
  * until `release()`: the owner and the turn kept for the reload, with the headers that read its
  * conversation. */
 async function reloadedWithJoinHeld(page, message, read = false) {
-  await page.fill("#chat-input", "Track rivals");
-  await page.press("#chat-input", "Enter");
+  await say(page, "Track rivals");
   await whenIdle(page);
-  await page.fill("#chat-input", message);
-  await page.press("#chat-input", "Enter");
+  await say(page, message);
   await whenLines(page, 3);
   const [owner, running] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), JSON.parse(localStorage.getItem("stepwise.chat.running.v1"))]);
   let release;
@@ -75,8 +73,7 @@ describe("a guided chat page reloaded at awkward moments", () => {
       // The read is held: the turn shows running all the same, and a message typed now waits.
       await page.locator(".chat-layout .log .msg.assistant[aria-busy]").waitFor({ timeout: 10000 });
       await page.locator('[data-action="stop"]').waitFor({ state: "visible", timeout: 5000 });
-      await page.fill("#chat-input", "Typed during the read");
-      await page.press("#chat-input", "Enter");
+      await say(page, "Typed during the read");
       await page.locator(".chat-layout .log .msg.user.queued", { hasText: "Typed during the read" }).waitFor({ timeout: 5000 });
       const sent = stack.fake.requests.length;
       // The answer fails (another client follows it to its error); then the read is let through.
@@ -97,11 +94,9 @@ describe("a guided chat page reloaded at awkward moments", () => {
   test("a tab reloaded while its answer is written, whose read of the stored conversation fails, shows its saved copy and the answer, and reads the conversation once the answer ends", async () => {
     const { context, page, errors } = await chatPage();
     try {
-      await page.fill("#chat-input", "Track rivals");
-      await page.press("#chat-input", "Enter");
+      await say(page, "Track rivals");
       await whenIdle(page);
-      await page.fill("#chat-input", "Launches");
-      await page.press("#chat-input", "Enter");
+      await say(page, "Launches");
       await whenLines(page, 3);
       const id = await page.evaluate(() => JSON.parse(localStorage.getItem("stepwise.chat.running.v1")).conversation_id);
       await page.route((url) => new URL(url).pathname === `/api/conversations/${id}`, (route) => route.abort(), { times: 1 });
@@ -165,8 +160,7 @@ describe("a guided chat page reloaded at awkward moments", () => {
       assert.ok((await pencils.count()) > 0);
       for (const pencil of await pencils.all()) assert.ok(await pencil.isDisabled(), "a field edit waits for the answer");
       const calls = stack.fake.requests.length;
-      await page.fill("#chat-input", "Typed while joining");
-      await page.press("#chat-input", "Enter");
+      await say(page, "Typed while joining");
       await page.locator(".chat-layout .log .msg.user.queued", { hasText: "Typed while joining" }).waitFor({ timeout: 5000 });
       assert.equal(stack.fake.requests.length, calls, "nothing is sent while the answer runs");
       release();
@@ -219,8 +213,7 @@ describe("a guided chat page reloaded at awkward moments", () => {
     assert.equal(linesOf(await answers(page).last().textContent()), LINES);
     assert.equal(await page.locator(".chat-layout .log .msg.user", { hasText: "Track rivals" }).count(), 1);
     // The tab's own: the conversation is this page's, and its next message is answered in it.
-    await page.fill("#chat-input", "Launches");
-    await page.press("#chat-input", "Enter");
+    await say(page, "Launches");
     await page.locator(".chat-layout .log .msg.user", { hasText: "Launches" }).waitFor();
     await whenIdle(page);
     assert.equal(await page.locator(".chat-layout .log .msg.user").count(), 2);
@@ -254,8 +247,7 @@ describe("a guided chat page reloaded at awkward moments", () => {
     const lines = Array.from({ length: 12 }, (_, i) => `Line ${i + 1} of the answer.`).join("\n");
     stack.fake.script(() => ({ reply: `${lines}\nEXTRACTED_DATA: purpose=Track rivals\nSUGGESTIONS: Spot launches early, Find partners\n`, paced: true, delayMs: 100 }));
     try {
-      await page.fill("#chat-input", "Track rivals");
-      await page.press("#chat-input", "Enter");
+      await say(page, "Track rivals");
       await whenLines(page, 2);
       const [owner, running] = await page.evaluate(() => [localStorage.getItem("stepwise.owner.v1"), JSON.parse(localStorage.getItem("stepwise.chat.running.v1"))]);
       assert.equal(running.lease, 0, "a first turn's lease is kept too");

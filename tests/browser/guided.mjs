@@ -6,6 +6,11 @@ export const REPLY = Array.from({ length: LINES }, (_, i) => `Line ${i + 1} of t
 
 export const answers = (page) => page.locator(".chat-layout .log .msg.assistant");
 export const linesOf = (text) => (text ?? "").split("\n").filter(Boolean).length;
+/** Types `text` into the chat's box and sends it. */
+export async function say(page, text) {
+  await page.fill("#chat-input", text);
+  await page.press("#chat-input", "Enter");
+}
 /** Resolves once the newest answer shows `n` lines. */
 export const whenLines = (page, n) =>
   page.waitForFunction((n) => {
@@ -35,8 +40,7 @@ export function guidedPages(current) {
   /** A chat page whose first answer shows `lines` lines so far. */
   async function answering(lines = 3) {
     const opened = await chatPage();
-    await opened.page.fill("#chat-input", "Track rivals");
-    await opened.page.press("#chat-input", "Enter");
+    await say(opened.page, "Track rivals");
     await whenLines(opened.page, lines);
     return opened;
   }
